@@ -1,0 +1,3 @@
+// The umbrella module: `import ModelSync` gives every layer and the macros.
+@_exported import ModelSyncCore
+@_exported import ModelSyncJSON

@@ -1,0 +1,58 @@
+/// Makes a struct a ModelSync model: generates its ``ModelSchema`` and its JSON codec at
+/// compile time, with no `Codable` and no reflection.
+///
+/// ```swift
+/// @Model(jsonKeys: .snakeCase)
+/// struct Post {
+///     @PrimaryKey var id: Int?
+///     var userId: Int                                   // JSON key "user_id"
+///     @JSON("body") var text: String                    // explicit key
+///     @Transform(.millisecondsSince1970) var publishedAt: Date?
+///     var slug: String = ""                             // default when the key is missing
+///     @Ignored var isSelected = false                   // never encoded or decoded
+/// }
+/// ```
+///
+/// - Parameters:
+///   - jsonKeys: how property names become JSON keys (fields with `@JSON` keep theirs).
+///   - dates: how this model's `Date` fields are written in JSON; `nil` uses the decoder's or
+///     encoder's option.
+///   - decodeExcluding: properties never read from JSON (they keep their initial value).
+///   - encodeExcluding: properties never written to JSON (e.g. secrets).
+///
+/// The model may declare hooks that the generated code calls:
+/// `static func willDecode(_ json: inout JSONValue) throws` (reshape the raw object before
+/// decoding), `mutating func didDecode() throws` (derive or check after decoding) and
+/// `func didEncode(_ json: inout JSONValue) throws` (reshape the output object).
+@attached(
+    extension,
+    conformances: Model, JSONModel,
+    names: named(schema), named(jsonLayout), named(init(json:)), named(encode(json:)), named(jsonHooks)
+)
+public macro Model(
+    jsonKeys: KeyStrategy = .useDefaultKeys,
+    dates: JSONDateStrategy? = nil,
+    decodeExcluding: [String] = [],
+    encodeExcluding: [String] = []
+) = #externalMacro(module: "ModelSyncMacros", type: "ModelMacro")
+
+/// Marks the primary key of a model; mark several properties for a composite key.
+/// Without it, a property named `id` is the primary key.
+@attached(peer)
+public macro PrimaryKey() = #externalMacro(module: "ModelSyncMacros", type: "PrimaryKeyMacro")
+
+/// Gives a property an explicit JSON key. A dotted key (`"user.name"`) reaches into a nested
+/// object when decoding and builds it when encoding.
+@attached(peer)
+public macro JSON(_ key: String) = #externalMacro(module: "ModelSyncMacros", type: "JSONKeyMacro")
+
+/// Converts a property to and from JSON with a two-way transformer, e.g.
+/// `@Transform(.millisecondsSince1970) var createdAt: Date`.
+@attached(peer)
+public macro Transform<T: JSONTransformer>(_ transformer: T) =
+    #externalMacro(module: "ModelSyncMacros", type: "TransformMacro")
+
+/// Leaves a property out of the model: it is never encoded, decoded or stored, and keeps its
+/// initial value.
+@attached(peer)
+public macro Ignored() = #externalMacro(module: "ModelSyncMacros", type: "IgnoredMacro")

@@ -1,0 +1,170 @@
+import ModelSyncCore
+
+/// The state of one decoding run: the parsed document, the options, the date strategy in force
+/// and the report being collected. Custom ``JSONDecodable`` types receive it `inout`.
+public struct JSONDecodingContext {
+    let tape: JSONTape
+    /// The options of this run.
+    public let options: JSONDecodingOptions
+    /// The date strategy in force: the model's own, or else the options'.
+    var dateStrategy: JSONDateStrategy
+    /// Report entries, located by node until the run ends (paths are resolved only then).
+    var entries: [(node: Int, suffix: [JSONPath.Component], kind: DecodeReport.Kind)] = []
+    /// Layouts rebuilt for ``JSONDecodingOptions/keyStrategy``, one per model type.
+    var overriddenLayouts: [ObjectIdentifier: JSONLayout] = [:]
+
+    init(tape: JSONTape, options: JSONDecodingOptions) {
+        self.tape = tape
+        self.options = options
+        self.dateStrategy = options.dateStrategy
+    }
+
+    /// Whether the run is lenient.
+    public var isLenient: Bool { options.mode == .lenient }
+
+    /// The subtree at `node` as a ``JSONValue``.
+    public func value(_ node: Int) throws -> JSONValue {
+        try JSONValue(tape: tape, node: node)
+    }
+
+    /// A string node's text; other kinds throw a type mismatch (numbers and booleans are
+    /// accepted as their text in lenient mode).
+    public mutating func string(_ node: Int) throws -> String {
+        try String.decodeJSON(node, &self)
+    }
+
+    /// Records a lenient step at `node` (and optionally a key below it).
+    public mutating func record(_ kind: DecodeReport.Kind, at node: Int, key: String? = nil) {
+        entries.append((node, key.map { [.key($0)] } ?? [], kind))
+    }
+
+    /// An error located at `node`; its path is filled in when it leaves the decoder.
+    public func error(_ reason: JSONError.Reason, at node: Int) -> JSONError {
+        var error = JSONError(reason)
+        error.node = node
+        return error
+    }
+
+    /// A type-mismatch error at `node` that describes what was found there.
+    public func mismatch(_ node: Int, expected: String) -> JSONError {
+        error(.typeMismatch(expected: expected, found: tape.describe(node)), at: node)
+    }
+
+    /// The layout to use for `M`: its own, or one rebuilt for the key-strategy option.
+    mutating func layout<M: JSONModel>(for type: M.Type) -> JSONLayout {
+        guard let strategy = options.keyStrategy else { return M.jsonLayout }
+        let id = ObjectIdentifier(type)
+        if let cached = overriddenLayouts[id] { return cached }
+        let layout = M.jsonLayout.rekeyed(with: strategy)
+        overriddenLayouts[id] = layout
+        return layout
+    }
+
+    /// The collected entries with their paths.
+    func resolvedReport() -> DecodeReport {
+        DecodeReport(entries: entries.map { entry in
+            DecodeReport.Entry(path: JSONPath(tape.path(to: entry.node) + entry.suffix), kind: entry.kind)
+        })
+    }
+
+    /// Sets a thrown error's path (from its node) and clears the node: call where an error
+    /// leaves this document.
+    func locate(_ error: inout JSONError) {
+        guard let node = error.node else { return }
+        error.path = JSONPath(tape.path(to: node) + error.path.components)
+        error.node = nil
+    }
+
+    /// Runs `body` on a second document (built by a hook) as if it stood at `node` of this one:
+    /// report entries and errors from it are located below `node`.
+    mutating func decodeDetached<T>(
+        _ document: JSONDocument,
+        at node: Int,
+        _ body: (inout JSONDecodingContext) throws -> T
+    ) throws -> T {
+        try document.withTape { subTape in
+            var sub = JSONDecodingContext(tape: subTape, options: options)
+            sub.dateStrategy = dateStrategy
+            sub.overriddenLayouts = overriddenLayouts
+            do {
+                let value = try body(&sub)
+                for entry in sub.resolvedReport().entries {
+                    entries.append((node, entry.path.components, entry.kind))
+                }
+                return value
+            } catch var error as JSONError {
+                sub.locate(&error)
+                error.node = node
+                throw error
+            }
+        }
+    }
+}
+
+extension JSONTape {
+    /// The path from the root to `target`, found by walking down the tape (errors and report
+    /// entries only, so the decoding fast path never tracks paths).
+    func path(to target: Int) -> [JSONPath.Component] {
+        var components: [JSONPath.Component] = []
+        var current = 0
+        while current != target, current < nodes.count {
+            let node = nodes[current]
+            guard node.kind == .array || node.kind == .object else { break }
+            var child = current + 1
+            var found = false
+            for index in 0..<Int(node.length) {
+                let valueNode = node.kind == .object ? child + 1 : child
+                let end = Int(nodes[valueNode].end)
+                if target == child && node.kind == .object {
+                    // The target is a key node: point at its member.
+                    components.append(.key((try? string(child)) ?? "?"))
+                    return components
+                }
+                if target >= valueNode && target < end {
+                    components.append(node.kind == .object ? .key((try? string(child)) ?? "?") : .index(index))
+                    current = valueNode
+                    found = true
+                    break
+                }
+                child = end
+            }
+            if !found { break }
+        }
+        return components
+    }
+
+    /// The node at `path` below `node`, or nil when a step is missing.
+    func locate(_ path: [JSONPath.Component], from node: Int) -> Int? {
+        var current = node
+        for component in path {
+            let container = nodes[current]
+            switch component {
+            case .key(let key):
+                guard container.kind == .object else { return nil }
+                guard let found = member(of: current, named: key) else { return nil }
+                current = found
+            case .index(let index):
+                guard container.kind == .array, index >= 0, index < Int(container.length) else { return nil }
+                var child = current + 1
+                for _ in 0..<index { child = Int(nodes[child].end) }
+                current = child
+            }
+        }
+        return current
+    }
+
+    /// The value node of the member `key` of the object at `object`, or nil. The last of
+    /// duplicate keys wins, as in the model decoding path.
+    func member(of object: Int, named key: String) -> Int? {
+        var key = key
+        return key.withUTF8 { keyBytes in
+            var child = object + 1
+            var found: Int?
+            for _ in 0..<Int(nodes[object].length) {
+                if keyEquals(child, keyBytes) { found = child + 1 }
+                child = Int(nodes[child + 1].end)
+            }
+            return found
+        }
+    }
+}

@@ -1,0 +1,117 @@
+import ModelSyncCore
+
+/// How a model's fields meet JSON: the key of every field, ready for matching against the
+/// bytes of a document and for writing, and the model's own date strategy.
+///
+/// `@Model` creates one per type (`static let jsonLayout`); decoding and encoding never compute
+/// keys again.
+public final class JSONLayout: @unchecked Sendable {
+    // @unchecked: every stored property is immutable after init; `keyBytes` is owned and freed
+    // by this object and only read.
+
+    /// The schema the layout was built from.
+    public let schema: ModelSchema
+    /// The model's own date strategy, if it sets one.
+    public let dateStrategy: JSONDateStrategy?
+
+    /// Distinct first components of the fields' keys ("heads"): a document object is matched
+    /// against these, one slot per head.
+    let headCount: Int
+    private let keyBytes: UnsafeMutableBufferPointer<UInt8>
+    private let headRanges: [Range<Int>]
+    /// Per field: its head's index, the rest of a dotted key (empty for plain keys), the full key
+    /// as path components (for errors), and the bytes `"key":` for writing plain keys.
+    let fieldHead: [Int]
+    let fieldRest: [[JSONPath.Component]]
+    let fieldKeyPath: [[JSONPath.Component]]
+    let encodedKeys: [[UInt8]]
+
+    /// Builds the layout of `schema`, with the model's date strategy if it has one.
+    public init(schema: ModelSchema, dates: JSONDateStrategy? = nil) {
+        self.schema = schema
+        self.dateStrategy = dates
+
+        var heads: [String] = []
+        var fieldHead: [Int] = []
+        var fieldRest: [[JSONPath.Component]] = []
+        var fieldKeyPath: [[JSONPath.Component]] = []
+        var encodedKeys: [[UInt8]] = []
+        for field in schema.fields {
+            // Only explicit keys reach into nested objects; a strategy never invents dots.
+            let parts = field.hasExplicitJSONKey && field.jsonKey.contains(".")
+                ? field.jsonKey.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+                : [field.jsonKey]
+            let head = parts[0]
+            if let index = heads.firstIndex(of: head) {
+                fieldHead.append(index)
+            } else {
+                fieldHead.append(heads.count)
+                heads.append(head)
+            }
+            fieldRest.append(parts.dropFirst().map { .key($0) })
+            fieldKeyPath.append(parts.map { .key($0) })
+            encodedKeys.append(JSONWriter.escapedKey(field.jsonKey))
+        }
+        self.fieldHead = fieldHead
+        self.fieldRest = fieldRest
+        self.fieldKeyPath = fieldKeyPath
+        self.encodedKeys = encodedKeys
+        self.headCount = heads.count
+
+        let total = heads.reduce(0) { $0 + $1.utf8.count }
+        keyBytes = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(total, 1))
+        var ranges: [Range<Int>] = []
+        var offset = 0
+        for head in heads {
+            let utf8 = Array(head.utf8)
+            for (index, byte) in utf8.enumerated() { keyBytes[offset + index] = byte }
+            ranges.append(offset..<offset + utf8.count)
+            offset += utf8.count
+        }
+        headRanges = ranges
+    }
+
+    deinit {
+        keyBytes.deallocate()
+    }
+
+    /// The same layout with keys from `strategy` (fields with explicit keys keep theirs).
+    func rekeyed(with strategy: KeyStrategy) -> JSONLayout {
+        JSONLayout(schema: ModelSchema(name: schema.name, fields: schema.fields, jsonKeys: strategy), dates: dateStrategy)
+    }
+
+    /// Whether a field's key is dotted, so that encoding must build nested objects.
+    func isNested(_ field: Int) -> Bool { !fieldRest[field].isEmpty }
+
+    /// Points each head's slot at the value node of its member in `object` (or -1).
+    ///
+    /// Members are tried against the head after the last match first: documents written by one
+    /// server keep one key order, so matching is one comparison per member in the usual case.
+    func fillSlots(_ slots: UnsafeMutableBufferPointer<Int32>, object: Int, tape: JSONTape) {
+        for index in 0..<headCount { slots[index] = -1 }
+        let memberCount = Int(tape.nodes[object].length)
+        var key = object + 1
+        var hint = 0
+        for _ in 0..<memberCount {
+            let head = headIndex(ofKey: key, tape: tape, hint: hint)
+            if head >= 0 {
+                slots[head] = Int32(key + 1)
+                hint = head + 1
+            }
+            key = Int(tape.nodes[key + 1].end)
+        }
+    }
+
+    private func headIndex(ofKey key: Int, tape: JSONTape, hint: Int) -> Int {
+        if hint < headCount, matches(key, head: hint, tape: tape) { return hint }
+        for head in 0..<headCount where head != hint && matches(key, head: head, tape: tape) {
+            return head
+        }
+        return -1
+    }
+
+    @inline(__always)
+    private func matches(_ key: Int, head: Int, tape: JSONTape) -> Bool {
+        tape.keyEquals(key, UnsafeBufferPointer(rebasing: keyBytes[headRanges[head]]))
+    }
+}

@@ -1,0 +1,117 @@
+// Turn a `ModelDescription` into source text. Each emitter returns one member of the
+// extension, indented for the extension body, so a new feature (a SQL table, say) is a
+// new emitter plus one line in `ModelMacro`. The text is what users see with
+// "Expand Macro": one statement per line, 4-space indentation.
+
+private let indent = "    "
+
+/// `extension Post: ModelSync.Model, ModelSync.JSONModel { ... }`
+func extensionSource(extendedType: String, conformances: [String], members: [String]) -> String {
+    let inheritance = conformances.isEmpty ? "" : ": " + conformances.joined(separator: ", ")
+    return "extension \(extendedType)\(inheritance) {\n" + members.joined(separator: "\n") + "\n}"
+}
+
+private func accessPrefix(_ model: ModelDescription) -> String {
+    model.accessModifier.map { $0 + " " } ?? ""
+}
+
+// MARK: - Schema
+
+func schemaDecl(_ model: ModelDescription) -> String {
+    let fieldIndent = indent + indent + indent
+    var arguments = ["name: \(stringLiteral(model.name))"]
+    if model.fields.isEmpty {
+        arguments.append("fields: []")
+    } else {
+        let fields = model.fields.map { fieldIndent + fieldSchema($0, indentation: fieldIndent) + ",\n" }
+        arguments.append("fields: [\n" + fields.joined() + indent + indent + "]")
+    }
+    if let jsonKeys = model.jsonKeys {
+        arguments.append("jsonKeys: \(jsonKeys)")
+    }
+    return indent + "\(accessPrefix(model))static let schema = ModelSync.ModelSchema(\n"
+        + arguments.map { indent + indent + $0 }.joined(separator: ",\n")
+        + "\n" + indent + ")"
+}
+
+/// `\Self.name`: the property's type comes from its declaration, so generated code never
+/// names a type. (Spelled out, `Role` in `extension NS.User` would resolve at file scope,
+/// not to a sibling `NS.Role`.) After `Self.`, `Type` and `Protocol` would mean the
+/// metatype even in backticks, so those two go through the identity component.
+private func keyPath(_ field: FieldDescription) -> String {
+    field.name == "Type" || field.name == "Protocol"
+        ? "\\Self.self.\(field.identifier)" : "\\Self.\(field.identifier)"
+}
+
+/// `ModelSync.FieldSchema(...)`; labels appear only for non-default values.
+private func fieldSchema(_ field: FieldDescription, indentation: String) -> String {
+    var arguments = ["name: \(stringLiteral(field.name))", "keyPath: \(keyPath(field))"]
+    if let jsonKey = field.jsonKey {
+        arguments.append("jsonKey: \(stringLiteral(jsonKey))")
+    }
+    if field.isPrimaryKey {
+        arguments.append("isPrimaryKey: true")
+    }
+    if let transformer = field.transformer {
+        arguments.append("transformer: \(stringLiteral(transformer.text))")
+    }
+    if let value = field.defaultValue {
+        // The closure's result type is the key path's value type, so the expression is
+        // type-checked against the property's type without a cast.
+        arguments.append(
+            "defaultValue: ModelSync.FieldDefault(source: \(stringLiteral(value.text)), for: \(keyPath(field))) "
+                + "{ \(value.indented(by: indentation)) }"
+        )
+    }
+    if !field.decodes {
+        arguments.append("decodes: false")
+    }
+    if !field.encodes {
+        arguments.append("encodes: false")
+    }
+    return "ModelSync.FieldSchema(" + arguments.joined(separator: ", ") + ")"
+}
+
+func jsonLayoutDecl(_ model: ModelDescription) -> String {
+    let dates = model.dates.map { ", dates: \($0)" } ?? ""
+    return indent + "\(accessPrefix(model))static let jsonLayout = ModelSync.JSONLayout(schema: schema\(dates))"
+}
+
+/// `nil` when the struct declares no hooks, so the protocol's default applies.
+func jsonHooksDecl(_ model: ModelDescription) -> String? {
+    guard !model.hooks.isEmpty else { return nil }
+    let hooks = model.hooks.map { "." + $0.rawValue }.joined(separator: ", ")
+    return indent + "\(accessPrefix(model))static let jsonHooks: ModelSync.JSONHooks = [\(hooks)]"
+}
+
+// MARK: - JSON codec
+
+func jsonDecoderInitDecl(_ model: ModelDescription) -> String {
+    let bodyIndent = indent + indent
+    let lines = model.fields.enumerated().filter { $0.element.decodes }.map { index, field in
+        // The value type is inferred from the assignment to the property.
+        var arguments = ["\(index)"]
+        if let transformer = field.transformer {
+            arguments.append("using: \(transformer.indented(by: bodyIndent))")
+        }
+        if let value = field.defaultValue {
+            arguments.append("default: \(value.indented(by: bodyIndent))")
+        }
+        return bodyIndent + "self.\(field.identifier) = try decoder.decode(\(arguments.joined(separator: ", ")))\n"
+    }
+    return indent + "\(accessPrefix(model))init(json decoder: inout ModelSync.JSONObjectDecoder) throws {\n"
+        + lines.joined() + indent + "}"
+}
+
+func jsonEncodeDecl(_ model: ModelDescription) -> String {
+    let bodyIndent = indent + indent
+    let lines = model.fields.enumerated().filter { $0.element.encodes }.map { index, field in
+        var arguments = ["self.\(field.identifier)", "\(index)"]
+        if let transformer = field.transformer {
+            arguments.append("using: \(transformer.indented(by: bodyIndent))")
+        }
+        return bodyIndent + "try encoder.encode(\(arguments.joined(separator: ", ")))\n"
+    }
+    return indent + "\(accessPrefix(model))func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {\n"
+        + lines.joined() + indent + "}"
+}

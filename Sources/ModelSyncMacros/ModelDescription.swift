@@ -1,0 +1,52 @@
+// The result of analysing a `@Model` struct. Emitters read only these values, so a new
+// `@Model` argument or field attribute means: parse it in the analysis, add a property
+// here, and print it in an emitter.
+
+/// Everything the emitters need to know about one `@Model` struct.
+struct ModelDescription {
+    /// The struct's simple name, used as the schema's `name:`.
+    var name: String
+    /// `public`, `package`, or `nil` for the default access level of the members.
+    var accessModifier: String?
+    /// Source text of `@Model(jsonKeys:)`, if given.
+    var jsonKeys: String?
+    /// Source text of `@Model(dates:)`, if given.
+    var dates: String?
+    /// The stored, non-ignored properties in declaration order; a field's index in this
+    /// array is its index in the generated schema.
+    var fields: [FieldDescription]
+    /// The JSON hooks the struct declares, in the order the runtime lists them.
+    var hooks: [JSONHook]
+}
+
+/// One stored property that takes part in the model.
+struct FieldDescription {
+    /// The property name without backticks (`default` for `` `default` ``).
+    var name: String
+    /// The property name as written, for member access in generated code.
+    var identifier: String
+    /// Explicit key from `@JSON("...")`.
+    var jsonKey: String?
+    var isPrimaryKey: Bool
+    /// The `@Transform(...)` argument.
+    var transformer: SourceSnippet?
+    /// The property's initializer.
+    var defaultValue: SourceSnippet?
+    /// False when listed in `decodeExcluding:`.
+    var decodes: Bool
+    /// False when listed in `encodeExcluding:`.
+    var encodes: Bool
+}
+
+/// The optional user hooks around JSON coding, detected by name.
+enum JSONHook: String, CaseIterable {
+    /// `static func willDecode(_ json: inout JSONValue) throws`
+    case willDecode
+    /// `mutating func didDecode() throws`
+    case didDecode
+    /// `func didEncode(_ json: inout JSONValue) throws`
+    case didEncode
+
+    /// Whether the hook is a static method.
+    var isStatic: Bool { self == .willDecode }
+}

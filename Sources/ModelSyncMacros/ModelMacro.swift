@@ -1,0 +1,59 @@
+import SwiftDiagnostics
+import SwiftSyntax
+import SwiftSyntaxBuilder
+import SwiftSyntaxMacros
+
+/// `@Model`: adds one extension with the schema and the JSON codec.
+///
+/// analysis (ModelAnalysis.swift, PropertyAnalysis.swift) → `ModelDescription`
+/// → emitters (Emitters.swift) → source text, parsed into the returned extension.
+public struct ModelMacro: ExtensionMacro {
+    /// The emitters lay the code out themselves; BasicFormat would break the
+    /// `FieldDefault { ... }` closures over several lines.
+    public static var formatMode: FormatMode { .disabled }
+
+    public static func expansion(
+        of node: AttributeSyntax,
+        attachedTo declaration: some DeclGroupSyntax,
+        providingExtensionsOf type: some TypeSyntaxProtocol,
+        conformingTo protocols: [TypeSyntax],
+        in context: some MacroExpansionContext
+    ) throws -> [ExtensionDeclSyntax] {
+        var analyzer = ModelAnalyzer()
+        let model = analyzer.analyze(attribute: node, declaration: declaration)
+        for diagnostic in analyzer.diagnostics {
+            context.diagnose(diagnostic)
+        }
+        // On errors, emit nothing: generated code built from a broken model would only
+        // add follow-on compiler errors to ours.
+        guard let model, !analyzer.hasErrors else { return [] }
+
+        var members = [schemaDecl(model), jsonLayoutDecl(model)]
+        if let hooks = jsonHooksDecl(model) {
+            members.append(hooks)
+        }
+        members.append(jsonDecoderInitDecl(model))
+        members.append(jsonEncodeDecl(model))
+
+        let source = extensionSource(
+            extendedType: type.trimmedDescription,
+            conformances: conformances(protocols),
+            members: members
+        )
+        guard let extensionDecl = DeclSyntax("\(raw: source)").as(ExtensionDeclSyntax.self) else {
+            // Only an emitter bug gets here; say so rather than silently emitting nothing.
+            throw MacroExpansionErrorMessage("@Model generated code that does not parse:\n\(source)")
+        }
+        return [extensionDecl]
+    }
+
+    /// The compiler passes only the protocols the type does not conform to yet (the
+    /// spelling may or may not be module-qualified); qualify them so a user type named
+    /// `Model` cannot shadow ours.
+    private static func conformances(_ protocols: [TypeSyntax]) -> [String] {
+        protocols.map { type in
+            let name = type.as(MemberTypeSyntax.self)?.name.text ?? type.trimmedDescription
+            return "ModelSync.\(name)"
+        }
+    }
+}

@@ -1,0 +1,30 @@
+// modelsync-demo: a walk through what ModelSync does, printed as a transcript.
+// Each section is one capability; `swift run modelsync-demo` runs them all.
+import Foundation
+import ModelSync
+
+@main
+struct Demo {
+    static func main() {
+        do {
+            try JSONMappingSection.run()
+            print("\nDone.")
+        } catch {
+            print("\nThe demo failed: \(error)")
+            exit(1)
+        }
+    }
+}
+
+/// Prints a section heading.
+func section(_ title: String) {
+    print("\n== \(title) " + String(repeating: "=", count: max(0, 68 - title.count)))
+}
+
+/// Prints one step: what is done, then the result indented.
+func step(_ title: String, _ result: Any) {
+    print("\n-- \(title)")
+    for line in "\(result)".split(separator: "\n", omittingEmptySubsequences: false) {
+        print("   \(line)")
+    }
+}

@@ -1,0 +1,98 @@
+import Testing
+
+@Suite("@Model: the full example")
+struct FullExampleTests {
+    @Test func everyFeatureTogether() {
+        assertExpansion(
+            """
+            @Model(jsonKeys: .snakeCase, dates: .millisecondsSince1970, decodeExcluding: ["draftNote"], encodeExcluding: ["password"])
+            public struct Post {
+                @PrimaryKey var id: Int?
+                var userId: Int
+                @JSON("body") var text: String
+                @JSON("author.name") var authorName: String?
+                @Transform(.iso8601WithFractionalSeconds) var publishedAt: Date?
+                var slug: String = ""
+                var tags: [String] = []
+                var author: User?
+                var draftNote: String = ""
+                var password: String?
+                @Ignored var isSelected = false
+                var isNew = true
+                static var count = 0
+                var upper: String { text.uppercased() }
+                static func willDecode(_ json: inout JSONValue) throws {}
+                mutating func didDecode() throws {}
+                func didEncode(_ json: inout JSONValue) throws {}
+            }
+            """,
+            expandedSource: """
+            public struct Post {
+                var id: Int?
+                var userId: Int
+                var text: String
+                var authorName: String?
+                var publishedAt: Date?
+                var slug: String = ""
+                var tags: [String] = []
+                var author: User?
+                var draftNote: String = ""
+                var password: String?
+                var isSelected = false
+                var isNew = true
+                static var count = 0
+                var upper: String { text.uppercased() }
+                static func willDecode(_ json: inout JSONValue) throws {}
+                mutating func didDecode() throws {}
+                func didEncode(_ json: inout JSONValue) throws {}
+            }
+
+            extension Post: ModelSync.Model, ModelSync.JSONModel {
+                public static let schema = ModelSync.ModelSchema(
+                    name: "Post",
+                    fields: [
+                        ModelSync.FieldSchema(name: "id", keyPath: \\Self.id, isPrimaryKey: true),
+                        ModelSync.FieldSchema(name: "userId", keyPath: \\Self.userId),
+                        ModelSync.FieldSchema(name: "text", keyPath: \\Self.text, jsonKey: "body"),
+                        ModelSync.FieldSchema(name: "authorName", keyPath: \\Self.authorName, jsonKey: "author.name"),
+                        ModelSync.FieldSchema(name: "publishedAt", keyPath: \\Self.publishedAt, transformer: ".iso8601WithFractionalSeconds"),
+                        ModelSync.FieldSchema(name: "slug", keyPath: \\Self.slug, defaultValue: ModelSync.FieldDefault(source: "\\"\\"", for: \\Self.slug) { "" }),
+                        ModelSync.FieldSchema(name: "tags", keyPath: \\Self.tags, defaultValue: ModelSync.FieldDefault(source: "[]", for: \\Self.tags) { [] }),
+                        ModelSync.FieldSchema(name: "author", keyPath: \\Self.author),
+                        ModelSync.FieldSchema(name: "draftNote", keyPath: \\Self.draftNote, defaultValue: ModelSync.FieldDefault(source: "\\"\\"", for: \\Self.draftNote) { "" }, decodes: false),
+                        ModelSync.FieldSchema(name: "password", keyPath: \\Self.password, encodes: false),
+                        ModelSync.FieldSchema(name: "isNew", keyPath: \\Self.isNew, defaultValue: ModelSync.FieldDefault(source: "true", for: \\Self.isNew) { true }),
+                    ],
+                    jsonKeys: .snakeCase
+                )
+                public static let jsonLayout = ModelSync.JSONLayout(schema: schema, dates: .millisecondsSince1970)
+                public static let jsonHooks: ModelSync.JSONHooks = [.willDecode, .didDecode, .didEncode]
+                public init(json decoder: inout ModelSync.JSONObjectDecoder) throws {
+                    self.id = try decoder.decode(0)
+                    self.userId = try decoder.decode(1)
+                    self.text = try decoder.decode(2)
+                    self.authorName = try decoder.decode(3)
+                    self.publishedAt = try decoder.decode(4, using: .iso8601WithFractionalSeconds)
+                    self.slug = try decoder.decode(5, default: "")
+                    self.tags = try decoder.decode(6, default: [])
+                    self.author = try decoder.decode(7)
+                    self.password = try decoder.decode(9)
+                    self.isNew = try decoder.decode(10, default: true)
+                }
+                public func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
+                    try encoder.encode(self.id, 0)
+                    try encoder.encode(self.userId, 1)
+                    try encoder.encode(self.text, 2)
+                    try encoder.encode(self.authorName, 3)
+                    try encoder.encode(self.publishedAt, 4, using: .iso8601WithFractionalSeconds)
+                    try encoder.encode(self.slug, 5)
+                    try encoder.encode(self.tags, 6)
+                    try encoder.encode(self.author, 7)
+                    try encoder.encode(self.draftNote, 8)
+                    try encoder.encode(self.isNew, 10)
+                }
+            }
+            """
+        )
+    }
+}

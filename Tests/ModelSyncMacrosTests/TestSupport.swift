@@ -1,0 +1,58 @@
+import ModelSyncMacros
+import SwiftSyntax
+import SwiftSyntaxMacroExpansion
+import SwiftSyntaxMacrosGenericTestSupport
+import Testing
+
+/// The macros as the `ModelSync` module declares them.
+let modelSyncMacros: [String: MacroSpec] = [
+    "Model": MacroSpec(
+        type: ModelMacro.self,
+        conformances: [
+            TypeSyntax(IdentifierTypeSyntax(name: .identifier("Model"))),
+            TypeSyntax(IdentifierTypeSyntax(name: .identifier("JSONModel"))),
+        ]
+    ),
+    "PrimaryKey": MacroSpec(type: PrimaryKeyMacro.self),
+    "JSON": MacroSpec(type: JSONKeyMacro.self),
+    "Transform": MacroSpec(type: TransformMacro.self),
+    "Ignored": MacroSpec(type: IgnoredMacro.self),
+]
+
+/// `assertMacroExpansion` reporting failures to Swift Testing, at the spec that failed
+/// (a `DiagnosticSpec`, say) or else at the caller.
+func assertExpansion(
+    _ source: String,
+    expandedSource: String,
+    diagnostics: [DiagnosticSpec] = [],
+    fixedSource: String? = nil,
+    macros: [String: MacroSpec] = modelSyncMacros,
+    fileID: StaticString = #fileID,
+    filePath: StaticString = #filePath,
+    line: UInt = #line,
+    column: UInt = #column
+) {
+    assertMacroExpansion(
+        source,
+        expandedSource: expandedSource,
+        diagnostics: diagnostics,
+        macroSpecs: macros,
+        fixedSource: fixedSource,
+        indentationWidth: .spaces(4),
+        failureHandler: { failure in
+            Issue.record(
+                Comment(rawValue: failure.message),
+                sourceLocation: SourceLocation(
+                    fileID: failure.location.fileID,
+                    filePath: failure.location.filePath,
+                    line: failure.location.line,
+                    column: failure.location.column
+                )
+            )
+        },
+        fileID: fileID,
+        filePath: filePath,
+        line: line,
+        column: column
+    )
+}
