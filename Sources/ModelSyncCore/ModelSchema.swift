@@ -35,6 +35,11 @@ public struct ModelSchema: Sendable, CustomStringConvertible {
         fields.first { $0.name == name }
     }
 
+    /// The field for a key path of the model (`\Post.title`).
+    public func field(for keyPath: AnyKeyPath) -> FieldSchema? {
+        fields.first { field in field.keyPath.map { $0 as AnyKeyPath == keyPath } ?? false }
+    }
+
     public var description: String {
         let lines = fields.map { "  \($0)" }
         return (["\(name) {"] + lines + ["}"]).joined(separator: "\n")
@@ -62,6 +67,9 @@ public struct FieldSchema: Sendable, CustomStringConvertible {
     public let decodes: Bool
     /// Whether JSON encoding writes this field (false when the model excludes it from encoding).
     public let encodes: Bool
+    /// The property's key path (`\Post.title`), when the field was described with one (generated
+    /// schemas always are). Lets typed APIs find the field of a key path.
+    public let keyPath: (AnyKeyPath & Sendable)?
 
     /// Creates a field description; `type` supplies the ``FieldType``.
     public init<T: FieldValue>(
@@ -83,6 +91,7 @@ public struct FieldSchema: Sendable, CustomStringConvertible {
         self.defaultValue = defaultValue
         self.decodes = decodes
         self.encodes = encodes
+        self.keyPath = nil
     }
 
     /// Creates a field description whose type is the key path's value type. Generated code uses
@@ -90,7 +99,7 @@ public struct FieldSchema: Sendable, CustomStringConvertible {
     /// spelling the type again in an extension would not always do (nested types).
     public init<Root, T: FieldValue>(
         name: String,
-        keyPath: KeyPath<Root, T>,
+        keyPath: KeyPath<Root, T> & Sendable,
         jsonKey: String? = nil,
         isPrimaryKey: Bool = false,
         transformer: String? = nil,
@@ -98,9 +107,16 @@ public struct FieldSchema: Sendable, CustomStringConvertible {
         decodes: Bool = true,
         encodes: Bool = true
     ) {
-        self.init(
-            name: name, type: T.self, jsonKey: jsonKey, isPrimaryKey: isPrimaryKey, transformer: transformer,
-            defaultValue: defaultValue, decodes: decodes, encodes: encodes)
+        self.name = name
+        self.type = T.fieldType
+        self.jsonKey = jsonKey ?? name
+        self.hasExplicitJSONKey = jsonKey != nil
+        self.isPrimaryKey = isPrimaryKey
+        self.transformer = transformer
+        self.defaultValue = defaultValue
+        self.decodes = decodes
+        self.encodes = encodes
+        self.keyPath = keyPath
     }
 
     /// Whether the field may hold nil.

@@ -83,6 +83,8 @@ import Testing
             return
         }
         #expect(reference.schema.name == "User")
+        #expect(schema.field(for: \Post.title)?.name == "title")
+        #expect(schema.field(for: \User.name) == nil)
     }
 
     @Test func keyStrategiesCompositeKeysAndKinds() throws {
