@@ -12,13 +12,46 @@ public struct ModelSchema: Sendable, CustomStringConvertible {
     /// How property names become JSON keys for fields without an explicit key.
     public let jsonKeyStrategy: KeyStrategy
 
-    /// Creates a schema and resolves every field's JSON key with `jsonKeys`.
-    public init(name: String, fields: [FieldSchema], jsonKeys: KeyStrategy = .useDefaultKeys) {
+    /// The SQL table name: `table:` of `@Model`, or the type's name.
+    public let table: String
+    /// How property names become column names for fields without an explicit `@Column` name.
+    public let columnKeyStrategy: KeyStrategy
+    /// Whether the table is declared `WITHOUT ROWID` (it then needs a primary key).
+    public let withoutRowID: Bool
+    /// Indexes over several columns, each listed by property name (single-column indexes are
+    /// marked on the field, ``FieldSchema/isIndexed``).
+    public let indexes: [[String]]
+    /// Groups of properties whose values are unique together (single unique columns are
+    /// marked on the field, ``FieldSchema/isUnique``).
+    public let uniqueGroups: [[String]]
+
+    /// Creates a schema and resolves every field's JSON key with `jsonKeys` and column name
+    /// with `columns`.
+    public init(
+        name: String,
+        fields: [FieldSchema],
+        jsonKeys: KeyStrategy = .useDefaultKeys,
+        table: String? = nil,
+        columns: KeyStrategy = .useDefaultKeys,
+        withoutRowID: Bool = false,
+        indexes: [[String]] = [],
+        unique: [[String]] = []
+    ) {
         self.name = name
         self.jsonKeyStrategy = jsonKeys
+        self.table = table ?? name
+        self.columnKeyStrategy = columns
+        self.withoutRowID = withoutRowID
+        self.indexes = indexes
+        self.uniqueGroups = unique
         var resolved = fields
-        for index in resolved.indices where !resolved[index].hasExplicitJSONKey {
-            resolved[index].jsonKey = jsonKeys.key(for: resolved[index].name)
+        for index in resolved.indices {
+            if !resolved[index].hasExplicitJSONKey {
+                resolved[index].jsonKey = jsonKeys.key(for: resolved[index].name)
+            }
+            if !resolved[index].hasExplicitColumn {
+                resolved[index].column = columns.key(for: resolved[index].name)
+            }
         }
         let marked = resolved.filter(\.isPrimaryKey).map(\.name)
         if marked.isEmpty, let index = resolved.firstIndex(where: { $0.name == "id" }) {
@@ -57,8 +90,20 @@ public struct FieldSchema: Sendable, CustomStringConvertible {
     public internal(set) var jsonKey: String
     /// Whether the key came from `@JSON("…")` rather than from the key strategy.
     public let hasExplicitJSONKey: Bool
+    /// The SQL column name, resolved with the model's column strategy unless given with
+    /// `@Column("…")`.
+    public internal(set) var column: String
+    /// Whether the column name came from `@Column("…")` rather than from the strategy.
+    public let hasExplicitColumn: Bool
     /// Whether the field is (part of) the primary key.
     public internal(set) var isPrimaryKey: Bool
+    /// Whether SQLite assigns the key (`INTEGER PRIMARY KEY AUTOINCREMENT`, never reusing a
+    /// deleted row's id). An integer primary key that is nil on insert is assigned either way.
+    public let isAutoincrement: Bool
+    /// Whether the column has a `UNIQUE` constraint.
+    public let isUnique: Bool
+    /// Whether the column has an index of its own.
+    public let isIndexed: Bool
     /// The source text of the `@Transform` argument, e.g. `.millisecondsSince1970`.
     public let transformer: String?
     /// The declared initial value, if the declaration has one.
@@ -76,22 +121,20 @@ public struct FieldSchema: Sendable, CustomStringConvertible {
         name: String,
         type: T.Type,
         jsonKey: String? = nil,
+        column: String? = nil,
         isPrimaryKey: Bool = false,
+        isAutoincrement: Bool = false,
+        isUnique: Bool = false,
+        isIndexed: Bool = false,
         transformer: String? = nil,
         defaultValue: FieldDefault? = nil,
         decodes: Bool = true,
         encodes: Bool = true
     ) {
-        self.name = name
-        self.type = T.fieldType
-        self.jsonKey = jsonKey ?? name
-        self.hasExplicitJSONKey = jsonKey != nil
-        self.isPrimaryKey = isPrimaryKey
-        self.transformer = transformer
-        self.defaultValue = defaultValue
-        self.decodes = decodes
-        self.encodes = encodes
-        self.keyPath = nil
+        self.init(
+            name: name, type: T.fieldType, keyPath: nil, jsonKey: jsonKey, column: column,
+            isPrimaryKey: isPrimaryKey, isAutoincrement: isAutoincrement, isUnique: isUnique, isIndexed: isIndexed,
+            transformer: transformer, defaultValue: defaultValue, decodes: decodes, encodes: encodes)
     }
 
     /// Creates a field description whose type is the key path's value type. Generated code uses
@@ -101,22 +144,41 @@ public struct FieldSchema: Sendable, CustomStringConvertible {
         name: String,
         keyPath: KeyPath<Root, T> & Sendable,
         jsonKey: String? = nil,
+        column: String? = nil,
         isPrimaryKey: Bool = false,
+        isAutoincrement: Bool = false,
+        isUnique: Bool = false,
+        isIndexed: Bool = false,
         transformer: String? = nil,
         defaultValue: FieldDefault? = nil,
         decodes: Bool = true,
         encodes: Bool = true
     ) {
+        self.init(
+            name: name, type: T.fieldType, keyPath: keyPath, jsonKey: jsonKey, column: column,
+            isPrimaryKey: isPrimaryKey, isAutoincrement: isAutoincrement, isUnique: isUnique, isIndexed: isIndexed,
+            transformer: transformer, defaultValue: defaultValue, decodes: decodes, encodes: encodes)
+    }
+
+    private init(
+        name: String, type: FieldType, keyPath: (AnyKeyPath & Sendable)?, jsonKey: String?, column: String?,
+        isPrimaryKey: Bool, isAutoincrement: Bool, isUnique: Bool, isIndexed: Bool, transformer: String?, defaultValue: FieldDefault?, decodes: Bool, encodes: Bool
+    ) {
         self.name = name
-        self.type = T.fieldType
+        self.type = type
+        self.keyPath = keyPath
         self.jsonKey = jsonKey ?? name
         self.hasExplicitJSONKey = jsonKey != nil
+        self.column = column ?? name
+        self.hasExplicitColumn = column != nil
         self.isPrimaryKey = isPrimaryKey
+        self.isAutoincrement = isAutoincrement
+        self.isUnique = isUnique
+        self.isIndexed = isIndexed
         self.transformer = transformer
         self.defaultValue = defaultValue
         self.decodes = decodes
         self.encodes = encodes
-        self.keyPath = keyPath
     }
 
     /// Whether the field may hold nil.
@@ -125,7 +187,10 @@ public struct FieldSchema: Sendable, CustomStringConvertible {
     public var description: String {
         var text = "\(name): \(type)"
         if jsonKey != name { text += " json=\"\(jsonKey)\"" }
-        if isPrimaryKey { text += " primaryKey" }
+        if column != name { text += " column=\"\(column)\"" }
+        if isPrimaryKey { text += isAutoincrement ? " primaryKey(autoincrement)" : " primaryKey" }
+        if isUnique { text += " unique" }
+        if isIndexed { text += " indexed" }
         if let transformer { text += " transform=\(transformer)" }
         if let defaultValue { text += " = \(defaultValue.source)" }
         if !decodes { text += " noDecode" }

@@ -10,13 +10,14 @@ public struct JSONDecodingContext {
     var dateStrategy: JSONDateStrategy
     /// Report entries, located by node until the run ends (paths are resolved only then).
     var entries: [(node: Int, suffix: [JSONPath.Component], kind: DecodeReport.Kind)] = []
-    /// Layouts rebuilt for ``JSONDecodingOptions/keyStrategy``, one per model type.
-    var overriddenLayouts: [ObjectIdentifier: JSONLayout] = [:]
+    /// Layouts rebuilt for ``JSONDecodingOptions/keyStrategy``.
+    var layouts: LayoutCache
 
     init(tape: JSONTape, options: JSONDecodingOptions) {
         self.tape = tape
         self.options = options
         self.dateStrategy = options.dateStrategy
+        self.layouts = LayoutCache(strategy: options.keyStrategy)
     }
 
     /// Whether the run is lenient.
@@ -52,12 +53,7 @@ public struct JSONDecodingContext {
 
     /// The layout to use for `M`: its own, or one rebuilt for the key-strategy option.
     mutating func layout<M: JSONModel>(for type: M.Type) -> JSONLayout {
-        guard let strategy = options.keyStrategy else { return M.jsonLayout }
-        let id = ObjectIdentifier(type)
-        if let cached = overriddenLayouts[id] { return cached }
-        let layout = M.jsonLayout.rekeyed(with: strategy)
-        overriddenLayouts[id] = layout
-        return layout
+        layouts.layout(for: type)
     }
 
     /// The collected entries with their paths.
@@ -85,7 +81,7 @@ public struct JSONDecodingContext {
         try document.withTape { subTape in
             var sub = JSONDecodingContext(tape: subTape, options: options)
             sub.dateStrategy = dateStrategy
-            sub.overriddenLayouts = overriddenLayouts
+            sub.layouts = layouts
             do {
                 let value = try body(&sub)
                 for entry in sub.resolvedReport().entries {

@@ -9,13 +9,14 @@ public struct JSONEncodingContext {
     public let options: JSONEncodingOptions
     /// The date strategy in force: the model's own, or else the options'.
     var dateStrategy: JSONDateStrategy
-    /// Layouts rebuilt for ``JSONEncodingOptions/keyStrategy``, one per model type.
-    var overriddenLayouts: [ObjectIdentifier: JSONLayout] = [:]
+    /// Layouts rebuilt for ``JSONEncodingOptions/keyStrategy``.
+    var layouts: LayoutCache
 
     init(options: JSONEncodingOptions, capacity: Int = 4096) {
         self.writer = JSONWriter(capacity: capacity)
         self.options = options
         self.dateStrategy = options.dateStrategy
+        self.layouts = LayoutCache(strategy: options.keyStrategy)
     }
 
     /// A context that writes into a buffer of its own with the same settings (for nested keys
@@ -23,17 +24,12 @@ public struct JSONEncodingContext {
     func detached() -> JSONEncodingContext {
         var context = JSONEncodingContext(options: options, capacity: 256)
         context.dateStrategy = dateStrategy
-        context.overriddenLayouts = overriddenLayouts
+        context.layouts = layouts
         return context
     }
 
     /// The layout to use for `M`: its own, or one rebuilt for the key-strategy option.
     mutating func layout<M: JSONModel>(for type: M.Type) -> JSONLayout {
-        guard let strategy = options.keyStrategy else { return M.jsonLayout }
-        let id = ObjectIdentifier(type)
-        if let cached = overriddenLayouts[id] { return cached }
-        let layout = M.jsonLayout.rekeyed(with: strategy)
-        overriddenLayouts[id] = layout
-        return layout
+        layouts.layout(for: type)
     }
 }
