@@ -8,6 +8,7 @@ struct Demo {
     static func main() {
         do {
             try JSONMappingSection.run()
+            try EditingSection.run()
             print("\nDone.")
         } catch {
             print("\nThe demo failed: \(error)")

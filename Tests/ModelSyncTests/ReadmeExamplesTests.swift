@@ -46,3 +46,46 @@ enum Readme {
         #expect(Post.schema.primaryKey == ["id"])
     }
 }
+
+extension Readme.Post: Validatable {
+    static let validator = Validator<Readme.Post> {
+        Validate(\.text, .required("Write something"), .length(...280))
+        Validate(\.userId, .range(1...))
+        Validate("Only published posts have views", fields: \.views, \.publishedAt) { post in
+            post.views == 0 || post.publishedAt != nil
+        }
+    }
+}
+
+@Suite struct ReadmeValidationExamplesTests {
+    @Test func validationAndDraftsSection() throws {
+        var post = Readme.Post(id: 1, userId: 7, text: "Hi")
+
+        var draft = Draft(editing: post)                 // .clean: a copy of `post` to edit
+        #expect(draft.state == .clean)
+        draft.text = ""                                  // .dirty; draft.changedFields == ["text"]
+        #expect(draft.state == .dirty)
+        #expect(draft.changedFields == ["text"])
+        let valid = draft.validate()                     // false: .invalid
+        let errors = draft.errors(for: \.text)           // ["Write something"]
+        #expect(!valid)
+        #expect(draft.state == .invalid)
+        #expect(errors == ["Write something"])
+        draft.undo()                                     // .clean, with the loaded values
+        #expect(draft.state == .clean)
+        #expect(draft.text == "Hi")
+        draft.text = "Edited"
+        let patch = try draft.patchBody()                // {"body":"Edited"}: the changed fields only
+        #expect(String(decoding: patch, as: UTF8.self) == #"{"body":"Edited"}"#)
+        #expect(post.text == "Hi")
+        post = try draft.commit()                        // valid: .clean; `post` changes only here
+        #expect(post.text == "Edited")
+        #expect(draft.state == .clean)
+
+        post.views = 3
+        let error = #expect(throws: ValidationError.self) { try post.validated() }
+        #expect(error?["views"] == ["Only published posts have views"])
+        #expect(error?[\Readme.Post.publishedAt] == ["Only published posts have views"])
+        #expect(String(decoding: try JSONModelEncoder().encode(post, fields: ["text"]), as: UTF8.self) == #"{"body":"Edited"}"#)
+    }
+}

@@ -1,0 +1,45 @@
+import ModelSyncCore
+
+extension JSONModelEncoder {
+    /// Encodes only the properties `fields` (Swift names) of `model`: the body of a partial
+    /// update (`PATCH`). Keys follow the model's and the options' key strategies, dotted keys
+    /// become nested objects, and nil is written as `null` (a cleared field must be sent).
+    /// Properties that the model excludes from encoding are left out.
+    ///
+    /// - Throws: ``JSONError`` for a name that is not a field of the model, or when a value
+    ///   cannot be encoded.
+    public func encodeToValue<M: JSONModel>(_ model: M, fields: some Sequence<String>) throws -> JSONValue {
+        var options = self.options
+        options.nilEncoding = .null
+        options.prettyPrinted = false
+        let whole = try JSONModelEncoder(options: options).encodeToValue(model)
+        var layouts = LayoutCache(strategy: options.keyStrategy)
+        let layout = layouts.layout(for: M.self)
+        var body = JSONValue.object(JSONObject())
+        for name in fields {
+            guard let index = layout.schema.fields.firstIndex(where: { $0.name == name }) else {
+                throw JSONError(.invalidValue("\(M.schema.name) has no field \"\(name)\""))
+            }
+            let path = JSONPath(layout.fieldKeyPath[index])
+            if layout.schema.fields[index].encodes, let value = whole[path] { body[path] = value }
+        }
+        return body
+    }
+
+    /// Encodes only the properties `fields` of `model` to UTF-8 bytes, optionally inside an
+    /// envelope; see ``encodeToValue(_:fields:)``.
+    public func encode<M: JSONModel>(_ model: M, fields: some Sequence<String>, at root: JSONPath = JSONPath()) throws -> [UInt8] {
+        var document = JSONValue.null
+        document[root] = try encodeToValue(model, fields: fields)
+        let bytes = document.jsonBytes()
+        return options.prettyPrinted ? JSONWriter.prettyPrinted(bytes) : bytes
+    }
+}
+
+extension Draft where M: JSONModel {
+    /// The body of a partial update (`PATCH`) holding exactly the draft's
+    /// ``Draft/changedFields``, optionally inside an envelope (`at: "data"`).
+    public func patchBody(encoder: JSONModelEncoder = JSONModelEncoder(), at root: JSONPath = JSONPath()) throws -> [UInt8] {
+        try encoder.encode(model, fields: changedFields, at: root)
+    }
+}
