@@ -5,6 +5,8 @@ import PackageDescription
 // Layers (see docs/ARCHITECTURE.md):
 //   ModelSyncCore  ← ModelSyncJSON  ← ModelSync (umbrella, declares the macros)
 //   ModelSyncMacros (compiler plugin) is used only through ModelSync.
+//   ModelSyncJSON ← ModelSyncRemote ← ModelSync; ModelSyncJSON ← ModelSyncServer ← modelsync-server
+//   (the server is a product of its own, not re-exported by the umbrella).
 let package = Package(
     name: "ModelSync",
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .macCatalyst(.v16)],
@@ -12,15 +14,28 @@ let package = Package(
         .library(name: "ModelSync", targets: ["ModelSync"]),
         .library(name: "ModelSyncJSON", targets: ["ModelSyncJSON"]),
         .executable(name: "modelsync-demo", targets: ["modelsync-demo"]),
+        .library(name: "ModelSyncServer", targets: ["ModelSyncServer"]),
+        .executable(name: "modelsync-server", targets: ["modelsync-server"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swiftlang/swift-syntax.git", from: "603.0.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         // Core: the Model protocol, schemas and field types. No dependencies.
         .target(name: "ModelSyncCore"),
         // JSON: a tape-based reader, a writer, and the runtime the generated codecs call.
         .target(name: "ModelSyncJSON", dependencies: ["ModelSyncCore"]),
+        // SQLite: the system libsqlite3 (Linux: `apt-get install libsqlite3-dev`), a thin layer
+        // over its C API, ActiveRecord and migrations. On JSON only for JSON-text columns.
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
+        .target(name: "ModelSyncSQLite", dependencies: ["ModelSyncCore", "ModelSyncJSON", "CSQLite"]),
         // The @Model compiler plugin.
         .macro(
             name: "ModelSyncMacros",
@@ -34,10 +49,57 @@ let package = Package(
             ]
         ),
         // Umbrella: re-exports the layers and declares the macros.
-        .target(name: "ModelSync", dependencies: ["ModelSyncCore", "ModelSyncJSON", "ModelSyncMacros"]),
-        .executableTarget(name: "modelsync-demo", dependencies: ["ModelSync"]),
+        .target(name: "ModelSync", dependencies: ["ModelSyncCore", "ModelSyncJSON", "ModelSyncSQLite", "ModelSyncRemote", "ModelSyncMacros"]),
+        .executableTarget(name: "modelsync-demo", dependencies: ["ModelSync", "ModelSyncServer"]),
+
+        // Remote: RemoteStore over an HTTPTransport (AsyncHTTPClient by default, URLSession).
+        .target(
+            name: "ModelSyncRemote",
+            dependencies: [
+                "ModelSyncCore",
+                "ModelSyncJSON",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        // Server: a json-server-compatible REST server over a JSON file (Hummingbird).
+        .target(
+            name: "ModelSyncServer",
+            dependencies: [
+                "ModelSyncCore",
+                "ModelSyncJSON",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        .executableTarget(
+            name: "modelsync-server",
+            dependencies: [
+                "ModelSyncServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
 
         .testTarget(name: "ModelSyncJSONTests", dependencies: ["ModelSyncJSON"]),
+        .testTarget(
+            name: "ModelSyncRemoteTests",
+            dependencies: ["ModelSync", "ModelSyncRemote", "ModelSyncServer"]
+        ),
+        .testTarget(
+            name: "ModelSyncServerTests",
+            dependencies: [
+                "ModelSyncServer",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .testTarget(
             name: "ModelSyncMacrosTests",
             dependencies: [
@@ -48,7 +110,8 @@ let package = Package(
                 .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
             ]
         ),
-        .testTarget(name: "ModelSyncTests", dependencies: ["ModelSync"]),
+        .testTarget(name: "ModelSyncTests", dependencies: ["ModelSync", "ModelSyncServer"]),
+        .testTarget(name: "ModelSyncSQLiteTests", dependencies: ["ModelSync"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,3 +1,5 @@
 // The umbrella module: `import ModelSync` gives every layer and the macros.
 @_exported import ModelSyncCore
 @_exported import ModelSyncJSON
+@_exported import ModelSyncSQLite
+@_exported import ModelSyncRemote

@@ -1,5 +1,5 @@
-/// Makes a struct a ModelSync model: generates its ``ModelSchema`` and its JSON codec at
-/// compile time, with no `Codable` and no reflection.
+/// Makes a struct a ModelSync model: generates its ``ModelSchema``, its JSON codec and its
+/// SQLite row codec at compile time, with no `Codable` and no reflection.
 ///
 /// ```swift
 /// @Model(jsonKeys: .snakeCase)
@@ -19,6 +19,12 @@
 ///     encoder's option.
 ///   - decodeExcluding: properties never read from JSON (they keep their initial value).
 ///   - encodeExcluding: properties never written to JSON (e.g. secrets).
+///   - table: the SQLite table name; the type's name by default.
+///   - columns: how property names become column names (fields with `@Column("…")` keep
+///     theirs).
+///   - withoutRowID: declares the table `WITHOUT ROWID` (it needs a primary key).
+///   - indexes: indexes over several columns, by property name: `[["userId", "publishedAt"]]`.
+///   - unique: groups of properties unique together: `[["userId", "slug"]]`.
 ///
 /// The model may declare hooks that the generated code calls:
 /// `static func willDecode(_ json: inout JSONValue) throws` (reshape the raw object before
@@ -26,20 +32,40 @@
 /// `func didEncode(_ json: inout JSONValue) throws` (reshape the output object).
 @attached(
     extension,
-    conformances: Model, JSONModel,
-    names: named(schema), named(jsonLayout), named(init(json:)), named(encode(json:)), named(jsonHooks)
+    conformances: Model, JSONModel, SQLModel,
+    names: named(schema), named(jsonLayout), named(init(json:)), named(encode(json:)), named(jsonHooks),
+    named(sqlTable), named(init(row:)), named(bind(to:))
 )
 public macro Model(
     jsonKeys: KeyStrategy = .useDefaultKeys,
     dates: JSONDateStrategy? = nil,
     decodeExcluding: [String] = [],
-    encodeExcluding: [String] = []
+    encodeExcluding: [String] = [],
+    table: String? = nil,
+    columns: KeyStrategy = .useDefaultKeys,
+    withoutRowID: Bool = false,
+    indexes: [[String]] = [],
+    unique: [[String]] = []
 ) = #externalMacro(module: "ModelSyncMacros", type: "ModelMacro")
 
 /// Marks the primary key of a model; mark several properties for a composite key.
 /// Without it, a property named `id` is the primary key.
+///
+/// An integer key that is nil when a model is inserted gets SQLite's next rowid either way;
+/// `autoincrement: true` makes it `AUTOINCREMENT`, so the ids of deleted rows are never reused.
 @attached(peer)
-public macro PrimaryKey() = #externalMacro(module: "ModelSyncMacros", type: "PrimaryKeyMacro")
+public macro PrimaryKey(autoincrement: Bool = false) = #externalMacro(module: "ModelSyncMacros", type: "PrimaryKeyMacro")
+
+/// The SQLite column of a property: its name (by default the property name, or as the
+/// model's `columns:` strategy makes it), a `UNIQUE` constraint, an index of its own.
+///
+/// ```swift
+/// @Column("post_slug", unique: true) var slug: String
+/// @Column(indexed: true) var userId: Int
+/// ```
+@attached(peer)
+public macro Column(_ name: String? = nil, unique: Bool = false, indexed: Bool = false) =
+    #externalMacro(module: "ModelSyncMacros", type: "ColumnMacro")
 
 /// Gives a property an explicit JSON key. A dotted key (`"user.name"`) reaches into a nested
 /// object when decoding and builds it when encoding.

@@ -25,6 +25,18 @@ enum ModelDiagnostic: DiagnosticMessage {
     case ignoredExcludedName(name: String, argument: String)
     case hookShouldBeStatic(hook: String)
     case hookShouldNotBeStatic(hook: String)
+    case tableNameNotLiteral
+    case emptyTableName
+    case columnNameNotLiteral
+    case emptyColumnName
+    case duplicateColumnName(column: String)
+    case boolArgumentNotLiteral(argument: String)
+    case nameGroupsNotLiteral(argument: String)
+    case unknownColumnProperty(name: String, argument: String, model: String)
+    case withoutRowIDNeedsPrimaryKey
+    case autoincrementNeedsSingleKey
+    case autoincrementWithoutRowID
+    case autoincrementNeedsInteger(type: String, property: String)
 
     var message: String {
         switch self {
@@ -74,6 +86,30 @@ enum ModelDiagnostic: DiagnosticMessage {
             "'\(hook)' is called as a JSON hook only when it is 'static'"
         case .hookShouldNotBeStatic(let hook):
             "'\(hook)' is called as a JSON hook only when it is an instance method"
+        case .tableNameNotLiteral:
+            "'table' needs a string literal without interpolation"
+        case .emptyTableName:
+            "table name must not be empty"
+        case .columnNameNotLiteral:
+            "@Column needs a string literal without interpolation"
+        case .emptyColumnName:
+            "@Column name must not be empty"
+        case .duplicateColumnName(let column):
+            "duplicate column name '\(column)'"
+        case .boolArgumentNotLiteral(let argument):
+            "'\(argument)' needs 'true' or 'false'"
+        case .nameGroupsNotLiteral(let argument):
+            "'\(argument)' needs an array literal of arrays of string literals"
+        case .unknownColumnProperty(let name, let argument, let model):
+            "'\(name)' in '\(argument)' is not a stored property of \(model)"
+        case .withoutRowIDNeedsPrimaryKey:
+            "a 'withoutRowID' table needs a primary key; mark one with @PrimaryKey"
+        case .autoincrementNeedsSingleKey:
+            "'autoincrement' needs a primary key of one column"
+        case .autoincrementWithoutRowID:
+            "'autoincrement' is not available in a 'withoutRowID' table"
+        case .autoincrementNeedsInteger(let type, let property):
+            "'autoincrement' needs an integer primary key; '\(property)' is '\(type)'"
         }
     }
 
@@ -113,6 +149,18 @@ enum ModelDiagnostic: DiagnosticMessage {
             case .ignoredExcludedName: "ignoredExcludedName"
             case .hookShouldBeStatic: "hookShouldBeStatic"
             case .hookShouldNotBeStatic: "hookShouldNotBeStatic"
+            case .tableNameNotLiteral: "tableNameNotLiteral"
+            case .emptyTableName: "emptyTableName"
+            case .columnNameNotLiteral: "columnNameNotLiteral"
+            case .emptyColumnName: "emptyColumnName"
+            case .duplicateColumnName: "duplicateColumnName"
+            case .boolArgumentNotLiteral: "boolArgumentNotLiteral"
+            case .nameGroupsNotLiteral: "nameGroupsNotLiteral"
+            case .unknownColumnProperty: "unknownColumnProperty"
+            case .withoutRowIDNeedsPrimaryKey: "withoutRowIDNeedsPrimaryKey"
+            case .autoincrementNeedsSingleKey: "autoincrementNeedsSingleKey"
+            case .autoincrementWithoutRowID: "autoincrementWithoutRowID"
+            case .autoincrementNeedsInteger: "autoincrementNeedsInteger"
             }
         return MessageID(domain: "ModelSyncMacros", id: id)
     }
@@ -121,16 +169,18 @@ enum ModelDiagnostic: DiagnosticMessage {
 /// Notes attached to a diagnostic.
 enum ModelNote: NoteMessage {
     case jsonKeyFirstUsed(property: String)
+    case columnFirstUsed(property: String)
 
     var message: String {
         switch self {
-        case .jsonKeyFirstUsed(let property): "first used by '\(property)' here"
+        case .jsonKeyFirstUsed(let property), .columnFirstUsed(let property): "first used by '\(property)' here"
         }
     }
 
     var noteID: MessageID {
         switch self {
         case .jsonKeyFirstUsed: MessageID(domain: "ModelSyncMacros", id: "jsonKeyFirstUsed")
+        case .columnFirstUsed: MessageID(domain: "ModelSyncMacros", id: "columnFirstUsed")
         }
     }
 }

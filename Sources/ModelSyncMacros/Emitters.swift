@@ -29,6 +29,21 @@ func schemaDecl(_ model: ModelDescription) -> String {
     if let jsonKeys = model.jsonKeys {
         arguments.append("jsonKeys: \(jsonKeys)")
     }
+    if let table = model.table {
+        arguments.append("table: \(stringLiteral(table))")
+    }
+    if let columns = model.columns {
+        arguments.append("columns: \(columns)")
+    }
+    if model.withoutRowID {
+        arguments.append("withoutRowID: true")
+    }
+    if !model.indexes.isEmpty {
+        arguments.append("indexes: \(nameGroups(model.indexes))")
+    }
+    if !model.unique.isEmpty {
+        arguments.append("unique: \(nameGroups(model.unique))")
+    }
     return indent + "\(accessPrefix(model))static let schema = ModelSync.ModelSchema(\n"
         + arguments.map { indent + indent + $0 }.joined(separator: ",\n")
         + "\n" + indent + ")"
@@ -49,8 +64,20 @@ private func fieldSchema(_ field: FieldDescription, indentation: String) -> Stri
     if let jsonKey = field.jsonKey {
         arguments.append("jsonKey: \(stringLiteral(jsonKey))")
     }
+    if let column = field.column {
+        arguments.append("column: \(stringLiteral(column))")
+    }
     if field.isPrimaryKey {
         arguments.append("isPrimaryKey: true")
+    }
+    if field.isAutoincrement {
+        arguments.append("isAutoincrement: true")
+    }
+    if field.isUnique {
+        arguments.append("isUnique: true")
+    }
+    if field.isIndexed {
+        arguments.append("isIndexed: true")
     }
     if let transformer = field.transformer {
         arguments.append("transformer: \(stringLiteral(transformer.text))")
@@ -113,5 +140,33 @@ func jsonEncodeDecl(_ model: ModelDescription) -> String {
         return bodyIndent + "try encoder.encode(\(arguments.joined(separator: ", ")))\n"
     }
     return indent + "\(accessPrefix(model))func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {\n"
+        + lines.joined() + indent + "}"
+}
+
+/// `[["a", "b"], ["c"]]`
+private func nameGroups(_ groups: [[String]]) -> String {
+    "[" + groups.map { "[" + $0.map(stringLiteral).joined(separator: ", ") + "]" }.joined(separator: ", ") + "]"
+}
+
+// MARK: - SQL row codec
+
+func sqlTableDecl(_ model: ModelDescription) -> String {
+    indent + "\(accessPrefix(model))static let sqlTable = ModelSync.SQLTable(schema: schema)"
+}
+
+/// Every field is stored, whatever its JSON exclusions; column `i` of the row is field `i`.
+func rowDecoderInitDecl(_ model: ModelDescription) -> String {
+    let lines = model.fields.enumerated().map { index, field in
+        indent + indent + "self.\(field.identifier) = try row.decode(\(index))\n"
+    }
+    return indent + "\(accessPrefix(model))init(row: inout ModelSync.SQLRowDecoder) throws {\n"
+        + lines.joined() + indent + "}"
+}
+
+func rowBindDecl(_ model: ModelDescription) -> String {
+    let lines = model.fields.enumerated().map { index, field in
+        indent + indent + "try row.encode(self.\(field.identifier), \(index))\n"
+    }
+    return indent + "\(accessPrefix(model))func bind(to row: inout ModelSync.SQLRowEncoder) throws {\n"
         + lines.joined() + indent + "}"
 }

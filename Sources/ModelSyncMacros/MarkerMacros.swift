@@ -6,7 +6,7 @@ import SwiftSyntaxMacros
 // and the compiler type-checks their arguments; misuse is diagnosed by `@Model`, which
 // sees the whole struct.
 
-/// `@PrimaryKey`: marks a field as (part of) the primary key.
+/// `@PrimaryKey` / `@PrimaryKey(autoincrement: true)`: marks a field as (part of) the primary key.
 public struct PrimaryKeyMacro: PeerMacro {
     public static func expansion(
         of node: AttributeSyntax,
@@ -41,6 +41,17 @@ public struct TransformMacro: PeerMacro {
 
 /// `@Ignored`: the property is not part of the model (needs a default value).
 public struct IgnoredMacro: PeerMacro {
+    public static func expansion(
+        of node: AttributeSyntax,
+        providingPeersOf declaration: some DeclSyntaxProtocol,
+        in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        []
+    }
+}
+
+/// `@Column("name", unique:, indexed:)`: the SQL column's name and constraints.
+public struct ColumnMacro: PeerMacro {
     public static func expansion(
         of node: AttributeSyntax,
         providingPeersOf declaration: some DeclSyntaxProtocol,

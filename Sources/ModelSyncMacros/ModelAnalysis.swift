@@ -19,6 +19,8 @@ struct ModelAnalyzer {
     var ignoredNames: Set<String> = []
     /// Explicit `@JSON` keys seen so far, to report duplicates at the second use.
     var explicitJSONKeys: [String: (property: String, node: Syntax)] = [:]
+    /// Explicit `@Column` names seen so far, to report duplicates at the second use.
+    var explicitColumns: [String: (property: String, node: Syntax)] = [:]
 
     /// Returns `nil` if the declaration is not a struct; the description may still be
     /// incomplete when `hasErrors` is true.
@@ -48,12 +50,18 @@ struct ModelAnalyzer {
         let modelName = unescapedName(structDecl.name)
         checkExcludedNames(arguments.decodeExcluding, argument: "decodeExcluding", modelName: modelName)
         checkExcludedNames(arguments.encodeExcluding, argument: "encodeExcluding", modelName: modelName)
+        checkSQLOptions(arguments, attribute: attribute, modelName: modelName)
 
         return ModelDescription(
             name: modelName,
             accessModifier: accessModifier(of: structDecl),
             jsonKeys: arguments.jsonKeys?.trimmedDescription,
             dates: arguments.dates?.trimmedDescription,
+            table: arguments.table,
+            columns: arguments.columns?.trimmedDescription,
+            withoutRowID: arguments.withoutRowID,
+            indexes: arguments.indexes.map { $0.map(\.name) },
+            unique: arguments.unique.map { $0.map(\.name) },
             fields: fields,
             hooks: JSONHook.allCases.filter(hooks.contains)
         )
@@ -78,6 +86,12 @@ struct ModelAnalyzer {
         var dates: ExprSyntax?
         var decodeExcluding: [ExcludedName] = []
         var encodeExcluding: [ExcludedName] = []
+        var table: String?
+        var columns: ExprSyntax?
+        var withoutRowID = false
+        var withoutRowIDArgument: ExprSyntax?
+        var indexes: [[ExcludedName]] = []
+        var unique: [[ExcludedName]] = []
     }
 
     /// A property name listed in `decodeExcluding:` or `encodeExcluding:`.
@@ -103,6 +117,17 @@ struct ModelAnalyzer {
                 result.decodeExcluding = excludedNames(argument.expression, argument: "decodeExcluding")
             case "encodeExcluding":
                 result.encodeExcluding = excludedNames(argument.expression, argument: "encodeExcluding")
+            case "table":
+                result.table = tableName(argument.expression)
+            case "columns":
+                result.columns = argument.expression
+            case "withoutRowID":
+                result.withoutRowID = boolLiteral(argument.expression, argument: "withoutRowID")
+                result.withoutRowIDArgument = argument.expression
+            case "indexes", "unique":
+                let label = argument.label?.text ?? ""
+                let groups = nameGroups(argument.expression, argument: label)
+                if label == "indexes" { result.indexes = groups } else { result.unique = groups }
             default:
                 break
             }
@@ -127,6 +152,74 @@ struct ModelAnalyzer {
             names.append(ExcludedName(name: name, literal: literal))
         }
         return names
+    }
+
+    /// `table: nil` means the same as leaving it out.
+    private mutating func tableName(_ expression: ExprSyntax) -> String? {
+        if expression.is(NilLiteralExprSyntax.self) { return nil }
+        guard let literal = expression.as(StringLiteralExprSyntax.self), let name = literal.representedLiteralValue else {
+            diagnose(.tableNameNotLiteral, at: expression)
+            return nil
+        }
+        guard !name.isEmpty else {
+            diagnose(.emptyTableName, at: expression)
+            return nil
+        }
+        return name
+    }
+
+    /// `true` or `false`, written as a literal so the macro can see it; false after a diagnostic.
+    mutating func boolLiteral(_ expression: ExprSyntax, argument: String) -> Bool {
+        guard let literal = expression.as(BooleanLiteralExprSyntax.self) else {
+            diagnose(.boolArgumentNotLiteral(argument: argument), at: expression)
+            return false
+        }
+        return literal.literal.tokenKind == .keyword(.true)
+    }
+
+    /// `[["a", "b"], ["c"]]` for `indexes:` and `unique:`.
+    private mutating func nameGroups(_ expression: ExprSyntax, argument: String) -> [[ExcludedName]] {
+        guard let array = expression.as(ArrayExprSyntax.self) else {
+            diagnose(.nameGroupsNotLiteral(argument: argument), at: expression)
+            return []
+        }
+        return array.elements.compactMap { element in
+            guard let group = element.expression.as(ArrayExprSyntax.self) else {
+                diagnose(.nameGroupsNotLiteral(argument: argument), at: element.expression)
+                return nil
+            }
+            return group.elements.compactMap { name in
+                guard let literal = name.expression.as(StringLiteralExprSyntax.self),
+                    let value = literal.representedLiteralValue
+                else {
+                    diagnose(.nameGroupsNotLiteral(argument: argument), at: name.expression)
+                    return nil
+                }
+                return ExcludedName(name: value, literal: literal)
+            }
+        }
+    }
+
+    /// Index and unique groups name stored properties; a `withoutRowID` table has a primary
+    /// key; `autoincrement` marks the only key column of a rowid table.
+    private mutating func checkSQLOptions(_ arguments: ModelArguments, attribute: AttributeSyntax, modelName: String) {
+        let fieldNames = Set(fields.map(\.name))
+        for (label, groups) in [("indexes", arguments.indexes), ("unique", arguments.unique)] {
+            for name in groups.joined() where !fieldNames.contains(name.name) {
+                diagnose(.unknownColumnProperty(name: name.name, argument: label, model: modelName), at: name.literal)
+            }
+        }
+        let hasPrimaryKey = fields.contains(where: \.isPrimaryKey) || fieldNames.contains("id")
+        if arguments.withoutRowID, !hasPrimaryKey, let node = arguments.withoutRowIDArgument {
+            diagnose(.withoutRowIDNeedsPrimaryKey, at: node)
+        }
+        if fields.contains(where: \.isAutoincrement) {
+            if fields.filter(\.isPrimaryKey).count > 1 {
+                diagnose(.autoincrementNeedsSingleKey, at: attribute)
+            } else if arguments.withoutRowID, let node = arguments.withoutRowIDArgument {
+                diagnose(.autoincrementWithoutRowID, at: node)
+            }
+        }
     }
 
     private mutating func checkExcludedNames(_ names: [ExcludedName], argument: String, modelName: String) {

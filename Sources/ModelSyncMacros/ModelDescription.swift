@@ -12,6 +12,16 @@ struct ModelDescription {
     var jsonKeys: String?
     /// Source text of `@Model(dates:)`, if given.
     var dates: String?
+    /// `@Model(table:)`, if given.
+    var table: String?
+    /// Source text of `@Model(columns:)`, if given.
+    var columns: String?
+    /// `@Model(withoutRowID: true)`.
+    var withoutRowID: Bool
+    /// `@Model(indexes:)`: property names per index.
+    var indexes: [[String]]
+    /// `@Model(unique:)`: property names per unique group.
+    var unique: [[String]]
     /// The stored, non-ignored properties in declaration order; a field's index in this
     /// array is its index in the generated schema.
     var fields: [FieldDescription]
@@ -27,7 +37,15 @@ struct FieldDescription {
     var identifier: String
     /// Explicit key from `@JSON("...")`.
     var jsonKey: String?
+    /// Explicit column name from `@Column("...")`.
+    var column: String?
     var isPrimaryKey: Bool
+    /// `@PrimaryKey(autoincrement: true)`.
+    var isAutoincrement: Bool
+    /// `@Column(unique: true)`.
+    var isUnique: Bool
+    /// `@Column(indexed: true)`.
+    var isIndexed: Bool
     /// The `@Transform(...)` argument.
     var transformer: SourceSnippet?
     /// The property's initializer.

@@ -3,7 +3,7 @@ import SwiftSyntax
 import SwiftSyntaxBuilder
 import SwiftSyntaxMacros
 
-/// `@Model`: adds one extension with the schema and the JSON codec.
+/// `@Model`: adds one extension with the schema, the JSON codec and the SQL row codec.
 ///
 /// analysis (ModelAnalysis.swift, PropertyAnalysis.swift) → `ModelDescription`
 /// → emitters (Emitters.swift) → source text, parsed into the returned extension.
@@ -34,6 +34,9 @@ public struct ModelMacro: ExtensionMacro {
         }
         members.append(jsonDecoderInitDecl(model))
         members.append(jsonEncodeDecl(model))
+        members.append(sqlTableDecl(model))
+        members.append(rowDecoderInitDecl(model))
+        members.append(rowBindDecl(model))
 
         let source = extensionSource(
             extendedType: type.trimmedDescription,

@@ -10,5 +10,6 @@ struct ModelSyncMacrosPlugin: CompilerPlugin {
         JSONKeyMacro.self,
         TransformMacro.self,
         IgnoredMacro.self,
+        ColumnMacro.self,
     ]
 }

@@ -9,6 +9,7 @@ enum FieldAttributeKind: String, CaseIterable {
     case json = "JSON"
     case transform = "Transform"
     case ignored = "Ignored"
+    case column = "Column"
 }
 
 /// The attributes on a property declaration, sorted into ours and property wrappers.
@@ -126,6 +127,10 @@ extension ModelAnalyzer {
 
         let jsonAttribute = attributes.first(.json)
         let jsonKey = jsonAttribute.flatMap { explicitJSONKey(from: $0) }
+        let columnAttribute = attributes.first(.column)
+        let column = columnAttribute.map { columnArguments(from: $0) } ?? ColumnArguments()
+        let primaryKey = attributes.first(.primaryKey)
+        let isAutoincrement = primaryKey.map { boolArgument("autoincrement", of: $0) } ?? false
         let indentation = lineIndentation(of: decl)
         let transformer = attributes.first(.transform)
             .flatMap { firstArgument(of: $0) }
@@ -161,13 +166,23 @@ extension ModelAnalyzer {
             if let jsonKey, let jsonAttribute {
                 checkDuplicate(jsonKey: jsonKey, property: name, attribute: jsonAttribute)
             }
+            if let columnName = column.name, let columnAttribute {
+                checkDuplicate(column: columnName, property: name, attribute: columnAttribute)
+            }
+            if isAutoincrement, let type = declaredType(of: binding, at: index, in: decl), !isIntegerType(type) {
+                diagnose(.autoincrementNeedsInteger(type: type.trimmedDescription, property: name), at: type)
+            }
 
             fields.append(
                 FieldDescription(
                     name: name,
                     identifier: identifier.text,
                     jsonKey: jsonKey,
-                    isPrimaryKey: attributes.first(.primaryKey) != nil,
+                    column: column.name,
+                    isPrimaryKey: primaryKey != nil,
+                    isAutoincrement: isAutoincrement,
+                    isUnique: column.isUnique,
+                    isIndexed: column.isIndexed,
                     transformer: transformer,
                     defaultValue: initializer.map { SourceSnippet($0, declarationIndentation: indentation) },
                     decodes: decodes,
@@ -246,6 +261,55 @@ extension ModelAnalyzer {
 
     // MARK: - Attribute arguments
 
+    /// `Int`, `Int64`, `UInt8?`, …: the types an autoincrementing key can have.
+    private func isIntegerType(_ type: TypeSyntax) -> Bool {
+        let base = type.as(OptionalTypeSyntax.self)?.wrappedType ?? type
+        let name = base.trimmedDescription
+        let unqualified = name.hasPrefix("Swift.") ? String(name.dropFirst(6)) : name
+        return ["Int", "Int8", "Int16", "Int32", "Int64", "UInt", "UInt8", "UInt16", "UInt32", "UInt64"].contains(unqualified)
+    }
+
+    /// The arguments of `@Column(_:unique:indexed:)`.
+    struct ColumnArguments {
+        var name: String?
+        var isUnique = false
+        var isIndexed = false
+    }
+
+    private mutating func columnArguments(from attribute: AttributeSyntax) -> ColumnArguments {
+        var result = ColumnArguments()
+        guard case .argumentList(let arguments) = attribute.arguments else { return result }
+        for argument in arguments {
+            switch argument.label?.text {
+            case nil:
+                if argument.expression.is(NilLiteralExprSyntax.self) { continue }
+                guard let literal = argument.expression.as(StringLiteralExprSyntax.self),
+                    let name = literal.representedLiteralValue
+                else {
+                    diagnose(.columnNameNotLiteral, at: argument.expression)
+                    continue
+                }
+                if name.isEmpty {
+                    diagnose(.emptyColumnName, at: argument.expression)
+                } else {
+                    result.name = name
+                }
+            case "unique": result.isUnique = boolLiteral(argument.expression, argument: "unique")
+            case "indexed": result.isIndexed = boolLiteral(argument.expression, argument: "indexed")
+            default: break
+            }
+        }
+        return result
+    }
+
+    /// The value of a labelled `Bool` argument of an attribute; false when absent.
+    private mutating func boolArgument(_ label: String, of attribute: AttributeSyntax) -> Bool {
+        guard case .argumentList(let arguments) = attribute.arguments,
+            let argument = arguments.first(where: { $0.label?.text == label })
+        else { return false }
+        return boolLiteral(argument.expression, argument: label)
+    }
+
     private func firstArgument(of attribute: AttributeSyntax) -> ExprSyntax? {
         guard case .argumentList(let arguments) = attribute.arguments else { return nil }
         return arguments.first?.expression
@@ -266,15 +330,32 @@ extension ModelAnalyzer {
     }
 
     private mutating func checkDuplicate(jsonKey: String, property: String, attribute: AttributeSyntax) {
+        checkDuplicate(
+            jsonKey, property: property, attribute: attribute, seen: \.explicitJSONKeys,
+            message: .duplicateJSONKey(key: jsonKey), note: ModelNote.jsonKeyFirstUsed)
+    }
+
+    private mutating func checkDuplicate(column: String, property: String, attribute: AttributeSyntax) {
+        checkDuplicate(
+            column, property: property, attribute: attribute, seen: \.explicitColumns,
+            message: .duplicateColumnName(column: column), note: ModelNote.columnFirstUsed)
+    }
+
+    /// Reports the second explicit use of a name (at the attribute's argument), with a note at
+    /// the first.
+    private mutating func checkDuplicate(
+        _ name: String,
+        property: String,
+        attribute: AttributeSyntax,
+        seen: WritableKeyPath<ModelAnalyzer, [String: (property: String, node: Syntax)]>,
+        message: ModelDiagnostic,
+        note: (String) -> ModelNote
+    ) {
         let node = firstArgument(of: attribute).map(Syntax.init) ?? Syntax(attribute)
-        if let first = explicitJSONKeys[jsonKey] {
-            diagnose(
-                .duplicateJSONKey(key: jsonKey),
-                at: node,
-                notes: [Note(node: first.node, message: ModelNote.jsonKeyFirstUsed(property: first.property))]
-            )
+        if let first = self[keyPath: seen][name] {
+            diagnose(message, at: node, notes: [Note(node: first.node, message: note(first.property))])
         } else {
-            explicitJSONKeys[jsonKey] = (property, node)
+            self[keyPath: seen][name] = (property, node)
         }
     }
 }

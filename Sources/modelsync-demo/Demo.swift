@@ -5,10 +5,12 @@ import ModelSync
 
 @main
 struct Demo {
-    static func main() {
+    static func main() async {
         do {
             try JSONMappingSection.run()
             try EditingSection.run()
+            try SQLiteSection.run()
+            try await RemoteSection.run()
             print("\nDone.")
         } catch {
             print("\nThe demo failed: \(error)")

@@ -149,7 +149,7 @@ struct DiagnosticTests {
                 static let all: [String] = []
             }
 
-            extension Tag: ModelSync.Model, ModelSync.JSONModel {
+            extension Tag: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
                 static let schema = ModelSync.ModelSchema(
                     name: "Tag",
                     fields: [
@@ -162,6 +162,13 @@ struct DiagnosticTests {
                 }
                 func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
                     try encoder.encode(self.name, 0)
+                }
+                static let sqlTable = ModelSync.SQLTable(schema: schema)
+                init(row: inout ModelSync.SQLRowDecoder) throws {
+                    self.name = try row.decode(0)
+                }
+                func bind(to row: inout ModelSync.SQLRowEncoder) throws {
+                    try row.encode(self.name, 0)
                 }
             }
             """,
@@ -307,7 +314,7 @@ struct DiagnosticTests {
                 let version = 5
             }
 
-            extension Post: ModelSync.Model, ModelSync.JSONModel {
+            extension Post: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
                 static let schema = ModelSync.ModelSchema(
                     name: "Post",
                     fields: [
@@ -319,6 +326,13 @@ struct DiagnosticTests {
                 }
                 func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
                     try encoder.encode(self.kind, 0)
+                }
+                static let sqlTable = ModelSync.SQLTable(schema: schema)
+                init(row: inout ModelSync.SQLRowDecoder) throws {
+                    self.kind = try row.decode(0)
+                }
+                func bind(to row: inout ModelSync.SQLRowEncoder) throws {
+                    try row.encode(self.kind, 0)
                 }
             }
             """

@@ -17,7 +17,7 @@ struct ExpansionTests {
                 var name: String
             }
 
-            extension Tag: ModelSync.Model, ModelSync.JSONModel {
+            extension Tag: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
                 static let schema = ModelSync.ModelSchema(
                     name: "Tag",
                     fields: [
@@ -30,6 +30,13 @@ struct ExpansionTests {
                 }
                 func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
                     try encoder.encode(self.name, 0)
+                }
+                static let sqlTable = ModelSync.SQLTable(schema: schema)
+                init(row: inout ModelSync.SQLRowDecoder) throws {
+                    self.name = try row.decode(0)
+                }
+                func bind(to row: inout ModelSync.SQLRowEncoder) throws {
+                    try row.encode(self.name, 0)
                 }
             }
             """
@@ -49,7 +56,7 @@ struct ExpansionTests {
                 var note = ""
             }
 
-            extension Marker: ModelSync.Model, ModelSync.JSONModel {
+            extension Marker: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
                 static let schema = ModelSync.ModelSchema(
                     name: "Marker",
                     fields: []
@@ -58,6 +65,11 @@ struct ExpansionTests {
                 init(json decoder: inout ModelSync.JSONObjectDecoder) throws {
                 }
                 func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
+                }
+                static let sqlTable = ModelSync.SQLTable(schema: schema)
+                init(row: inout ModelSync.SQLRowDecoder) throws {
+                }
+                func bind(to row: inout ModelSync.SQLRowEncoder) throws {
                 }
             }
             """
@@ -89,7 +101,7 @@ struct ExpansionTests {
                 var name: String
             }
 
-            extension Tag: ModelSync.Model, ModelSync.JSONModel {
+            extension Tag: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
                 \(memberModifier)static let schema = ModelSync.ModelSchema(
                     name: "Tag",
                     fields: [
@@ -102,6 +114,13 @@ struct ExpansionTests {
                 }
                 \(memberModifier)func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
                     try encoder.encode(self.name, 0)
+                }
+                \(memberModifier)static let sqlTable = ModelSync.SQLTable(schema: schema)
+                \(memberModifier)init(row: inout ModelSync.SQLRowDecoder) throws {
+                    self.name = try row.decode(0)
+                }
+                \(memberModifier)func bind(to row: inout ModelSync.SQLRowEncoder) throws {
+                    try row.encode(self.name, 0)
                 }
             }
             """
@@ -125,7 +144,7 @@ struct ExpansionTests {
                 }
             }
 
-            extension API.Comment: ModelSync.Model, ModelSync.JSONModel {
+            extension API.Comment: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
                 public static let schema = ModelSync.ModelSchema(
                     name: "Comment",
                     fields: [
@@ -138,6 +157,13 @@ struct ExpansionTests {
                 }
                 public func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
                     try encoder.encode(self.body, 0)
+                }
+                public static let sqlTable = ModelSync.SQLTable(schema: schema)
+                public init(row: inout ModelSync.SQLRowDecoder) throws {
+                    self.body = try row.decode(0)
+                }
+                public func bind(to row: inout ModelSync.SQLRowEncoder) throws {
+                    try row.encode(self.body, 0)
                 }
             }
             """
@@ -179,7 +205,7 @@ struct ExpansionTests {
                 }
             }
 
-            extension NS.User: ModelSync.Model, ModelSync.JSONModel {
+            extension NS.User: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
                 static let schema = ModelSync.ModelSchema(
                     name: "User",
                     fields: [
@@ -201,6 +227,19 @@ struct ExpansionTests {
                     try encoder.encode(self.fallback, 1)
                     try encoder.encode(self.named, 2, using: .roleName)
                     try encoder.encode(self.history, 3)
+                }
+                static let sqlTable = ModelSync.SQLTable(schema: schema)
+                init(row: inout ModelSync.SQLRowDecoder) throws {
+                    self.role = try row.decode(0)
+                    self.fallback = try row.decode(1)
+                    self.named = try row.decode(2)
+                    self.history = try row.decode(3)
+                }
+                func bind(to row: inout ModelSync.SQLRowEncoder) throws {
+                    try row.encode(self.role, 0)
+                    try row.encode(self.fallback, 1)
+                    try row.encode(self.named, 2)
+                    try row.encode(self.history, 3)
                 }
             }
             """
@@ -228,7 +267,7 @@ struct ExpansionTests {
                 var `class`: Int = 0
             }
 
-            extension Odd: ModelSync.Model, ModelSync.JSONModel {
+            extension Odd: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
                 static let schema = ModelSync.ModelSchema(
                     name: "Odd",
                     fields: [
@@ -250,6 +289,19 @@ struct ExpansionTests {
                     try encoder.encode(self.`Protocol`, 1)
                     try encoder.encode(self.`self`, 2)
                     try encoder.encode(self.`class`, 3)
+                }
+                static let sqlTable = ModelSync.SQLTable(schema: schema)
+                init(row: inout ModelSync.SQLRowDecoder) throws {
+                    self.`Type` = try row.decode(0)
+                    self.`Protocol` = try row.decode(1)
+                    self.`self` = try row.decode(2)
+                    self.`class` = try row.decode(3)
+                }
+                func bind(to row: inout ModelSync.SQLRowEncoder) throws {
+                    try row.encode(self.`Type`, 0)
+                    try row.encode(self.`Protocol`, 1)
+                    try row.encode(self.`self`, 2)
+                    try row.encode(self.`class`, 3)
                 }
             }
             """
@@ -275,7 +327,7 @@ struct ExpansionTests {
                 @ModelSync.JSON("since_date") var since: String
             }
 
-            extension Membership: ModelSync.Model, ModelSync.JSONModel {
+            extension Membership: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
                 static let schema = ModelSync.ModelSchema(
                     name: "Membership",
                     fields: [
@@ -294,6 +346,17 @@ struct ExpansionTests {
                     try encoder.encode(self.userId, 0)
                     try encoder.encode(self.groupId, 1)
                     try encoder.encode(self.since, 2)
+                }
+                static let sqlTable = ModelSync.SQLTable(schema: schema)
+                init(row: inout ModelSync.SQLRowDecoder) throws {
+                    self.userId = try row.decode(0)
+                    self.groupId = try row.decode(1)
+                    self.since = try row.decode(2)
+                }
+                func bind(to row: inout ModelSync.SQLRowEncoder) throws {
+                    try row.encode(self.userId, 0)
+                    try row.encode(self.groupId, 1)
+                    try row.encode(self.since, 2)
                 }
             }
             """
@@ -331,7 +394,7 @@ struct ExpansionTests {
                 var items = [1, 2]
             }
 
-            extension Settings: ModelSync.Model, ModelSync.JSONModel {
+            extension Settings: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
                 static let schema = ModelSync.ModelSchema(
                     name: "Settings",
                     fields: [
@@ -369,6 +432,29 @@ struct ExpansionTests {
                     try encoder.encode(self.createdAt, 7)
                     try encoder.encode(self.items, 8)
                 }
+                static let sqlTable = ModelSync.SQLTable(schema: schema)
+                init(row: inout ModelSync.SQLRowDecoder) throws {
+                    self.enabled = try row.decode(0)
+                    self.title = try row.decode(1)
+                    self.count = try row.decode(2)
+                    self.ratio = try row.decode(3)
+                    self.offset = try row.decode(4)
+                    self.scale = try row.decode(5)
+                    self.hex = try row.decode(6)
+                    self.createdAt = try row.decode(7)
+                    self.items = try row.decode(8)
+                }
+                func bind(to row: inout ModelSync.SQLRowEncoder) throws {
+                    try row.encode(self.enabled, 0)
+                    try row.encode(self.title, 1)
+                    try row.encode(self.count, 2)
+                    try row.encode(self.ratio, 3)
+                    try row.encode(self.offset, 4)
+                    try row.encode(self.scale, 5)
+                    try row.encode(self.hex, 6)
+                    try row.encode(self.createdAt, 7)
+                    try row.encode(self.items, 8)
+                }
             }
             """#
         )
@@ -399,7 +485,7 @@ struct ExpansionTests {
                 var missing: String? = nil
             }
 
-            extension Doc: ModelSync.Model, ModelSync.JSONModel {
+            extension Doc: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
                 static let schema = ModelSync.ModelSchema(
                     name: "Doc",
                     fields: [
@@ -428,6 +514,19 @@ struct ExpansionTests {
                     try encoder.encode(self.joined, 2)
                     try encoder.encode(self.missing, 3)
                 }
+                static let sqlTable = ModelSync.SQLTable(schema: schema)
+                init(row: inout ModelSync.SQLRowDecoder) throws {
+                    self.quoted = try row.decode(0)
+                    self.path = try row.decode(1)
+                    self.joined = try row.decode(2)
+                    self.missing = try row.decode(3)
+                }
+                func bind(to row: inout ModelSync.SQLRowEncoder) throws {
+                    try row.encode(self.quoted, 0)
+                    try row.encode(self.path, 1)
+                    try row.encode(self.joined, 2)
+                    try row.encode(self.missing, 3)
+                }
             }
             """#
         )
@@ -452,7 +551,7 @@ struct ExpansionTests {
                     """
             }
 
-            extension Letter: ModelSync.Model, ModelSync.JSONModel {
+            extension Letter: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
                 static let schema = ModelSync.ModelSchema(
                     name: "Letter",
                     fields: [
@@ -471,6 +570,13 @@ struct ExpansionTests {
                 }
                 func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
                     try encoder.encode(self.body, 0)
+                }
+                static let sqlTable = ModelSync.SQLTable(schema: schema)
+                init(row: inout ModelSync.SQLRowDecoder) throws {
+                    self.body = try row.decode(0)
+                }
+                func bind(to row: inout ModelSync.SQLRowEncoder) throws {
+                    try row.encode(self.body, 0)
                 }
             }
             """#
@@ -495,7 +601,7 @@ struct ExpansionTests {
                 var flag: Bool = Self.strict ? true : false
             }
 
-            extension Limits: ModelSync.Model, ModelSync.JSONModel {
+            extension Limits: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
                 static let schema = ModelSync.ModelSchema(
                     name: "Limits",
                     fields: [
@@ -515,6 +621,17 @@ struct ExpansionTests {
                     try encoder.encode(self.name, 1)
                     try encoder.encode(self.flag, 2)
                 }
+                static let sqlTable = ModelSync.SQLTable(schema: schema)
+                init(row: inout ModelSync.SQLRowDecoder) throws {
+                    self.total = try row.decode(0)
+                    self.name = try row.decode(1)
+                    self.flag = try row.decode(2)
+                }
+                func bind(to row: inout ModelSync.SQLRowEncoder) throws {
+                    try row.encode(self.total, 0)
+                    try row.encode(self.name, 1)
+                    try row.encode(self.flag, 2)
+                }
             }
             """
         )
@@ -533,7 +650,7 @@ struct ExpansionTests {
                 var day: Date = .distantPast
             }
 
-            extension Event: ModelSync.Model, ModelSync.JSONModel {
+            extension Event: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
                 static let schema = ModelSync.ModelSchema(
                     name: "Event",
                     fields: [
@@ -546,6 +663,13 @@ struct ExpansionTests {
                 }
                 func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
                     try encoder.encode(self.day, 0, using: .dateFormat("yyyy-MM-dd'T'HH:mm \"Z\""))
+                }
+                static let sqlTable = ModelSync.SQLTable(schema: schema)
+                init(row: inout ModelSync.SQLRowDecoder) throws {
+                    self.day = try row.decode(0)
+                }
+                func bind(to row: inout ModelSync.SQLRowEncoder) throws {
+                    try row.encode(self.day, 0)
                 }
             }
             """#
@@ -583,7 +707,7 @@ struct ExpansionTests {
                 @available(*, deprecated) var legacy: Int?
             }
 
-            extension Point: ModelSync.Model, ModelSync.JSONModel {
+            extension Point: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
                 static let schema = ModelSync.ModelSchema(
                     name: "Point",
                     fields: [
@@ -612,6 +736,23 @@ struct ExpansionTests {
                     try encoder.encode(self.label, 4)
                     try encoder.encode(self.legacy, 5)
                 }
+                static let sqlTable = ModelSync.SQLTable(schema: schema)
+                init(row: inout ModelSync.SQLRowDecoder) throws {
+                    self.id = try row.decode(0)
+                    self.x = try row.decode(1)
+                    self.y = try row.decode(2)
+                    self.`default` = try row.decode(3)
+                    self.label = try row.decode(4)
+                    self.legacy = try row.decode(5)
+                }
+                func bind(to row: inout ModelSync.SQLRowEncoder) throws {
+                    try row.encode(self.id, 0)
+                    try row.encode(self.x, 1)
+                    try row.encode(self.y, 2)
+                    try row.encode(self.`default`, 3)
+                    try row.encode(self.label, 4)
+                    try row.encode(self.legacy, 5)
+                }
             }
             """
         )
@@ -632,7 +773,7 @@ struct ExpansionTests {
                 var token: String?
             }
 
-            extension Session: ModelSync.Model, ModelSync.JSONModel {
+            extension Session: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
                 static let schema = ModelSync.ModelSchema(
                     name: "Session",
                     fields: [
@@ -646,6 +787,15 @@ struct ExpansionTests {
                     self.name = try decoder.decode(0)
                 }
                 func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
+                }
+                static let sqlTable = ModelSync.SQLTable(schema: schema)
+                init(row: inout ModelSync.SQLRowDecoder) throws {
+                    self.name = try row.decode(0)
+                    self.token = try row.decode(1)
+                }
+                func bind(to row: inout ModelSync.SQLRowEncoder) throws {
+                    try row.encode(self.name, 0)
+                    try row.encode(self.token, 1)
                 }
             }
             """
@@ -665,7 +815,7 @@ struct ExpansionTests {
                 var at: Date
             }
 
-            extension Ping: ModelSync.Model, ModelSync.JSONModel {
+            extension Ping: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
                 static let schema = ModelSync.ModelSchema(
                     name: "Ping",
                     fields: [
@@ -678,6 +828,13 @@ struct ExpansionTests {
                 }
                 func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
                     try encoder.encode(self.at, 0)
+                }
+                static let sqlTable = ModelSync.SQLTable(schema: schema)
+                init(row: inout ModelSync.SQLRowDecoder) throws {
+                    self.at = try row.decode(0)
+                }
+                func bind(to row: inout ModelSync.SQLRowEncoder) throws {
+                    try row.encode(self.at, 0)
                 }
             }
             """
@@ -711,6 +868,13 @@ struct ExpansionTests {
                 }
                 func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
                     try encoder.encode(self.name, 0)
+                }
+                static let sqlTable = ModelSync.SQLTable(schema: schema)
+                init(row: inout ModelSync.SQLRowDecoder) throws {
+                    self.name = try row.decode(0)
+                }
+                func bind(to row: inout ModelSync.SQLRowEncoder) throws {
+                    try row.encode(self.name, 0)
                 }
             }
             """,

@@ -47,7 +47,7 @@ struct FullExampleTests {
                 func didEncode(_ json: inout JSONValue) throws {}
             }
 
-            extension Post: ModelSync.Model, ModelSync.JSONModel {
+            extension Post: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
                 public static let schema = ModelSync.ModelSchema(
                     name: "Post",
                     fields: [
@@ -90,6 +90,33 @@ struct FullExampleTests {
                     try encoder.encode(self.author, 7)
                     try encoder.encode(self.draftNote, 8)
                     try encoder.encode(self.isNew, 10)
+                }
+                public static let sqlTable = ModelSync.SQLTable(schema: schema)
+                public init(row: inout ModelSync.SQLRowDecoder) throws {
+                    self.id = try row.decode(0)
+                    self.userId = try row.decode(1)
+                    self.text = try row.decode(2)
+                    self.authorName = try row.decode(3)
+                    self.publishedAt = try row.decode(4)
+                    self.slug = try row.decode(5)
+                    self.tags = try row.decode(6)
+                    self.author = try row.decode(7)
+                    self.draftNote = try row.decode(8)
+                    self.password = try row.decode(9)
+                    self.isNew = try row.decode(10)
+                }
+                public func bind(to row: inout ModelSync.SQLRowEncoder) throws {
+                    try row.encode(self.id, 0)
+                    try row.encode(self.userId, 1)
+                    try row.encode(self.text, 2)
+                    try row.encode(self.authorName, 3)
+                    try row.encode(self.publishedAt, 4)
+                    try row.encode(self.slug, 5)
+                    try row.encode(self.tags, 6)
+                    try row.encode(self.author, 7)
+                    try row.encode(self.draftNote, 8)
+                    try row.encode(self.password, 9)
+                    try row.encode(self.isNew, 10)
                 }
             }
             """

@@ -12,7 +12,7 @@ struct HookTests {
             \(members)
             }
 
-            extension Tag: ModelSync.Model, ModelSync.JSONModel {
+            extension Tag: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
                 static let schema = ModelSync.ModelSchema(
                     name: "Tag",
                     fields: [
@@ -25,6 +25,13 @@ struct HookTests {
                 }
                 func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
                     try encoder.encode(self.name, 0)
+                }
+                static let sqlTable = ModelSync.SQLTable(schema: schema)
+                init(row: inout ModelSync.SQLRowDecoder) throws {
+                    self.name = try row.decode(0)
+                }
+                func bind(to row: inout ModelSync.SQLRowEncoder) throws {
+                    try row.encode(self.name, 0)
                 }
             }
             """

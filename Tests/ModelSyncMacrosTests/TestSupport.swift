@@ -11,12 +11,14 @@ let modelSyncMacros: [String: MacroSpec] = [
         conformances: [
             TypeSyntax(IdentifierTypeSyntax(name: .identifier("Model"))),
             TypeSyntax(IdentifierTypeSyntax(name: .identifier("JSONModel"))),
+            TypeSyntax(IdentifierTypeSyntax(name: .identifier("SQLModel"))),
         ]
     ),
     "PrimaryKey": MacroSpec(type: PrimaryKeyMacro.self),
     "JSON": MacroSpec(type: JSONKeyMacro.self),
     "Transform": MacroSpec(type: TransformMacro.self),
     "Ignored": MacroSpec(type: IgnoredMacro.self),
+    "Column": MacroSpec(type: ColumnMacro.self),
 ]
 
 /// `assertMacroExpansion` reporting failures to Swift Testing, at the spec that failed

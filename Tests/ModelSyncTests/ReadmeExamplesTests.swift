@@ -1,5 +1,6 @@
 import Foundation
 import ModelSync
+import ModelSyncServer
 import Testing
 
 // The README's examples, verbatim where they are code, so that they cannot rot.
@@ -44,6 +45,90 @@ enum Readme {
         #expect(String(decoding: bytes, as: UTF8.self) == #"{"id":1,"userId":7,"body":"Hi","stats":{"views":12}}"#)
         #expect(Readme.User.schema.primaryKey == ["id"])
         #expect(Post.schema.primaryKey == ["id"])
+    }
+}
+
+// MARK: - SQLite
+
+extension Readme {
+    @Model(table: "articles", columns: .snakeCase, indexes: [["userId", "publishedAt"]])
+    struct Article {
+        @PrimaryKey(autoincrement: true) var id: Int?       // assigned by SQLite on insert
+        @Column(indexed: true) var userId: Int               // column "user_id"
+        var title: String
+        @Column("url_slug", unique: true) var slug: String
+        var tags: [String] = []                              // arrays, dictionaries, models: JSON text
+        var publishedAt: Date?                               // optionals are nullable columns
+    }
+}
+
+@Suite struct ReadmeSQLiteExampleTests {
+    typealias Article = Readme.Article
+
+    @Test func sqliteSection() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("app.sqlite").path
+
+        var migrations = Migrator()
+        migrations.register("1-create-articles") { db in try Article.createTable(db) }
+        migrations.registerSQL("2-seed", "INSERT INTO articles (user_id, title, url_slug) VALUES (1, 'Welcome', 'welcome')")
+        let db = try Database(path: path, models: [Article.self], migrations: migrations)
+
+        var article = Article(userId: 1, title: "Hello", slug: "hello")
+        try db.write { try article.insert($0) }                  // article.id is set
+        article.title = "Hello again"
+        try db.write { try article.save($0) }                    // UPDATE, by primary key
+        let recent = try db.read { try Article.all($0, where: "user_id = ?", [1], order: "id DESC", limit: 10) }
+        #expect(article.id == 2)
+        #expect(recent.map(\.title) == ["Hello again", "Welcome"])
+
+        var batch = [Article(userId: 2, title: "A", slug: "a"), Article(userId: 2, title: "B", slug: "a")]
+        do {
+            try db.write { try Article.saveAll(&batch, $0) }     // one transaction: all or nothing
+            Issue.record("expected the batch to fail")
+        } catch let error as SQLiteError {
+            #expect(error.batchIndex == 1)
+            #expect(error.message == "batch row 1 (primary key NULL): UNIQUE constraint failed: articles.url_slug")
+        }
+        #expect(try db.read { try Article.count($0) } == 2)
+    }
+}
+
+extension Readme.Post: RemoteResource {
+    static let remote = RemoteConfiguration(path: "posts")
+}
+
+extension ReadmeExamplesTests {
+    @Test func restSection() async throws {
+        let server = try await ModelSyncServer.start(data: ModelSyncServer.sampleData)
+        do {
+            try await restExample(baseURL: server.baseURL)
+            await server.shutdown()
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+    }
+
+    /// The README's REST example; its base URL is `URL(string: "http://127.0.0.1:3000")!`.
+    private func restExample(baseURL: URL) async throws {
+        let api = RemoteStore(baseURL: baseURL)
+        var post = try await api.fetch(Post.self, id: 1)          // GET /posts/1
+        post.text = "Edited"
+        try await api.save(&post)                                 // PUT /posts/1
+        var draft = Post(userId: 1, text: "Hello")
+        try await api.save(&draft)                                // POST /posts; draft.id is set
+        let mine = try await api.list(Post.self, parameters: ["userId": 1, "_sort": "id"])
+        var counts: [Int] = []
+        for try await page in api.pages(Post.self, pagination: .pages(size: 20)) {
+            counts.append(page.count)                             // GET /posts?_limit=20&_page=1, …
+        }
+        #expect(try await api.fetch(Post.self, id: 1).text == "Edited")
+        #expect(draft.id == 101)
+        #expect(mine.count == 11 && mine.last?.id == 101)
+        #expect(counts == [20, 20, 20, 20, 20, 1])
     }
 }
 

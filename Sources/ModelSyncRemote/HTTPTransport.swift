@@ -1,0 +1,120 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// Sends HTTP requests. ``RemoteStore`` talks to servers only through a transport, so that tests
+/// and other platforms can swap it (AsyncHTTPClient by default, URLSession where available).
+///
+/// A transport returns every response, whatever its status, and throws
+/// ``RemoteError/transport(_:)`` or ``RemoteError/timeout(_:)`` only when no response arrived.
+public protocol HTTPTransport: Sendable {
+    /// Sends `request` and returns the response with its whole body.
+    func send(_ request: RemoteRequest) async throws -> RemoteResponse
+}
+
+/// The default transport: AsyncHTTPClient (SwiftNIO).
+public struct AsyncHTTPClientTransport: HTTPTransport {
+    /// The client requests go through.
+    public let client: HTTPClient
+    /// The timeout of requests that do not set one.
+    public var defaultTimeout: Duration
+    /// The largest response body accepted.
+    public var maxResponseSize: Int
+
+    /// A process-wide client, never shut down, that fails a request at once when a connection
+    /// cannot be established (AsyncHTTPClient's own shared client keeps retrying until the
+    /// request's deadline), so that ``RemoteStore``'s ``RetryPolicy`` decides about retries.
+    public static let sharedClient: HTTPClient = {
+        var configuration = HTTPClient.Configuration.singletonConfiguration
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
+    /// Creates a transport over `client` (``sharedClient`` by default, which needs no shutdown).
+    public init(client: HTTPClient = AsyncHTTPClientTransport.sharedClient, defaultTimeout: Duration = .seconds(60), maxResponseSize: Int = 64 << 20) {
+        self.client = client
+        self.defaultTimeout = defaultTimeout
+        self.maxResponseSize = maxResponseSize
+    }
+
+    public func send(_ request: RemoteRequest) async throws -> RemoteResponse {
+        var outgoing = HTTPClientRequest(url: request.url.absoluteString)
+        outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
+        for field in request.headers { outgoing.headers.add(name: field.name, value: field.value) }
+        if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
+        let timeout = request.timeout ?? defaultTimeout
+        let deadline = NIODeadline.now() + TimeAmount.nanoseconds(Self.nanoseconds(timeout))
+        do {
+            let response = try await client.execute(outgoing, deadline: deadline)
+            let body = try await response.body.collect(upTo: maxResponseSize)
+            return RemoteResponse(
+                status: Int(response.status.code),
+                headers: HeaderFields(response.headers.map { (name: $0.name, value: $0.value) }),
+                body: Array(body.readableBytesView)
+            )
+        } catch let error as HTTPClientError
+            where [.deadlineExceeded, .connectTimeout, .readTimeout, .writeTimeout].contains(error) {
+            throw RemoteError.timeout(RequestSummary(request))
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw RemoteError.transport(TransportFailure(request: RequestSummary(request), reason: String(describing: error)))
+        }
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds.multipliedReportingOverflow(by: 1_000_000_000).overflow
+            ? .max : seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}
+
+#if canImport(FoundationNetworking) || canImport(Darwin)
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A transport over Foundation's `URLSession`, for Apple platforms (and Linux through
+/// FoundationNetworking, where AsyncHTTPClient is the faster default).
+public struct URLSessionTransport: HTTPTransport {
+    /// The session requests go through.
+    public let session: URLSession
+    /// The timeout of requests that do not set one.
+    public var defaultTimeout: Duration
+
+    /// Creates a transport over `session`.
+    public init(session: URLSession = .shared, defaultTimeout: Duration = .seconds(60)) {
+        self.session = session
+        self.defaultTimeout = defaultTimeout
+    }
+
+    public func send(_ request: RemoteRequest) async throws -> RemoteResponse {
+        var outgoing = URLRequest(url: request.url)
+        outgoing.httpMethod = request.method.rawValue
+        for field in request.headers { outgoing.addValue(field.value, forHTTPHeaderField: field.name) }
+        outgoing.httpBody = request.body.map { Data($0) }
+        let timeout = request.timeout ?? defaultTimeout
+        outgoing.timeoutInterval = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        do {
+            let (data, response) = try await session.data(for: outgoing)
+            guard let http = response as? HTTPURLResponse else {
+                throw RemoteError.transport(TransportFailure(request: RequestSummary(request), reason: "not an HTTP response"))
+            }
+            let headers = http.allHeaderFields.compactMap { name, value -> (name: String, value: String)? in
+                guard let name = name as? String else { return nil }
+                return (name, String(describing: value))
+            }
+            return RemoteResponse(status: http.statusCode, headers: HeaderFields(headers), body: Array(data))
+        } catch let error as URLError where error.code == .timedOut {
+            throw RemoteError.timeout(RequestSummary(request))
+        } catch let error as RemoteError {
+            throw error
+        } catch let error as URLError where error.code == .cancelled {
+            throw CancellationError()
+        } catch {
+            throw RemoteError.transport(TransportFailure(request: RequestSummary(request), reason: String(describing: error)))
+        }
+    }
+}
+#endif

@@ -1,0 +1,125 @@
+import Foundation
+import ModelSyncJSON
+
+/// The method and URL of a request, for error messages.
+public struct RequestSummary: Sendable, Hashable, CustomStringConvertible {
+    /// The method, e.g. `GET`.
+    public var method: String
+    /// The URL.
+    public var url: URL
+
+    /// Summarizes a request.
+    public init(_ request: RemoteRequest) {
+        method = request.method.rawValue
+        url = request.url
+    }
+
+    public var description: String { "\(method) \(url.absoluteString)" }
+}
+
+/// A request that got no response.
+public struct TransportFailure: Sendable, Hashable {
+    /// The request.
+    public var request: RequestSummary
+    /// What the transport reported (connection refused, reset, …).
+    public var reason: String
+}
+
+/// A response with a status other than 2xx (and other than a 304 served from the cache).
+public struct HTTPStatusError: Sendable, CustomStringConvertible {
+    /// The request.
+    public var request: RequestSummary
+    /// The whole response: status, headers and body.
+    public var response: RemoteResponse
+    /// For 400 and 422 responses that carry them, the messages by field. Keys are property names
+    /// when the request was about a model whose schema maps the JSON key, JSON keys otherwise.
+    public var fieldErrors: [String: [String]]
+
+    /// The status code.
+    public var status: Int { response.status }
+
+    public var description: String {
+        var text = "\(request) answered \(status)"
+        if !fieldErrors.isEmpty {
+            text += ": " + fieldErrors.sorted { $0.key < $1.key }
+                .map { "\($0.key): \($0.value.joined(separator: "; "))" }.joined(separator: ", ")
+        } else if !response.body.isEmpty {
+            text += ": " + String(response.text.prefix(200))
+        }
+        return text
+    }
+}
+
+/// A response whose body could not be decoded as the expected models.
+public struct DecodingFailure: Sendable, CustomStringConvertible {
+    /// The request.
+    public var request: RequestSummary
+    /// The decoder's error, with the key path of the offending value (`[3].author.id`).
+    public var error: JSONError
+    /// The response.
+    public var response: RemoteResponse
+
+    public var description: String { "\(request): cannot decode the response: \(error)" }
+}
+
+/// Every way a remote call fails. A failed call never changes the model the caller holds.
+public enum RemoteError: Error, Sendable, CustomStringConvertible {
+    /// No response arrived: connection refused or dropped, DNS failure, …
+    case transport(TransportFailure)
+    /// No response arrived in time.
+    case timeout(RequestSummary)
+    /// The server answered with a non-2xx status.
+    case status(HTTPStatusError)
+    /// The response body is not the expected JSON.
+    case decoding(DecodingFailure)
+    /// The model has no primary key value where the URL needs one (`PUT`, `DELETE`, nested).
+    case missingID(model: String)
+    /// The URL could not be built.
+    case invalidURL(String)
+
+    /// The status code, for ``status(_:)`` errors.
+    public var status: Int? {
+        if case .status(let error) = self { return error.status }
+        return nil
+    }
+
+    public var description: String {
+        switch self {
+        case .transport(let failure): "\(failure.request) failed: \(failure.reason)"
+        case .timeout(let request): "\(request) timed out"
+        case .status(let error): error.description
+        case .decoding(let failure): failure.description
+        case .missingID(let model): "\(model) has no id to put in the URL"
+        case .invalidURL(let url): "invalid URL: \(url)"
+        }
+    }
+}
+
+extension HTTPStatusError {
+    /// Reads field errors from the usual shapes of validation responses:
+    /// `{"errors": {"title": ["is blank"]}}` (Rails), `{"title": ["is blank"]}` (Django REST
+    /// Framework), `{"errors": [{"field": "title", "message": "is blank"}]}`, and
+    /// `{"detail": [{"loc": ["body", "title"], "msg": "is blank"}]}` (FastAPI).
+    static func fieldErrors(in body: [UInt8]) -> [String: [String]] {
+        guard let json = try? JSONValue(parsing: body) else { return [:] }
+        var result: [String: [String]] = [:]
+        // Field messages are lists of strings; a lone string (`{"error": "…"}`) is no field error.
+        func messages(_ value: JSONValue) -> [String]? {
+            let texts = value.arrayValue?.compactMap(\.stringValue) ?? []
+            return texts.isEmpty ? nil : texts
+        }
+        if let list = (json["errors"] ?? json["detail"])?.arrayValue {
+            for entry in list {
+                let field = entry["field"]?.stringValue ?? entry["loc"]?.arrayValue?.last.flatMap(\.stringValue)
+                let message = entry["message"]?.stringValue ?? entry["msg"]?.stringValue
+                if let field, let message { result[field, default: []].append(message) }
+            }
+            return result
+        }
+        let object = json["errors"]?.objectValue ?? json.objectValue ?? JSONObject()
+        for (field, value) in object {
+            if let found = messages(value) { result[field] = found }
+        }
+        return result
+    }
+}

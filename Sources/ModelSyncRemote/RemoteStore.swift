@@ -1,0 +1,364 @@
+import Foundation
+import Logging
+import ModelSyncCore
+import ModelSyncJSON
+
+/// Settings of one call, above the store's.
+public struct RequestOptions: Sendable {
+    /// How long the exchange may take (each attempt); nil for the store's timeout.
+    public var timeout: Duration?
+    /// Extra header fields.
+    public var headers: HeaderFields
+    /// Marks a POST or PATCH as safe to retry (the server deduplicates it, e.g. by an
+    /// idempotency key); nil keeps the method's own idempotency.
+    public var isIdempotent: Bool?
+
+    /// Creates call options.
+    public init(timeout: Duration? = nil, headers: HeaderFields = [:], isIdempotent: Bool? = nil) {
+        self.timeout = timeout
+        self.headers = headers
+        self.isIdempotent = isIdempotent
+    }
+}
+
+/// Talks to a REST server on behalf of models: fetch, list, save, delete, nested resources and
+/// pages, with interceptors, retries and HTTP caching.
+///
+/// ```swift
+/// let api = RemoteStore(baseURL: URL(string: "http://127.0.0.1:3000")!)
+/// var post = try await api.fetch(Post.self, id: 1)         // GET /posts/1
+/// post.title = "Edited"
+/// try await api.save(&post)                                // PUT /posts/1
+/// let mine = try await api.list(Post.self, parameters: ["userId": 1])
+/// ```
+///
+/// Every failure is a ``RemoteError``; a failed call never changes the model passed in.
+public final class RemoteStore: Sendable {
+    /// Store-wide settings.
+    public struct Options: Sendable {
+        /// Header fields sent with every request.
+        public var headers: HeaderFields = ["Accept": "application/json"]
+        /// The timeout of each attempt, unless a call sets its own.
+        public var timeout: Duration = .seconds(30)
+        /// Retries of idempotent requests.
+        public var retry = RetryPolicy()
+        /// Run in order before each request, and on each response.
+        public var interceptors: [any RemoteInterceptor] = []
+        /// Parameters for every request, evaluated per request; call parameters and model
+        /// properties take precedence.
+        public var defaultParameters: (@Sendable () async throws -> RemoteParameters)?
+        /// Whether GET responses with `ETag` / `Last-Modified` are cached and revalidated.
+        public var caching = true
+        /// How many URLs the cache remembers.
+        public var cacheCapacity = 512
+        /// Decodes responses.
+        public var decoder = JSONModelDecoder()
+        /// Encodes request bodies.
+        public var encoder = JSONModelEncoder()
+        /// Logs requests, retries and failures (at debug and warning levels).
+        public var logger = Logger(label: "modelsync.remote")
+
+        /// Creates the default options.
+        public init() {}
+    }
+
+    /// The base URL of resources that do not set their own.
+    public let baseURL: URL
+    /// Sends the requests.
+    public let transport: any HTTPTransport
+    /// The store-wide settings.
+    public let options: Options
+    private let cache: HTTPCache
+
+    /// Creates a store.
+    public init(baseURL: URL, transport: any HTTPTransport = AsyncHTTPClientTransport(), options: Options = Options()) {
+        self.baseURL = baseURL
+        self.transport = transport
+        self.options = options
+        self.cache = HTTPCache(capacity: options.cacheCapacity)
+    }
+
+    // MARK: Reading
+
+    /// `GET /posts/1`: the model with this id.
+    public func fetch<M: RemoteResource>(
+        _ type: M.Type, id: some CustomStringConvertible & Sendable, parameters: RemoteParameters = [:],
+        options call: RequestOptions = RequestOptions()
+    ) async throws -> M {
+        try await fetchResult(type, id: id, parameters: parameters, options: call).value
+    }
+
+    /// `GET /posts/1`, with the response.
+    public func fetchResult<M: RemoteResource>(
+        _ type: M.Type, id: some CustomStringConvertible & Sendable, parameters: RemoteParameters = [:],
+        options call: RequestOptions = RequestOptions()
+    ) async throws -> RemoteResult<M> {
+        let request = RemoteRequest(method: .get, url: try await resourceURL(M.self, [id.description], parameters: mergedParameters(M.self, call: parameters)))
+        let response = try await send(request, call)
+        return RemoteResult(value: try decode(M.self, from: response, at: M.remote.itemKey, request), response: response)
+    }
+
+    /// Reloads `model` from the server (`GET /posts/1`). On failure `model` is unchanged.
+    public func fetch<M: RemoteResource>(
+        _ model: inout M, parameters: RemoteParameters = [:], options call: RequestOptions = RequestOptions()
+    ) async throws {
+        let id = try requireID(model)
+        let request = RemoteRequest(method: .get, url: try await resourceURL(M.self, [id], parameters: mergedParameters(M.self, model: model, call: parameters)))
+        let response = try await send(request, call)
+        model = try decode(M.self, from: response, at: M.remote.itemKey, request)
+    }
+
+    /// `GET /posts?…`: the collection, filtered by `parameters` (names may be property names).
+    public func list<M: RemoteResource>(
+        _ type: M.Type, parameters: RemoteParameters = [:], options call: RequestOptions = RequestOptions()
+    ) async throws -> [M] {
+        try await listResult(type, parameters: parameters, options: call).value
+    }
+
+    /// `GET /posts?…`, with the response (e.g. its `X-Total-Count`).
+    public func listResult<M: RemoteResource>(
+        _ type: M.Type, parameters: RemoteParameters = [:], options call: RequestOptions = RequestOptions()
+    ) async throws -> RemoteResult<[M]> {
+        let url = try await resourceURL(M.self, [], parameters: mergedParameters(M.self, call: parameters))
+        return try await getList(M.self, url: url, at: M.remote.listKey, call)
+    }
+
+    /// `GET /posts/1/comments`: the children of `parent`, a collection of another model.
+    public func list<Child: RemoteResource, Parent: RemoteResource>(
+        _ type: Child.Type, of parent: Parent, parameters: RemoteParameters = [:],
+        options call: RequestOptions = RequestOptions()
+    ) async throws -> [Child] {
+        let url = try await nestedURL(Child.self, of: parent, parameters: mergedParameters(Child.self, call: parameters))
+        return try await getList(Child.self, url: url, at: Child.remote.listKey, call).value
+    }
+
+    /// The collection page by page (see ``Pagination``), as an `AsyncSequence` of arrays.
+    public func pages<M: RemoteResource>(
+        _ type: M.Type, parameters: RemoteParameters = [:], pagination: Pagination = .pages(size: 10),
+        options call: RequestOptions = RequestOptions()
+    ) -> RemotePages<M> {
+        RemotePages(store: self, parameters: parameters, pagination: pagination, options: call)
+    }
+
+    // MARK: Writing
+
+    /// Saves `model`: `POST /posts` when it has no primary key value (the id and every field the
+    /// server returns flow back into `model`), `PUT /posts/1` when it has one, or — given the
+    /// value it was loaded as — `PATCH /posts/1` with only the fields that changed. On failure
+    /// `model` is unchanged.
+    @discardableResult
+    public func save<M: RemoteResource>(
+        _ model: inout M, patchingChangesFrom original: M? = nil, parameters: RemoteParameters = [:],
+        options call: RequestOptions = RequestOptions()
+    ) async throws -> RemoteResponse {
+        let query = try await mergedParameters(M.self, call: parameters)
+        guard let id = try model.remoteID(encoder: options.encoder) else {
+            return try await create(&model, url: resourceURL(M.self, [], parameters: query), call)
+        }
+        let url = try await resourceURL(M.self, [id], parameters: query)
+        let request: RemoteRequest
+        if let original {
+            let changes = try changedFields(from: original, to: model)
+            request = RemoteRequest(method: .patch, url: url, body: try body(changes, at: M.remote.itemKey))
+        } else {
+            request = RemoteRequest(method: .put, url: url, body: try options.encoder.encode(model, at: M.remote.itemKey))
+        }
+        let response = try await send(request, call, model: M.self)
+        if !response.body.isEmpty { model = try decode(M.self, from: response, at: M.remote.itemKey, request) }
+        return response
+    }
+
+    /// `POST /posts/1/comments`: creates `child` in the collection nested under `parent`; the
+    /// returned fields flow back into `child`.
+    @discardableResult
+    public func create<Child: RemoteResource, Parent: RemoteResource>(
+        _ child: inout Child, in parent: Parent, parameters: RemoteParameters = [:],
+        options call: RequestOptions = RequestOptions()
+    ) async throws -> RemoteResponse {
+        let url = try await nestedURL(Child.self, of: parent, parameters: mergedParameters(Child.self, call: parameters))
+        return try await create(&child, url: url, call)
+    }
+
+    /// `DELETE /posts/1`.
+    @discardableResult
+    public func delete<M: RemoteResource>(
+        _ model: M, parameters: RemoteParameters = [:], options call: RequestOptions = RequestOptions()
+    ) async throws -> RemoteResponse {
+        let url = try await resourceURL(M.self, [try requireID(model)], parameters: mergedParameters(M.self, model: model, call: parameters))
+        return try await send(RemoteRequest(method: .delete, url: url), call)
+    }
+
+    /// `DELETE /posts/1`, by id.
+    @discardableResult
+    public func delete<M: RemoteResource>(
+        _ type: M.Type, id: some CustomStringConvertible & Sendable, parameters: RemoteParameters = [:],
+        options call: RequestOptions = RequestOptions()
+    ) async throws -> RemoteResponse {
+        let url = try await resourceURL(M.self, [id.description], parameters: mergedParameters(M.self, call: parameters))
+        return try await send(RemoteRequest(method: .delete, url: url), call)
+    }
+
+    // MARK: Sending
+
+    /// Sends a request through the interceptors, the cache and the retry policy, and returns
+    /// the response; a non-2xx status is thrown as ``RemoteError/status(_:)``.
+    public func send(_ request: RemoteRequest, options call: RequestOptions = RequestOptions()) async throws -> RemoteResponse {
+        try await send(request, call)
+    }
+
+    private func send(_ original: RemoteRequest, _ call: RequestOptions, model: (any Model.Type)? = nil) async throws -> RemoteResponse {
+        var base = original
+        for field in options.headers where base.headers[field.name] == nil { base.headers.add(field.name, field.value) }
+        for field in call.headers { base.headers[field.name] = field.value }
+        if base.body != nil && base.headers["Content-Type"] == nil { base.headers["Content-Type"] = "application/json" }
+        base.timeout = call.timeout ?? base.timeout ?? options.timeout
+        if let idempotent = call.isIdempotent { base.isIdempotent = idempotent }
+
+        var attempt = 1
+        var interceptorRetried = false
+        while true {
+            var request = base
+            for interceptor in options.interceptors { try await interceptor.prepare(&request) }
+            // After the interceptors, so that validators match the URL actually requested.
+            if options.caching { cache.addValidators(to: &request) }
+            let summary = RequestSummary(request)
+            options.logger.debug("request", metadata: ["request": "\(summary)", "attempt": "\(attempt)"])
+
+            let response: RemoteResponse
+            do {
+                response = try await transport.send(request)
+            } catch let error as RemoteError {
+                guard options.retry.retriesTransportErrors, try await retry(request, attempt, after: nil, error) else { throw error }
+                attempt += 1
+                continue
+            }
+            var decision = InterceptorDecision.proceed
+            for interceptor in options.interceptors where decision == .proceed {
+                decision = try await interceptor.inspect(response, for: request)
+            }
+            if decision == .retry && !interceptorRetried {
+                interceptorRetried = true
+                continue
+            }
+            if options.retry.retryableStatuses.contains(response.status),
+                try await retry(request, attempt, after: response.headers["Retry-After"], RemoteError.status(statusError(response, summary)))
+            {
+                attempt += 1
+                continue
+            }
+            let resolved = options.caching ? cache.resolve(response, for: request) : response
+            guard resolved.isSuccess else { throw RemoteError.status(statusError(resolved, summary, model: model)) }
+            return resolved
+        }
+    }
+
+    /// Waits before another attempt and returns true, or returns false when the request may
+    /// not be retried (not idempotent, or out of attempts).
+    private func retry(_ request: RemoteRequest, _ attempt: Int, after retryAfter: String?, _ error: RemoteError) async throws -> Bool {
+        guard request.isIdempotent, attempt < options.retry.maxAttempts else { return false }
+        let delay = options.retry.delay(beforeRetry: attempt, retryAfter: retryAfter)
+        options.logger.debug("retrying", metadata: ["error": "\(error)", "delay": "\(delay)", "attempt": "\(attempt)"])
+        try await Task.sleep(for: delay)
+        return true
+    }
+
+    private func statusError(_ response: RemoteResponse, _ request: RequestSummary, model: (any Model.Type)? = nil) -> HTTPStatusError {
+        var fields = [400, 422].contains(response.status) ? HTTPStatusError.fieldErrors(in: response.body) : [:]
+        if let schema = model?.schema {
+            fields = Dictionary(fields.map { key, messages in
+                (schema.fields.first { $0.jsonKey == key }?.name ?? key, messages)
+            }, uniquingKeysWith: +)
+        }
+        return HTTPStatusError(request: request, response: response, fieldErrors: fields)
+    }
+
+    // MARK: Helpers
+
+    private func create<M: RemoteResource>(_ model: inout M, url: URL, _ call: RequestOptions) async throws -> RemoteResponse {
+        let request = RemoteRequest(method: .post, url: url, body: try options.encoder.encode(model, at: M.remote.itemKey))
+        let response = try await send(request, call, model: M.self)
+        model = try decode(M.self, from: response, at: M.remote.itemKey, request)
+        return response
+    }
+
+    func getList<M: RemoteResource>(_ type: M.Type, url: URL, at key: JSONPath, _ call: RequestOptions) async throws -> RemoteResult<[M]> {
+        let request = RemoteRequest(method: .get, url: url)
+        let response = try await send(request, call)
+        return RemoteResult(value: try decode([M].self, from: response, at: key, request), response: response)
+    }
+
+    func decode<T: JSONDecodable>(_ type: T.Type, from response: RemoteResponse, at key: JSONPath, _ request: RemoteRequest) throws -> T {
+        do {
+            return try options.decoder.decode(T.self, from: response.body, at: key)
+        } catch let error as JSONError {
+            throw RemoteError.decoding(DecodingFailure(request: RequestSummary(request), error: error, response: response))
+        }
+    }
+
+    private func requireID<M: RemoteResource>(_ model: M) throws -> String {
+        guard let id = try model.remoteID(encoder: options.encoder) else { throw RemoteError.missingID(model: M.schema.name) }
+        return id
+    }
+
+    private func changedFields<M: RemoteResource>(from original: M, to model: M) throws -> JSONValue {
+        let before = try options.encoder.encodeToValue(original).objectValue ?? JSONObject()
+        let after = try options.encoder.encodeToValue(model).objectValue ?? JSONObject()
+        return .object(JSONObject(after.filter { before[$0.key] != $0.value }.map { ($0.key, $0.value) }))
+    }
+
+    private func body(_ value: JSONValue, at key: JSONPath) throws -> [UInt8] {
+        var wrapped = JSONValue.null
+        wrapped[key] = value
+        return key.isEmpty ? value.jsonBytes() : wrapped.jsonBytes()
+    }
+
+    /// Call parameters over the model's parameter properties over the store's defaults, names
+    /// mapped to JSON keys.
+    func mergedParameters<M: RemoteResource>(_ type: M.Type, model: M? = nil, call: RemoteParameters) async throws -> RemoteParameters {
+        var merged = M.mapToJSONKeys(try await options.defaultParameters?() ?? [:])
+        if let model, !M.remote.parameterProperties.isEmpty {
+            let json = try options.encoder.encodeToValue(model)
+            for name in M.remote.parameterProperties {
+                let key = M.schema.field(named: name)?.jsonKey ?? name
+                if let value = json[JSONPath(parsing: key)] { merged[key] = value }
+            }
+        }
+        merged.merge(M.mapToJSONKeys(call)) { $1 }
+        return merged
+    }
+
+    func resourceURL<M: RemoteResource>(_ type: M.Type, _ segments: [String], parameters: RemoteParameters) async throws -> URL {
+        let base = try await M.remote.baseURL?() ?? baseURL
+        return try Self.buildURL(base, M.remote.path.split(separator: "/").map(String.init) + segments, parameters)
+    }
+
+    private func nestedURL<Child: RemoteResource, Parent: RemoteResource>(
+        _ type: Child.Type, of parent: Parent, parameters: RemoteParameters
+    ) async throws -> URL {
+        let base = try await Parent.remote.baseURL?() ?? baseURL
+        let segments = Parent.remote.path.split(separator: "/").map(String.init) + [try requireID(parent)]
+            + Child.remote.path.split(separator: "/").map(String.init)
+        return try Self.buildURL(base, segments, parameters)
+    }
+
+    /// `base/segment/…?name=value&…`, segments percent-encoded, parameters sorted by name.
+    static func buildURL(_ base: URL, _ segments: [String], _ parameters: RemoteParameters) throws -> URL {
+        var url = base
+        for segment in segments { url.appendPathComponent(segment) }
+        guard !parameters.isEmpty else { return url }
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
+            throw RemoteError.invalidURL(url.absoluteString)
+        }
+        var items = components.queryItems ?? []
+        for (name, value) in parameters.sorted(by: { $0.key < $1.key }) {
+            for element in value.arrayValue ?? [value] {
+                if let text = urlText(element) { items.append(URLQueryItem(name: name, value: text)) }
+            }
+        }
+        components.queryItems = items
+        // `+` is a space to most servers; encode it.
+        components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
+        guard let result = components.url else { throw RemoteError.invalidURL(url.absoluteString) }
+        return result
+    }
+}

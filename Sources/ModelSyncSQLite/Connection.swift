@@ -1,0 +1,238 @@
+import CSQLite
+import Foundation
+
+/// One SQLite connection: what `Database.read { }` and `Database.write { }` hand to their
+/// closures, and what ActiveRecord operations take (`try post.save(db)`).
+///
+/// A connection is used by one thread at a time (the ``Database`` guarantees it) and must not
+/// escape the closure it was given to. It caches prepared statements by SQL text, binds every
+/// value (SQL text is never built from values) and nests transactions as savepoints.
+public final class SQLiteConnection {
+    /// The SQLite handle (`sqlite3 *`), for calls this layer does not wrap.
+    public let handle: OpaquePointer
+    /// The file path, or `:memory:`.
+    public let path: String
+    private var statements: [String: SQLStatement] = [:]
+    private var tableStatements: [TableStatementKey: SQLStatement] = [:]
+    private var transactionDepth = 0
+    /// The models whose tables this connection has created or checked.
+    var preparedTables: Set<ObjectIdentifier> = []
+    /// Settings shared with the ``Database`` that opened the connection.
+    let configuration: DatabaseConfiguration
+
+    /// Opens a connection. `readOnly` opens the file read-only; a missing file is created
+    /// unless `readOnly` is set.
+    init(path: String, readOnly: Bool, configuration: DatabaseConfiguration) throws {
+        var handle: OpaquePointer?
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+            | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        let result = sqlite3_open_v2(path, &handle, flags, nil)
+        guard result == SQLITE_OK, let handle else {
+            let error = SQLiteError(result: result, handle: handle, sql: nil)
+            sqlite3_close_v2(handle)
+            throw error
+        }
+        self.handle = handle
+        self.path = path
+        self.configuration = configuration
+        sqlite3_extended_result_codes(handle, 1)
+        sqlite3_busy_timeout(handle, Int32(max(0, configuration.busyTimeout * 1000)))
+        do {
+            // Reading the schema makes a file that is not a database fail here, at open.
+            try execute("PRAGMA foreign_keys = \(configuration.foreignKeys ? "ON" : "OFF")")
+            _ = try scalar("SELECT count(*) FROM sqlite_master")
+            for hook in configuration.openHooks {
+                try hook(self)
+            }
+        } catch {
+            statements.removeAll()
+            sqlite3_close_v2(handle)
+            throw error
+        }
+    }
+
+    deinit {
+        statements.removeAll()
+        tableStatements.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    // MARK: - Statements
+
+    /// Runs `body` with the cached prepared statement for `sql`, `arguments` bound; the
+    /// statement is reset afterwards.
+    public func withStatement<T>(_ sql: String, _ arguments: [SQLValue] = [], _ body: (SQLStatement) throws -> T) throws -> T {
+        try withUnboundStatement(sql) { statement in
+            try statement.bind(arguments)
+            return try body(statement)
+        }
+    }
+
+    /// Runs `body` with the cached prepared statement for `sql`, leaving the binding to it.
+    func withUnboundStatement<T>(_ sql: String, _ body: (SQLStatement) throws -> T) throws -> T {
+        try use(statement(for: sql), body)
+    }
+
+    /// Runs `body` with the cached prepared statement of a model's table, leaving the binding
+    /// to it.
+    func withUnboundStatement<T>(_ kind: SQLTable.Statement, of table: SQLTable, _ body: (SQLStatement) throws -> T) throws -> T {
+        let key = TableStatementKey(table: ObjectIdentifier(table), kind: kind)
+        if let cached = tableStatements[key], !cached.isInUse {
+            return try use(cached, body)
+        }
+        let statement = try statement(for: table.sql(kind))
+        tableStatements[key] = statement
+        return try use(statement, body)
+    }
+
+    private func use<T>(_ statement: SQLStatement, _ body: (SQLStatement) throws -> T) throws -> T {
+        statement.isInUse = true
+        defer {
+            statement.reset()
+            statement.isInUse = false
+        }
+        return try body(statement)
+    }
+
+    /// The cached statement for `sql`, or a fresh one when the cached one is in use.
+    func statement(for sql: String) throws -> SQLStatement {
+        if let cached = statements[sql] {
+            return cached.isInUse ? try SQLStatement(sql: sql, connection: handle) : cached
+        }
+        let statement = try SQLStatement(sql: sql, connection: handle)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Runs one statement with bound arguments.
+    public func execute(_ sql: String, _ arguments: [SQLValue] = []) throws {
+        try withStatement(sql, arguments) { try $0.run() }
+    }
+
+    /// Runs several statements separated by semicolons, without arguments (schema scripts).
+    public func executeScript(_ sql: String) throws {
+        var message: UnsafeMutablePointer<CChar>?
+        let result = sqlite3_exec(handle, sql, nil, nil, &message)
+        guard result == SQLITE_OK else {
+            var error = SQLiteError(result: result, handle: handle, sql: sql)
+            if let message {
+                error.message = String(cString: message)
+                sqlite3_free(message)
+            }
+            throw error
+        }
+    }
+
+    /// Every row of a query, as values.
+    public func rows(_ sql: String, _ arguments: [SQLValue] = []) throws -> [[SQLValue]] {
+        try withStatement(sql, arguments) { statement in
+            var rows: [[SQLValue]] = []
+            while try statement.step() { rows.append(statement.row()) }
+            return rows
+        }
+    }
+
+    /// The first column of the first row, or nil when there is no row.
+    public func scalar(_ sql: String, _ arguments: [SQLValue] = []) throws -> SQLValue? {
+        try withStatement(sql, arguments) { try $0.step() ? $0.value(at: 0) : nil }
+    }
+
+    /// The rowid of the last row inserted on this connection.
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// The number of rows changed by the last statement.
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+
+    // MARK: - Transactions
+
+    /// Whether a transaction is open on this connection.
+    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// Runs `body` in a transaction: `BEGIN IMMEDIATE` at the outermost level, a savepoint
+    /// when nested. An error rolls back (the savepoint only, when nested) and is rethrown.
+    /// `deferred` starts the outermost transaction without taking the write lock (reads).
+    public func transaction<T>(deferred: Bool = false, _ body: () throws -> T) throws -> T {
+        let depth = transactionDepth
+        let savepoint = "modelsync_\(depth)"
+        if depth == 0 {
+            try execute(deferred || configuration.readOnly ? "BEGIN DEFERRED" : "BEGIN IMMEDIATE")
+        } else {
+            try execute("SAVEPOINT \(savepoint)")
+        }
+        transactionDepth += 1
+        defer { transactionDepth = depth }
+        do {
+            let result = try body()
+            try execute(depth == 0 ? "COMMIT" : "RELEASE \(savepoint)")
+            return result
+        } catch {
+            if depth == 0 {
+                // SQLite may already have rolled back (e.g. after SQLITE_FULL).
+                if isInTransaction { try? execute("ROLLBACK") }
+            } else {
+                try? execute("ROLLBACK TO \(savepoint)")
+                try? execute("RELEASE \(savepoint)")
+            }
+            throw error
+        }
+    }
+
+    // MARK: - Schema
+
+    /// Whether a table (or view) named `name` exists.
+    public func tableExists(_ name: String) throws -> Bool {
+        try scalar("SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?", [.text(name)]) != nil
+    }
+
+    /// The columns of a table, in order (empty when the table does not exist).
+    public func columns(of table: String) throws -> [ColumnInfo] {
+        try rows("SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(?)", [.text(table)]).map { row in
+            ColumnInfo(
+                name: row[0].textValue ?? "",
+                type: row[1].textValue ?? "",
+                isNotNull: row[2] == .integer(1),
+                defaultSQL: row[3].textValue,
+                primaryKeyPosition: Int(row[4].integerValue ?? 0)
+            )
+        }
+    }
+
+    /// The names of a table's indexes.
+    public func indexes(of table: String) throws -> [String] {
+        try rows("SELECT name FROM pragma_index_list(?)", [.text(table)]).compactMap { $0[0].textValue }
+    }
+}
+
+/// A column of an existing table, as `PRAGMA table_info` describes it.
+public struct ColumnInfo: Sendable, Equatable {
+    /// The column name.
+    public var name: String
+    /// The declared type (`INTEGER`, `TEXT`, …).
+    public var type: String
+    /// Whether the column is `NOT NULL`.
+    public var isNotNull: Bool
+    /// The `DEFAULT` expression as written, if any.
+    public var defaultSQL: String?
+    /// 1-based position in the primary key, 0 when not part of it.
+    public var primaryKeyPosition: Int
+}
+
+extension SQLValue {
+    /// The text, when the value is text.
+    public var textValue: String? {
+        if case .text(let text) = self { return text }
+        return nil
+    }
+
+    /// The integer, when the value is an integer.
+    public var integerValue: Int64? {
+        if case .integer(let value) = self { return value }
+        return nil
+    }
+}
+
+/// A model table's statement, as a cache key.
+private struct TableStatementKey: Hashable {
+    var table: ObjectIdentifier
+    var kind: SQLTable.Statement
+}

@@ -1,0 +1,97 @@
+import CSQLite
+import ModelSyncCore
+import ModelSyncJSON
+
+/// Reads the columns of one row into a model. Generated `init(row:)` code calls it with field
+/// indices (positions in the model's schema, which are the positions of the selected
+/// columns); you do not use it directly.
+public struct SQLRowDecoder {
+    @usableFromInline let statement: OpaquePointer
+    @usableFromInline let table: SQLTable
+
+    @usableFromInline
+    init(statement: OpaquePointer, table: SQLTable) {
+        self.statement = statement
+        self.table = table
+    }
+
+    /// Decodes field `field` from its column (the type is the property's, inferred from the
+    /// assignment). The `type` parameter, never passed, lets overload resolution prefer
+    /// this form to the JSON one for types that have both.
+    @inlinable
+    public func decode<T: SQLColumnDecodable>(_ field: Int, as type: T.Type = T.self) throws -> T {
+        do {
+            return try T.decodeSQL(SQLColumn(statement: statement, index: Int32(field)))
+        } catch let mismatch as SQLColumnMismatch {
+            throw mismatchError(field, mismatch)
+        }
+    }
+
+    /// Decodes field `field` from JSON text (arrays, dictionaries, nested models); `NULL` is
+    /// JSON `null`.
+    public func decode<T: JSONDecodable>(_ field: Int, as type: T.Type = T.self) throws -> T {
+        let column = SQLColumn(statement: statement, index: Int32(field))
+        let json: String
+        switch column.storageClass {
+        case SQLITE_NULL: json = "null"
+        case SQLITE_TEXT: json = column.text
+        default: throw mismatchError(field, column.mismatch("JSON text for \(T.self)"))
+        }
+        do {
+            return try JSONModelDecoder().decode(T.self, from: json)
+        } catch {
+            throw SQLiteError.typeMismatch(
+                table: table.name, column: table.schema.fields[field].column, "\(error)", sql: sql)
+        }
+    }
+
+    private var sql: String? { sqlite3_sql(statement).map { String(cString: $0) } }
+
+    @usableFromInline
+    func mismatchError(_ field: Int, _ mismatch: SQLColumnMismatch) -> SQLiteError {
+        SQLiteError.typeMismatch(
+            table: table.name, column: table.schema.fields[field].column,
+            "expected \(mismatch.expected), found \(mismatch.found)", sql: sql)
+    }
+}
+
+/// Binds the fields of one model to a statement's parameters. Generated `bind(to:)` code calls
+/// it with field indices; field `i` is bound to parameter `?(i+1)`, and the statement's SQL
+/// decides which parameters it uses. You do not use it directly.
+public struct SQLRowEncoder {
+    @usableFromInline let statement: OpaquePointer
+    @usableFromInline let table: SQLTable
+    /// Parameters beyond this count are not in the statement (e.g. a `DELETE` by key).
+    @usableFromInline let parameterCount: Int
+
+    @usableFromInline
+    init(statement: OpaquePointer, table: SQLTable) {
+        self.statement = statement
+        self.table = table
+        self.parameterCount = Int(sqlite3_bind_parameter_count(statement))
+    }
+
+    /// Binds field `field`.
+    @inlinable
+    public mutating func encode<T: SQLColumnEncodable>(_ value: T, _ field: Int) throws {
+        guard field < parameterCount else { return }
+        try bind(value.sqlValue(), field)
+    }
+
+    /// Binds field `field` as JSON text (arrays, dictionaries, nested models); nil is `NULL`.
+    public mutating func encode<T: JSONEncodable>(_ value: T, _ field: Int) throws {
+        guard field < parameterCount else { return }
+        try bind(jsonColumnValue(value), field)
+    }
+
+    @inlinable
+    func bind(_ value: SQLValue, _ field: Int) throws {
+        let result = value.bind(to: statement, at: Int32(field + 1))
+        if result != SQLITE_OK { throw bindError(result) }
+    }
+
+    @usableFromInline
+    func bindError(_ result: Int32) -> SQLiteError {
+        SQLiteError(result: result, handle: sqlite3_db_handle(statement), sql: sqlite3_sql(statement).map { String(cString: $0) })
+    }
+}

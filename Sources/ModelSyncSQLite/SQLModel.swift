@@ -1,0 +1,260 @@
+import CSQLite
+import ModelSyncCore
+
+/// A model with a generated row codec, stored in a SQLite table. `@Model` writes the
+/// conformance; the requirements are public only because generated code in your module
+/// implements them.
+public protocol SQLModel: Model {
+    /// The model's table, statements and DDL, computed once per type (generated).
+    static var sqlTable: SQLTable { get }
+    /// Whether opening a database adds the columns and indexes this model has and its table
+    /// lacks (nothing is ever dropped). Off by default: a mismatch is then an error. Turn it on
+    /// by declaring `static var autoAlters: Bool { true }` in the model.
+    static var autoAlters: Bool { get }
+    /// Reads every field from the columns of the current row (generated).
+    init(row: inout SQLRowDecoder) throws
+    /// Binds every field to the statement's parameters (generated).
+    func bind(to row: inout SQLRowEncoder) throws
+}
+
+extension SQLModel {
+    public static var autoAlters: Bool { false }
+}
+
+// MARK: - Reading
+
+extension SQLModel {
+    /// The model with primary key `key`, or nil.
+    public static func find(_ key: some SQLColumnEncodable, _ db: SQLiteConnection) throws -> Self? {
+        try find(key: [key.sqlValue()], db)
+    }
+
+    /// The model with the composite primary key `key` (values in key order), or nil.
+    public static func find(key: [SQLValue], _ db: SQLiteConnection) throws -> Self? {
+        let table = try keyedTable()
+        guard key.count == table.primaryKey.count else {
+            throw SQLiteError.misuse("\(schema.name) has a \(table.primaryKey.count)-column primary key; got \(key.count) values")
+        }
+        return try db.withUnboundStatement(.selectByKey, of: table) { statement in
+            for (field, value) in zip(table.primaryKey, key) {
+                try statement.check(value.bind(to: statement.handle, at: Int32(field + 1)))
+            }
+            return try statement.step() ? decodeRow(statement) : nil
+        }
+    }
+
+    /// Whether a row with primary key `key` exists.
+    public static func exists(_ key: some SQLColumnEncodable, _ db: SQLiteConnection) throws -> Bool {
+        try find(key, db) != nil
+    }
+
+    /// The models matching `condition` (SQL after `WHERE`, with `?` parameters bound to
+    /// `arguments`), in `order` (SQL after `ORDER BY`), at most `limit`.
+    ///
+    /// ```swift
+    /// let recent = try Post.all(db, where: "userId = ?", [1], order: "id DESC", limit: 10)
+    /// ```
+    public static func all(
+        _ db: SQLiteConnection,
+        where condition: String? = nil,
+        _ arguments: [SQLValue] = [],
+        order: String? = nil,
+        limit: Int? = nil
+    ) throws -> [Self] {
+        let sql = sqlTable.selectSQL(clauses(where: condition, order: order, limit: limit))
+        return try db.withStatement(sql, arguments) { statement in
+            var models: [Self] = []
+            while try statement.step() {
+                models.append(try decodeRow(statement))
+            }
+            return models
+        }
+    }
+
+    /// The first model matching `condition` in `order`, or nil.
+    public static func first(
+        _ db: SQLiteConnection,
+        where condition: String? = nil,
+        _ arguments: [SQLValue] = [],
+        order: String? = nil
+    ) throws -> Self? {
+        try all(db, where: condition, arguments, order: order, limit: 1).first
+    }
+
+    /// The number of rows matching `condition`.
+    public static func count(_ db: SQLiteConnection, where condition: String? = nil, _ arguments: [SQLValue] = []) throws -> Int {
+        let sql = "SELECT count(*) FROM \(quoteIdentifier(sqlTable.name))" + clauses(where: condition, order: nil, limit: nil)
+        return Int(try db.scalar(sql, arguments)?.integerValue ?? 0)
+    }
+
+    /// The stored version of this model (found by its primary key), or nil when it was deleted.
+    public func fresh(_ db: SQLiteConnection) throws -> Self? {
+        try Self.find(key: primaryKeyValues(), db)
+    }
+
+    /// Reloads this model from its row.
+    public mutating func refresh(_ db: SQLiteConnection) throws {
+        guard let stored = try fresh(db) else { throw Self.rowNotFound(Self.sqlTable.sql(.selectByKey)) }
+        self = stored
+    }
+
+    static func decodeRow(_ statement: SQLStatement) throws -> Self {
+        var row = SQLRowDecoder(statement: statement.handle, table: sqlTable)
+        return try Self(row: &row)
+    }
+
+    private static func clauses(where condition: String?, order: String?, limit: Int?) -> String {
+        var sql = ""
+        if let condition { sql += " WHERE \(condition)" }
+        if let order { sql += " ORDER BY \(order)" }
+        if let limit { sql += " LIMIT \(limit)" }
+        return sql
+    }
+}
+
+// MARK: - Writing
+
+extension SQLModel {
+    /// Inserts the model. When its primary key is a nil integer, SQLite assigns it and the
+    /// model is re-read from its new row: the id, and any column default the database filled
+    /// in, flow back into the value.
+    public mutating func insert(_ db: SQLiteConnection) throws {
+        try Self.prepareTableOnce(db)
+        let table = Self.sqlTable
+        if table.rowIDKeyMayBeNil, try primaryKeyValues() == [.null] {
+            try run(.insertWithoutKey, db)
+            let rowID = db.lastInsertRowID
+            guard let stored = try db.withUnboundStatement(.selectByRowID, of: table, { statement in
+                try statement.bind([.integer(rowID)])
+                return try statement.step() ? Self.decodeRow(statement) : nil
+            }) else { throw Self.rowNotFound(table.sql(.selectByRowID)) }
+            self = stored
+        } else {
+            try run(.insert, db)
+        }
+    }
+
+    /// Updates every column of the model's row; throws when there is no such row.
+    public func update(_ db: SQLiteConnection) throws {
+        try Self.prepareTableOnce(db)
+        let table = try Self.keyedTable()
+        try run(.update, db)
+        if db.changes == 0 { throw Self.rowNotFound(table.sql(.update)) }
+    }
+
+    /// Updates only the columns of `properties` (`[\.title, \.views]`); throws when there is no
+    /// such row.
+    public func update(_ db: SQLiteConnection, only properties: [PartialKeyPath<Self>]) throws {
+        try Self.prepareTableOnce(db)
+        let table = try Self.keyedTable()
+        let indices = try properties.map(Self.fieldIndex)
+        guard !indices.isEmpty else { return }
+        let sql = table.updateSQL(only: indices)
+        try run(sql, db)
+        if db.changes == 0 { throw Self.rowNotFound(sql) }
+    }
+
+    /// Inserts the model when its primary key is nil or has no row yet, else updates its row.
+    public mutating func save(_ db: SQLiteConnection) throws {
+        try Self.prepareTableOnce(db)
+        let table = Self.sqlTable
+        guard !table.primaryKey.isEmpty, !(try primaryKeyValues().contains(.null)) else {
+            return try insert(db)
+        }
+        try run(.update, db)
+        if db.changes == 0 { try run(.insert, db) }
+    }
+
+    /// Inserts the model, or updates the existing row with the same primary key
+    /// (`INSERT … ON CONFLICT DO UPDATE`): one statement.
+    public func upsert(_ db: SQLiteConnection) throws {
+        try Self.prepareTableOnce(db)
+        _ = try Self.keyedTable()
+        try run(.upsert, db)
+    }
+
+    /// Deletes the model's row; returns whether there was one.
+    @discardableResult
+    public func delete(_ db: SQLiteConnection) throws -> Bool {
+        _ = try Self.keyedTable()
+        try run(.delete, db)
+        return db.changes > 0
+    }
+
+    /// Deletes the rows matching `condition` (all rows when nil); returns how many.
+    @discardableResult
+    public static func deleteAll(_ db: SQLiteConnection, where condition: String? = nil, _ arguments: [SQLValue] = []) throws -> Int {
+        let sql = "DELETE FROM \(quoteIdentifier(sqlTable.name))" + (condition.map { " WHERE \($0)" } ?? "")
+        try db.execute(sql, arguments)
+        return db.changes
+    }
+
+    /// Saves every model in one transaction: all are written, or none. A failure is rethrown
+    /// with ``SQLiteError/batchIndex`` set to the position of the model that failed, and its
+    /// primary key in the message. Assigned ids flow back into `models`, only on success.
+    public static func saveAll(_ models: inout [Self], _ db: SQLiteConnection) throws {
+        var saved = models
+        try db.transaction {
+            for index in saved.indices {
+                do {
+                    try saved[index].save(db)
+                } catch var error as SQLiteError {
+                    error.batchIndex = index
+                    let key = (try? saved[index].primaryKeyValues()).map { $0.map(\.description).joined(separator: ", ") }
+                    error.message = "batch row \(index)" + (key.map { " (primary key \($0))" } ?? "") + ": \(error.message)"
+                    throw error
+                }
+            }
+        }
+        models = saved
+    }
+
+    /// Binds the model to one of its table's statements and runs it.
+    private func run(_ kind: SQLTable.Statement, _ db: SQLiteConnection) throws {
+        try db.withUnboundStatement(kind, of: Self.sqlTable) { try bindAndRun($0) }
+    }
+
+    /// Binds the model to the statement for `sql` and runs it.
+    private func run(_ sql: String, _ db: SQLiteConnection) throws {
+        try db.withUnboundStatement(sql) { try bindAndRun($0) }
+    }
+
+    private func bindAndRun(_ statement: SQLStatement) throws {
+        var encoder = SQLRowEncoder(statement: statement.handle, table: Self.sqlTable)
+        try bind(to: &encoder)
+        try statement.run()
+    }
+
+    /// The values of the primary-key fields, read through their key paths.
+    func primaryKeyValues() throws -> [SQLValue] {
+        let fields = Self.schema.fields
+        return try Self.keyedTable().primaryKey.map { index in
+            guard let keyPath = fields[index].keyPath, let field = self[keyPath: keyPath as AnyKeyPath], let value = try sqlValue(of: field) else {
+                throw SQLiteError.misuse("the primary key '\(fields[index].name)' of \(Self.schema.name) cannot be read")
+            }
+            return value
+        }
+    }
+
+    /// The schema index of the field at `keyPath`.
+    static func fieldIndex(_ keyPath: PartialKeyPath<Self>) throws -> Int {
+        guard let index = schema.fields.firstIndex(where: { $0.keyPath.map { $0 as AnyKeyPath == keyPath } ?? false }) else {
+            throw SQLiteError.misuse("\(keyPath) is not a stored field of \(schema.name)")
+        }
+        return index
+    }
+
+    /// The table, after checking that the model has a primary key.
+    static func keyedTable() throws -> SQLTable {
+        guard !sqlTable.primaryKey.isEmpty else {
+            throw SQLiteError.misuse("\(schema.name) has no primary key; mark one with @PrimaryKey")
+        }
+        return sqlTable
+    }
+
+    static func rowNotFound(_ sql: String) -> SQLiteError {
+        SQLiteError(
+            .rowNotFound(table: sqlTable.name), code: SQLITE_NOTFOUND,
+            message: "no row of \(sqlTable.name) has this primary key", sql: sql)
+    }
+}

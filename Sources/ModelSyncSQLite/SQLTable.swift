@@ -1,0 +1,157 @@
+import ModelSyncCore
+
+/// A model's table as SQL: its DDL and the statements ActiveRecord runs, built once per type
+/// from the ``ModelSchema`` (see ``SQLModel/sqlTable``); a class, so that the row coders
+/// hold it without copying its strings. Every identifier is quoted and every
+/// value is a parameter: field `i` is parameter `?(i+1)`.
+public final class SQLTable: Sendable {
+    /// The model's schema.
+    public let schema: ModelSchema
+    /// The table name.
+    public var name: String { schema.table }
+    /// The primary-key fields, by index in the schema.
+    public let primaryKey: [Int]
+    /// Whether the primary key is one integer column: an alias of SQLite's rowid, assigned by
+    /// SQLite when a row is inserted with it nil.
+    public let hasRowIDKey: Bool
+    /// Whether the rowid key is optional, so that an insert must check it for nil.
+    let rowIDKeyMayBeNil: Bool
+
+    /// `"a", "b", …`: every column in field order, as selected.
+    let columnList: String
+    let quotedName: String
+    let keyCondition: String
+    /// The SQL of each ``Statement``, by raw value.
+    private let statements: [String]
+
+    /// The statements ActiveRecord runs; connections cache them by kind, which is cheaper to
+    /// look up than the SQL text.
+    enum Statement: Int, CaseIterable {
+        case insert
+        /// The insert without the rowid key, when it is nil.
+        case insertWithoutKey
+        case update
+        case upsert
+        case delete
+        case selectByKey
+        case selectByRowID
+    }
+
+    /// The SQL text of `statement`.
+    func sql(_ statement: Statement) -> String { statements[statement.rawValue] }
+
+    /// Builds the table description of `schema`.
+    public init(schema: ModelSchema) {
+        self.schema = schema
+        let fields = schema.fields
+        let primaryKey = fields.indices.filter { fields[$0].isPrimaryKey }
+        let hasRowIDKey = primaryKey.count == 1 && fields[primaryKey[0]].type.nonOptional.isInteger && !schema.withoutRowID
+        let table = quoteIdentifier(schema.table)
+        let columns = fields.map { quoteIdentifier($0.column) }
+        let columnList = columns.joined(separator: ", ")
+        let nonKey = fields.indices.filter { !fields[$0].isPrimaryKey }
+
+        func assignments(_ indices: [Int], separator: String = ", ") -> String {
+            indices.map { "\(columns[$0]) = ?\($0 + 1)" }.joined(separator: separator)
+        }
+        func insert(_ indices: [Int]) -> String {
+            "INSERT INTO \(table) (\(indices.map { columns[$0] }.joined(separator: ", "))) "
+                + "VALUES (\(indices.map { "?\($0 + 1)" }.joined(separator: ", ")))"
+        }
+        let keyCondition = assignments(primaryKey, separator: " AND ")
+        let conflictAction =
+            nonKey.isEmpty
+            ? "NOTHING" : "UPDATE SET " + nonKey.map { "\(columns[$0]) = excluded.\(columns[$0])" }.joined(separator: ", ")
+
+        self.primaryKey = primaryKey
+        self.hasRowIDKey = hasRowIDKey
+        self.rowIDKeyMayBeNil = hasRowIDKey && fields[primaryKey[0]].isOptional
+        self.quotedName = table
+        self.columnList = columnList
+        self.keyCondition = keyCondition
+        statements = Statement.allCases.map { statement in
+            switch statement {
+            case .insert: insert(Array(fields.indices))
+            case .insertWithoutKey: insert(hasRowIDKey ? nonKey : Array(fields.indices))
+            case .update: "UPDATE \(table) SET \(assignments(nonKey.isEmpty ? primaryKey : nonKey)) WHERE \(keyCondition)"
+            case .upsert:
+                insert(Array(fields.indices))
+                    + " ON CONFLICT (\(primaryKey.map { columns[$0] }.joined(separator: ", "))) DO \(conflictAction)"
+            case .delete: "DELETE FROM \(table) WHERE \(keyCondition)"
+            case .selectByKey: "SELECT \(columnList) FROM \(table) WHERE \(keyCondition)"
+            case .selectByRowID: "SELECT \(columnList) FROM \(table) WHERE rowid = ?"
+            }
+        }
+    }
+
+    /// `UPDATE … SET` only the fields at `indices`.
+    func updateSQL(only indices: [Int]) -> String {
+        let set = indices.map { "\(quoteIdentifier(schema.fields[$0].column)) = ?\($0 + 1)" }.joined(separator: ", ")
+        return "UPDATE \(quotedName) SET \(set) WHERE \(keyCondition)"
+    }
+
+    /// `SELECT <columns> FROM <table>` followed by `clauses` (a `WHERE`, `ORDER BY`, …).
+    func selectSQL(_ clauses: String) -> String {
+        "SELECT \(columnList) FROM \(quotedName)" + (clauses.isEmpty ? "" : " " + clauses)
+    }
+
+    // MARK: - DDL
+
+    /// The column definition of field `index`: `"name" TYPE [NOT NULL] [DEFAULT …] …`.
+    func columnDefinition(_ index: Int) -> String {
+        let field = schema.fields[index]
+        var definition = "\(quoteIdentifier(field.column)) \(field.type.sqlType)"
+        if primaryKey == [index] {
+            definition += " PRIMARY KEY"
+            if field.isAutoincrement && hasRowIDKey { definition += " AUTOINCREMENT" }
+        }
+        if !field.isOptional, !(hasRowIDKey && primaryKey == [index]) { definition += " NOT NULL" }
+        if let literal = defaultLiteral(field) { definition += " DEFAULT \(literal)" }
+        if field.isUnique { definition += " UNIQUE" }
+        return definition
+    }
+
+    /// The declared default as a SQL literal, when it is a constant (not a call such as
+    /// `Date()`, whose value differs at each use) and has a SQL form.
+    func defaultLiteral(_ field: FieldSchema) -> String? {
+        guard let value = field.defaultValue, !value.source.contains("(") else { return nil }
+        return (try? sqlValue(of: value.value()))?.map(\.sqlLiteral)
+    }
+
+    /// `CREATE TABLE` for the model; `name` replaces the table's name (to build a copy).
+    public func createTableSQL(ifNotExists: Bool = false, named name: String? = nil) -> String {
+        var parts = schema.fields.indices.map(columnDefinition)
+        let quote = { (names: [String]) in names.map { quoteIdentifier(self.column(of: $0)) }.joined(separator: ", ") }
+        if primaryKey.count > 1 {
+            parts.append("PRIMARY KEY (\(quote(primaryKey.map { schema.fields[$0].name })))")
+        }
+        for group in schema.uniqueGroups {
+            parts.append("UNIQUE (\(quote(group)))")
+        }
+        return "CREATE TABLE \(ifNotExists ? "IF NOT EXISTS " : "")\(name.map(quoteIdentifier) ?? quotedName) (" + parts.joined(separator: ", ") + ")"
+            + (schema.withoutRowID ? " WITHOUT ROWID" : "")
+    }
+
+    /// The model's indexes: `(name, CREATE INDEX …)`.
+    public var indexes: [(name: String, sql: String)] {
+        let single = schema.fields.filter(\.isIndexed).map { [$0.name] }
+        return (single + schema.indexes).map { names in
+            let columns = names.map(column(of:))
+            let indexName = "\(schema.table)_" + columns.joined(separator: "_")
+            let list = columns.map(quoteIdentifier).joined(separator: ", ")
+            return (indexName, "CREATE INDEX IF NOT EXISTS \(quoteIdentifier(indexName)) ON \(quotedName) (\(list))")
+        }
+    }
+
+    /// The column of a property name (the name itself when it is not a field).
+    func column(of property: String) -> String {
+        schema.field(named: property)?.column ?? property
+    }
+}
+
+extension FieldType {
+    var isInteger: Bool {
+        if case .integer = self { return true }
+        return false
+    }
+}

@@ -1,0 +1,95 @@
+import CSQLite
+
+/// Every failure of the SQLite layer: a result code from SQLite (with its extended code and
+/// message), or a failure ModelSync detects itself (a stored value of the wrong type, a table
+/// that does not match its model, a failing migration). Carries the SQL that was running.
+///
+/// Nothing in the SQLite layer traps on bad data: a corrupt file, a locked database, a
+/// constraint violation or a column of the wrong type is always one of these.
+public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong, beyond SQLite's result code.
+    public enum Kind: Sendable, Equatable {
+        /// SQLite returned an error code (see ``SQLiteError/code``).
+        case sqlite
+        /// A stored value cannot become the property's type (`NULL` in a non-optional column,
+        /// text in an integer column, a value out of range, JSON that does not decode).
+        case typeMismatch(table: String, column: String)
+        /// A table does not have the columns its model needs; `differences` says which.
+        case schemaMismatch(table: String, differences: [String])
+        /// A migration failed; its transaction was rolled back.
+        case migrationFailed(id: String)
+        /// The database file has migrations recorded that this build does not know.
+        case unknownMigrations(ids: [String])
+        /// A row that should exist does not (a refresh or an update of a deleted row).
+        case rowNotFound(table: String)
+        /// The API was used in a way it does not support (e.g. a model without a primary key).
+        case misuse
+    }
+
+    /// What went wrong.
+    public var kind: Kind
+    /// SQLite's primary result code (`SQLITE_CONSTRAINT` = 19, `SQLITE_BUSY` = 5, …); for
+    /// errors ModelSync detects itself, the closest one (`SQLITE_MISMATCH`, `SQLITE_SCHEMA`,
+    /// `SQLITE_MISUSE`, `SQLITE_NOTFOUND`, `SQLITE_ERROR`).
+    public var code: Int32
+    /// SQLite's extended result code (`SQLITE_CONSTRAINT_UNIQUE` = 2067, …), or `code`.
+    public var extendedCode: Int32
+    /// The message, from SQLite or from ModelSync.
+    public var message: String
+    /// The SQL statement that failed, if one was running.
+    public var sql: String?
+    /// In a batch, the position of the model that failed (0-based).
+    public var batchIndex: Int?
+
+    /// Creates an error.
+    public init(
+        _ kind: Kind = .sqlite,
+        code: Int32,
+        extendedCode: Int32? = nil,
+        message: String,
+        sql: String? = nil,
+        batchIndex: Int? = nil
+    ) {
+        self.kind = kind
+        self.code = code
+        self.extendedCode = extendedCode ?? code
+        self.message = message
+        self.sql = sql
+        self.batchIndex = batchIndex
+    }
+
+    /// The error SQLite reports on `handle` for result `result`.
+    init(result: Int32, handle: OpaquePointer?, sql: String?) {
+        let message = handle.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
+            ?? String(cString: sqlite3_errstr(result))
+        let extended = handle.map { sqlite3_extended_errcode($0) } ?? result
+        // The handle's extended code belongs to the last call on it; keep it only when it
+        // refines this result.
+        let refined = extended & 0xFF == result & 0xFF ? extended : result
+        self.init(.sqlite, code: result & 0xFF, extendedCode: refined, message: message, sql: sql)
+    }
+
+    /// A stored value of the wrong type.
+    static func typeMismatch(table: String, column: String, _ message: String, sql: String?) -> SQLiteError {
+        SQLiteError(
+            .typeMismatch(table: table, column: column), code: SQLITE_MISMATCH,
+            message: "\(table).\(column): \(message)", sql: sql)
+    }
+
+    /// A misuse of the API.
+    static func misuse(_ message: String, sql: String? = nil) -> SQLiteError {
+        SQLiteError(.misuse, code: SQLITE_MISUSE, message: message, sql: sql)
+    }
+
+    /// Whether this is a constraint violation (unique, not null, foreign key, check, primary key).
+    public var isConstraintViolation: Bool { code == SQLITE_CONSTRAINT }
+
+    public var description: String {
+        var text = "SQLite error \(code)"
+        if extendedCode != code { text += "/\(extendedCode)" }
+        text += ": \(message)"
+        if let batchIndex { text += " (batch row \(batchIndex))" }
+        if let sql { text += " — SQL: \(sql)" }
+        return text
+    }
+}

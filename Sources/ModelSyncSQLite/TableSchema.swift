@@ -1,0 +1,112 @@
+import CSQLite
+import ModelSyncCore
+
+// Tables from models: create, drop, check, and the auto-create / auto-alter on first use.
+
+extension SQLModel {
+    /// Creates the model's table and its indexes.
+    public static func createTable(_ db: SQLiteConnection, ifNotExists: Bool = false) throws {
+        let table = sqlTable
+        try db.transaction {
+            try db.execute(table.createTableSQL(ifNotExists: ifNotExists))
+            for index in table.indexes { try db.execute(index.sql) }
+        }
+        db.preparedTables.insert(ObjectIdentifier(Self.self))
+    }
+
+    /// Drops the model's table (and with it its indexes).
+    public static func dropTable(_ db: SQLiteConnection, ifExists: Bool = true) throws {
+        try db.execute("DROP TABLE \(ifExists ? "IF EXISTS " : "")\(quoteIdentifier(sqlTable.name))")
+        db.preparedTables.remove(ObjectIdentifier(Self.self))
+    }
+
+    /// How the existing table differs from the model, one line per column: missing columns,
+    /// columns the model does not have, and columns of another type. Empty when they match;
+    /// a missing table is one line.
+    public static func tableDifferences(_ db: SQLiteConnection) throws -> [String] {
+        let table = sqlTable
+        let existing = try db.columns(of: table.name)
+        guard !existing.isEmpty else { return ["table '\(table.name)' does not exist"] }
+        let byName = Dictionary(existing.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        var differences: [String] = []
+        for field in schema.fields {
+            guard let column = byName[field.column] else {
+                differences.append("missing column '\(field.column)' (\(field.name): \(field.type))")
+                continue
+            }
+            if column.type.uppercased() != field.type.sqlType {
+                differences.append("column '\(field.column)' is \(column.type), \(field.name): \(field.type) needs \(field.type.sqlType)")
+            }
+        }
+        let columns = Set(schema.fields.map(\.column))
+        for column in existing where !columns.contains(column.name) {
+            differences.append("column '\(column.name)' is not a field of \(schema.name)")
+        }
+        return differences
+    }
+
+    /// Throws a ``SQLiteError/Kind/schemaMismatch(table:differences:)`` error, listing the
+    /// differences, unless the table matches the model.
+    public static func checkTable(_ db: SQLiteConnection) throws {
+        let differences = try tableDifferences(db)
+        guard differences.isEmpty else { throw mismatch(differences) }
+    }
+
+    /// Creates the table when it is missing (if the database creates tables), adds missing
+    /// columns and indexes when the model ``autoAlters``, and otherwise checks that the table
+    /// matches the model.
+    static func prepareTable(_ db: SQLiteConnection) throws {
+        if try !db.tableExists(sqlTable.name) {
+            guard db.configuration.createsTables else { return }
+            try createTable(db)
+        } else if autoAlters {
+            try alterTable(db)
+        } else {
+            try checkTable(db)
+        }
+        db.preparedTables.insert(ObjectIdentifier(Self.self))
+    }
+
+    /// ``prepareTable(_:)`` the first time the model is written on a connection.
+    @inline(__always)
+    static func prepareTableOnce(_ db: SQLiteConnection) throws {
+        if !db.preparedTables.contains(ObjectIdentifier(Self.self)) { try prepareTable(db) }
+    }
+
+    /// Adds the columns and indexes the table lacks. Columns of another type, and columns
+    /// SQLite cannot add (`NOT NULL` without a constant default, primary keys) are errors:
+    /// they need a migration.
+    static func alterTable(_ db: SQLiteConnection) throws {
+        let table = sqlTable
+        let existing = Set(try db.columns(of: table.name).map(\.name))
+        var problems: [String] = []
+        var additions: [String] = []
+        for (index, field) in schema.fields.enumerated() where !existing.contains(field.column) {
+            if field.isPrimaryKey {
+                problems.append("missing primary-key column '\(field.column)' cannot be added")
+            } else if !field.isOptional && table.defaultLiteral(field) == nil {
+                problems.append("missing column '\(field.column)' is NOT NULL without a constant default")
+            } else {
+                // ADD COLUMN cannot be UNIQUE; a unique index does the same.
+                let definition = table.columnDefinition(index).replacingOccurrences(of: " UNIQUE", with: "")
+                additions.append("ALTER TABLE \(quoteIdentifier(table.name)) ADD COLUMN \(definition)")
+                if field.isUnique {
+                    let name = "\(table.name)_\(field.column)_unique"
+                    additions.append(
+                        "CREATE UNIQUE INDEX \(quoteIdentifier(name)) ON \(quoteIdentifier(table.name)) (\(quoteIdentifier(field.column)))")
+                }
+            }
+        }
+        problems += try tableDifferences(db).filter { !$0.hasPrefix("missing column") && !$0.hasSuffix("is not a field of \(schema.name)") }
+        guard problems.isEmpty else { throw mismatch(problems) }
+        try db.transaction {
+            for sql in additions + table.indexes.map(\.sql) { try db.execute(sql) }
+        }
+    }
+
+    static func mismatch(_ differences: [String]) -> SQLiteError {
+        SQLiteError(
+            .schemaMismatch(table: sqlTable.name, differences: differences), code: SQLITE_SCHEMA,
+            message: "table '\(sqlTable.name)' does not match \(schema.name): " + differences.joined(separator: "; "))
+    }
+}

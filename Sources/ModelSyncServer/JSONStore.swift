@@ -1,0 +1,66 @@
+import Foundation
+import ModelSyncJSON
+
+/// The database: one JSON object whose arrays are collections and whose objects are singular
+/// resources, optionally saved back to a file after every write.
+///
+/// A write works on a copy; the copy replaces the data only once it is saved, so a failed save
+/// (or a rejected request) leaves both the file and the served data as they were.
+actor JSONStore {
+    private(set) var root: JSONObject
+    /// When the data last changed (second precision, for `Last-Modified`).
+    private(set) var lastModified: Date
+    private let file: URL?
+
+    init(root: JSONObject, file: URL?) {
+        self.root = root
+        self.file = file
+        self.lastModified = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+    }
+
+    /// Applies `change` to a copy of the data, saves it, and only then makes it current.
+    func write<T: Sendable>(_ change: @Sendable (inout JSONObject) throws -> T) throws -> T {
+        var copy = root
+        let result = try change(&copy)
+        if let file { try Self.save(copy, to: file) }
+        root = copy
+        lastModified = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+        return result
+    }
+
+    /// Reads a database file: a JSON object.
+    static func load(_ file: URL) throws -> JSONObject {
+        let bytes: [UInt8]
+        do {
+            bytes = Array(try Data(contentsOf: file))
+        } catch {
+            throw ServerError.unreadableFile(path: file.path, reason: error.localizedDescription)
+        }
+        let value: JSONValue
+        do {
+            value = try JSONValue(parsing: bytes)
+        } catch {
+            throw ServerError.unreadableFile(path: file.path, reason: String(describing: error))
+        }
+        guard let object = value.objectValue else { throw ServerError.notAnObject }
+        return object
+    }
+
+    /// Writes `root` next to `file` and renames it over `file`, so that a crash leaves either
+    /// the old file or the new one, never half of one.
+    static func save(_ root: JSONObject, to file: URL) throws {
+        var bytes = JSONWriter.prettyPrinted(JSONValue.object(root).jsonBytes())
+        bytes.append(UInt8(ascii: "\n"))
+        let temporary = file.deletingLastPathComponent()
+            .appendingPathComponent(".\(file.lastPathComponent).\(UUID().uuidString).tmp")
+        do {
+            try Data(bytes).write(to: temporary)
+            guard rename(temporary.path, file.path) == 0 else {
+                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path])
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
+        }
+    }
+}

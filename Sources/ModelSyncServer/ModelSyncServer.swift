@@ -1,0 +1,167 @@
+import Foundation
+import Hummingbird
+import Logging
+import ModelSyncJSON
+import NIOCore
+import ServiceLifecycle
+import UnixSignals
+
+/// A json-server-compatible REST server over a JSON document, built on Hummingbird.
+///
+/// Every top-level array of the document is a collection (`/posts`, `/posts/1`,
+/// `/posts/1/comments`), every top-level object a singular resource (`/profile`). Start one
+/// in-process on a random port, use it, and shut it down:
+///
+/// ```swift
+/// let server = try await ModelSyncServer.start(data: ["posts": [["id": 1, "title": "Hello"]]])
+/// // … requests to server.baseURL …
+/// await server.shutdown()
+/// ```
+///
+/// With a file, every write is saved back to it atomically.
+public final class ModelSyncServer: Sendable {
+    /// The address the server listens on.
+    public let host: String
+    /// The port the server listens on (the one chosen by the system when started with port 0).
+    public let port: Int
+    /// `http://host:port`.
+    public let baseURL: URL
+
+    private let store: JSONStore
+    private let state: ServerState
+    private let group: ServiceGroup
+    private let running: Task<Void, Never>
+
+    private init(host: String, port: Int, store: JSONStore, state: ServerState, group: ServiceGroup, running: Task<Void, Never>) {
+        self.host = host
+        self.port = port
+        self.baseURL = URL(string: "http://\(host.contains(":") ? "[\(host)]" : host):\(port)") ?? URL(fileURLWithPath: "/")
+        self.store = store
+        self.state = state
+        self.group = group
+        self.running = running
+    }
+
+    /// Starts a server over `data`, in memory only.
+    ///
+    /// - Parameters:
+    ///   - data: A JSON object: its arrays are collections, its objects singular resources.
+    ///   - host: The address to listen on.
+    ///   - port: The port; 0 lets the system choose a free one (read it from ``port``).
+    ///   - options: Read-only mode, delay, limits.
+    ///   - logger: Where the server logs.
+    /// - Throws: ``ServerError`` when the data is not an object or the server cannot listen.
+    public static func start(
+        data: JSONValue, host: String = "127.0.0.1", port: Int = 0,
+        options: ServerOptions = ServerOptions(), logger: Logger = ModelSyncServer.defaultLogger
+    ) async throws -> ModelSyncServer {
+        guard let root = data.objectValue else { throw ServerError.notAnObject }
+        return try await start(store: JSONStore(root: root, file: nil), host: host, port: port, options: options, logger: logger)
+    }
+
+    /// Starts a server over a JSON file; every write is saved back to it atomically.
+    ///
+    /// - Parameter stopsOnSignals: Whether SIGINT and SIGTERM shut the server down gracefully
+    ///   (for a command-line server; leave it off in-process).
+    /// - Throws: ``ServerError`` when the file cannot be read, is not an object, or the server
+    ///   cannot listen.
+    public static func start(
+        file: URL, host: String = "127.0.0.1", port: Int = 0,
+        options: ServerOptions = ServerOptions(), logger: Logger = ModelSyncServer.defaultLogger,
+        stopsOnSignals: Bool = false
+    ) async throws -> ModelSyncServer {
+        let root = try JSONStore.load(file)
+        return try await start(
+            store: JSONStore(root: root, file: options.readOnly ? nil : file), host: host, port: port,
+            options: options, logger: logger, shutdownSignals: stopsOnSignals ? [.sigint, .sigterm] : []
+        )
+    }
+
+    private static func start(
+        store: JSONStore, host: String, port: Int, options: ServerOptions, logger: Logger,
+        shutdownSignals: [UnixSignal] = []
+    ) async throws -> ModelSyncServer {
+        let state = ServerState(delay: options.delay)
+        let (events, continuation) = AsyncStream<Result<Int, any Error>>.makeStream()
+        let application = Application(
+            responder: ServerResponder(store: store, state: state, options: options),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "modelsync-server"),
+            onServerRunning: { channel in continuation.yield(.success(channel.localAddress?.port ?? port)) },
+            logger: logger
+        )
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(services: [application], gracefulShutdownSignals: shutdownSignals, logger: logger)
+        )
+        let running = Task {
+            do {
+                try await group.run()
+                continuation.yield(.failure(ServerError.couldNotStart("stopped")))
+            } catch {
+                continuation.yield(.failure(ServerError.couldNotStart(String(describing: error))))
+            }
+            continuation.finish()
+        }
+        for await event in events {
+            switch event {
+            case .success(let bound):
+                return ModelSyncServer(host: host, port: bound, store: store, state: state, group: group, running: running)
+            case .failure(let error):
+                await running.value
+                throw error
+            }
+        }
+        throw ServerError.couldNotStart("stopped")
+    }
+
+    /// Stops accepting connections, lets requests in flight finish, and returns once the server
+    /// has stopped. Calling it again does nothing.
+    public func shutdown() async {
+        await group.triggerGracefulShutdown()
+        await running.value
+    }
+
+    /// Returns when the server has stopped (after ``shutdown()`` or a shutdown signal).
+    public func waitUntilStopped() async {
+        await running.value
+    }
+
+    /// The data as it is now.
+    public var data: JSONValue {
+        get async { .object(await store.root) }
+    }
+
+    /// The logger servers use unless given one: label `modelsync.server`, warnings and errors
+    /// only, so that in-process servers stay quiet in tests and demos.
+    public static var defaultLogger: Logger {
+        var logger = Logger(label: "modelsync.server")
+        logger.logLevel = .warning
+        return logger
+    }
+
+    // MARK: Testing clients
+
+    /// Adds a fault; faults apply in the order they were added, each until it is used up.
+    public func inject(_ fault: Fault) {
+        state.faults.withLock { $0.append(fault) }
+    }
+
+    /// Removes every fault.
+    public func clearFaults() {
+        state.faults.withLock { $0.removeAll() }
+    }
+
+    /// Changes the delay before every answer.
+    public func setDelay(_ delay: Duration) {
+        state.delay.withLock { $0 = delay }
+    }
+
+    /// The most recent requests received, oldest first (see ``ServerOptions/requestLogLimit``).
+    public var recordedRequests: [RecordedRequest] {
+        state.requests.current
+    }
+
+    /// Forgets the recorded requests.
+    public func clearRecordedRequests() {
+        state.requests.withLock { $0.removeAll() }
+    }
+}

@@ -1,0 +1,206 @@
+import Foundation
+import ModelSyncJSON
+
+/// An error answered to the client: a status and a message, sent as `{"error": "…"}`.
+struct APIError: Error {
+    var status: Int
+    var message: String
+
+    static func badRequest(_ message: String) -> APIError { APIError(status: 400, message: message) }
+    static func notFound(_ message: String) -> APIError { APIError(status: 404, message: message) }
+}
+
+/// The query string of a request, in order, with repeated names kept.
+struct QueryParameters {
+    var pairs: [(name: String, value: String)]
+
+    init(_ query: String?) {
+        pairs = (query ?? "").split(separator: "&").compactMap { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = Self.decode(parts[0]), !name.isEmpty else { return nil }
+            let value = parts.count > 1 ? Self.decode(parts[1]) ?? "" : ""
+            return (name, value)
+        }
+    }
+
+    private static func decode(_ text: Substring) -> String? {
+        text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+    }
+
+    /// Every value of `name`, with comma-separated lists split (`_sort=a,b`).
+    func values(_ name: String) -> [String] {
+        pairs.filter { $0.name == name }.flatMap { $0.value.split(separator: ",").map(String.init) }
+    }
+
+    func first(_ name: String) -> String? { pairs.first { $0.name == name }?.value }
+
+    /// A non-negative integer parameter; a malformed one is a 400.
+    func integer(_ name: String, minimum: Int = 0) throws -> Int? {
+        guard let text = first(name) else { return nil }
+        guard let value = Int(text), value >= minimum else {
+            throw APIError.badRequest("\(name) must be an integer of at least \(minimum), got \"\(text)\"")
+        }
+        return value
+    }
+}
+
+/// The text a value is compared by in filters: strings as they are, numbers by their text,
+/// `true`/`false`/`null` as written.
+func scalarText(_ value: JSONValue) -> String? {
+    switch value {
+    case .string(let string): string
+    case .number(let number): number.text
+    case .bool(let bool): bool ? "true" : "false"
+    case .null: "null"
+    case .array, .object: nil
+    }
+}
+
+/// The value at a dotted field path (`author.name`).
+func value(of item: JSONValue, at field: String) -> JSONValue? {
+    var current: JSONValue? = item
+    for key in field.split(separator: ".") { current = current?[String(key)] }
+    return current
+}
+
+/// Orders two field values: numbers numerically, everything else by text; missing values last.
+private func precedes(_ lhs: JSONValue?, _ rhs: JSONValue?) -> Bool? {
+    switch (lhs, rhs) {
+    case (nil, nil): return nil
+    case (nil, _): return false
+    case (_, nil): return true
+    case (.number(let a)?, .number(let b)?):
+        return a.doubleValue == b.doubleValue ? nil : a.doubleValue < b.doubleValue
+    case (let a?, let b?):
+        let (x, y) = (scalarText(a) ?? a.description, scalarText(b) ?? b.description)
+        return x == y ? nil : x < y
+    }
+}
+
+/// Compares a field value with a query value: numerically when both are numbers.
+private func compare(_ value: JSONValue, _ text: String) -> ComparisonResult? {
+    if let number = value.doubleValue, let other = Double(text) {
+        return number == other ? .orderedSame : number < other ? .orderedAscending : .orderedDescending
+    }
+    guard let string = scalarText(value) else { return nil }
+    return string == text ? .orderedSame : string < text ? .orderedAscending : .orderedDescending
+}
+
+/// Filters, full-text search and sorting of a collection (json-server's conventions).
+struct ListQuery {
+    private var equal: [String: [String]] = [:]
+    private var conditions: [(field: String, test: (JSONValue) -> Bool)] = []
+    private var search: String?
+    private var sort: [(field: String, descending: Bool)] = []
+
+    private static let operators = ["_gte", "_lte", "_gt", "_lt", "_ne", "_like"]
+
+    init(_ parameters: QueryParameters) throws {
+        for (name, text) in parameters.pairs {
+            if name == "q" {
+                search = text.lowercased()
+            } else if name.hasPrefix("_") {
+                continue
+            } else if let op = Self.operators.first(where: { name.hasSuffix($0) && name.count > $0.count }) {
+                let field = String(name.dropLast(op.count))
+                conditions.append((field, try Self.test(op, text)))
+            } else {
+                equal[name, default: []].append(text)
+            }
+        }
+        let orders = parameters.values("_order").map { $0.lowercased() }
+        for (index, field) in parameters.values("_sort").enumerated() {
+            // `_sort=-views` (json-server 1.x) and `_order=desc` (0.x) both sort descending.
+            let descending = field.hasPrefix("-") || (index < orders.count ? orders[index] : orders.last) == "desc"
+            sort.append((field.hasPrefix("-") ? String(field.dropFirst()) : field, descending))
+        }
+    }
+
+    private static func test(_ op: String, _ text: String) throws -> (JSONValue) -> Bool {
+        switch op {
+        case "_gte": return { compare($0, text).map { $0 != .orderedAscending } ?? false }
+        case "_lte": return { compare($0, text).map { $0 != .orderedDescending } ?? false }
+        case "_gt": return { compare($0, text) == .orderedDescending }
+        case "_lt": return { compare($0, text) == .orderedAscending }
+        case "_ne": return { compare($0, text) != .orderedSame }
+        default:
+            let regex: NSRegularExpression
+            do {
+                regex = try NSRegularExpression(pattern: text, options: [.caseInsensitive])
+            } catch {
+                throw APIError.badRequest("invalid regular expression in _like: \(text)")
+            }
+            return { value in
+                guard let string = scalarText(value) else { return false }
+                return regex.firstMatch(in: string, options: [], range: NSRange(string.startIndex..., in: string)) != nil
+            }
+        }
+    }
+
+    func apply(to items: [JSONValue]) -> [JSONValue] {
+        var result = items.filter(matches)
+        if !sort.isEmpty {
+            result = result.enumerated().sorted { a, b in
+                for key in sort {
+                    if let before = precedes(value(of: a.element, at: key.field), value(of: b.element, at: key.field)) {
+                        return before != key.descending
+                    }
+                }
+                return a.offset < b.offset
+            }.map(\.element)
+        }
+        return result
+    }
+
+    private func matches(_ item: JSONValue) -> Bool {
+        for (field, accepted) in equal {
+            guard let found = value(of: item, at: field), let text = scalarText(found), accepted.contains(text) else {
+                return false
+            }
+        }
+        for condition in conditions {
+            guard let found = value(of: item, at: condition.field), condition.test(found) else { return false }
+        }
+        if let search, !Self.contains(item, search) { return false }
+        return true
+    }
+
+    /// Whether any string or number in `value` contains `needle` (lowercased), case-insensitively.
+    private static func contains(_ value: JSONValue, _ needle: String) -> Bool {
+        switch value {
+        case .string(let string): string.lowercased().contains(needle)
+        case .number(let number): number.text.contains(needle)
+        case .array(let elements): elements.contains { contains($0, needle) }
+        case .object(let object): object.values.contains { contains($0, needle) }
+        case .bool, .null: false
+        }
+    }
+}
+
+/// The slice of a list that a request asks for: `_page` with `_limit`/`_per_page`, or
+/// `_start`/`_end`/`_limit`.
+struct Slice {
+    var range: Range<Int>
+    /// Page links (`first`, `prev`, `next`, `last`) as query values of `_page`.
+    var pages: [(rel: String, page: Int)] = []
+
+    init(_ parameters: QueryParameters, count: Int, defaultPageSize: Int) throws {
+        if let page = try parameters.integer("_page", minimum: 1) {
+            let size = try parameters.integer("_per_page", minimum: 1)
+                ?? parameters.integer("_limit", minimum: 1) ?? defaultPageSize
+            let start = min((page - 1).multipliedReportingOverflow(by: size).overflow ? count : (page - 1) * size, count)
+            range = start..<min(start + min(size, count), count)
+            let last = max(1, (count + size - 1) / size)
+            pages = [("first", 1)]
+            if page > 1 { pages.append(("prev", min(page - 1, last))) }
+            if page < last { pages.append(("next", page + 1)) }
+            pages.append(("last", last))
+            return
+        }
+        let start = min(try parameters.integer("_start") ?? 0, count)
+        var end = count
+        if let limit = try parameters.integer("_limit") { end = min(start + min(limit, count), count) }
+        if let given = try parameters.integer("_end") { end = min(given, count) }
+        range = start..<max(start, end)
+    }
+}

@@ -1,0 +1,406 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import ModelSyncCore
+import ModelSyncJSON
+import NIOCore
+
+/// The request context: Hummingbird's core storage plus the channel, so that an injected fault
+/// can drop the connection.
+struct ServerContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    let channel: any Channel
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = CoreRequestContextStorage(source: source)
+        channel = source.channel
+    }
+}
+
+/// State shared by the server object and its responder: injected faults and recent requests.
+final class ServerState: Sendable {
+    let faults = Locked<[Fault]>([])
+    let requests = Locked<[RecordedRequest]>([])
+    let delay: Locked<Duration>
+
+    init(delay: Duration) {
+        self.delay = Locked(delay)
+    }
+
+    /// The action of the first fault that applies to this request, using it up.
+    func nextFault() -> Fault.Action? {
+        faults.withLock { faults in
+            for index in faults.indices where Double.random(in: 0..<1) < faults[index].fraction {
+                let action = faults[index].action
+                if let remaining = faults[index].remaining {
+                    if remaining <= 1 { faults.remove(at: index) } else { faults[index].remaining = remaining - 1 }
+                }
+                return action
+            }
+            return nil
+        }
+    }
+}
+
+/// Answers every request: json-server's routes, conditional requests, CORS and faults.
+struct ServerResponder: HTTPResponder {
+    let store: JSONStore
+    let state: ServerState
+    let options: ServerOptions
+
+    func respond(to request: Request, context: ServerContext) async throws -> Response {
+        record(request)
+        if request.method == .options { return cors(Response(status: .noContent), for: request) }
+        if let fault = state.nextFault() {
+            switch fault {
+            case .status(let status, let retryAfter, let body):
+                var response = Self.json(body ?? ["error": "injected fault"], status: HTTPResponse.Status(code: status))
+                if let retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+                return cors(response, for: request)
+            case .dropConnection:
+                try await context.channel.close().get()
+                throw APIError(status: 500, message: "connection dropped")
+            case .delay(let duration):
+                try await Task.sleep(for: duration)
+            }
+        }
+        let delay = state.delay.current
+        if delay > .zero { try await Task.sleep(for: delay) }
+        do {
+            var request = request
+            return cors(try await route(&request, context: context), for: request)
+        } catch let error as APIError {
+            return cors(Self.error(error), for: request)
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            // A failed save: the data and the file are unchanged (see JSONStore.write).
+            context.logger.error("request failed", metadata: ["uri": "\(request.uri)", "error": "\(error)"])
+            return cors(Self.error(APIError(status: 500, message: "could not save the data: \(error)")), for: request)
+        }
+    }
+
+    private func record(_ request: Request) {
+        let entry = RecordedRequest(
+            method: request.method.rawValue,
+            uri: request.uri.description,
+            headers: request.headers.map { ($0.name.rawName, $0.value) }
+        )
+        state.requests.withLock { log in
+            log.append(entry)
+            if log.count > options.requestLogLimit { log.removeFirst(log.count - options.requestLogLimit) }
+        }
+    }
+
+    // MARK: Routing
+
+    private func route(_ request: inout Request, context: ServerContext) async throws -> Response {
+        let segments = request.uri.path.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }
+        let parameters = QueryParameters(request.uri.query)
+        let method = request.method
+        let isRead = method == .get || method == .head
+        if !isRead && options.readOnly {
+            throw APIError(status: 405, message: "the server is read-only")
+        }
+        var body: JSONValue?
+        if !isRead && method != .delete { body = try await readBody(&request, context: context) }
+        let root = await store.root
+
+        switch segments.count {
+        case 1 where segments[0] == "db" && root["db"] == nil:
+            guard isRead else { throw APIError(status: 405, message: "/db is read-only") }
+            return await conditional(.object(root), request)
+        case 1:
+            let name = segments[0]
+            switch root[name] {
+            case .array(let items)?:
+                switch method {
+                case .get, .head: return try await list(items, of: name, parameters, root: root, request)
+                case .post: return try await create(in: name, body: body, request: request)
+                default: throw APIError(status: 405, message: "\(method.rawValue) is not allowed on a collection")
+                }
+            case .object?:
+                switch method {
+                case .get, .head: return await conditional(root[name] ?? .null, request)
+                case .put, .patch: return try await updateSingular(name, body: body, merge: method == .patch, request)
+                default: throw APIError(status: 405, message: "\(method.rawValue) is not allowed on a singular resource")
+                }
+            default:
+                throw APIError.notFound("no collection or resource named \(name)")
+            }
+        case 2:
+            let (name, id) = (segments[0], segments[1])
+            let items = try collection(name, in: root)
+            switch method {
+            case .get, .head:
+                guard let item = items.first(where: { Self.id(of: $0) == id }) else { throw Self.missing(name, id) }
+                let embedded = try embed([item], of: name, parameters, root: root)
+                return await conditional(embedded[0], request)
+            case .put, .patch: return try await update(name, id: id, body: body, merge: method == .patch, request)
+            case .delete: return try await delete(name, id: id, request)
+            default: throw APIError(status: 405, message: "\(method.rawValue) is not allowed on an item")
+            }
+        case 3:
+            let (parentName, id, childName) = (segments[0], segments[1], segments[2])
+            guard let parent = try collection(parentName, in: root).first(where: { Self.id(of: $0) == id }) else {
+                throw Self.missing(parentName, id)
+            }
+            let children = try collection(childName, in: root)
+            let foreignKey = Self.singular(parentName) + "Id"
+            let parentID = parent["id"] ?? .null
+            switch method {
+            case .get, .head:
+                let owned = children.filter { $0[foreignKey].flatMap(scalarText) == id }
+                return try await list(owned, of: childName, parameters, root: root, request)
+            case .post:
+                guard var object = body?.objectValue else { throw Self.notAnObject }
+                object[foreignKey] = parentID
+                return try await create(in: childName, body: .object(object), request: request)
+            default: throw APIError(status: 405, message: "\(method.rawValue) is not allowed on a nested collection")
+            }
+        default:
+            throw APIError.notFound("no route for \(request.uri.path)")
+        }
+    }
+
+    // MARK: Reads
+
+    private func list(
+        _ items: [JSONValue], of name: String, _ parameters: QueryParameters, root: JSONObject, _ request: Request
+    ) async throws -> Response {
+        let matching = try ListQuery(parameters).apply(to: items)
+        let slice = try Slice(parameters, count: matching.count, defaultPageSize: options.defaultPageSize)
+        let page = try embed(Array(matching[slice.range]), of: name, parameters, root: root)
+        var response = await conditional(.array(page), request)
+        response.headers[.totalCount] = String(matching.count)
+        if !slice.pages.isEmpty {
+            response.headers[.link] = links(slice.pages, request)
+        }
+        return response
+    }
+
+    private func links(_ pages: [(rel: String, page: Int)], _ request: Request) -> String {
+        let host = request.head.authority ?? "localhost"
+        let others = QueryParameters(request.uri.query).pairs.filter { $0.name != "_page" }
+        return pages.map { rel, page in
+            var components = URLComponents()
+            components.queryItems = [URLQueryItem(name: "_page", value: String(page))]
+                + others.map { URLQueryItem(name: $0.name, value: $0.value) }
+            return "<http://\(host)\(request.uri.path)?\(components.percentEncodedQuery ?? "")>; rel=\"\(rel)\""
+        }.joined(separator: ", ")
+    }
+
+    /// Adds `_embed` children (by `<singular>Id`) and `_expand` parents (from `<name>s`).
+    private func embed(_ items: [JSONValue], of name: String, _ parameters: QueryParameters, root: JSONObject) throws -> [JSONValue] {
+        let embeds = parameters.values("_embed"), expands = parameters.values("_expand")
+        guard !embeds.isEmpty || !expands.isEmpty else { return items }
+        let foreignKey = Self.singular(name) + "Id"
+        let children = try embeds.map { (key: $0, items: try collection($0, in: root)) }
+        let parents = try expands.map { parent in
+            guard let items = (root[parent + "s"] ?? root[parent])?.arrayValue else {
+                throw APIError.badRequest("cannot expand \(parent): no collection named \(parent)s")
+            }
+            return (key: parent, items: items)
+        }
+        return items.map { item in
+            guard case .object(var object) = item else { return item }
+            let id = Self.id(of: item)
+            for child in children {
+                object[child.key] = .array(child.items.filter { $0[foreignKey].flatMap(scalarText) == id })
+            }
+            for parent in parents {
+                let parentID = object[parent.key + "Id"].flatMap(scalarText)
+                object[parent.key] = parent.items.first { Self.id(of: $0) == parentID } ?? .null
+            }
+            return .object(object)
+        }
+    }
+
+    /// Answers a read with the value, its `ETag` and `Last-Modified`, and 304 when the client's
+    /// copy is current (`If-None-Match`, or else `If-Modified-Since`).
+    private func conditional(_ value: JSONValue, _ request: Request) async -> Response {
+        let bytes = value.jsonBytes()
+        let etag = Self.etag(bytes)
+        let modified = await store.lastModified
+        var headers = HTTPFields()
+        headers[.eTag] = etag
+        headers[.lastModified] = HTTPDate.format(modified)
+        headers[.contentType] = "application/json; charset=utf-8"
+        if let match = request.headers[.ifNoneMatch] {
+            if Self.matches(match, etag) { return Response(status: .notModified, headers: headers) }
+        } else if let since = request.headers[.ifModifiedSince].flatMap(HTTPDate.parse), modified <= since {
+            return Response(status: .notModified, headers: headers)
+        }
+        if request.method == .head { return Response(status: .ok, headers: headers) }
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    // MARK: Writes
+
+    private func create(in name: String, body: JSONValue?, request: Request) async throws -> Response {
+        guard let given = body?.objectValue else { throw Self.notAnObject }
+        let stored: JSONValue = try await store.write { root in
+            var object = given
+            var items = try collection(name, in: root)
+            if let given = object["id"], given != .null {
+                guard let text = scalarText(given), !items.contains(where: { Self.id(of: $0) == text }) else {
+                    throw APIError(status: 409, message: "\(name) already has an item with id \(given)")
+                }
+            } else {
+                let next = (items.compactMap { $0["id"]?.intValue }.max() ?? 0) + 1
+                object["id"] = nil
+                object = JSONObject([("id", JSONValue.number(JSONNumber(next)))] + object.map { ($0.key, $0.value) })
+            }
+            items.append(.object(object))
+            root[name] = .array(items)
+            return .object(object)
+        }
+        return Self.written(stored, status: .created)
+    }
+
+    private func update(_ name: String, id: String, body: JSONValue?, merge: Bool, _ request: Request) async throws -> Response {
+        guard let object = body?.objectValue else { throw Self.notAnObject }
+        if let given = object["id"], scalarText(given) != id {
+            throw APIError.badRequest("the id in the body (\(given)) differs from the id in the URL (\(id))")
+        }
+        let stored: JSONValue = try await store.write { root in
+            var items = try collection(name, in: root)
+            guard let index = items.firstIndex(where: { Self.id(of: $0) == id }) else { throw Self.missing(name, id) }
+            try Self.checkIfMatch(items[index], request)
+            var updated = merge ? items[index].objectValue ?? JSONObject() : JSONObject([("id", items[index]["id"] ?? .null)])
+            for (key, value) in object where key != "id" { updated[key] = value }
+            items[index] = .object(updated)
+            root[name] = .array(items)
+            return items[index]
+        }
+        return Self.written(stored, status: .ok)
+    }
+
+    private func updateSingular(_ name: String, body: JSONValue?, merge: Bool, _ request: Request) async throws -> Response {
+        guard let object = body?.objectValue else { throw Self.notAnObject }
+        let stored: JSONValue = try await store.write { root in
+            let current = root[name] ?? .null
+            try Self.checkIfMatch(current, request)
+            var updated = merge ? current.objectValue ?? JSONObject() : JSONObject()
+            for (key, value) in object { updated[key] = value }
+            root[name] = .object(updated)
+            return .object(updated)
+        }
+        return Self.written(stored, status: .ok)
+    }
+
+    private func delete(_ name: String, id: String, _ request: Request) async throws -> Response {
+        try await store.write { root in
+            var items = try collection(name, in: root)
+            guard let index = items.firstIndex(where: { Self.id(of: $0) == id }) else { throw Self.missing(name, id) }
+            try Self.checkIfMatch(items[index], request)
+            items.remove(at: index)
+            root[name] = .array(items)
+        }
+        return Self.written([:], status: .ok)
+    }
+
+    /// A JSON response; with an `ETag` for stored items.
+    private static func written(_ value: JSONValue, status: HTTPResponse.Status) -> Response {
+        var response = json(value, status: status)
+        response.headers[.eTag] = etag(value.jsonBytes())
+        return response
+    }
+
+    static func json(_ value: JSONValue, status: HTTPResponse.Status) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: value.jsonBytes())))
+    }
+
+    /// `If-Match` on a write: 412 when the item changed since the client read it.
+    private static func checkIfMatch(_ current: JSONValue, _ request: Request) throws {
+        guard let match = request.headers[.ifMatch] else { return }
+        guard matches(match, etag(current.jsonBytes())) else {
+            throw APIError(status: 412, message: "the resource changed since it was read (If-Match failed)")
+        }
+    }
+
+    private func readBody(_ request: inout Request, context: ServerContext) async throws -> JSONValue {
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > options.maxBodySize {
+            throw APIError(status: 413, message: "the body is larger than \(options.maxBodySize) bytes")
+        }
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.collectBody(upTo: options.maxBodySize)
+        } catch is NIOTooManyBytesError {
+            throw APIError(status: 413, message: "the body is larger than \(options.maxBodySize) bytes")
+        }
+        guard buffer.readableBytes > 0 else { throw APIError.badRequest("the request needs a JSON object body") }
+        do {
+            return try JSONValue(parsing: Array(buffer.readableBytesView))
+        } catch {
+            throw APIError.badRequest("malformed JSON body: \(error)")
+        }
+    }
+
+    // MARK: Helpers
+
+    private func collection(_ name: String, in root: JSONObject) throws -> [JSONValue] {
+        guard let items = root[name]?.arrayValue else { throw APIError.notFound("no collection named \(name)") }
+        return items
+    }
+
+    private func cors(_ response: Response, for request: Request) -> Response {
+        var response = response
+        response.headers[.accessControlAllowOrigin] = request.headers[.origin] ?? "*"
+        response.headers[.accessControlAllowMethods] = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
+        response.headers[.accessControlAllowHeaders] = request.headers[.accessControlRequestHeaders]
+            ?? "Content-Type, Authorization, If-Match, If-None-Match"
+        response.headers[.accessControlExposeHeaders] = "ETag, Link, X-Total-Count, Last-Modified"
+        if request.headers[.origin] != nil { response.headers[.vary] = "Origin" }
+        return response
+    }
+
+    static func error(_ error: APIError) -> Response {
+        json(["error": .string(error.message)], status: HTTPResponse.Status(code: error.status))
+    }
+
+    static let notAnObject = APIError.badRequest("the body must be a JSON object")
+
+    static func missing(_ name: String, _ id: String) -> APIError { .notFound("\(name) has no item with id \(id)") }
+
+    static func id(of item: JSONValue) -> String? { item["id"].flatMap(scalarText) }
+
+    /// `posts` → `post`, `categories` → `category`.
+    static func singular(_ name: String) -> String {
+        if name.hasSuffix("ies") { return String(name.dropLast(3)) + "y" }
+        return name.hasSuffix("s") ? String(name.dropLast()) : name
+    }
+
+    /// A strong ETag: FNV-1a (64 bits) of the body.
+    static func etag(_ bytes: [UInt8]) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return "\"" + String(repeating: "0", count: 16 - hex.count) + hex + "\""
+    }
+
+    /// Whether an `If-None-Match` / `If-Match` list names `etag` (weak or strong, or `*`).
+    static func matches(_ header: String, _ etag: String) -> Bool {
+        header.split(separator: ",").contains { candidate in
+            let tag = candidate.trimmingCharacters(in: .whitespaces)
+            return tag == "*" || tag == etag || tag == "W/" + etag
+        }
+    }
+}
+
+extension HTTPField.Name {
+    static let totalCount = named("X-Total-Count")
+    static let link = named("Link")
+
+    /// A header name given as a literal token.
+    private static func named(_ name: String) -> HTTPField.Name {
+        guard let field = HTTPField.Name(name) else { preconditionFailure("invalid header name \(name)") }
+        return field
+    }
+}

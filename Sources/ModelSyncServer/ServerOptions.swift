@@ -1,0 +1,49 @@
+import Foundation
+
+/// How a ``ModelSyncServer`` behaves, beyond the data it serves.
+public struct ServerOptions: Sendable {
+    /// Answers every write (`POST`, `PUT`, `PATCH`, `DELETE`) with 405 and never changes the data.
+    public var readOnly: Bool
+    /// Waits this long before answering each request (simulates a slow network).
+    public var delay: Duration
+    /// The largest request body accepted; larger bodies are answered with 413.
+    public var maxBodySize: Int
+    /// Items per page when `_page` is given without `_limit` or `_per_page`.
+    public var defaultPageSize: Int
+    /// How many recent requests ``ModelSyncServer/recordedRequests`` keeps.
+    public var requestLogLimit: Int
+
+    /// Creates options; the defaults serve a writable database with no delay.
+    public init(
+        readOnly: Bool = false,
+        delay: Duration = .zero,
+        maxBodySize: Int = 1 << 20,
+        defaultPageSize: Int = 10,
+        requestLogLimit: Int = 1_000
+    ) {
+        self.readOnly = readOnly
+        self.delay = delay
+        self.maxBodySize = maxBodySize
+        self.defaultPageSize = defaultPageSize
+        self.requestLogLimit = requestLogLimit
+    }
+}
+
+/// Why a server could not start.
+public enum ServerError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The data is not a JSON object (its top-level arrays are collections, objects singular
+    /// resources).
+    case notAnObject
+    /// The database file could not be read or parsed.
+    case unreadableFile(path: String, reason: String)
+    /// The server stopped before it started listening (e.g. the port is taken).
+    case couldNotStart(String)
+
+    public var description: String {
+        switch self {
+        case .notAnObject: "the database must be a JSON object whose arrays are collections"
+        case .unreadableFile(let path, let reason): "cannot read \(path): \(reason)"
+        case .couldNotStart(let reason): "the server could not start: \(reason)"
+        }
+    }
+}

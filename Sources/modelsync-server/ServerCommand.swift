@@ -1,0 +1,68 @@
+import ArgumentParser
+import Foundation
+import ModelSyncServer
+
+/// `modelsync-server db.json --port 3000`: a json-server-compatible REST server over a file.
+@main
+struct ServerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "modelsync-server",
+        abstract: "A json-server-compatible REST server over a JSON file.",
+        discussion: """
+            Every top-level array in the file is a collection (GET/POST /posts, GET/PUT/PATCH/DELETE \
+            /posts/1, /posts/1/comments), every top-level object a singular resource. Writes are \
+            saved back to the file atomically.
+            """
+    )
+
+    @Argument(help: "The JSON file to serve.")
+    var file: String
+
+    @Option(help: "The address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "The port to listen on (0 picks a free one).")
+    var port = 3000
+
+    @Flag(help: "Answer every write with 405 and never change the file.")
+    var readOnly = false
+
+    @Option(help: "Wait this many milliseconds before every answer.")
+    var delay = 0
+
+    @Option(help: "The largest request body accepted, in bytes.")
+    var maxBodySize = 1 << 20
+
+    @Option(help: "Answer a share of requests (0–1) with --fail-status, for testing clients.")
+    var failRate = 0.0
+
+    @Option(help: "The status answered by --fail-rate.")
+    var failStatus = 503
+
+    @Option(help: "Drop the connection on a share of requests (0–1), for testing clients.")
+    var dropRate = 0.0
+
+    func validate() throws {
+        guard (0...1).contains(failRate), (0...1).contains(dropRate) else {
+            throw ValidationError("--fail-rate and --drop-rate must be between 0 and 1")
+        }
+        guard delay >= 0, maxBodySize > 0, (0...65535).contains(port), (100...599).contains(failStatus) else {
+            throw ValidationError("--delay, --max-body-size, --port and --fail-status must be in range")
+        }
+    }
+
+    func run() async throws {
+        let options = ServerOptions(readOnly: readOnly, delay: .milliseconds(delay), maxBodySize: maxBodySize)
+        let server = try await ModelSyncServer.start(
+            file: URL(fileURLWithPath: file), host: host, port: port, options: options,
+            stopsOnSignals: true
+        )
+        if failRate > 0 { server.inject(Fault(.status(failStatus), fraction: failRate)) }
+        if dropRate > 0 { server.inject(Fault(.dropConnection, fraction: dropRate)) }
+        let resources = (await server.data).objectValue?.keys ?? []
+        print("modelsync-server: serving \(file) at \(server.baseURL)\(readOnly ? " (read-only)" : "")")
+        for name in resources { print("  \(server.baseURL)/\(name)") }
+        print("Press Ctrl-C to stop.")
+        await server.waitUntilStopped()
+    }
+}

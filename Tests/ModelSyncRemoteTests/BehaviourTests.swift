@@ -1,0 +1,181 @@
+import Foundation
+import ModelSync
+import ModelSyncServer
+import Testing
+
+@Suite("RemoteStore: interceptors, retries, timeouts, caching")
+struct BehaviourTests {
+    @Test func interceptorAddsAHeader() async throws {
+        try await withStore(configure: { options in
+            options.interceptors = [HeaderInterceptor("X-Client") { "modelsync-tests" }]
+        }) { store, server async throws in
+            _ = try await store.fetch(User.self, id: 1)
+            #expect(server.recordedRequests.last?.header("X-Client") == "modelsync-tests")
+        }
+    }
+
+    @Test func interceptorRewritesTheURL() async throws {
+        try await withStore(configure: { options in
+            options.interceptors = [ClosureInterceptor { request in
+                request.url = URL(string: request.url.absoluteString.replacingOccurrences(of: "/users/", with: "/posts/")) ?? request.url
+            }]
+        }) { store, server async throws in
+            _ = try await store.fetch(Post.self, id: 7)
+            let user = try await store.fetch(User.self, id: 7)
+            #expect(server.uris == ["/posts/7", "/posts/7"])
+            #expect(user.name == "")
+        }
+    }
+
+    @Test func tokenRefreshRetriesOnce() async throws {
+        let tokens = Locked(["expired", "fresh"])
+        try await withStore(configure: { options in
+            options.interceptors = [ClosureInterceptor(
+                prepare: { request in request.headers["Authorization"] = "Bearer \(tokens.current.first ?? "none")" },
+                inspect: { response, _ in
+                    guard response.status == 401 else { return .proceed }
+                    tokens.withLock { if !$0.isEmpty { $0.removeFirst() } }
+                    return .retry
+                }
+            )]
+        }) { store, server async throws in
+            server.inject(Fault(.status(401), times: 1))
+            let user = try await store.fetch(User.self, id: 2)
+            #expect(user.id == 2)
+            #expect(server.recordedRequests.map { $0.header("Authorization") } == ["Bearer expired", "Bearer fresh"])
+            // A second 401 after the refresh is an error, not a loop.
+            server.inject(Fault(.status(401), times: 2))
+            #expect(await remoteError { _ = try await store.fetch(User.self, id: 2) }?.status == 401)
+        }
+    }
+
+    @Test func retriesIdempotentRequests() async throws {
+        try await withStore { store, server async throws in
+            server.inject(Fault(.status(503), times: 1))
+            server.inject(Fault(.status(502), times: 1))
+            let post = try await store.fetch(Post.self, id: 1)
+            #expect(post.id == 1)
+            #expect(server.recordedRequests.count == 3)
+        }
+    }
+
+    @Test func honoursRetryAfter() async throws {
+        try await withStore { store, server async throws in
+            server.inject(Fault(.status(429, retryAfter: 0), times: 1))
+            server.inject(Fault(.status(408), times: 1))
+            _ = try await store.list(User.self)
+            #expect(server.recordedRequests.count == 3)
+        }
+    }
+
+    @Test func givesUpAfterMaxAttempts() async throws {
+        try await withStore { store, server async throws in
+            server.inject(Fault(.status(504), times: 5))
+            let error = await remoteError { _ = try await store.fetch(Post.self, id: 1) }
+            #expect(error?.status == 504)
+            #expect(server.recordedRequests.count == 3)
+        }
+    }
+
+    @Test func neverRetriesAPostUnlessMarked() async throws {
+        try await withStore { store, server async throws in
+            server.inject(Fault(.status(503), times: 1))
+            var post = Post(userId: 1, title: "once", text: "")
+            #expect(await remoteError { try await store.save(&post) }?.status == 503)
+            #expect(post.id == nil)
+            #expect(server.recordedRequests.count == 1)
+            server.inject(Fault(.status(503), times: 1))
+            try await store.save(&post, options: RequestOptions(isIdempotent: true))
+            #expect(post.id == 101)
+            #expect(server.recordedRequests.count == 3)
+        }
+    }
+
+    @Test func doesNotRetryOtherStatuses() async throws {
+        try await withStore { store, server async throws in
+            server.inject(Fault(.status(500), times: 1))
+            #expect(await remoteError { _ = try await store.fetch(Post.self, id: 1) }?.status == 500)
+            #expect(server.recordedRequests.count == 1)
+        }
+    }
+
+    @Test func retriesDroppedConnections() async throws {
+        try await withStore { store, server async throws in
+            server.inject(Fault(.dropConnection, times: 1))
+            _ = try await store.fetch(Post.self, id: 1)
+            #expect(server.recordedRequests.count == 2)
+        }
+    }
+
+    @Test func aClosedPortIsATransportError() async throws {
+        let server = try await ModelSyncServer.start(data: [:])
+        let url = server.baseURL
+        await server.shutdown()
+        var options = RemoteStore.Options()
+        options.retry = RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(1))
+        let store = RemoteStore(baseURL: url, options: options)
+        let error = await remoteError { _ = try await store.fetch(Post.self, id: 1) }
+        guard case .transport(let failure)? = error else { Issue.record("expected transport, got \(String(describing: error))"); return }
+        #expect(failure.request.method == "GET")
+        #expect(failure.request.url.path == "/posts/1")
+    }
+
+    @Test func perRequestTimeout() async throws {
+        try await withStore(configure: { $0.retry = .none }) { store, server async throws in
+            server.inject(Fault(.delay(.milliseconds(400)), times: 1))
+            let error = await remoteError {
+                _ = try await store.fetch(Post.self, id: 1, options: RequestOptions(timeout: .milliseconds(40)))
+            }
+            guard case .timeout(let request)? = error else { Issue.record("expected timeout, got \(String(describing: error))"); return }
+            #expect(request.url.path == "/posts/1")
+            #expect(try await store.fetch(Post.self, id: 1).id == 1)
+        }
+    }
+
+    @Test func timeoutsAreRetried() async throws {
+        try await withStore { store, server async throws in
+            server.inject(Fault(.delay(.seconds(1)), times: 1))
+            let post = try await store.fetch(Post.self, id: 1, options: RequestOptions(timeout: .milliseconds(250)))
+            #expect(post.id == 1)
+            // The first attempt timed out; a loaded machine may time out a second one too.
+            #expect(server.recordedRequests.count >= 2)
+        }
+    }
+
+    @Test func etagRevalidationServesTheCachedBody() async throws {
+        try await withStore { store, server async throws in
+            let first = try await store.fetchResult(Post.self, id: 1)
+            let second = try await store.fetchResult(Post.self, id: 1)
+            #expect(!first.response.isFromCache)
+            #expect(second.response.isFromCache)
+            #expect(second.value == first.value)
+            let revalidation = try #require(server.recordedRequests.last)
+            #expect(revalidation.header("If-None-Match") == first.response.headers["ETag"])
+            #expect(revalidation.header("If-Modified-Since") == first.response.headers["Last-Modified"])
+            // A change on the server gives a fresh body.
+            var post = first.value
+            post.title = "changed"
+            try await store.save(&post)
+            let third = try await store.fetchResult(Post.self, id: 1)
+            #expect(!third.response.isFromCache && third.value.title == "changed")
+        }
+    }
+
+    @Test func cachingCanBeTurnedOff() async throws {
+        try await withStore(configure: { $0.caching = false }) { store, server async throws in
+            _ = try await store.fetch(Post.self, id: 1)
+            _ = try await store.fetch(Post.self, id: 1)
+            #expect(server.recordedRequests.allSatisfy { $0.header("If-None-Match") == nil })
+        }
+    }
+
+    @Test func defaultAndCallHeaders() async throws {
+        try await withStore(configure: { $0.headers["X-App"] = "demo" }) { store, server async throws in
+            _ = try await store.fetch(User.self, id: 1, options: RequestOptions(headers: ["X-Call": "1"]))
+            let request = try #require(server.recordedRequests.last)
+            #expect(request.header("X-App") == "demo")
+            #expect(request.header("X-Call") == "1")
+            #expect(request.header("Accept") == "application/json")
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import AsyncHTTPClient
+import Foundation
+import ModelSyncJSON
+import ModelSyncServer
+import Testing
+
+@Suite("The database file: saved atomically, never corrupted")
+struct FileTests {
+    private let contents = #"{"posts": [{"id": 1, "title": "one"}], "profile": {"name": "me"}}"#
+
+    @Test func writesAreSavedToTheFile() async throws {
+        try await withDatabaseFile(contents) { file async throws in
+            let server = try await ModelSyncServer.start(file: file)
+            let reply = try await send(.POST, "\(server.baseURL)/posts", body: #"{"title": "two"}"#)
+            await server.shutdown()
+            #expect(reply.status == 201)
+            let saved = try JSONValue(parsing: Array(try Data(contentsOf: file)))
+            #expect(saved["posts"]?[1] == ["id": 2, "title": "two"])
+            #expect(saved["profile"] == ["name": "me"])
+            // Only db.json is left: the temporary file was renamed over it.
+            let names = try FileManager.default.contentsOfDirectory(atPath: file.deletingLastPathComponent().path)
+            #expect(names == ["db.json"])
+        }
+    }
+
+    @Test func badRequestsLeaveTheFileUntouched() async throws {
+        try await withDatabaseFile(contents) { file async throws in
+            let server = try await ModelSyncServer.start(file: file)
+            let base = server.baseURL.absoluteString
+            #expect(try await send(.POST, "\(base)/posts", body: "{oops").status == 400)
+            #expect(try await send(.PUT, "\(base)/posts/1", body: #"{"id": 9}"#).status == 400)
+            #expect(try await send(.DELETE, "\(base)/posts/7").status == 404)
+            await server.shutdown()
+            #expect(String(decoding: try Data(contentsOf: file), as: UTF8.self) == contents)
+        }
+    }
+
+    @Test func aFailedSaveChangesNothing() async throws {
+        try await withDatabaseFile(contents) { file async throws in
+            let server = try await ModelSyncServer.start(file: file)
+            // The directory is moved away while the request runs: the save fails (even for root),
+            // and the data stays as it was.
+            let directory = file.deletingLastPathComponent()
+            let away = directory.appendingPathExtension("away")
+            try FileManager.default.moveItem(at: directory, to: away)
+            let reply = try await send(.POST, "\(server.baseURL)/posts", body: #"{"title": "two"}"#)
+            try FileManager.default.moveItem(at: away, to: directory)
+            let data = await server.data
+            await server.shutdown()
+            #expect(reply.status == 500)
+            #expect(reply.json?["error"]?.stringValue?.contains("could not save") == true)
+            #expect(data["posts"]?.arrayValue?.count == 1)
+            #expect(String(decoding: try Data(contentsOf: file), as: UTF8.self) == contents)
+        }
+    }
+
+    @Test func readOnlyNeverWritesTheFile() async throws {
+        try await withDatabaseFile(contents) { file async throws in
+            let server = try await ModelSyncServer.start(file: file, options: ServerOptions(readOnly: true))
+            #expect(try await send(.PATCH, "\(server.baseURL)/profile", body: "{}").status == 405)
+            await server.shutdown()
+            #expect(String(decoding: try Data(contentsOf: file), as: UTF8.self) == contents)
+        }
+    }
+
+    @Test func unreadableFilesAreReported() async throws {
+        try await withDatabaseFile("[1, 2]") { file async throws in
+            await #expect(throws: ServerError.notAnObject) { try await ModelSyncServer.start(file: file) }
+            try Data("{broken".utf8).write(to: file)
+            await #expect(throws: ServerError.self) { try await ModelSyncServer.start(file: file) }
+            let missing = file.deletingLastPathComponent().appendingPathComponent("missing.json")
+            await #expect(throws: ServerError.self) { try await ModelSyncServer.start(file: missing) }
+        }
+    }
+}
+
+@Suite("Fault injection, delay and request log")
+struct FaultTests {
+    @Test func statusFaultsAnswerTheNextRequests() async throws {
+        try await withServer { server, base async throws in
+            server.inject(Fault(.status(503, retryAfter: 2), times: 2))
+            let first = try await send(.GET, "\(base)/posts/1")
+            #expect(first.status == 503)
+            #expect(first.header("Retry-After") == "2")
+            #expect(try await send(.GET, "\(base)/posts/1").status == 503)
+            #expect(try await send(.GET, "\(base)/posts/1").status == 200)
+        }
+    }
+
+    @Test func fractionsPickAShareOfRequests() async throws {
+        try await withServer { server, base async throws in
+            server.inject(Fault(.status(500), fraction: 0))
+            #expect(try await send(.GET, "\(base)/posts").status == 200)
+            server.clearFaults()
+            server.inject(Fault(.status(502), fraction: 1))
+            #expect(try await send(.GET, "\(base)/posts").status == 502)
+            #expect(try await send(.GET, "\(base)/posts").status == 502)
+        }
+    }
+
+    @Test func droppedConnectionsFailTheClient() async throws {
+        try await withServer { server, base async throws in
+            server.inject(Fault(.dropConnection))
+            await #expect(throws: (any Error).self) { try await send(.GET, "\(base)/posts") }
+            #expect(try await send(.GET, "\(base)/posts").status == 200)
+        }
+    }
+
+    @Test func delayOutlastsAShortClientTimeout() async throws {
+        try await withServer(options: ServerOptions(delay: .milliseconds(500))) { server, base async throws in
+            await #expect(throws: HTTPClientError.deadlineExceeded) {
+                try await send(.GET, "\(base)/posts", timeout: .milliseconds(50))
+            }
+            server.setDelay(.zero)
+            #expect(try await send(.GET, "\(base)/posts").status == 200)
+        }
+    }
+
+    @Test func requestsAreRecorded() async throws {
+        try await withServer { server, base async throws in
+            _ = try await send(.GET, "\(base)/posts?_page=2", headers: [("X-Trace", "abc")])
+            let request = try #require(server.recordedRequests.last)
+            #expect(request.method == "GET")
+            #expect(request.uri == "/posts?_page=2")
+            #expect(request.header("x-trace") == "abc")
+            server.clearRecordedRequests()
+            #expect(server.recordedRequests.isEmpty)
+        }
+    }
+
+    @Test func shutdownStopsListening() async throws {
+        let server = try await ModelSyncServer.start(data: sampleData)
+        let base = server.baseURL.absoluteString
+        #expect(try await send(.GET, "\(base)/posts").status == 200)
+        await server.shutdown()
+        await server.shutdown()
+        await #expect(throws: (any Error).self) { try await send(.GET, "\(base)/posts", timeout: .seconds(2)) }
+    }
+}

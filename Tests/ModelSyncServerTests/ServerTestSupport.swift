@@ -1,0 +1,82 @@
+import AsyncHTTPClient
+import Foundation
+import ModelSyncJSON
+import ModelSyncServer
+import NIOCore
+import NIOHTTP1
+import Testing
+
+/// The data most tests serve: jsonplaceholder-shaped users, posts and comments, and a profile.
+let sampleData: JSONValue = [
+    "users": [
+        ["id": 1, "name": "Leanne", "email": "leanne@example.com"],
+        ["id": 2, "name": "Ervin", "email": "ervin@example.com"],
+    ],
+    "posts": [
+        ["id": 1, "userId": 1, "title": "alpha", "views": 10, "author": ["name": "Leanne"]],
+        ["id": 2, "userId": 1, "title": "beta", "views": 30, "author": ["name": "Leanne"]],
+        ["id": 3, "userId": 2, "title": "gamma ray", "views": 20, "author": ["name": "Ervin"]],
+        ["id": 4, "userId": 2, "title": "delta", "views": 20, "author": ["name": "Ervin"]],
+        ["id": 5, "userId": 2, "title": "epsilon", "views": 5, "author": ["name": "Ervin"]],
+    ],
+    "comments": [
+        ["id": 1, "postId": 1, "body": "first"],
+        ["id": 2, "postId": 1, "body": "second"],
+        ["id": 3, "postId": 2, "body": "third"],
+    ],
+    "profile": ["name": "typicode"],
+]
+
+/// A response with its body read.
+struct Reply {
+    var status: Int
+    var headers: HTTPHeaders
+    var body: [UInt8]
+
+    var json: JSONValue? { try? JSONValue(parsing: body) }
+    func header(_ name: String) -> String? { headers[name].first }
+    /// The ids of a list body, in order.
+    var ids: [Int] { json?.arrayValue?.compactMap { $0["id"]?.intValue } ?? [] }
+}
+
+/// Sends one request with AsyncHTTPClient.
+func send(
+    _ method: HTTPMethod, _ url: String, body: String? = nil, headers: [(String, String)] = [],
+    timeout: TimeAmount = .seconds(30)
+) async throws -> Reply {
+    var request = HTTPClientRequest(url: url)
+    request.method = method
+    for (name, value) in headers { request.headers.add(name: name, value: value) }
+    if let body {
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(string: body))
+    }
+    let response = try await HTTPClient.shared.execute(request, timeout: timeout)
+    let bytes = try await response.body.collect(upTo: 16 << 20)
+    return Reply(status: Int(response.status.code), headers: response.headers, body: Array(bytes.readableBytesView))
+}
+
+/// Runs `body` against a fresh in-process server on a random port and always shuts it down.
+func withServer(
+    _ data: JSONValue = sampleData, options: ServerOptions = ServerOptions(),
+    _ body: (ModelSyncServer, String) async throws -> Void
+) async throws {
+    let server = try await ModelSyncServer.start(data: data, options: options)
+    do {
+        try await body(server, server.baseURL.absoluteString)
+        await server.shutdown()
+    } catch {
+        await server.shutdown()
+        throw error
+    }
+}
+
+/// A temporary directory holding `db.json`, removed afterwards.
+func withDatabaseFile(_ contents: String, _ body: (URL) async throws -> Void) async throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("modelsync-server-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let file = directory.appendingPathComponent("db.json")
+    try Data(contents.utf8).write(to: file)
+    try await body(file)
+}
