@@ -52,8 +52,29 @@ public struct JSONDecodingContext {
     }
 
     /// The layout to use for `M`: its own, or one rebuilt for the key-strategy option.
+    @usableFromInline
     mutating func layout<M: JSONModel>(for type: M.Type) -> JSONLayout {
         layouts.layout(for: type)
+    }
+
+    /// Whether `node` is an object.
+    @usableFromInline
+    func isObject(_ node: Int) -> Bool {
+        tape.nodes[node].kind == .object
+    }
+
+    /// Starts decoding a model with `layout`: its own date strategy, if it has one, is in force
+    /// until ``leave(restoring:)`` is given what this returns.
+    @usableFromInline
+    mutating func enter(_ layout: JSONLayout) -> JSONDateStrategy? {
+        guard let dates = layout.dateStrategy else { return nil }
+        defer { dateStrategy = dates }
+        return dateStrategy
+    }
+
+    @usableFromInline
+    mutating func leave(restoring outer: JSONDateStrategy?) {
+        if let outer { dateStrategy = outer }
     }
 
     /// The collected entries with their paths.

@@ -25,6 +25,8 @@ public final class JSONLayout: @unchecked Sendable {
     let fieldRest: [[JSONPath.Component]]
     let fieldKeyPath: [[JSONPath.Component]]
     let encodedKeys: [[UInt8]]
+    /// Whether any key is dotted (most models have none, and skip that check per field).
+    let hasNestedKeys: Bool
 
     /// Builds the layout of `schema`, with the model's date strategy if it has one.
     public init(schema: ModelSchema, dates: JSONDateStrategy? = nil) {
@@ -56,6 +58,7 @@ public final class JSONLayout: @unchecked Sendable {
         self.fieldRest = fieldRest
         self.fieldKeyPath = fieldKeyPath
         self.encodedKeys = encodedKeys
+        self.hasNestedKeys = fieldRest.contains { !$0.isEmpty }
         self.headCount = heads.count
 
         let total = heads.reduce(0) { $0 + $1.utf8.count }
@@ -79,6 +82,10 @@ public final class JSONLayout: @unchecked Sendable {
     func rekeyed(with strategy: KeyStrategy) -> JSONLayout {
         JSONLayout(schema: ModelSchema(name: schema.name, fields: schema.fields, jsonKeys: strategy), dates: dateStrategy)
     }
+
+    /// How many slots an object decoder needs (at least one, for models without fields).
+    @usableFromInline
+    var slotCount: Int { max(headCount, 1) }
 
     /// Whether a field's key is dotted, so that encoding must build nested objects.
     func isNested(_ field: Int) -> Bool { !fieldRest[field].isEmpty }

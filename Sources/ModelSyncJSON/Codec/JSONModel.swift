@@ -44,11 +44,20 @@ extension JSONModel {
         try? JSONModelDecoder(options: JSONDecodingOptions(mode: .lenient)).decode(Self.self, from: "{}")
     }
 
+    // Decoding is `@inlinable` so that it is specialized for each model in the module that
+    // declares it: the per-object work then involves no generic metadata lookups.
+    @inlinable
     public static func decodeJSON(_ node: Int, _ context: inout JSONDecodingContext) throws -> Self {
-        guard jsonHooks.contains(.willDecode) else { return try decodeObject(node, &context) }
-        // The hook edits a mutable tree; the edited tree is decoded as a document of its own,
-        // located at `node` so that paths in errors and reports still read from the root.
-        guard context.tape[node].kind == .object else {
+        if jsonHooks.contains(.willDecode) { return try decodeReshaped(node, &context) }
+        return try withUnsafeMutablePointer(to: &context) { try decodeObject(node, $0) }
+    }
+
+    /// Decoding with a `willDecode` hook: the hook edits a mutable tree, and the edited tree is
+    /// decoded as a document of its own, located at `node` so that paths in errors and reports
+    /// still read from the root.
+    @usableFromInline
+    static func decodeReshaped(_ node: Int, _ context: inout JSONDecodingContext) throws -> Self {
+        guard context.isObject(node) else {
             throw context.mismatch(node, expected: "object (\(schema.name))")
         }
         var raw = try context.value(node)
@@ -58,30 +67,29 @@ extension JSONModel {
             throw context.wrap(error, at: node)
         }
         let document = try JSONDocument(bytes: raw.jsonBytes(), maxDepth: context.options.maxDepth)
-        return try context.decodeDetached(document, at: node) { try decodeObject(0, &$0) }
+        return try context.decodeDetached(document, at: node) { detached in
+            try withUnsafeMutablePointer(to: &detached) { try decodeObject(0, $0) }
+        }
     }
 
-    static func decodeObject(_ node: Int, _ context: inout JSONDecodingContext) throws -> Self {
-        guard context.tape[node].kind == .object else {
-            throw context.mismatch(node, expected: "object (\(schema.name))")
+    @inlinable
+    static func decodeObject(_ node: Int, _ context: UnsafeMutablePointer<JSONDecodingContext>) throws -> Self {
+        guard context.pointee.isObject(node) else {
+            throw context.pointee.mismatch(node, expected: "object (\(schema.name))")
         }
-        let layout = context.layout(for: Self.self)
-        let outerDates = context.dateStrategy
-        if let dates = layout.dateStrategy { context.dateStrategy = dates }
-        defer { context.dateStrategy = outerDates }
+        let layout = context.pointee.layout(for: Self.self)
+        let outerDates = context.pointee.enter(layout)
+        defer { context.pointee.leave(restoring: outerDates) }
 
-        var value = try withUnsafeTemporaryAllocation(of: Int32.self, capacity: max(layout.headCount, 1)) { slots in
-            layout.fillSlots(slots, object: node, tape: context.tape)
-            return try withUnsafeMutablePointer(to: &context) { pointer in
-                var decoder = JSONObjectDecoder(context: pointer, layout: layout, slots: slots, object: node)
-                return try Self(json: &decoder)
-            }
+        var value = try withUnsafeTemporaryAllocation(of: Int32.self, capacity: layout.slotCount) { slots in
+            var decoder = JSONObjectDecoder(context: context, layout: layout, slots: slots, object: node)
+            return try Self(json: &decoder)
         }
         if jsonHooks.contains(.didDecode) {
             do {
                 try value.didDecode()
             } catch {
-                throw context.wrap(error, at: node)
+                throw context.pointee.wrap(error, at: node)
             }
         }
         return value
@@ -120,6 +128,7 @@ extension JSONModel {
 
 extension JSONDecodingContext {
     /// An error from user code (a hook or a transformer) as a ``JSONError`` located at `node`.
+    @usableFromInline
     func wrap(_ error: any Error, at node: Int) -> JSONError {
         if var located = error as? JSONError {
             if located.node == nil && located.path.isEmpty { located.node = node }

@@ -4,12 +4,17 @@ import ModelSyncCore
 /// field indices (positions in the model's schema); you do not use it directly.
 ///
 /// It exists only during the generated initializer: it points into the decoding run's state.
+/// The entry points are `@inlinable` so that they are specialized for each property type in
+/// the module that declares the model: the fast path (key present, value of the right kind)
+/// then costs no generic dispatch; the rare paths (missing keys, `null`, defaults) stay here.
 public struct JSONObjectDecoder {
-    private let context: UnsafeMutablePointer<JSONDecodingContext>
-    private let layout: JSONLayout
-    private let slots: UnsafeMutableBufferPointer<Int32>
-    private let object: Int
+    @usableFromInline let context: UnsafeMutablePointer<JSONDecodingContext>
+    let layout: JSONLayout
+    let slots: UnsafeMutableBufferPointer<Int32>
+    let object: Int
 
+    /// Matches the members of `object` to the layout's keys, filling `slots`.
+    @usableFromInline
     init(
         context: UnsafeMutablePointer<JSONDecodingContext>,
         layout: JSONLayout,
@@ -20,86 +25,84 @@ public struct JSONObjectDecoder {
         self.layout = layout
         self.slots = slots
         self.object = object
+        layout.fillSlots(slots, object: object, tape: context.pointee.tape)
     }
 
     /// Decodes field `field` (its type is the property's, inferred from the assignment).
+    @inlinable
     public func decode<T: JSONDecodable>(_ field: Int) throws -> T {
-        try decode(field, as: T.self, declaredDefault: { nil })
+        let node = valueNode(of: field)
+        if node >= 0, T.isJSONNullable || !isNull(node) {
+            return try T.decodeJSON(node, &context.pointee)
+        }
+        return try absent(field, node: node, as: T.self, declaredDefault: { nil })
     }
 
-    /// Decodes field `field` as `T`, taking `defaultValue` when the key is missing (or `null`
-    /// for a non-optional type).
+    /// Decodes field `field`, taking `defaultValue` when the key is missing (or `null` for a
+    /// non-optional type).
+    @inlinable
     public func decode<T: JSONDecodable>(_ field: Int, default defaultValue: @autoclosure () -> T) throws -> T {
-        try decode(field, as: T.self, declaredDefault: { defaultValue() })
+        let node = valueNode(of: field)
+        if node >= 0, T.isJSONNullable || !isNull(node) {
+            return try T.decodeJSON(node, &context.pointee)
+        }
+        return try absent(field, node: node, as: T.self, declaredDefault: { defaultValue() })
     }
 
     /// Decodes field `field` through a transformer.
+    @inlinable
     public func decode<X: JSONTransformer>(_ field: Int, using transformer: X) throws -> X.Value {
-        try transformed(field, transformer, declaredDefault: { nil })
+        let node = valueNode(of: field)
+        if node >= 0, !isNull(node) { return try transform(node, transformer) }
+        return try absentTransformed(field, node: node, transformer, declaredDefault: { nil })
     }
 
     /// Decodes field `field` through a transformer, with a declared default.
+    @inlinable
     public func decode<X: JSONTransformer>(
         _ field: Int, using transformer: X, default defaultValue: @autoclosure () -> X.Value
     ) throws -> X.Value {
-        try transformed(field, transformer, declaredDefault: { defaultValue() })
+        let node = valueNode(of: field)
+        if node >= 0, !isNull(node) { return try transform(node, transformer) }
+        return try absentTransformed(field, node: node, transformer, declaredDefault: { defaultValue() })
     }
 
     /// Decodes an optional field through a transformer of its wrapped type (`null` and a missing
     /// key give nil).
+    @inlinable
     public func decode<X: JSONTransformer>(_ field: Int, using transformer: X) throws -> X.Value? {
-        try optionalTransformed(field, transformer, declaredDefault: { nil })
+        let node = valueNode(of: field)
+        if node >= 0 { return isNull(node) ? nil : try transform(node, transformer) }
+        return try absent(field, node: node, as: X.Value?.self, declaredDefault: { nil }, zero: .some(nil), isNullable: true)
     }
 
     /// Decodes an optional field through a transformer, with a declared default.
+    @inlinable
     public func decode<X: JSONTransformer>(
         _ field: Int, using transformer: X, default defaultValue: @autoclosure () -> X.Value?
     ) throws -> X.Value? {
-        try optionalTransformed(field, transformer, declaredDefault: { defaultValue() })
+        let node = valueNode(of: field)
+        if node >= 0 { return isNull(node) ? nil : try transform(node, transformer) }
+        return try absent(field, node: node, as: X.Value?.self, declaredDefault: { defaultValue() }, zero: .some(nil), isNullable: true)
     }
 
     // MARK: - Implementation
 
-    /// The value node of a field, following a dotted key into nested objects; nil when absent.
-    @inline(__always)
-    private func node(of field: Int) -> Int? {
+    /// The value node of a field, following a dotted key into nested objects; -1 when absent.
+    @usableFromInline
+    func valueNode(of field: Int) -> Int {
         let slot = Int(slots[layout.fieldHead[field]])
-        guard slot >= 0 else { return nil }
-        let rest = layout.fieldRest[field]
-        return rest.isEmpty ? slot : context.pointee.tape.locate(rest, from: slot)
+        guard slot >= 0, layout.hasNestedKeys, layout.isNested(field) else { return slot }
+        return context.pointee.tape.locate(layout.fieldRest[field], from: slot) ?? -1
     }
 
-    private func decode<T: JSONDecodable>(_ field: Int, as type: T.Type, declaredDefault: () -> T?) throws -> T {
-        guard let node = node(of: field) else {
-            return try absent(field, null: nil, zero: T.isJSONNullable || context.pointee.isLenient ? T.jsonZeroValue : nil,
-                              isNullable: T.isJSONNullable, declaredDefault: declaredDefault)
-        }
-        if !T.isJSONNullable, context.pointee.tape.nodes[node].kind == .null {
-            return try absent(field, null: node, zero: context.pointee.isLenient ? T.jsonZeroValue : nil,
-                              isNullable: false, declaredDefault: declaredDefault)
-        }
-        return try T.decodeJSON(node, &context.pointee)
+    @usableFromInline
+    func isNull(_ node: Int) -> Bool {
+        context.pointee.tape.nodes[node].kind == .null
     }
 
-    private func transformed<X: JSONTransformer>(_ field: Int, _ transformer: X, declaredDefault: () -> X.Value?) throws -> X.Value {
-        guard let node = node(of: field), context.pointee.tape.nodes[node].kind != .null else {
-            // The zero of a transformed field is its representation's zero, transformed
-            // (0 ms → 1970-01-01); no zero when the transformer rejects it.
-            let zero = context.pointee.isLenient ? X.JSONRepresentation.jsonZeroValue.flatMap { try? transformer.decode($0) } : nil
-            return try absent(field, null: node(of: field), zero: zero, isNullable: false, declaredDefault: declaredDefault)
-        }
-        return try transform(node, transformer)
-    }
-
-    private func optionalTransformed<X: JSONTransformer>(_ field: Int, _ transformer: X, declaredDefault: () -> X.Value??) throws -> X.Value? {
-        guard let node = node(of: field) else {
-            return try absent(field, null: nil, zero: .some(nil), isNullable: true, declaredDefault: declaredDefault)
-        }
-        if context.pointee.tape.nodes[node].kind == .null { return nil }
-        return try transform(node, transformer)
-    }
-
-    private func transform<X: JSONTransformer>(_ node: Int, _ transformer: X) throws -> X.Value {
+    @usableFromInline
+    func transform<X: JSONTransformer>(_ node: Int, _ transformer: X) throws -> X.Value {
         let representation = try X.JSONRepresentation.decodeJSON(node, &context.pointee)
         do {
             return try transformer.decode(representation)
@@ -108,32 +111,52 @@ public struct JSONObjectDecoder {
         }
     }
 
-    /// A missing key (`null` is nil) or a `null` for a non-optional type (`null` is its node):
-    /// the declared default, else nil for optionals, else the zero value in lenient mode, else
-    /// an error. Every default and zero is recorded in the report.
-    private func absent<T>(_ field: Int, null: Int?, zero: T?, isNullable: Bool, declaredDefault: () -> T?) throws -> T {
-        let isMissing = null == nil
+    /// A missing transformed field, or a `null` one: the zero of a transformed field is its
+    /// representation's zero, transformed (0 ms → 1970-01-01); none when the transformer
+    /// rejects it.
+    @usableFromInline
+    func absentTransformed<X: JSONTransformer>(
+        _ field: Int, node: Int, _ transformer: X, declaredDefault: () -> X.Value?
+    ) throws -> X.Value {
+        let zero = X.JSONRepresentation.jsonZeroValue.flatMap { try? transformer.decode($0) }
+        return try absent(field, node: node, as: X.Value.self, declaredDefault: declaredDefault, zero: zero, isNullable: false)
+    }
+
+    /// A missing key (`node` is -1), or a `null` for a non-optional type: the declared default,
+    /// else nil for optionals, else the zero value in lenient mode, else an error. Every default
+    /// and zero is recorded in the report.
+    @usableFromInline
+    func absent<T: JSONDecodable>(_ field: Int, node: Int, as type: T.Type, declaredDefault: () -> T?) throws -> T {
+        try absent(field, node: node, as: type, declaredDefault: declaredDefault, zero: T.jsonZeroValue, isNullable: T.isJSONNullable)
+    }
+
+    @usableFromInline
+    func absent<T>(
+        _ field: Int, node: Int, as type: T.Type, declaredDefault: () -> T?, zero: T?, isNullable: Bool
+    ) throws -> T {
+        let isMissing = node < 0
         let key = layout.fieldKeyPath[field]
         if let value = declaredDefault() {
-            record(isMissing ? .defaultForMissingKey : .defaultForNull, null: null, key: key)
+            record(isMissing ? .defaultForMissingKey : .defaultForNull, node: node, key: key)
             return value
         }
-        if isNullable, let zero { return zero }
-        if let zero {
-            record(isMissing ? .zeroForMissingKey : .zeroForNull, null: null, key: key)
+        // A missing optional is simply nil; that is not worth a report entry.
+        if isMissing, isNullable, let zero { return zero }
+        if context.pointee.isLenient, let zero {
+            record(isMissing ? .zeroForMissingKey : .zeroForNull, node: node, key: key)
             return zero
         }
-        if let null {
-            throw context.pointee.mismatch(null, expected: String(describing: T.self))
+        if !isMissing {
+            throw context.pointee.mismatch(node, expected: String(describing: T.self))
         }
         var error = context.pointee.error(.missingKey(layout.schema.fields[field].jsonKey), at: object)
         error.path = JSONPath(key)
         throw error
     }
 
-    private func record(_ kind: DecodeReport.Kind, null: Int?, key: [JSONPath.Component]) {
-        if let null {
-            context.pointee.entries.append((null, [], kind))
+    private func record(_ kind: DecodeReport.Kind, node: Int, key: [JSONPath.Component]) {
+        if node >= 0 {
+            context.pointee.entries.append((node, [], kind))
         } else {
             context.pointee.entries.append((object, key, kind))
         }

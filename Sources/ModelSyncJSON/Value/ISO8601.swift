@@ -26,9 +26,61 @@ public enum ISO8601 {
 
     /// The date the UTF-8 `bytes` stand for, or nil.
     static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> Date? {
+        // A cursor struct rather than nested functions capturing `var i`: captured variables
+        // cost a dynamic exclusivity check on every access, and dates are on the hot path.
+        var c = Cursor(bytes: bytes)
+        guard let year = c.number(4), c.skip("-"), let month = c.number(2), c.skip("-"), let day = c.number(2),
+              (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year)
+        else { return nil }
+        var seconds = daysFromCivil(year: year, month: month, day: day) * 86_400
+        guard c.i < c.bytes.count else { return date(unixSeconds: seconds, nanoseconds: 0) }
+
+        guard c.skip("T") || c.skip("t") || c.skip(" "),
+              let hour = c.number(2), c.skip(":"), let minute = c.number(2), c.skip(":"), let second = c.number(2),
+              hour < 24, minute < 60, second <= 60
+        else { return nil }
+        seconds += hour * 3600 + minute * 60 + min(second, 59)
+
+        var nanoseconds = 0
+        if c.skip(".") {
+            let start = c.i
+            while c.i < c.bytes.count, JSONParser.isDigit(c.bytes[c.i]) {
+                if c.i - start < 9 { nanoseconds = nanoseconds * 10 + Int(c.bytes[c.i] - UInt8(ascii: "0")) }
+                c.i += 1
+            }
+            guard c.i > start else { return nil }
+            for _ in min(c.i - start, 9)..<9 { nanoseconds *= 10 }
+        }
+
+        if c.skip("Z") || c.skip("z") {
+            // UTC
+        } else if c.i < c.bytes.count, c.bytes[c.i] == UInt8(ascii: "+") || c.bytes[c.i] == UInt8(ascii: "-") {
+            let sign = c.bytes[c.i] == UInt8(ascii: "-") ? -1 : 1
+            c.i += 1
+            guard let hours = c.number(2), hours < 24 else { return nil }
+            var minutes = 0
+            if c.skip(":") {
+                guard let value = c.number(2) else { return nil }
+                minutes = value
+            } else if c.i < c.bytes.count {
+                guard let value = c.number(2) else { return nil }
+                minutes = value
+            }
+            guard minutes < 60 else { return nil }
+            // Local time minus its offset is UTC.
+            seconds -= sign * (hours * 3600 + minutes * 60)
+        }
+        guard c.i == c.bytes.count else { return nil }
+        return date(unixSeconds: seconds, nanoseconds: nanoseconds)
+    }
+
+    /// Reads an ISO 8601 text from the front.
+    private struct Cursor {
+        let bytes: UnsafeBufferPointer<UInt8>
         var i = 0
+
         /// Reads exactly `count` digits.
-        func number(_ count: Int) -> Int? {
+        mutating func number(_ count: Int) -> Int? {
             guard bytes.count - i >= count else { return nil }
             var value = 0
             for k in i..<i + count {
@@ -39,55 +91,12 @@ public enum ISO8601 {
             i += count
             return value
         }
-        func skip(_ character: Unicode.Scalar) -> Bool {
+
+        mutating func skip(_ character: Unicode.Scalar) -> Bool {
             guard i < bytes.count, bytes[i] == UInt8(ascii: character) else { return false }
             i += 1
             return true
         }
-
-        guard let year = number(4), skip("-"), let month = number(2), skip("-"), let day = number(2),
-              (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year)
-        else { return nil }
-        var seconds = daysFromCivil(year: year, month: month, day: day) * 86_400
-        guard i < bytes.count else { return date(unixSeconds: seconds, nanoseconds: 0) }
-
-        guard skip("T") || skip("t") || skip(" "),
-              let hour = number(2), skip(":"), let minute = number(2), skip(":"), let second = number(2),
-              hour < 24, minute < 60, second <= 60
-        else { return nil }
-        seconds += hour * 3600 + minute * 60 + min(second, 59)
-
-        var nanoseconds = 0
-        if skip(".") {
-            let start = i
-            while i < bytes.count, JSONParser.isDigit(bytes[i]) {
-                if i - start < 9 { nanoseconds = nanoseconds * 10 + Int(bytes[i] - UInt8(ascii: "0")) }
-                i += 1
-            }
-            guard i > start else { return nil }
-            for _ in min(i - start, 9)..<9 { nanoseconds *= 10 }
-        }
-
-        if skip("Z") || skip("z") {
-            // UTC
-        } else if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") {
-            let sign = bytes[i] == UInt8(ascii: "-") ? -1 : 1
-            i += 1
-            guard let hours = number(2), hours < 24 else { return nil }
-            var minutes = 0
-            if skip(":") {
-                guard let value = number(2) else { return nil }
-                minutes = value
-            } else if i < bytes.count {
-                guard let value = number(2) else { return nil }
-                minutes = value
-            }
-            guard minutes < 60 else { return nil }
-            // Local time minus its offset is UTC.
-            seconds -= sign * (hours * 3600 + minutes * 60)
-        }
-        guard i == bytes.count else { return nil }
-        return date(unixSeconds: seconds, nanoseconds: nanoseconds)
     }
 
     private static func date(unixSeconds: Int, nanoseconds: Int) -> Date {
