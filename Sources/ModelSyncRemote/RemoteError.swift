@@ -1,4 +1,5 @@
 import Foundation
+import ModelSyncCore
 import ModelSyncJSON
 
 /// The method and URL of a request, for error messages.
@@ -34,6 +35,10 @@ public struct HTTPStatusError: Sendable, CustomStringConvertible {
     /// For 400 and 422 responses that carry them, the messages by field. Keys are property names
     /// when the request was about a model whose schema maps the JSON key, JSON keys otherwise.
     public var fieldErrors: [String: [String]]
+    /// The same field errors as a ``ModelSyncCore/ValidationError``, one failure per message with
+    /// its property name and JSON key, so that server failures read like local ones; nil when
+    /// the response carries no field errors.
+    public var validationError: ValidationError?
 
     /// The status code.
     public var status: Int { response.status }
@@ -76,6 +81,19 @@ public enum RemoteError: Error, Sendable, CustomStringConvertible {
     case missingID(model: String)
     /// The URL could not be built.
     case invalidURL(String)
+
+    /// The server's field errors (400 / 422) as a ``ModelSyncCore/ValidationError``, by property
+    /// name like the failures of ``ModelSyncCore/Model/validated()``; nil for other errors.
+    ///
+    /// ```swift
+    /// do { try await api.save(&post) }
+    /// catch let error as ValidationError { show(error) }                          // local rules
+    /// catch let error as RemoteError where error.validationError != nil { ... }   // the server's
+    /// ```
+    public var validationError: ValidationError? {
+        if case .status(let error) = self { return error.validationError }
+        return nil
+    }
 
     /// The status code, for ``status(_:)`` errors.
     public var status: Int? {

@@ -12,12 +12,17 @@ public struct RequestOptions: Sendable {
     /// Marks a POST or PATCH as safe to retry (the server deduplicates it, e.g. by an
     /// idempotency key); nil keeps the method's own idempotency.
     public var isIdempotent: Bool?
+    /// Whether saving and creating check the model with ``ModelSyncCore/Model/validated()``
+    /// before sending anything (the default): an invalid model then throws
+    /// ``ModelSyncCore/ValidationError`` and no request is made.
+    public var validates: Bool
 
     /// Creates call options.
-    public init(timeout: Duration? = nil, headers: HeaderFields = [:], isIdempotent: Bool? = nil) {
+    public init(timeout: Duration? = nil, headers: HeaderFields = [:], isIdempotent: Bool? = nil, validates: Bool = true) {
         self.timeout = timeout
         self.headers = headers
         self.isIdempotent = isIdempotent
+        self.validates = validates
     }
 }
 
@@ -146,11 +151,17 @@ public final class RemoteStore: Sendable {
     /// server returns flow back into `model`), `PUT /posts/1` when it has one, or — given the
     /// value it was loaded as — `PATCH /posts/1` with only the fields that changed. On failure
     /// `model` is unchanged.
+    ///
+    /// The model is validated first (unless ``RequestOptions/validates`` is false): an invalid
+    /// model throws ``ModelSyncCore/ValidationError`` and nothing is sent. Field errors the
+    /// server answers with (400 / 422) are available the same way, as
+    /// ``RemoteError/validationError``.
     @discardableResult
     public func save<M: RemoteResource>(
         _ model: inout M, patchingChangesFrom original: M? = nil, parameters: RemoteParameters = [:],
         options call: RequestOptions = RequestOptions()
     ) async throws -> RemoteResponse {
+        if call.validates { _ = try model.validated() }
         let query = try await mergedParameters(M.self, call: parameters)
         guard let id = try model.remoteID(encoder: options.encoder) else {
             return try await create(&model, url: resourceURL(M.self, [], parameters: query), call)
@@ -169,12 +180,14 @@ public final class RemoteStore: Sendable {
     }
 
     /// `POST /posts/1/comments`: creates `child` in the collection nested under `parent`; the
-    /// returned fields flow back into `child`.
+    /// returned fields flow back into `child`. Validates `child` first, like
+    /// ``save(_:patchingChangesFrom:parameters:options:)``.
     @discardableResult
     public func create<Child: RemoteResource, Parent: RemoteResource>(
         _ child: inout Child, in parent: Parent, parameters: RemoteParameters = [:],
         options call: RequestOptions = RequestOptions()
     ) async throws -> RemoteResponse {
+        if call.validates { _ = try child.validated() }
         let url = try await nestedURL(Child.self, of: parent, parameters: mergedParameters(Child.self, call: parameters))
         return try await create(&child, url: url, call)
     }
@@ -263,13 +276,18 @@ public final class RemoteStore: Sendable {
     }
 
     private func statusError(_ response: RemoteResponse, _ request: RequestSummary, model: (any Model.Type)? = nil) -> HTTPStatusError {
-        var fields = [400, 422].contains(response.status) ? HTTPStatusError.fieldErrors(in: response.body) : [:]
-        if let schema = model?.schema {
-            fields = Dictionary(fields.map { key, messages in
-                (schema.fields.first { $0.jsonKey == key }?.name ?? key, messages)
-            }, uniquingKeysWith: +)
+        let byJSONKey = [400, 422].contains(response.status) ? HTTPStatusError.fieldErrors(in: response.body) : [:]
+        let schema = model?.schema
+        // Failures in schema field order, then unknown keys by name, so the error is stable.
+        let order = { (key: String) in schema?.fields.firstIndex { $0.jsonKey == key } ?? Int.max }
+        let failures = byJSONKey.sorted { (order($0.key), $0.key) < (order($1.key), $1.key) }.flatMap { key, messages in
+            let name = schema?.fields.first { $0.jsonKey == key }?.name ?? key
+            return messages.map { ValidationFailure(fields: [name], jsonKeys: [key], message: $0) }
         }
-        return HTTPStatusError(request: request, response: response, fieldErrors: fields)
+        let fields = Dictionary(failures.map { ($0.fields[0], [$0.message]) }, uniquingKeysWith: +)
+        return HTTPStatusError(
+            request: request, response: response, fieldErrors: fields,
+            validationError: failures.isEmpty ? nil : ValidationError(model: schema?.name ?? request.url.lastPathComponent, failures: failures))
     }
 
     // MARK: Helpers

@@ -118,7 +118,12 @@ extension SQLModel {
     /// Inserts the model. When its primary key is a nil integer, SQLite assigns it and the
     /// model is re-read from its new row: the id, and any column default the database filled
     /// in, flow back into the value.
-    public mutating func insert(_ db: SQLiteConnection) throws {
+    ///
+    /// Like every write, it first checks the model with ``ModelSyncCore/Model/validated()``
+    /// unless `validate` is false: an invalid model throws ``ModelSyncCore/ValidationError``
+    /// and nothing is written.
+    public mutating func insert(_ db: SQLiteConnection, validate: Bool = true) throws {
+        if validate { _ = try validated() }
         try Self.prepareTableOnce(db)
         let table = Self.sqlTable
         if table.rowIDKeyMayBeNil, try primaryKeyValues() == [.null] {
@@ -134,8 +139,10 @@ extension SQLModel {
         }
     }
 
-    /// Updates every column of the model's row; throws when there is no such row.
-    public func update(_ db: SQLiteConnection) throws {
+    /// Updates every column of the model's row; throws when there is no such row. Validates
+    /// first unless `validate` is false (see ``insert(_:validate:)``).
+    public func update(_ db: SQLiteConnection, validate: Bool = true) throws {
+        if validate { _ = try validated() }
         try Self.prepareTableOnce(db)
         let table = try Self.keyedTable()
         try run(.update, db)
@@ -143,8 +150,9 @@ extension SQLModel {
     }
 
     /// Updates only the columns of `properties` (`[\.title, \.views]`); throws when there is no
-    /// such row.
-    public func update(_ db: SQLiteConnection, only properties: [PartialKeyPath<Self>]) throws {
+    /// such row. Validates the whole model first unless `validate` is false.
+    public func update(_ db: SQLiteConnection, only properties: [PartialKeyPath<Self>], validate: Bool = true) throws {
+        if validate { _ = try validated() }
         try Self.prepareTableOnce(db)
         let table = try Self.keyedTable()
         let indices = try properties.map(Self.fieldIndex)
@@ -155,19 +163,23 @@ extension SQLModel {
     }
 
     /// Inserts the model when its primary key is nil or has no row yet, else updates its row.
-    public mutating func save(_ db: SQLiteConnection) throws {
+    /// Validates first unless `validate` is false (see ``insert(_:validate:)``).
+    public mutating func save(_ db: SQLiteConnection, validate: Bool = true) throws {
+        if validate { _ = try validated() }
         try Self.prepareTableOnce(db)
         let table = Self.sqlTable
         guard !table.primaryKey.isEmpty, !(try primaryKeyValues().contains(.null)) else {
-            return try insert(db)
+            return try insert(db, validate: false)
         }
         try run(.update, db)
         if db.changes == 0 { try run(.insert, db) }
     }
 
     /// Inserts the model, or updates the existing row with the same primary key
-    /// (`INSERT … ON CONFLICT DO UPDATE`): one statement.
-    public func upsert(_ db: SQLiteConnection) throws {
+    /// (`INSERT … ON CONFLICT DO UPDATE`): one statement. Validates first unless `validate`
+    /// is false (see ``insert(_:validate:)``).
+    public func upsert(_ db: SQLiteConnection, validate: Bool = true) throws {
+        if validate { _ = try validated() }
         try Self.prepareTableOnce(db)
         _ = try Self.keyedTable()
         try run(.upsert, db)
@@ -192,12 +204,27 @@ extension SQLModel {
     /// Saves every model in one transaction: all are written, or none. A failure is rethrown
     /// with ``SQLiteError/batchIndex`` set to the position of the model that failed, and its
     /// primary key in the message. Assigned ids flow back into `models`, only on success.
-    public static func saveAll(_ models: inout [Self], _ db: SQLiteConnection) throws {
+    ///
+    /// Unless `validate` is false, every model is validated before the transaction begins: the
+    /// first invalid one throws its ``ModelSyncCore/ValidationError`` with
+    /// ``ModelSyncCore/ValidationError/batchIndex`` set, and nothing is written.
+    public static func saveAll(_ models: inout [Self], _ db: SQLiteConnection, validate: Bool = true) throws {
+        if validate {
+            for index in models.indices {
+                do {
+                    _ = try models[index].validated()
+                } catch {
+                    var indexed = error
+                    indexed.batchIndex = index
+                    throw indexed
+                }
+            }
+        }
         var saved = models
         try db.transaction {
             for index in saved.indices {
                 do {
-                    try saved[index].save(db)
+                    try saved[index].save(db, validate: false)
                 } catch var error as SQLiteError {
                     error.batchIndex = index
                     let key = (try? saved[index].primaryKeyValues()).map { $0.map(\.description).joined(separator: ", ") }

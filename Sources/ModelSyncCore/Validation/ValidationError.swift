@@ -27,6 +27,8 @@ public struct ValidationError: Error, Sendable, Hashable, CustomStringConvertibl
     public let model: String
     /// Every failure, in the order the rules were declared.
     public let failures: [ValidationFailure]
+    /// For a batch save (`saveAll`), the position of the invalid model in the batch.
+    public var batchIndex: Int?
 
     /// Creates an error from its failures.
     public init(model: String, failures: [ValidationFailure]) {
@@ -57,7 +59,8 @@ public struct ValidationError: Error, Sendable, Hashable, CustomStringConvertibl
     }
 
     public var description: String {
-        "\(model) is invalid: " + failures.map(\.description).joined(separator: "; ")
+        let row = batchIndex.map { " (batch row \($0))" } ?? ""
+        return "\(model)\(row) is invalid: " + failures.map(\.description).joined(separator: "; ")
     }
 }
 
