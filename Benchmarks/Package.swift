@@ -1,0 +1,35 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+// ModelSync's benchmarks: a package of their own, so that ModelSync's users never build the
+// peers it is compared with (Foundation's JSON coders today; GRDB, raw SQLite C and raw
+// AsyncHTTPClient later).
+//
+//     swift run -c release --package-path Benchmarks modelsync-bench [workloads...] [--quick]
+//
+// See README.md in this directory.
+let package = Package(
+    name: "ModelSyncBenchmarks",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        .package(name: "ModelSync", path: ".."),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", exact: "7.10.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "modelsync-bench",
+            dependencies: [
+                .product(name: "ModelSync", package: "ModelSync"),
+                .product(name: "ModelSyncServer", package: "ModelSync"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

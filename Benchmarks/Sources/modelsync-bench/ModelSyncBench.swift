@@ -1,0 +1,111 @@
+import ArgumentParser
+import Foundation
+
+extension Workload {
+    /// Every workload, in the order they run. Add new ones here.
+    static let all: [Workload] = [
+        JSONWorkloads.decode,
+        JSONWorkloads.encode,
+    ] + SQLiteWorkloads.all + RemoteWorkloads.all
+}
+
+/// `modelsync-bench`: times ModelSync against its peers and prints a table and `RESULT` lines.
+@main
+struct ModelSyncBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "modelsync-bench",
+        abstract: "Times ModelSync against the libraries it replaces, on the same input.",
+        discussion: """
+            Each workload runs at each of its sizes: its contenders are checked once for \
+            correctness, warmed up, then timed in turn (ours, peer, ours, peer...). The table \
+            shows the median of the timed runs; ratio = peer median / ours median, so above 1 \
+            means ModelSync is faster. Build with -c release.
+            """
+    )
+
+    @Argument(help: "Workloads to run (default: all of them; see --list).")
+    var workloads: [String] = []
+
+    @Flag(help: "Fewer runs and only the smallest sizes.")
+    var quick = false
+
+    @Flag(help: "List the workloads and exit.")
+    var list = false
+
+    @Option(help: ArgumentHelp("Also write every figure to this JSON file.", valueName: "file"))
+    var json: String?
+
+    @Option(help: "Timed runs per contender (default: 7, or 3 with --quick).")
+    var runs: Int?
+
+    @Option(help: ArgumentHelp("Run only these sizes, e.g. --size 10k (repeatable).", valueName: "size"))
+    var size: [String] = []
+
+    @Option(help: ArgumentHelp(
+        "Time only these contenders, e.g. --only ours under a profiler (repeatable; no ratios then).",
+        valueName: "contender"
+    ))
+    var only: [String] = []
+
+    func validate() throws {
+        let known = Set(Workload.all.map(\.name))
+        if let unknown = workloads.first(where: { !known.contains($0) }) {
+            throw ValidationError("unknown workload '\(unknown)'; known: \(Workload.all.map(\.name).joined(separator: ", "))")
+        }
+        if let runs, runs < 1 {
+            throw ValidationError("--runs must be at least 1")
+        }
+    }
+
+    func run() async throws {
+        if list {
+            for workload in Workload.all {
+                let sizes = workload.sizes.map { $0.label + ($0.quick ? " (quick)" : "") }.joined(separator: ", ")
+                print("\(workload.name)  [\(sizes); \(workload.unit.rawValue)]\n    \(workload.summary)")
+            }
+            return
+        }
+
+        let selected = workloads.isEmpty ? Workload.all : Workload.all.filter { workloads.contains($0.name) }
+        let plan = RunPlan(
+            runs: runs ?? (quick ? 3 : 7),
+            warmUp: quick ? .milliseconds(50) : .milliseconds(200),
+            only: Set(only)
+        )
+        let machine = Machine.current()
+        print("ModelSync benchmarks\(quick ? " (quick)" : "")")
+        print(machine.summary)
+        print("runs:    \(plan.runs) timed per contender after warm-up; median reported; ratio = peer / ours\n")
+
+        var results: [WorkloadResult] = []
+        for workload in selected {
+            for workloadSize in workload.sizes where chosen(workloadSize) {
+                log("\(workload.name) \(workloadSize.label): preparing, verifying, timing...")
+                let result = try await Runner.run(workload, size: workloadSize, plan: plan)
+                for line in TextReport.resultLines([result]) { log("  " + line) }
+                results.append(result)
+            }
+        }
+        guard !results.isEmpty else {
+            throw ValidationError("no workload has a size matching \(size.joined(separator: ", "))")
+        }
+
+        print(TextReport.table(results))
+        print()
+        for line in TextReport.resultLines(results) { print(line) }
+        if let json {
+            let command = CommandLine.arguments.joined(separator: " ")
+            try JSONReport(machine: machine, command: command, quick: quick, results: results).write(to: json)
+            log("wrote \(json)")
+        }
+    }
+
+    private func chosen(_ workloadSize: WorkloadSize) -> Bool {
+        size.isEmpty ? (!quick || workloadSize.quick) : size.contains(workloadSize.label)
+    }
+
+    /// Progress goes to standard error, so that standard output holds only the report.
+    private func log(_ message: String) {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+    }
+}
