@@ -147,8 +147,13 @@ struct Measurement {
     /// time, it does not grow while other processes have the CPU, so it is the steadier figure
     /// on a busy machine.
     let cpuSamples: [Duration]
+    /// How far the process's resident memory rose during one extra, untimed run, in bytes;
+    /// nil where the kernel does not report it (see ``MemoryProbe``).
+    let peakGrowth: Int?
 
     var median: Duration { Self.median(samples) }
+    /// ``peakGrowth`` in MiB.
+    var peakMebibytes: Double? { peakGrowth.map { Double($0) / 1_048_576 } }
     var min: Duration { samples.min() ?? .zero }
     var max: Duration { samples.max() ?? .zero }
     var cpuMedian: Duration { Self.median(cpuSamples) }
@@ -244,8 +249,14 @@ enum Runner {
                 cpu[index].append(run.cpu)
             }
         }
+        // Memory is measured in a run of its own: trimming the heap before a timed run would
+        // make that run pay for faulting pages back in.
+        var peaks: [Int?] = []
+        for contender in contenders {
+            peaks.append(try await peakGrowth(contender))
+        }
         let measurements = contenders.indices.map {
-            Measurement(contender: contenders[$0].name, samples: wall[$0], cpuSamples: cpu[$0])
+            Measurement(contender: contenders[$0].name, samples: wall[$0], cpuSamples: cpu[$0], peakGrowth: peaks[$0])
         }
         return WorkloadResult(workload: workload, size: size, bytes: prepared.bytes, measurements: measurements)
     }
@@ -260,11 +271,56 @@ enum Runner {
         return (wall, processCPUTime() - cpuStart, checksum)
     }
 
+    /// How far one run raises resident memory, in bytes.
+    private static func peakGrowth(_ contender: Contender) async throws -> Int? {
+        try await contender.reset()
+        guard let residentAtStart = MemoryProbe.resetPeak() else { return nil }
+        _ = try await contender.run()
+        return MemoryProbe.kibibytes("VmHWM").map { max(0, $0 - residentAtStart) * 1024 }
+    }
+
     /// The CPU time used by the whole process so far.
     private static func processCPUTime() -> Duration {
         var time = timespec()
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
         return .seconds(time.tv_sec) + .nanoseconds(time.tv_nsec)
+    }
+}
+
+/// Peak resident memory, from Linux's `/proc/self/status`. Before a run, free heap pages go
+/// back to the kernel (glibc's `malloc_trim`), so that the run's allocations show as resident
+/// growth instead of reusing what earlier runs freed; then writing `5` to
+/// `/proc/self/clear_refs` resets the high-water mark (`VmHWM`) to the current resident size,
+/// and the mark after the run tells how far the run raised memory. Process-wide: other
+/// threads count too. Elsewhere every figure is nil.
+enum MemoryProbe {
+    /// glibc's `malloc_trim`, looked up at run time (Swift's Glibc module does not export it).
+    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
+        #if os(Linux)
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+        #else
+        return nil
+        #endif
+    }()
+
+    /// Trims the heap and resets the high-water mark; returns the resident size in KiB at that
+    /// moment, or nil where the kernel does not support it.
+    static func resetPeak() -> Int? {
+        _ = mallocTrim?(0)
+        guard (try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)) != nil else {
+            return nil
+        }
+        return kibibytes("VmRSS")
+    }
+
+    /// A `kB` field of `/proc/self/status`, e.g. `VmHWM`.
+    static func kibibytes(_ field: String) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix(field + ":") {
+            return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
+        }
+        return nil
     }
 }
 
@@ -341,7 +397,7 @@ struct Machine: Encodable {
 enum TextReport {
     /// One row per contender, grouped by workload and size; ratio = peer median / ours median.
     static func table(_ results: [WorkloadResult]) -> String {
-        var rows = [["workload", "size", "MiB", "contender", "median ms", "min ms", "max ms", "cpu ms", "throughput", "ratio"]]
+        var rows = [["workload", "size", "MiB", "contender", "median ms", "min ms", "max ms", "cpu ms", "peak MiB", "throughput", "ratio"]]
         for result in results {
             let mebibytes = result.bytes.map { format(Double($0) / 1_048_576, 1) } ?? "-"
             for (index, measurement) in result.measurements.enumerated() {
@@ -355,6 +411,7 @@ enum TextReport {
                     format(measurement.min.milliseconds, 2),
                     format(measurement.max.milliseconds, 2),
                     format(measurement.cpuMedian.milliseconds, 2),
+                    measurement.peakMebibytes.map { format($0, 1) } ?? "-",
                     throughput(result.throughput(measurement), result.workload.unit),
                     result.ratio(measurement).map { format($0, 2) + "x" } ?? "",
                 ])
@@ -413,6 +470,8 @@ struct JSONReport: Encodable {
         let maxMs: Double
         /// The median CPU time of the process during a run.
         let cpuMedianMs: Double
+        /// The largest rise in resident memory during a run, in MiB (nil where unknown).
+        let peakMemoryMiB: Double?
         let throughput: Double
         let throughputUnit: String
         /// This contender's median over ours (absent for ours).
@@ -441,6 +500,7 @@ struct JSONReport: Encodable {
                     minMs: measurement.min.milliseconds,
                     maxMs: measurement.max.milliseconds,
                     cpuMedianMs: measurement.cpuMedian.milliseconds,
+                    peakMemoryMiB: measurement.peakMebibytes,
                     throughput: result.throughput(measurement),
                     throughputUnit: result.workload.unit.rawValue,
                     ratio: result.ratio(measurement)
