@@ -55,6 +55,12 @@ struct ModelSyncBench: AsyncParsableCommand {
         if let runs, runs < 1 {
             throw ValidationError("--runs must be at least 1")
         }
+        #if DEBUG
+        // Debug figures say nothing about either side; refuse them rather than print them.
+        if !list {
+            throw ValidationError("modelsync-bench times release builds only: swift run -c release --package-path Benchmarks modelsync-bench")
+        }
+        #endif
     }
 
     func run() async throws {
