@@ -8,6 +8,9 @@ import ModelSyncCore
 public final class JSONLayout: @unchecked Sendable {
     // @unchecked: every stored property is immutable after init; `keyBytes` is owned and freed
     // by this object and only read.
+    //
+    // Key bytes sit in one buffer addressed by ranges, so that matching and writing a key costs
+    // no retain or release of a per-key array.
 
     /// The schema the layout was built from.
     public let schema: ModelSchema
@@ -18,13 +21,15 @@ public final class JSONLayout: @unchecked Sendable {
     /// against these, one slot per head.
     let headCount: Int
     private let keyBytes: UnsafeMutableBufferPointer<UInt8>
+    /// The UTF-8 bytes of each head, in `keyBytes`.
     private let headRanges: [Range<Int>]
-    /// Per field: its head's index, the rest of a dotted key (empty for plain keys), the full key
-    /// as path components (for errors), and the bytes `"key":` for writing plain keys.
+    /// The bytes `"key":` of each field, for writing plain keys, in `keyBytes`.
+    private let encodedKeyRanges: [Range<Int>]
+    /// Per field: its head's index, the rest of a dotted key (empty for plain keys), and the full
+    /// key as path components (for errors).
     let fieldHead: [Int]
     let fieldRest: [[JSONPath.Component]]
     let fieldKeyPath: [[JSONPath.Component]]
-    let encodedKeys: [[UInt8]]
     /// Whether any key is dotted (most models have none, and skip that check per field).
     let hasNestedKeys: Bool
 
@@ -57,21 +62,20 @@ public final class JSONLayout: @unchecked Sendable {
         self.fieldHead = fieldHead
         self.fieldRest = fieldRest
         self.fieldKeyPath = fieldKeyPath
-        self.encodedKeys = encodedKeys
         self.hasNestedKeys = fieldRest.contains { !$0.isEmpty }
         self.headCount = heads.count
 
-        let total = heads.reduce(0) { $0 + $1.utf8.count }
-        keyBytes = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(total, 1))
+        let chunks = heads.map { Array($0.utf8) } + encodedKeys
+        keyBytes = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(chunks.reduce(0) { $0 + $1.count }, 1))
         var ranges: [Range<Int>] = []
         var offset = 0
-        for head in heads {
-            let utf8 = Array(head.utf8)
-            for (index, byte) in utf8.enumerated() { keyBytes[offset + index] = byte }
-            ranges.append(offset..<offset + utf8.count)
-            offset += utf8.count
+        for chunk in chunks {
+            _ = UnsafeMutableBufferPointer(rebasing: keyBytes[offset..<offset + chunk.count]).initialize(from: chunk)
+            ranges.append(offset..<offset + chunk.count)
+            offset += chunk.count
         }
-        headRanges = ranges
+        headRanges = Array(ranges[..<heads.count])
+        encodedKeyRanges = Array(ranges[heads.count...])
     }
 
     deinit {
@@ -115,6 +119,12 @@ public final class JSONLayout: @unchecked Sendable {
             return head
         }
         return -1
+    }
+
+    /// The bytes `"key":` that start field `field`'s member (plain keys).
+    @inline(__always)
+    func encodedKey(_ field: Int) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(rebasing: keyBytes[encodedKeyRanges[field]])
     }
 
     @inline(__always)

@@ -26,7 +26,7 @@ public struct JSONObjectEncoder {
             }
             if needsComma { context.pointee.writer.writeByte(UInt8(ascii: ",")) }
             needsComma = true
-            context.pointee.writer.writeRaw(layout.encodedKeys[field])
+            context.pointee.writer.writeRaw(layout.encodedKey(field))
             try value.encodeJSON(to: &context.pointee)
         } catch var error as JSONError {
             error.path = JSONPath(layout.fieldKeyPath[field] + error.path.components)
