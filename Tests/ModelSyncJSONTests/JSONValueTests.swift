@@ -268,14 +268,18 @@ struct JSONValueTests {
         #expect(object["key10"] == "back")
         object["key11"] = "changed"
         #expect(object.keys[10] == "key11")
-        // Shrinking below the threshold and growing again.
-        for i in 20..<200 { object["key\(i)"] = nil }
-        #expect(object.count == 20)
+        // Shrinking below the threshold (16) drops the index; growing past it builds it again.
+        for i in 12..<200 { object["key\(i)"] = nil }
+        #expect(object.count == 12)
         #expect(object["key5"] == 5)
         #expect(object["key10"] == "back")
+        #expect(object["key11"] == "changed")
+        #expect(object["key12"] == nil)
         for i in 0..<20 { object["more\(i)"] = true }
+        #expect(object.count == 32)
         #expect(object["more19"] == true)
-        #expect(object["key19"] == 19)
+        #expect(object["key5"] == 5)
+        #expect(object.keys.firstIndex(of: "more0") == 12)
 
         var reversed = JSONObject()
         for (key, value) in object.reversed() { reversed[key] = value }

@@ -263,7 +263,7 @@ extension Decimal: JSONCodable {
         } else {
             throw context.mismatch(node, expected: "Decimal")
         }
-        guard let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), !value.isNaN else {
+        guard let value = Decimal(string: text, locale: posixLocale), !value.isNaN else {
             throw context.error(.invalidValue("\"\(text)\" is not a decimal number"), at: node)
         }
         return value
@@ -274,6 +274,9 @@ extension Decimal: JSONCodable {
         context.writer.writeRaw(Array(description.utf8))
     }
 }
+
+/// JSON numbers use `.` whatever the user's locale; made once rather than per value.
+private let posixLocale = Locale(identifier: "en_US_POSIX")
 
 // MARK: - Enums with raw values
 
