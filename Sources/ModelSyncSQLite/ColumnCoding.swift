@@ -187,12 +187,15 @@ extension UUID: SQLColumnCodable {
     public func sqlValue() throws -> SQLValue { .text(uuidString) }
 }
 
+/// The locale Decimal text is parsed in (made once, not per row).
+private let posixLocale = Locale(identifier: "en_US_POSIX")
+
 /// Decimals are stored as text, so no digit is lost.
 extension Decimal: SQLColumnCodable {
     public static func decodeSQL(_ column: SQLColumn) throws -> Decimal {
         switch column.storageClass {
         case SQLITE_TEXT:
-            guard let value = Decimal(string: column.text, locale: Locale(identifier: "en_US_POSIX")) else {
+            guard let value = Decimal(string: column.text, locale: posixLocale) else {
                 throw column.mismatch("Decimal")
             }
             return value

@@ -64,8 +64,11 @@ extension SQLModel {
         let sql = sqlTable.selectSQL(clauses(where: condition, order: order, limit: limit))
         return try db.withStatement(sql, arguments) { statement in
             var models: [Self] = []
+            // The decoder holds only the statement and the table (no per-row state), so one
+            // serves every row.
+            var row = SQLRowDecoder(statement: statement.handle, table: sqlTable)
             while try statement.step() {
-                models.append(try decodeRow(statement))
+                models.append(try Self(row: &row))
             }
             return models
         }

@@ -98,7 +98,8 @@ public final class SQLTable: Sendable {
     // MARK: - DDL
 
     /// The column definition of field `index`: `"name" TYPE [NOT NULL] [DEFAULT …] …`.
-    func columnDefinition(_ index: Int) -> String {
+    /// `unique: false` leaves out `UNIQUE` (which `ALTER TABLE ... ADD COLUMN` cannot take).
+    func columnDefinition(_ index: Int, unique: Bool = true) -> String {
         let field = schema.fields[index]
         var definition = "\(quoteIdentifier(field.column)) \(field.type.sqlType)"
         if primaryKey == [index] {
@@ -107,7 +108,7 @@ public final class SQLTable: Sendable {
         }
         if !field.isOptional, !(hasRowIDKey && primaryKey == [index]) { definition += " NOT NULL" }
         if let literal = defaultLiteral(field) { definition += " DEFAULT \(literal)" }
-        if field.isUnique { definition += " UNIQUE" }
+        if unique && field.isUnique { definition += " UNIQUE" }
         return definition
     }
 
@@ -120,7 +121,7 @@ public final class SQLTable: Sendable {
 
     /// `CREATE TABLE` for the model; `name` replaces the table's name (to build a copy).
     public func createTableSQL(ifNotExists: Bool = false, named name: String? = nil) -> String {
-        var parts = schema.fields.indices.map(columnDefinition)
+        var parts = schema.fields.indices.map { columnDefinition($0) }
         let quote = { (names: [String]) in names.map { quoteIdentifier(self.column(of: $0)) }.joined(separator: ", ") }
         if primaryKey.count > 1 {
             parts.append("PRIMARY KEY (\(quote(primaryKey.map { schema.fields[$0].name })))")

@@ -88,7 +88,7 @@ extension SQLModel {
                 problems.append("missing column '\(field.column)' is NOT NULL without a constant default")
             } else {
                 // ADD COLUMN cannot be UNIQUE; a unique index does the same.
-                let definition = table.columnDefinition(index).replacingOccurrences(of: " UNIQUE", with: "")
+                let definition = table.columnDefinition(index, unique: false)
                 additions.append("ALTER TABLE \(quoteIdentifier(table.name)) ADD COLUMN \(definition)")
                 if field.isUnique {
                     let name = "\(table.name)_\(field.column)_unique"

@@ -40,6 +40,19 @@ struct ActiveRecordTests {
         try db.write { try post.insert($0) }
         #expect(try db.read { try Post.find(post.id, $0) } == post)
 
+        // The stored representation: dates as REAL seconds since 1970, decimals as TEXT,
+        // booleans as INTEGER 0/1, arrays as JSON text.
+        let stored = try db.read {
+            try $0.rows(
+                "SELECT typeof(published_at), published_at, typeof(price), price, typeof(is_pinned), is_pinned, typeof(tags), tags FROM posts")
+        }
+        #expect(stored == [[
+            .text("real"), .real(1_700_000_000.5),
+            .text("text"), .text("12345678901234567890.123"),
+            .text("integer"), .integer(1),
+            .text("text"), .text(#"["swift","sqlite"]"#),
+        ]])
+
         // Saving nil persists NULL.
         post.body = nil
         post.author = nil
@@ -223,6 +236,7 @@ struct ActiveRecordTests {
         #expect(error?.batchIndex == 50)
         #expect(error?.isConstraintViolation == true)
         #expect(error?.message.hasPrefix("batch row 50") == true)
+        #expect(error?.sql?.hasPrefix("INSERT INTO \"posts\"") == true)
         #expect(try db.read { try Post.count($0) } == 0)
         #expect(posts.allSatisfy { $0.id == nil })
 
@@ -230,6 +244,5 @@ struct ActiveRecordTests {
         try db.write { try Post.saveAll(&posts, $0) }
         #expect(try db.read { try Post.count($0) } == 100)
         #expect(posts.map(\.id) == Array(1...100))
-        #expect(error?.sql?.hasPrefix("INSERT INTO \"posts\"") == true)
     }
 }

@@ -35,6 +35,17 @@ struct PostV3 {
     static var autoAlters: Bool { true }
 }
 
+/// A newer version whose added column has a default containing " UNIQUE".
+@Model(table: "posts", columns: .snakeCase)
+struct PostV4 {
+    var id: Int?
+    var userId: Int
+    var title: String
+    @Column("post_slug", unique: true) var slug: String
+    var note: String = "a UNIQUE note"
+    static var autoAlters: Bool { true }
+}
+
 @Suite("SQLite: tables from models")
 struct SchemaTests {
     @Test func createTableFollowsTheSchema() throws {
@@ -118,6 +129,26 @@ struct SchemaTests {
         }
         // Opening again changes nothing.
         _ = try Database(path: path, models: [PostV2.self])
+    }
+
+    @Test func autoAlterKeepsADefaultThatContainsUnique() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("default.sqlite")
+        let old = try Database(path: path, models: [PostV1.self])
+        try old.write { db in
+            var post = PostV1(userId: 1, title: "Old", slug: "old")
+            try post.insert(db)
+        }
+        let db = try Database(path: path, models: [PostV4.self])
+        let columns = try db.read { try $0.columns(of: "posts") }
+        #expect(columns.first { $0.name == "note" }?.defaultSQL == "'a UNIQUE note'")
+        #expect(try db.read { try PostV4.find(1, $0) }?.note == "a UNIQUE note")
+        // The column is not unique: two rows may share the default.
+        try db.write { db in
+            var post = PostV4(userId: 2, title: "New", slug: "new")
+            try post.insert(db)
+        }
+        #expect(try db.read { try $0.rows("SELECT note FROM posts ORDER BY id") } == [[.text("a UNIQUE note")], [.text("a UNIQUE note")]])
     }
 
     @Test func autoAlterRefusesWhatNeedsAMigration() throws {
