@@ -24,8 +24,17 @@ actor JSONStore {
         let result = try change(&copy)
         if let file { try Self.save(copy, to: file) }
         root = copy
-        lastModified = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+        // `Last-Modified` has second precision: a write within the same second as the last one
+        // (or as a read that saw it) must still move it forward, or `If-Modified-Since` would get
+        // a 304 for data that changed.
+        let now = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+        lastModified = max(now, lastModified.addingTimeInterval(1))
         return result
+    }
+
+    /// The data and when it last changed, read together so they agree.
+    func snapshot() -> (root: JSONObject, lastModified: Date) {
+        (root, lastModified)
     }
 
     /// Reads a database file: a JSON object.

@@ -105,24 +105,24 @@ struct ServerResponder: HTTPResponder {
         }
         var body: JSONValue?
         if !isRead && method != .delete { body = try await readBody(&request, context: context) }
-        let root = await store.root
+        let (root, modified) = await store.snapshot()
 
         switch segments.count {
         case 1 where segments[0] == "db" && root["db"] == nil:
             guard isRead else { throw APIError(status: 405, message: "/db is read-only") }
-            return await conditional(.object(root), request)
+            return conditional(.object(root), modified: modified, request)
         case 1:
             let name = segments[0]
             switch root[name] {
             case .array(let items)?:
                 switch method {
-                case .get, .head: return try await list(items, of: name, parameters, root: root, request)
+                case .get, .head: return try list(items, of: name, parameters, root: root, modified: modified, request)
                 case .post: return try await create(in: name, body: body, request: request)
                 default: throw APIError(status: 405, message: "\(method.rawValue) is not allowed on a collection")
                 }
             case .object?:
                 switch method {
-                case .get, .head: return await conditional(root[name] ?? .null, request)
+                case .get, .head: return conditional(root[name] ?? .null, modified: modified, request)
                 case .put, .patch: return try await updateSingular(name, body: body, merge: method == .patch, request)
                 default: throw APIError(status: 405, message: "\(method.rawValue) is not allowed on a singular resource")
                 }
@@ -136,7 +136,7 @@ struct ServerResponder: HTTPResponder {
             case .get, .head:
                 guard let item = items.first(where: { Self.id(of: $0) == id }) else { throw Self.missing(name, id) }
                 let embedded = try embed([item], of: name, parameters, root: root)
-                return await conditional(embedded[0], request)
+                return conditional(embedded[0], modified: modified, request)
             case .put, .patch: return try await update(name, id: id, body: body, merge: method == .patch, request)
             case .delete: return try await delete(name, id: id, request)
             default: throw APIError(status: 405, message: "\(method.rawValue) is not allowed on an item")
@@ -152,7 +152,7 @@ struct ServerResponder: HTTPResponder {
             switch method {
             case .get, .head:
                 let owned = children.filter { $0[foreignKey].flatMap(scalarText) == id }
-                return try await list(owned, of: childName, parameters, root: root, request)
+                return try list(owned, of: childName, parameters, root: root, modified: modified, request)
             case .post:
                 guard var object = body?.objectValue else { throw Self.notAnObject }
                 object[foreignKey] = parentID
@@ -167,12 +167,13 @@ struct ServerResponder: HTTPResponder {
     // MARK: Reads
 
     private func list(
-        _ items: [JSONValue], of name: String, _ parameters: QueryParameters, root: JSONObject, _ request: Request
-    ) async throws -> Response {
+        _ items: [JSONValue], of name: String, _ parameters: QueryParameters, root: JSONObject, modified: Date,
+        _ request: Request
+    ) throws -> Response {
         let matching = try ListQuery(parameters).apply(to: items)
         let slice = try Slice(parameters, count: matching.count, defaultPageSize: options.defaultPageSize)
         let page = try embed(Array(matching[slice.range]), of: name, parameters, root: root)
-        var response = await conditional(.array(page), request)
+        var response = conditional(.array(page), modified: modified, request)
         response.headers[.totalCount] = String(matching.count)
         if !slice.pages.isEmpty {
             response.headers[.link] = links(slice.pages, request)
@@ -218,11 +219,11 @@ struct ServerResponder: HTTPResponder {
     }
 
     /// Answers a read with the value, its `ETag` and `Last-Modified`, and 304 when the client's
-    /// copy is current (`If-None-Match`, or else `If-Modified-Since`).
-    private func conditional(_ value: JSONValue, _ request: Request) async -> Response {
+    /// copy is current (`If-None-Match`, or else `If-Modified-Since`). `modified` comes from the
+    /// same store snapshot as `value`.
+    private func conditional(_ value: JSONValue, modified: Date, _ request: Request) -> Response {
         let bytes = value.jsonBytes()
         let etag = Self.etag(bytes)
-        let modified = await store.lastModified
         var headers = HTTPFields()
         headers[.eTag] = etag
         headers[.lastModified] = HTTPDate.format(modified)
@@ -303,15 +304,21 @@ struct ServerResponder: HTTPResponder {
 
     /// A JSON response; with an `ETag` for stored items.
     private static func written(_ value: JSONValue, status: HTTPResponse.Status) -> Response {
-        var response = json(value, status: status)
-        response.headers[.eTag] = etag(value.jsonBytes())
+        let bytes = value.jsonBytes()
+        var response = json(bytes: bytes, status: status)
+        response.headers[.eTag] = etag(bytes)
         return response
     }
 
     static func json(_ value: JSONValue, status: HTTPResponse.Status) -> Response {
+        json(bytes: value.jsonBytes(), status: status)
+    }
+
+    /// A JSON response from already-serialised bytes.
+    private static func json(bytes: [UInt8], status: HTTPResponse.Status) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: value.jsonBytes())))
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     /// `If-Match` on a write: 412 when the item changed since the client read it.

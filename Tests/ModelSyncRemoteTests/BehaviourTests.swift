@@ -60,11 +60,18 @@ struct BehaviourTests {
     }
 
     @Test func honoursRetryAfter() async throws {
-        try await withStore { store, server async throws in
+        // Without Retry-After the retry would wait the full 30 s base delay (no jitter); with
+        // `Retry-After: 0` it must go again at once. The bound checks behaviour, not speed.
+        let slow = { (options: inout RemoteStore.Options) in
+            options.retry = RetryPolicy(maxAttempts: 2, baseDelay: .seconds(30), maxDelay: .seconds(30), jitter: 0)
+        }
+        try await withStore(configure: slow) { store, server async throws in
             server.inject(Fault(.status(429, retryAfter: 0), times: 1))
-            server.inject(Fault(.status(408), times: 1))
+            let clock = ContinuousClock()
+            let start = clock.now
             _ = try await store.list(User.self)
-            #expect(server.recordedRequests.count == 3)
+            #expect(clock.now - start < .seconds(5))
+            #expect(server.recordedRequests.count == 2)
         }
     }
 

@@ -45,6 +45,14 @@ struct ConditionalTests {
         try await withServer { _, base async throws in
             let modified = try #require(try await send(.GET, "\(base)/posts").header("Last-Modified"))
             #expect(try await send(.GET, "\(base)/posts", headers: [("If-Modified-Since", modified)]).status == 304)
+            // A write in the same second as the read must still move Last-Modified forward.
+            #expect(try await send(.PATCH, "\(base)/posts/1", body: #"{"title": "fresh"}"#).status == 200)
+            let list = try await send(.GET, "\(base)/posts", headers: [("If-Modified-Since", modified)])
+            #expect(list.status == 200)
+            #expect(list.json?[0]?["title"] == "fresh")
+            let item = try await send(.GET, "\(base)/posts/1", headers: [("If-Modified-Since", modified)])
+            #expect(item.status == 200)
+            #expect(item.json?["title"] == "fresh")
             let earlier = "Sat, 01 Jan 2000 00:00:00 GMT"
             #expect(try await send(.GET, "\(base)/posts", headers: [("If-Modified-Since", earlier)]).status == 200)
         }
