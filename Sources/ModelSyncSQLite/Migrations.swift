@@ -145,10 +145,9 @@ extension SQLiteConnection {
     }
 
     /// Adds the column of a model's property, as the model declares it (type, nullability,
-    /// default).
+    /// default; a unique property also gets a unique index).
     public func addColumn<M: SQLModel>(_ property: PartialKeyPath<M>, of model: M.Type) throws {
-        let table = M.sqlTable
-        try execute("ALTER TABLE \(quoteIdentifier(table.name)) ADD COLUMN \(table.columnDefinition(M.fieldIndex(property)))")
+        for statement in M.sqlTable.addColumnStatements(try M.fieldIndex(property)) { try execute(statement) }
     }
 
     /// `ALTER TABLE … RENAME COLUMN`: indexes, triggers and views follow the new name.

@@ -97,6 +97,18 @@ public final class SQLTable: Sendable {
 
     // MARK: - DDL
 
+    /// The statements that add field `index`'s column to an existing table. `ADD COLUMN`
+    /// cannot carry UNIQUE, so a unique field gets a unique index instead.
+    func addColumnStatements(_ index: Int) -> [String] {
+        let field = schema.fields[index]
+        var statements = ["ALTER TABLE \(quoteIdentifier(name)) ADD COLUMN \(columnDefinition(index, unique: false))"]
+        if field.isUnique {
+            let indexName = "\(name)_\(field.column)_unique"
+            statements.append("CREATE UNIQUE INDEX \(quoteIdentifier(indexName)) ON \(quoteIdentifier(name)) (\(quoteIdentifier(field.column)))")
+        }
+        return statements
+    }
+
     /// The column definition of field `index`: `"name" TYPE [NOT NULL] [DEFAULT …] …`.
     /// `unique: false` leaves out `UNIQUE` (which `ALTER TABLE ... ADD COLUMN` cannot take).
     func columnDefinition(_ index: Int, unique: Bool = true) -> String {

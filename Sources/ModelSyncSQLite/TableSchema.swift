@@ -87,14 +87,7 @@ extension SQLModel {
             } else if !field.isOptional && table.defaultLiteral(field) == nil {
                 problems.append("missing column '\(field.column)' is NOT NULL without a constant default")
             } else {
-                // ADD COLUMN cannot be UNIQUE; a unique index does the same.
-                let definition = table.columnDefinition(index, unique: false)
-                additions.append("ALTER TABLE \(quoteIdentifier(table.name)) ADD COLUMN \(definition)")
-                if field.isUnique {
-                    let name = "\(table.name)_\(field.column)_unique"
-                    additions.append(
-                        "CREATE UNIQUE INDEX \(quoteIdentifier(name)) ON \(quoteIdentifier(table.name)) (\(quoteIdentifier(field.column)))")
-                }
+                additions += table.addColumnStatements(index)
             }
         }
         problems += try tableDifferences(db).filter { !$0.hasPrefix("missing column") && !$0.hasSuffix("is not a field of \(schema.name)") }

@@ -17,6 +17,13 @@ struct PersonWithTypedAge: Equatable {
     var age: Int = 0
 }
 
+@Model(table: "people")
+struct PersonWithHandle: Equatable {
+    var id: Int?
+    var name: String
+    @Column(unique: true) var handle: String?
+}
+
 /// A thread-safe list of what hooks saw.
 final class Journal: @unchecked Sendable {
     private let lock = NSLock()
@@ -47,6 +54,26 @@ struct MigrationTests {
             try person.insert(db)
         }
         #expect(try db.read { try Person.all($0).map(\.email) } == ["ada@example.com"])
+    }
+
+    @Test func addingAUniqueColumnKeepsItUnique() throws {
+        let directory = try TemporaryDirectory()
+        let db = try Store.file.open(directory)
+        var migrations = Migrator()
+        migrations.registerSQL("1-create-people", "CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT NOT NULL)")
+        migrations.register("2-add-handle") { db in try db.addColumn(\PersonWithHandle.handle, of: PersonWithHandle.self) }
+        try migrations.migrate(db)
+        try db.write { db in
+            var ada = PersonWithHandle(name: "Ada", handle: "ada")
+            try ada.insert(db)
+        }
+        #expect(sqliteError {
+            try db.write { db in
+                var copy = PersonWithHandle(name: "Copy", handle: "ada")
+                try copy.insert(db)
+            }
+        } != nil)
+        #expect(try db.read { try PersonWithHandle.all($0).map(\.handle) } == ["ada"])
     }
 
     @Test func theRecordTravelsWithTheFile() throws {
