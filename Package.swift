@@ -7,6 +7,7 @@ import PackageDescription
 //   ModelSyncMacros (compiler plugin) is used only through ModelSync.
 //   ModelSyncJSON ← ModelSyncRemote ← ModelSync; ModelSyncJSON ← ModelSyncServer ← modelsync-server
 //   (the server is a product of its own, not re-exported by the umbrella).
+//   ModelSync + ModelSyncServer ← ModelSyncTesting (for users' tests; not in the umbrella).
 let package = Package(
     name: "ModelSync",
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .macCatalyst(.v16)],
@@ -16,6 +17,7 @@ let package = Package(
         .executable(name: "modelsync-demo", targets: ["modelsync-demo"]),
         .library(name: "ModelSyncServer", targets: ["ModelSyncServer"]),
         .executable(name: "modelsync-server", targets: ["modelsync-server"]),
+        .library(name: "ModelSyncTesting", targets: ["ModelSyncTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swiftlang/swift-syntax.git", from: "603.0.1"),
@@ -85,11 +87,14 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Testing: factories, test databases, HTTP record/replay, the server as a fixture.
+        .target(name: "ModelSyncTesting", dependencies: ["ModelSync", "ModelSyncServer"]),
 
-        .testTarget(name: "ModelSyncJSONTests", dependencies: ["ModelSyncJSON"]),
+        .testTarget(name: "ModelSyncJSONTests", dependencies: ["ModelSyncJSON", "ModelSyncTesting"]),
         .testTarget(
             name: "ModelSyncRemoteTests",
-            dependencies: ["ModelSync", "ModelSyncRemote", "ModelSyncServer"]
+            dependencies: ["ModelSync", "ModelSyncRemote", "ModelSyncServer", "ModelSyncTesting"],
+            exclude: ["Cassettes"]
         ),
         .testTarget(
             name: "ModelSyncServerTests",
@@ -110,8 +115,9 @@ let package = Package(
                 .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
             ]
         ),
-        .testTarget(name: "ModelSyncTests", dependencies: ["ModelSync", "ModelSyncServer"]),
-        .testTarget(name: "ModelSyncSQLiteTests", dependencies: ["ModelSync"]),
+        .testTarget(name: "ModelSyncTests", dependencies: ["ModelSync", "ModelSyncServer", "ModelSyncTesting"]),
+        .testTarget(name: "ModelSyncSQLiteTests", dependencies: ["ModelSync", "ModelSyncTesting"]),
+        .testTarget(name: "ModelSyncTestingTests", dependencies: ["ModelSyncTesting", "ModelSync", "ModelSyncServer"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -177,6 +177,21 @@ public final class SQLiteConnection {
         }
     }
 
+    /// Opens a transaction that outlives any one call (a test's rollback scope): `transaction`
+    /// calls made while it is open become savepoints inside it.
+    package func beginOpenEndedTransaction() throws {
+        guard transactionDepth == 0, !isInTransaction else { throw SQLiteError.misuse("a transaction is already open") }
+        try execute("BEGIN IMMEDIATE")
+        transactionDepth = 1
+    }
+
+    /// Rolls back the transaction opened by ``beginOpenEndedTransaction()``, and everything
+    /// committed inside it.
+    package func rollbackOpenEndedTransaction() throws {
+        transactionDepth = 0
+        if isInTransaction { try execute("ROLLBACK") }
+    }
+
     // MARK: - Schema
 
     /// Whether a table (or view) named `name` exists.

@@ -1,4 +1,5 @@
 import Foundation
+import ModelSyncCore
 
 /// How a ``Database`` opens its connections.
 public struct DatabaseConfiguration: Sendable {
@@ -62,6 +63,11 @@ public final class Database: Sendable {
     public let configuration: DatabaseConfiguration
     private let writer: Exclusive<SQLiteConnection>
     private let readers: ReaderPool?
+    /// Whether a rollback scope is open: reads then go to the writer, the only connection that
+    /// sees the scope's uncommitted rows.
+    private let readsFromWriter = Locked(false)
+    /// Run when the database is deallocated (a test database removes its temporary files).
+    private let deinitActions = Locked<[@Sendable () -> Void]>([])
 
     /// Opens (creating if needed) the database file at `path`, runs the pending `migrations`,
     /// and prepares the tables of `models`: creates missing ones when
@@ -113,6 +119,31 @@ public final class Database: Sendable {
         }
     }
 
+    deinit {
+        for action in deinitActions.current { action() }
+    }
+
+    /// Registers work to run when the database is deallocated.
+    package func onDeinit(_ action: @escaping @Sendable () -> Void) {
+        deinitActions.withLock { $0.append(action) }
+    }
+
+    // MARK: - Rollback scopes (tests)
+
+    /// Opens a transaction on the writer that stays open until ``endRollbackScope()``: every
+    /// `write` in between becomes a savepoint inside it, and reads use the writer so they see
+    /// those writes.
+    package func beginRollbackScope() throws {
+        try writer.withLock { try $0.beginOpenEndedTransaction() }
+        readsFromWriter.withLock { $0 = true }
+    }
+
+    /// Rolls back everything written since ``beginRollbackScope()``.
+    package func endRollbackScope() throws {
+        readsFromWriter.withLock { $0 = false }
+        try writer.withLock { try $0.rollbackOpenEndedTransaction() }
+    }
+
     // MARK: - Synchronous access
 
     /// Runs `body` in a write transaction on the writer connection: committed when `body`
@@ -130,9 +161,10 @@ public final class Database: Sendable {
     /// Runs `body` in a read transaction: it sees one consistent, committed state of the
     /// database. On a file database it runs concurrently with writes and other reads.
     public func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        guard let readers else {
+        guard let readers, !readsFromWriter.current else {
             return try writer.withLock { connection in
-                // In memory, reads share the writer; inside a write they see its changes.
+                // In memory (or in a rollback scope), reads share the writer; inside a write
+                // they see its changes.
                 connection.isInTransaction
                     ? try body(connection) : try connection.transaction(deferred: true) { try body(connection) }
             }

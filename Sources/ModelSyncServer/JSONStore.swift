@@ -11,9 +11,12 @@ actor JSONStore {
     /// When the data last changed (second precision, for `Last-Modified`).
     private(set) var lastModified: Date
     private let file: URL?
+    /// The data the store started with, for `reset()`.
+    private let initial: JSONObject
 
     init(root: JSONObject, file: URL?) {
         self.root = root
+        self.initial = root
         self.file = file
         self.lastModified = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
     }
@@ -30,6 +33,12 @@ actor JSONStore {
         let now = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         lastModified = max(now, lastModified.addingTimeInterval(1))
         return result
+    }
+
+    /// Puts back the data the store started with (saving it to the file, like any write).
+    func reset() throws {
+        let initial = initial
+        try write { $0 = initial }
     }
 
     /// The data and when it last changed, read together so they agree.

@@ -31,8 +31,12 @@ public final class ModelSyncServer: Sendable {
     private let state: ServerState
     private let group: ServiceGroup
     private let running: Task<Void, Never>
+    private let initialDelay: Duration
 
-    private init(host: String, port: Int, store: JSONStore, state: ServerState, group: ServiceGroup, running: Task<Void, Never>) {
+    private init(
+        host: String, port: Int, store: JSONStore, state: ServerState, group: ServiceGroup, running: Task<Void, Never>,
+        initialDelay: Duration
+    ) {
         self.host = host
         self.port = port
         self.baseURL = URL(string: "http://\(host.contains(":") ? "[\(host)]" : host):\(port)") ?? URL(fileURLWithPath: "/")
@@ -40,6 +44,7 @@ public final class ModelSyncServer: Sendable {
         self.state = state
         self.group = group
         self.running = running
+        self.initialDelay = initialDelay
     }
 
     /// Starts a server over `data`, in memory only.
@@ -104,7 +109,9 @@ public final class ModelSyncServer: Sendable {
         for await event in events {
             switch event {
             case .success(let bound):
-                return ModelSyncServer(host: host, port: bound, store: store, state: state, group: group, running: running)
+                return ModelSyncServer(
+                    host: host, port: bound, store: store, state: state, group: group, running: running,
+                    initialDelay: options.delay)
             case .failure(let error):
                 await running.value
                 throw error
@@ -163,5 +170,18 @@ public final class ModelSyncServer: Sendable {
     /// Forgets the recorded requests.
     public func clearRecordedRequests() {
         state.requests.withLock { $0.removeAll() }
+    }
+
+    /// Puts the server back as it started, so the next test sees the same server: the data it
+    /// was started with (written back to its file, if it has one), no faults, no recorded
+    /// requests, the delay of its options.
+    ///
+    /// - Throws: ``ServerError`` or a file error when the data cannot be saved to its file; the
+    ///   served data is then unchanged.
+    public func reset() async throws {
+        try await store.reset()
+        clearFaults()
+        clearRecordedRequests()
+        setDelay(initialDelay)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ModelSyncJSON
+import ModelSyncTesting
 
 /// 2026-11-21T16:34:17Z.
 private let reference = Date(timeIntervalSince1970: 1_795_278_857)
@@ -85,7 +86,7 @@ struct ISO8601Tests {
     }
 
     @Test func roundTripsToTheMicrosecond() throws {
-        var random = JSONTestRandom(seed: 4)
+        var random = SeededGenerator(seed: 4)
         for _ in 0..<2000 {
             // 1900 to 2100: far from 2001 a Date's Double cannot hold microseconds.
             let seconds = Double.random(in: -2_208_988_800...4_102_444_800, using: &random)

@@ -1,27 +1,11 @@
 import Foundation
 import Testing
 @testable import ModelSyncJSON
-
-/// SplitMix64: a tiny seeded generator, so that every run of the randomized tests is the same.
-struct JSONTestRandom: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import ModelSyncTesting
 
 /// Writes random valid JSON text: nesting, whitespace, escapes, non-ASCII, all number forms.
 private struct DocumentGenerator {
-    var random: JSONTestRandom
+    var random: SeededGenerator
 
     mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &random) }
     mutating func chance(_ percent: Int) -> Bool { int(1...100) <= percent }
@@ -88,7 +72,7 @@ private struct DocumentGenerator {
 }
 
 /// Changes a few bytes of valid JSON into something that is usually invalid.
-private func mutate(_ bytes: [UInt8], using random: inout JSONTestRandom) -> [UInt8] {
+private func mutate(_ bytes: [UInt8], using random: inout SeededGenerator) -> [UInt8] {
     var bytes = bytes
     let interesting = Array("{}[],:\"\\ 0123456789.eE+-tfnu\n".utf8) + [0x00, 0x1F, 0x7F, 0x80, 0xBF, 0xC0, 0xE0, 0xED, 0xF0, 0xF4, 0xFF]
     func position(_ inclusiveEnd: Bool = false) -> Int {
@@ -179,7 +163,7 @@ struct JSONFuzzTests {
     static let seed = ProcessInfo.processInfo.environment["MODELSYNC_FUZZ_SEED"].flatMap { UInt64($0) } ?? 2026
 
     @Test func validDocumentsMatchFoundation() throws {
-        var generator = DocumentGenerator(random: JSONTestRandom(seed: Self.seed))
+        var generator = DocumentGenerator(random: SeededGenerator(seed: Self.seed))
         for _ in 0..<Self.iterations {
             let text = generator.document()
             let value = try JSONValue(parsing: text)
@@ -195,8 +179,8 @@ struct JSONFuzzTests {
     }
 
     @Test func mutatedDocumentsParseOrThrow() throws {
-        var generator = DocumentGenerator(random: JSONTestRandom(seed: Self.seed &+ 1))
-        var random = JSONTestRandom(seed: Self.seed &+ 2)
+        var generator = DocumentGenerator(random: SeededGenerator(seed: Self.seed &+ 1))
+        var random = SeededGenerator(seed: Self.seed &+ 2)
         var accepted = 0, rejected = 0
         for _ in 0..<Self.iterations {
             let original = Array(generator.document().utf8)
@@ -225,7 +209,7 @@ struct JSONFuzzTests {
     }
 
     @Test func randomBytesParseOrThrow() {
-        var random = JSONTestRandom(seed: Self.seed &+ 3)
+        var random = SeededGenerator(seed: Self.seed &+ 3)
         let alphabet = Array("{}[],:\"\\ 0123456789.eE+-truefalsnul\n".utf8) + [0x00, 0x80, 0xC3, 0xA9, 0xED, 0xFF]
         for _ in 0..<Self.iterations * 5 {
             let bytes = (0..<Int.random(in: 0...48, using: &random)).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &random)] }

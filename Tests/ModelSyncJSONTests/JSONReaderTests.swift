@@ -1,5 +1,6 @@
 import Testing
 @testable import ModelSyncJSON
+import ModelSyncTesting
 
 /// A node with Int fields, comparable in expectations.
 private struct Node: Equatable, CustomStringConvertible {
@@ -350,7 +351,7 @@ struct JSONReaderTests {
     }
 
     @Test func doublesAreCorrectlyRounded() throws {
-        var generator = JSONTestRandom(seed: 7)
+        var generator = SeededGenerator(seed: 7)
         // Shortest representations of random bit patterns must read back exactly.
         var texts: [String] = []
         for _ in 0..<3000 {

@@ -1,5 +1,6 @@
 import Testing
 @testable import ModelSyncJSON
+import ModelSyncTesting
 
 private func text(_ write: (inout JSONWriter) throws -> Void) rethrows -> String {
     var writer = JSONWriter(capacity: 0)
@@ -39,7 +40,7 @@ struct JSONWriterTests {
             #expect(text { $0.writeInteger(Int128(-5)) } == "-5")
             #expect(text { $0.writeInteger(UInt128(0)) } == "0")
         }
-        var random = JSONTestRandom(seed: 1)
+        var random = SeededGenerator(seed: 1)
         for _ in 0..<1000 {
             let value = Int64(bitPattern: random.next()) >> Int64.random(in: 0...63, using: &random)
             #expect(text { $0.writeInteger(value) } == String(value))
@@ -66,7 +67,7 @@ struct JSONWriterTests {
     }
 
     @Test func doublesReadBackExactly() throws {
-        var random = JSONTestRandom(seed: 2)
+        var random = SeededGenerator(seed: 2)
         var values: [Double] = [-0.0, 1e-300, 9_007_199_254_740_992, 9_007_199_254_740_994]
         for _ in 0..<2000 {
             let value = Double(bitPattern: random.next())
@@ -101,7 +102,7 @@ struct JSONWriterTests {
 
     @Test func stringsReadBackExactly() throws {
         var strings = [String((0..<32).map { Character(Unicode.Scalar(UInt8($0))) }), "\"\\\"\\", "tail\u{1F}"]
-        var random = JSONTestRandom(seed: 3)
+        var random = SeededGenerator(seed: 3)
         let alphabet: [Unicode.Scalar] = ["a", "Z", " ", "\"", "\\", "/", "\n", "\u{0}", "\u{1F}", "\u{7F}", "é", "中", "😀", "\u{FFFF}", "\u{10FFFF}"]
         for _ in 0..<500 {
             var scalars = String.UnicodeScalarView()

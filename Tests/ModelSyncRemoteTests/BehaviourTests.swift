@@ -1,6 +1,7 @@
 import Foundation
 import ModelSync
 import ModelSyncServer
+import ModelSyncTesting
 import Testing
 
 @Suite("RemoteStore: interceptors, retries, timeouts, caching")
@@ -115,9 +116,7 @@ struct BehaviourTests {
     }
 
     @Test func aClosedPortIsATransportError() async throws {
-        let server = try await ModelSyncServer.start(data: [:])
-        let url = server.baseURL
-        await server.shutdown()
+        let url = try await withTestServer(data: [:]) { $0.baseURL }  // shut down: nothing listens there now
         var options = RemoteStore.Options()
         options.retry = RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(1))
         let store = RemoteStore(baseURL: url, options: options)

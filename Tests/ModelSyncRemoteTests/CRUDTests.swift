@@ -1,6 +1,7 @@
 import Foundation
 import ModelSync
 import ModelSyncServer
+import ModelSyncTesting
 import Testing
 
 @Suite("RemoteStore: fetch, list, save, delete, nested resources, parameters")
@@ -131,14 +132,14 @@ struct CRUDTests {
 
     @Test func baseURLProviderIsEvaluatedPerRequest() async throws {
         try await withStore { store, first async throws in
-            let second = try await ModelSyncServer.start(data: ModelSyncServer.sampleData)
-            Album.base.withLock { $0 = first.baseURL }
-            _ = try await store.fetch(Album.self, id: 1)
-            Album.base.withLock { $0 = second.baseURL }
-            _ = try await store.fetch(Album.self, id: 2)
-            #expect(first.uris == ["/users/1"])
-            #expect(second.uris == ["/users/2"])
-            await second.shutdown()
+            try await withTestServer { second in
+                Album.base.withLock { $0 = first.baseURL }
+                _ = try await store.fetch(Album.self, id: 1)
+                Album.base.withLock { $0 = second.baseURL }
+                _ = try await store.fetch(Album.self, id: 2)
+                #expect(first.uris == ["/users/1"])
+                #expect(second.uris == ["/users/2"])
+            }
         }
     }
 }

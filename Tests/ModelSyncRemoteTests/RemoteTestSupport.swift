@@ -1,6 +1,7 @@
 import Foundation
 import ModelSync
 import ModelSyncServer
+import ModelSyncTesting
 import Testing
 
 @Model
@@ -50,24 +51,18 @@ func remoteError(_ body: () async throws -> Void) async -> RemoteError? {
     }
 }
 
-/// A store against a fresh in-process server on a random port; the server is shut down after.
-/// Retries wait 1–2 ms, so retry tests stay fast.
+/// A store against a fresh in-process server on a random port (ModelSyncTesting's server
+/// fixture: shut down after). Retries wait 1–2 ms, so retry tests stay fast.
 func withStore(
     data: JSONValue = ModelSyncServer.sampleData,
     configure: (inout RemoteStore.Options) -> Void = { _ in },
     _ body: (RemoteStore, ModelSyncServer) async throws -> Void
 ) async throws {
-    let server = try await ModelSyncServer.start(data: data)
     var options = RemoteStore.Options()
     options.retry = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(2), jitter: 0.5)
     configure(&options)
-    let store = RemoteStore(baseURL: server.baseURL, options: options)
-    do {
-        try await body(store, server)
-        await server.shutdown()
-    } catch {
-        await server.shutdown()
-        throw error
+    try await withTestServer(data: data) { [options] server in
+        try await body(RemoteStore(baseURL: server.baseURL, options: options), server)
     }
 }
 

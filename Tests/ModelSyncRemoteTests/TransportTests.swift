@@ -2,6 +2,7 @@ import Foundation
 import ModelSync
 @testable import ModelSyncRemote
 import ModelSyncServer
+import ModelSyncTesting
 import Testing
 
 /// A transport that records what the store hands it and answers from a closure: a test of the
@@ -40,26 +41,26 @@ struct TransportTests {
     }
 
     @Test func asyncHTTPClientTransportReturnsEveryStatus() async throws {
-        let server = try await ModelSyncServer.start(data: ModelSyncServer.sampleData)
-        let transport = AsyncHTTPClientTransport()
-        let missing = try await transport.send(RemoteRequest(method: .get, url: server.baseURL.appendingPathComponent("posts/0")))
-        #expect(missing.status == 404)
-        let found = try await transport.send(RemoteRequest(method: .get, url: server.baseURL.appendingPathComponent("users/1")))
-        #expect(found.status == 200 && found.headers["etag"] != nil)
-        await server.shutdown()
+        try await withTestServer { server in
+            let transport = AsyncHTTPClientTransport()
+            let missing = try await transport.send(RemoteRequest(method: .get, url: server.baseURL.appendingPathComponent("posts/0")))
+            #expect(missing.status == 404)
+            let found = try await transport.send(RemoteRequest(method: .get, url: server.baseURL.appendingPathComponent("users/1")))
+            #expect(found.status == 200 && found.headers["etag"] != nil)
+        }
     }
 
     #if canImport(FoundationNetworking) || canImport(Darwin)
     @Test func urlSessionTransport() async throws {
-        let server = try await ModelSyncServer.start(data: ModelSyncServer.sampleData)
-        let store = RemoteStore(baseURL: server.baseURL, transport: URLSessionTransport())
-        let user = try await store.fetch(User.self, id: 1)
-        #expect(user.name == "Leanne Graham")
-        var post = Post(userId: 1, title: "via URLSession", text: "")
-        try await store.save(&post)
-        #expect(post.id == 101)
-        #expect(await remoteError { _ = try await store.fetch(User.self, id: 99) }?.status == 404)
-        await server.shutdown()
+        try await withTestServer { server in
+            let store = RemoteStore(baseURL: server.baseURL, transport: URLSessionTransport())
+            let user = try await store.fetch(User.self, id: 1)
+            #expect(user.name == "Leanne Graham")
+            var post = Post(userId: 1, title: "via URLSession", text: "")
+            try await store.save(&post)
+            #expect(post.id == 101)
+            #expect(await remoteError { _ = try await store.fetch(User.self, id: 99) }?.status == 404)
+        }
     }
     #endif
 }

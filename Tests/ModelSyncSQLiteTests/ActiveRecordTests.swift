@@ -1,13 +1,13 @@
 import Foundation
 import ModelSync
+import ModelSyncTesting
 import Testing
 
 @Suite("SQLite: ActiveRecord")
 struct ActiveRecordTests {
-    @Test(arguments: Store.allCases)
-    func insertAssignsTheRowIDAndFindReadsItBack(store: Store) throws {
-        let directory = try TemporaryDirectory()
-        let db = try store.open(directory, models: [Post.self])
+    @Test(arguments: TestStorage.allCases)
+    func insertAssignsTheRowIDAndFindReadsItBack(store: TestStorage) throws {
+        let db = try store.open(models: [Post.self])
         var post = Post(title: "Hello world")
         try db.write { try post.insert($0) }
         #expect(post.id == 1)
@@ -20,10 +20,9 @@ struct ActiveRecordTests {
         #expect(try db.read { try Post.exists(3, $0) } == false)
     }
 
-    @Test(arguments: Store.allCases)
-    func everyColumnTypeRoundTrips(store: Store) throws {
-        let directory = try TemporaryDirectory()
-        let db = try store.open(directory, models: [Post.self])
+    @Test(arguments: TestStorage.allCases)
+    func everyColumnTypeRoundTrips(store: TestStorage) throws {
+        let db = try store.open(models: [Post.self])
         var post = Post(userId: 7, title: "All types", slug: "all")
         post.body = "Body with 'quotes' and \"doubles\" and emoji 🎉"
         post.views = Int.max
@@ -63,10 +62,9 @@ struct ActiveRecordTests {
         #expect(try db.read { try Post.find(post.id, $0) } == post)
     }
 
-    @Test(arguments: Store.allCases)
-    func updateSaveUpsertAndDelete(store: Store) throws {
-        let directory = try TemporaryDirectory()
-        let db = try store.open(directory, models: [Post.self])
+    @Test(arguments: TestStorage.allCases)
+    func updateSaveUpsertAndDelete(store: TestStorage) throws {
+        let db = try store.open(models: [Post.self])
         var post = Post(title: "Draft")
         try db.write { db in
             try post.save(db)  // nil id: insert
@@ -109,10 +107,9 @@ struct ActiveRecordTests {
         #expect(try db.read { try Post.count($0) } == 0)
     }
 
-    @Test(arguments: Store.allCases)
-    func queriesFilterOrderAndLimit(store: Store) throws {
-        let directory = try TemporaryDirectory()
-        let db = try store.open(directory, models: [Post.self])
+    @Test(arguments: TestStorage.allCases)
+    func queriesFilterOrderAndLimit(store: TestStorage) throws {
+        let db = try store.open(models: [Post.self])
         try db.write { db in
             for index in 1...10 {
                 var post = Post(userId: index % 2, title: "Post \(index)")
@@ -128,10 +125,9 @@ struct ActiveRecordTests {
         #expect(try db.read { try Post.all($0) }.count == 10)
     }
 
-    @Test(arguments: Store.allCases)
-    func refreshAndFresh(store: Store) throws {
-        let directory = try TemporaryDirectory()
-        let db = try store.open(directory, models: [Post.self])
+    @Test(arguments: TestStorage.allCases)
+    func refreshAndFresh(store: TestStorage) throws {
+        let db = try store.open(models: [Post.self])
         var post = Post(title: "Original")
         try db.write { try post.insert($0) }
         try db.write { try $0.execute("UPDATE posts SET title = 'Changed elsewhere'") }
@@ -144,10 +140,9 @@ struct ActiveRecordTests {
         #expect(sqliteError { try db.read { try post.refresh($0) } }?.kind == .rowNotFound(table: "posts"))
     }
 
-    @Test(arguments: Store.allCases)
-    func insertReReadsWhatTheDatabaseFilledIn(store: Store) throws {
-        let directory = try TemporaryDirectory()
-        let db = try store.open(directory, models: [Post.self])
+    @Test(arguments: TestStorage.allCases)
+    func insertReReadsWhatTheDatabaseFilledIn(store: TestStorage) throws {
+        let db = try store.open(models: [Post.self])
         try db.write { db in
             try db.execute(
                 """
@@ -160,10 +155,9 @@ struct ActiveRecordTests {
         #expect(post.slug == "post-1")
     }
 
-    @Test(arguments: Store.allCases)
-    func compositeKeysWithoutRowID(store: Store) throws {
-        let directory = try TemporaryDirectory()
-        let db = try store.open(directory, models: [Membership.self])
+    @Test(arguments: TestStorage.allCases)
+    func compositeKeysWithoutRowID(store: TestStorage) throws {
+        let db = try store.open(models: [Membership.self])
         var admin = Membership(groupId: 1, userId: 10, role: "admin")
         try db.write { db in
             try admin.insert(db)
@@ -188,10 +182,9 @@ struct ActiveRecordTests {
         #expect(sqliteError { _ = try db.read { try Membership.find(key: [1], $0) } }?.kind == .misuse)
     }
 
-    @Test(arguments: Store.allCases)
-    func autoincrementNeverReusesIDs(store: Store) throws {
-        let directory = try TemporaryDirectory()
-        let db = try store.open(directory, models: [Event.self])
+    @Test(arguments: TestStorage.allCases)
+    func autoincrementNeverReusesIDs(store: TestStorage) throws {
+        let db = try store.open(models: [Event.self])
         var first = Event(name: "a")
         var second = Event(name: "b")
         try db.write { db in
@@ -205,10 +198,9 @@ struct ActiveRecordTests {
         #expect(first.id == 1)
     }
 
-    @Test(arguments: Store.allCases)
-    func uniqueViolationIsATypedErrorWithTheSQL(store: Store) throws {
-        let directory = try TemporaryDirectory()
-        let db = try store.open(directory, models: [Post.self])
+    @Test(arguments: TestStorage.allCases)
+    func uniqueViolationIsATypedErrorWithTheSQL(store: TestStorage) throws {
+        let db = try store.open(models: [Post.self])
         try db.write { db in
             var post = Post(title: "Same")
             try post.insert(db)
@@ -226,10 +218,9 @@ struct ActiveRecordTests {
 
     // MARK: - Batches
 
-    @Test(arguments: Store.allCases)
-    func batchSaveIsAllOrNothingAndNamesTheFailingRow(store: Store) throws {
-        let directory = try TemporaryDirectory()
-        let db = try store.open(directory, models: [Post.self])
+    @Test(arguments: TestStorage.allCases)
+    func batchSaveIsAllOrNothingAndNamesTheFailingRow(store: TestStorage) throws {
+        let db = try store.open(models: [Post.self])
         var posts = (0..<100).map { Post(title: "Post \($0)") }
         posts[50].slug = posts[10].slug
         let error = sqliteError { try db.write { try Post.saveAll(&posts, $0) } }

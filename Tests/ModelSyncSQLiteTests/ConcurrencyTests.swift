@@ -1,5 +1,6 @@
 import Foundation
 import ModelSync
+import ModelSyncTesting
 import Testing
 
 @Model

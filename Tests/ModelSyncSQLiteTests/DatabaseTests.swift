@@ -1,5 +1,6 @@
 import Foundation
 import ModelSync
+import ModelSyncTesting
 import Testing
 
 @Suite("SQLite: connections and databases")
@@ -47,10 +48,9 @@ struct DatabaseTests {
         #expect(error?.sql == "SELECT ?, ?")
     }
 
-    @Test(arguments: Store.allCases)
-    func failedWriteRollsBack(store: Store) throws {
-        let directory = try TemporaryDirectory()
-        let db = try store.open(directory)
+    @Test(arguments: TestStorage.allCases)
+    func failedWriteRollsBack(store: TestStorage) throws {
+        let db = try store.open()
         try db.write { try $0.execute("CREATE TABLE t (x INTEGER)") }
         struct Abort: Error {}
         #expect(throws: Abort.self) {
@@ -62,10 +62,9 @@ struct DatabaseTests {
         #expect(try db.read { try $0.scalar("SELECT count(*) FROM t") } == .integer(0))
     }
 
-    @Test(arguments: Store.allCases)
-    func nestedTransactionsAreSavepoints(store: Store) throws {
-        let directory = try TemporaryDirectory()
-        let db = try store.open(directory)
+    @Test(arguments: TestStorage.allCases)
+    func nestedTransactionsAreSavepoints(store: TestStorage) throws {
+        let db = try store.open()
         struct Abort: Error {}
         try db.write { db in
             try db.execute("CREATE TABLE t (x INTEGER)")
@@ -176,10 +175,9 @@ struct DatabaseTests {
         #expect(error?.sql == #"SELECT "id", "name" FROM "Event""#)
     }
 
-    @Test(arguments: Store.allCases)
-    func typeMismatchInStoredDataNamesTheColumn(store: Store) throws {
-        let directory = try TemporaryDirectory()
-        let db = try store.open(directory)
+    @Test(arguments: TestStorage.allCases)
+    func typeMismatchInStoredDataNamesTheColumn(store: TestStorage) throws {
+        let db = try store.open()
         // A table written by something else: its column accepts what the model cannot read.
         try db.write { try $0.execute("CREATE TABLE Event (id INTEGER PRIMARY KEY, name TEXT)") }
         try db.write { try $0.execute("INSERT INTO Event (id, name) VALUES (1, X'00')") }

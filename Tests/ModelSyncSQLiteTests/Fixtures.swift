@@ -1,5 +1,6 @@
 import Foundation
 import ModelSync
+import ModelSyncTesting
 import Testing
 
 enum Status: String, ModelEnum { case draft, published }
@@ -52,37 +53,8 @@ struct Event: Equatable {
     var name: String
 }
 
-/// A fresh directory under the system's temporary directory, removed on deinit.
-final class TemporaryDirectory {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("modelsync-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-}
-
-/// Where a test's database lives: each ActiveRecord test runs against both.
-enum Store: String, CustomTestStringConvertible, CaseIterable {
-    case file, memory
-
-    var testDescription: String { rawValue }
-
-    /// Opens a database of this kind; keep `directory` alive as long as the database.
-    func open(
-        _ directory: TemporaryDirectory, models: [any SQLModel.Type] = [],
-        configuration: DatabaseConfiguration = DatabaseConfiguration()
-    ) throws -> Database {
-        switch self {
-        case .file: try Database(path: directory.path("test.sqlite"), models: models, configuration: configuration)
-        case .memory: try Database(inMemory: models, configuration: configuration)
-        }
-    }
-}
+// Databases come from ModelSyncTesting: `TestStorage.allCases` runs a test against a
+// temporary file and memory, `TemporaryDirectory` holds files a test opens itself.
 
 /// The error `body` throws, as a `SQLiteError` (a test failure when it throws something else
 /// or nothing).

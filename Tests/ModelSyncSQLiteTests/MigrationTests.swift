@@ -1,5 +1,6 @@
 import Foundation
 import ModelSync
+import ModelSyncTesting
 import Testing
 
 /// `people` as migrations shape it over time.
@@ -41,10 +42,9 @@ struct MigrationTests {
         return migrations
     }
 
-    @Test(arguments: Store.allCases)
-    func migrationsRunOnceInOrderAndAreRecordedInTheDatabase(store: Store) throws {
-        let directory = try TemporaryDirectory()
-        let db = try store.open(directory)
+    @Test(arguments: TestStorage.allCases)
+    func migrationsRunOnceInOrderAndAreRecordedInTheDatabase(store: TestStorage) throws {
+        let db = try store.open()
         let migrations = baseMigrations()
         try migrations.migrate(db)
         try migrations.migrate(db)  // nothing pending
@@ -57,8 +57,7 @@ struct MigrationTests {
     }
 
     @Test func addingAUniqueColumnKeepsItUnique() throws {
-        let directory = try TemporaryDirectory()
-        let db = try Store.file.open(directory)
+        let db = try TestStorage.file.open()
         var migrations = Migrator()
         migrations.registerSQL("1-create-people", "CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT NOT NULL)")
         migrations.register("2-add-handle") { db in try db.addColumn(\PersonWithHandle.handle, of: PersonWithHandle.self) }
@@ -87,10 +86,9 @@ struct MigrationTests {
         #expect(try db.read { try $0.indexes(of: "people") } == ["people_name"])
     }
 
-    @Test(arguments: Store.allCases)
-    func aFailingMigrationRollsBackAndLeavesTheVersion(store: Store) throws {
-        let directory = try TemporaryDirectory()
-        let db = try store.open(directory)
+    @Test(arguments: TestStorage.allCases)
+    func aFailingMigrationRollsBackAndLeavesTheVersion(store: TestStorage) throws {
+        let db = try store.open()
         var migrations = baseMigrations()
         migrations.register("3-broken") { db in
             try db.execute("ALTER TABLE people ADD COLUMN nickname TEXT")

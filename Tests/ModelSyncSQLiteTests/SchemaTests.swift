@@ -1,5 +1,6 @@
 import Foundation
 import ModelSync
+import ModelSyncTesting
 import Testing
 
 /// The `posts` table as an older version of the app created it.

@@ -1,5 +1,6 @@
 import Foundation
 import ModelSync
+import ModelSyncTesting
 import Testing
 
 @Model
@@ -31,10 +32,9 @@ private func validationError(_ body: () throws -> Void, sourceLocation: SourceLo
 
 @Suite("SQLite: saving validates first")
 struct ValidationOnSaveTests {
-    @Test(arguments: Store.allCases)
-    func noInvalidModelReachesTheTable(store: Store) throws {
-        let directory = try TemporaryDirectory()
-        let db = try store.open(directory, models: [Ticket.self])
+    @Test(arguments: TestStorage.allCases)
+    func noInvalidModelReachesTheTable(store: TestStorage) throws {
+        let db = try store.open(models: [Ticket.self])
         var invalid = Ticket(title: " ", priority: 9)
         let writes: [(String, (SQLiteConnection) throws -> Void)] = [
             ("insert", { try invalid.insert($0) }),
@@ -51,10 +51,9 @@ struct ValidationOnSaveTests {
         #expect(invalid.id == nil)
     }
 
-    @Test(arguments: Store.allCases)
-    func anInvalidUpdateLeavesTheRowAsItWas(store: Store) throws {
-        let directory = try TemporaryDirectory()
-        let db = try store.open(directory, models: [Ticket.self])
+    @Test(arguments: TestStorage.allCases)
+    func anInvalidUpdateLeavesTheRowAsItWas(store: TestStorage) throws {
+        let db = try store.open(models: [Ticket.self])
         var ticket = Ticket(title: "Valid")
         try db.write { try ticket.insert($0) }
         var edited = ticket
@@ -65,10 +64,9 @@ struct ValidationOnSaveTests {
         #expect(try db.read { try Ticket.all($0) } == [ticket])
     }
 
-    @Test(arguments: Store.allCases)
-    func saveAllValidatesEveryModelBeforeTheTransaction(store: Store) throws {
-        let directory = try TemporaryDirectory()
-        let db = try store.open(directory, models: [Ticket.self])
+    @Test(arguments: TestStorage.allCases)
+    func saveAllValidatesEveryModelBeforeTheTransaction(store: TestStorage) throws {
+        let db = try store.open(models: [Ticket.self])
         var batch = [Ticket(title: "One"), Ticket(title: "Two"), Ticket(title: "", priority: 0)]
         let error = validationError { try db.write { try Ticket.saveAll(&batch, $0) } }
         #expect(error?.batchIndex == 2)
@@ -78,10 +76,9 @@ struct ValidationOnSaveTests {
         #expect(batch.allSatisfy { $0.id == nil })
     }
 
-    @Test(arguments: Store.allCases)
-    func validationCanBeTurnedOffPerCall(store: Store) throws {
-        let directory = try TemporaryDirectory()
-        let db = try store.open(directory, models: [Ticket.self])
+    @Test(arguments: TestStorage.allCases)
+    func validationCanBeTurnedOffPerCall(store: TestStorage) throws {
+        let db = try store.open(models: [Ticket.self])
         var ticket = Ticket(title: "", priority: 0)
         try db.write { try ticket.insert($0, validate: false) }
         var batch = [Ticket(title: "")]

@@ -1,22 +1,12 @@
 import Foundation
 import ModelSync
+import ModelSyncTesting
 import Testing
 
 /// Random and mutated documents fed to model decoding: each one decodes or throws a
 /// `JSONError`, never crashes, never hangs. Set `MODELSYNC_FUZZ_ITERATIONS` for a long run.
 @Suite struct ModelFuzzTests {
     static let iterations = ProcessInfo.processInfo.environment["MODELSYNC_FUZZ_ITERATIONS"].flatMap(Int.init) ?? 2_000
-
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     static let seeds: [String] = [
         #"{"id": 1, "userId": 7, "title": "Hello", "body": "World", "publishedAt": 1700000000123, "tags": ["a", "b"], "author": {"id": 2, "name": "Ann", "role": "admin", "is_active": true}, "rating": 4.5}"#,
@@ -27,7 +17,7 @@ import Testing
     static let fragments: [String] = ["{", "}", "[", "]", ",", ":", "\"", "null", "true", "1e999", "-", "\\u00", "\"id\"", "{\"id\":", "0.5", "\u{0}", "é"]
 
     @Test func mutatedDocumentsDecodeOrThrowTypedErrors() {
-        var random = Generator(state: 42)
+        var random = SeededGenerator(seed: 42)
         let decoders = [JSONModelDecoder(), JSONModelDecoder(mode: .strict),
                         JSONModelDecoder(options: JSONDecodingOptions(dropsInvalidElements: true))]
         var decoded = 0
@@ -58,7 +48,7 @@ import Testing
         }
     }
 
-    private func mutate(_ bytes: inout [UInt8], _ random: inout Generator) {
+    private func mutate(_ bytes: inout [UInt8], _ random: inout SeededGenerator) {
         guard !bytes.isEmpty else {
             bytes = Array("{}".utf8)
             return

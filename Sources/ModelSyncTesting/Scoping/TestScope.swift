@@ -1,0 +1,103 @@
+import ModelSync
+import ModelSyncServer
+import Testing
+
+/// The fixtures a trait hands to the test it scopes (Swift Testing): read them in the test.
+///
+/// ```swift
+/// @Test(.testDatabase(models: [Post.self]))
+/// func savesPosts() throws {
+///     let db = try #require(TestScope.database)
+/// }
+/// ```
+public enum TestScope {
+    /// The database of ``Trait/testDatabase(_:models:migrations:configuration:)`` or
+    /// ``Trait/rollback(_:)``; nil outside such a test.
+    @TaskLocal public static var database: Database?
+    /// The server of ``Trait/testServer(data:options:)`` or ``Trait/testServer(_:)``; nil
+    /// outside such a test.
+    @TaskLocal public static var server: ModelSyncServer?
+}
+
+/// A Swift Testing trait that gives each test a database, in ``TestScope/database``.
+public struct TestDatabaseTrait: TestTrait, SuiteTrait, TestScoping {
+    private let scope: @Sendable (_ test: @Sendable () async throws -> Void) async throws -> Void
+
+    /// On a suite, every test in it gets its own scope.
+    public var isRecursive: Bool { true }
+
+    /// Runs `function` with the database in ``TestScope/database``.
+    public func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
+        try await scope(function)
+    }
+
+    fileprivate init(_ scope: @escaping @Sendable (_ test: @Sendable () async throws -> Void) async throws -> Void) {
+        self.scope = scope
+    }
+}
+
+extension Trait where Self == TestDatabaseTrait {
+    /// A new database per test (see ``TestStorage/open(models:migrations:configuration:)``),
+    /// its temporary files removed afterwards.
+    public static func testDatabase(
+        _ storage: TestStorage = .memory, models: [any SQLModel.Type] = [], migrations: Migrator? = nil,
+        configuration: DatabaseConfiguration = DatabaseConfiguration()
+    ) -> Self {
+        let models = UncheckedSendable(models)
+        return TestDatabaseTrait { test in
+            let database = try storage.open(models: models.value, migrations: migrations, configuration: configuration)
+            try await TestScope.$database.withValue(database) { try await test() }
+        }
+    }
+
+    /// The shared database, each test inside a transaction rolled back at its end (see
+    /// ``SharedTestDatabase``).
+    public static func rollback(_ shared: SharedTestDatabase) -> Self {
+        TestDatabaseTrait { test in
+            try await shared.withRollback { database in
+                try await TestScope.$database.withValue(database) { try await test() }
+            }
+        }
+    }
+}
+
+/// A Swift Testing trait that gives each test a server, in ``TestScope/server``.
+public struct TestServerTrait: TestTrait, SuiteTrait, TestScoping {
+    private let scope: @Sendable (_ test: @Sendable () async throws -> Void) async throws -> Void
+
+    /// On a suite, every test in it gets its own scope.
+    public var isRecursive: Bool { true }
+
+    /// Runs `function` with the server in ``TestScope/server``.
+    public func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
+        try await scope(function)
+    }
+
+    fileprivate init(_ scope: @escaping @Sendable (_ test: @Sendable () async throws -> Void) async throws -> Void) {
+        self.scope = scope
+    }
+}
+
+extension Trait where Self == TestServerTrait {
+    /// A new in-process server over `data` per test, shut down afterwards.
+    public static func testServer(data: JSONValue = ModelSyncServer.sampleData, options: ServerOptions = ServerOptions()) -> Self {
+        TestServerTrait { test in
+            try await withTestServer(data: data, options: options) { server in
+                try await TestScope.$server.withValue(server) { try await test() }
+            }
+        }
+    }
+
+    /// The shared server, reset before each test (see ``SharedTestServer``).
+    public static func testServer(_ shared: SharedTestServer) -> Self {
+        TestServerTrait { test in
+            try await shared.withServer { server in
+                try await TestScope.$server.withValue(server) { try await test() }
+            }
+        }
+    }
+}
