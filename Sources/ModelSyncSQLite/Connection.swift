@@ -166,6 +166,8 @@ public final class SQLiteConnection {
             try execute(depth == 0 ? "COMMIT" : "RELEASE \(savepoint)")
             return result
         } catch {
+            // A table created inside the rolled-back part is gone again: check tables anew.
+            preparedTables.removeAll()
             if depth == 0 {
                 // SQLite may already have rolled back (e.g. after SQLITE_FULL).
                 if isInTransaction { try? execute("ROLLBACK") }
@@ -189,6 +191,7 @@ public final class SQLiteConnection {
     /// committed inside it.
     package func rollbackOpenEndedTransaction() throws {
         transactionDepth = 0
+        preparedTables.removeAll()
         if isInTransaction { try execute("ROLLBACK") }
     }
 

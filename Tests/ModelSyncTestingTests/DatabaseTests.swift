@@ -93,6 +93,18 @@ struct RollbackTests {
         #expect(try await Self.sharedFile.database().read { try $0.scalar("PRAGMA query_only") } == .integer(1))
     }
 
+    @Test func tablesCreatedInsideAScopeAreCreatedAgainInTheNext() async throws {
+        // No models up front: saving a user creates its table, inside the scope.
+        let shared = SharedTestDatabase(.file)
+        for _ in 1...2 {
+            try await shared.withRollback { db in
+                _ = try users.create(in: db)
+                #expect(try userCount(db) == 1)
+            }
+        }
+        #expect(try await shared.database().read { try $0.tableExists("users") } == false)
+    }
+
     @Test(.rollback(sharedMemory))
     func theRollbackTraitScopesTheTest() throws {
         let db = try #require(TestScope.database)

@@ -48,6 +48,20 @@ struct ServerFixtureTests {
         }
     }
 
+    @Test func resetPutsBackTheDataOfAFileServer() async throws {
+        let directory = try TemporaryDirectory()
+        let fixture = directory.url.appendingPathComponent("db.json")
+        try Data(postsData.jsonBytes()).write(to: fixture)
+        try await withTestServer(file: fixture) { server in
+            var post = Post(userId: 2, title: "New")
+            try await RemoteStore(baseURL: server.baseURL).save(&post)
+            #expect(await server.data != postsData)
+            try await server.reset()
+            #expect(await server.data == postsData)
+            #expect(try await RemoteStore(baseURL: server.baseURL).list(Post.self).count == 1)
+        }
+    }
+
     @Test(arguments: 1...3)
     func aSharedServerIsResetBeforeEachTest(run: Int) async throws {
         try await Self.shared.withServer { server in

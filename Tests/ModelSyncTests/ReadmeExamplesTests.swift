@@ -1,6 +1,7 @@
 import Foundation
 import ModelSync
 import ModelSyncServer
+import ModelSyncTesting
 import Testing
 
 // The README's examples, verbatim where they are code, so that they cannot rot.
@@ -102,14 +103,7 @@ extension Readme.Post: RemoteResource {
 
 extension ReadmeExamplesTests {
     @Test func restSection() async throws {
-        let server = try await ModelSyncServer.start(data: ModelSyncServer.sampleData)
-        do {
-            try await restExample(baseURL: server.baseURL)
-            await server.shutdown()
-        } catch {
-            await server.shutdown()
-            throw error
-        }
+        try await withTestServer { server in try await restExample(baseURL: server.baseURL) }
     }
 
     /// The README's REST example; its base URL is `URL(string: "http://127.0.0.1:3000")!`.
