@@ -65,24 +65,20 @@ public final class SharedTestDatabase: Sendable {
     ///   the transaction cannot be opened or rolled back.
     public func withRollback<T>(_ body: (Database) async throws -> T) async throws -> T {
         await turns.acquire()
-        let database: Database
-        do {
-            database = try self.database()
+        return try await afterwards {
+            let database = try self.database()
             try database.beginRollbackScope()
-        } catch {
+            let outcome: Result<T, any Error>
+            do {
+                outcome = .success(try await body(database))
+            } catch {
+                outcome = .failure(error)
+            }
+            try database.endRollbackScope()
+            return try outcome.get()
+        } run: {
             await turns.release()
-            throw error
         }
-        let result: Result<T, any Error>
-        do {
-            result = .success(try await body(database))
-        } catch {
-            result = .failure(error)
-        }
-        let ended = Result { try database.endRollbackScope() }
-        await turns.release()
-        try ended.get()
-        return try result.get()
     }
 }
 

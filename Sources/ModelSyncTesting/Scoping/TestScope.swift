@@ -19,14 +19,16 @@ public enum TestScope {
     @TaskLocal public static var server: ModelSyncServer?
 }
 
-/// A Swift Testing trait that gives each test a database, in ``TestScope/database``.
-public struct TestDatabaseTrait: TestTrait, SuiteTrait, TestScoping {
+/// A Swift Testing trait that runs each test inside a fixture's scope (a database or a
+/// server, handed over in ``TestScope``): see ``Trait/testDatabase(_:models:migrations:configuration:)``,
+/// ``Trait/rollback(_:)``, ``Trait/testServer(data:options:)`` and ``Trait/testServer(_:)``.
+public struct TestFixtureTrait: TestTrait, SuiteTrait, TestScoping {
     private let scope: @Sendable (_ test: @Sendable () async throws -> Void) async throws -> Void
 
     /// On a suite, every test in it gets its own scope.
     public var isRecursive: Bool { true }
 
-    /// Runs `function` with the database in ``TestScope/database``.
+    /// Runs `function` inside the fixture's scope.
     public func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
@@ -38,7 +40,7 @@ public struct TestDatabaseTrait: TestTrait, SuiteTrait, TestScoping {
     }
 }
 
-extension Trait where Self == TestDatabaseTrait {
+extension Trait where Self == TestFixtureTrait {
     /// A new database per test (see ``TestStorage/open(models:migrations:configuration:)``),
     /// its temporary files removed afterwards.
     public static func testDatabase(
@@ -46,7 +48,7 @@ extension Trait where Self == TestDatabaseTrait {
         configuration: DatabaseConfiguration = DatabaseConfiguration()
     ) -> Self {
         let models = UncheckedSendable(models)
-        return TestDatabaseTrait { test in
+        return TestFixtureTrait { test in
             let database = try storage.open(models: models.value, migrations: migrations, configuration: configuration)
             try await TestScope.$database.withValue(database) { try await test() }
         }
@@ -55,7 +57,7 @@ extension Trait where Self == TestDatabaseTrait {
     /// The shared database, each test inside a transaction rolled back at its end (see
     /// ``SharedTestDatabase``).
     public static func rollback(_ shared: SharedTestDatabase) -> Self {
-        TestDatabaseTrait { test in
+        TestFixtureTrait { test in
             try await shared.withRollback { database in
                 try await TestScope.$database.withValue(database) { try await test() }
             }
@@ -63,29 +65,10 @@ extension Trait where Self == TestDatabaseTrait {
     }
 }
 
-/// A Swift Testing trait that gives each test a server, in ``TestScope/server``.
-public struct TestServerTrait: TestTrait, SuiteTrait, TestScoping {
-    private let scope: @Sendable (_ test: @Sendable () async throws -> Void) async throws -> Void
-
-    /// On a suite, every test in it gets its own scope.
-    public var isRecursive: Bool { true }
-
-    /// Runs `function` with the server in ``TestScope/server``.
-    public func provideScope(
-        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
-    ) async throws {
-        try await scope(function)
-    }
-
-    fileprivate init(_ scope: @escaping @Sendable (_ test: @Sendable () async throws -> Void) async throws -> Void) {
-        self.scope = scope
-    }
-}
-
-extension Trait where Self == TestServerTrait {
+extension Trait where Self == TestFixtureTrait {
     /// A new in-process server over `data` per test, shut down afterwards.
     public static func testServer(data: JSONValue = ModelSyncServer.sampleData, options: ServerOptions = ServerOptions()) -> Self {
-        TestServerTrait { test in
+        TestFixtureTrait { test in
             try await withTestServer(data: data, options: options) { server in
                 try await TestScope.$server.withValue(server) { try await test() }
             }
@@ -94,7 +77,7 @@ extension Trait where Self == TestServerTrait {
 
     /// The shared server, reset before each test (see ``SharedTestServer``).
     public static func testServer(_ shared: SharedTestServer) -> Self {
-        TestServerTrait { test in
+        TestFixtureTrait { test in
             try await shared.withServer { server in
                 try await TestScope.$server.withValue(server) { try await test() }
             }

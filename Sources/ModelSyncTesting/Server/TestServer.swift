@@ -40,14 +40,20 @@ public func withTestServer<T>(
 
 /// `body`, then the server's graceful shutdown, whether `body` threw or not.
 private func run<T>(_ body: (ModelSyncServer) async throws -> T, with server: ModelSyncServer) async throws -> T {
+    try await afterwards { try await body(server) } run: { await server.shutdown() }
+}
+
+/// Returns or rethrows what `body` does, after running `cleanup` either way (an `async`
+/// `defer`).
+func afterwards<T>(_ body: () async throws -> T, run cleanup: () async -> Void) async throws -> T {
+    let result: Result<T, any Error>
     do {
-        let result = try await body(server)
-        await server.shutdown()
-        return result
+        result = .success(try await body())
     } catch {
-        await server.shutdown()
-        throw error
+        result = .failure(error)
     }
+    await cleanup()
+    return try result.get()
 }
 
 /// One server shared by many tests, put back as it started (``ModelSyncServer/reset()``)
@@ -81,7 +87,7 @@ public final class SharedTestServer: Sendable {
     /// - Throws: ``ServerError`` when the server cannot start, what the reset or `body` throws.
     public func withServer<T>(_ body: (ModelSyncServer) async throws -> T) async throws -> T {
         await turns.acquire()
-        do {
+        return try await afterwards {
             let server: ModelSyncServer
             if let running = started.current {
                 try await running.reset()
@@ -90,12 +96,9 @@ public final class SharedTestServer: Sendable {
                 server = try await ModelSyncServer.start(data: data, options: options)
                 started.withLock { $0 = server }
             }
-            let result = try await body(server)
+            return try await body(server)
+        } run: {
             await turns.release()
-            return result
-        } catch {
-            await turns.release()
-            throw error
         }
     }
 
