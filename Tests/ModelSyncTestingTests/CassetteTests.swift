@@ -125,3 +125,46 @@ struct CassetteTests {
         #expect(try await api.fetch(Post.self, id: 1).title == "Changed")
     }
 }
+
+/// Answers from a closure: a test of the cassette's own seam (bodies and headers it stores).
+struct ScriptedTransport: HTTPTransport {
+    let answer: @Sendable (RemoteRequest) -> RemoteResponse
+    func send(_ request: RemoteRequest) async throws -> RemoteResponse { answer(request) }
+}
+
+extension CassetteTests {
+    @Test func textAndBinaryBodiesAndRepeatedHeadersRoundTrip() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.url.appendingPathComponent("bodies.json")
+        let binary: [UInt8] = [0, 0xFF, 0xC3, 0x28, 10]
+        let upstream = ScriptedTransport { request in
+            request.url.path == "/text"
+                ? RemoteResponse(status: 200, headers: ["Content-Type": "text/plain"], body: Array("plain ünïcode\n".utf8))
+                : RemoteResponse(
+                    status: 201, headers: HeaderFields([("Set-Cookie", "a=1"), ("Set-Cookie", "b=2"), ("X-Id", "7")]), body: binary)
+        }
+        let recorder = try CassetteTransport(cassette: file, upstream: upstream)
+        let base = try #require(URL(string: "http://seam.invalid"))
+        let requests = [
+            RemoteRequest(method: .get, url: base.appendingPathComponent("text")),
+            RemoteRequest(method: .post, url: base.appendingPathComponent("blob"), body: Array("not json".utf8)),
+        ]
+        var recorded: [RemoteResponse] = []
+        for request in requests { recorded.append(try await recorder.send(request)) }
+
+        let text = try String(contentsOf: file, encoding: .utf8)
+        #expect(text.contains(#""bodyText": "plain ünïcode\n""#))
+        #expect(text.contains(#""bodyBase64": "AP/DKAo=""#))
+        #expect(text.contains(#""Set-Cookie: <redacted>""#) && !text.contains("a=1"))
+
+        let player = try CassetteTransport(cassette: file, mode: .replayOnly)
+        for (request, original) in zip(requests, recorded) {
+            let replayed = try await player.send(request)
+            #expect(replayed.status == original.status)
+            #expect(replayed.body == original.body)
+        }
+        let blob = try await player.send(requests[1])
+        #expect(blob.headers.fields.map(\.name) == ["Set-Cookie", "Set-Cookie", "X-Id"])
+        #expect(blob.headers["X-Id"] == "7")
+    }
+}

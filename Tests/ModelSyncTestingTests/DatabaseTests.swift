@@ -112,3 +112,15 @@ struct RollbackTests {
         #expect(try db.read { try User.count($0) } == 5)
     }
 }
+
+/// On a suite, the trait scopes every test case: each one starts with an empty database.
+@Suite("Testing: a database trait on a suite", .testDatabase(.file, models: [User.self]))
+struct SuiteTraitTests {
+    @Test(arguments: 1...3)
+    func everyTestCaseGetsItsOwnDatabase(rows: Int) throws {
+        let db = try #require(TestScope.database)
+        #expect(try userCount(db) == 0)
+        _ = try users.create(rows, in: db)
+        #expect(try userCount(db) == rows)
+    }
+}
