@@ -140,8 +140,10 @@ struct BehaviourTests {
 
     @Test func timeoutsAreRetried() async throws {
         try await withStore { store, server async throws in
-            server.inject(Fault(.delay(.seconds(1)), times: 1))
-            let post = try await store.fetch(Post.self, id: 1, options: RequestOptions(timeout: .milliseconds(250)))
+            // The timeout is generous so that a loaded machine (CI) does not time out the retry too;
+            // the held first request outlasts it by far.
+            server.inject(Fault(.delay(.seconds(4)), times: 1))
+            let post = try await store.fetch(Post.self, id: 1, options: RequestOptions(timeout: .seconds(1)))
             #expect(post.id == 1)
             // The first attempt timed out; a loaded machine may time out a second one too.
             #expect(server.recordedRequests.count >= 2)
