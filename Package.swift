@@ -6,6 +6,7 @@ import PackageDescription
 //   ModelSyncCore  ← ModelSyncJSON  ← ModelSync (umbrella, declares the macros)
 //   ModelSyncMacros (compiler plugin) is used only through ModelSync.
 //   ModelSyncJSON ← ModelSyncRemote ← ModelSync; ModelSyncJSON ← ModelSyncServer ← modelsync-server
+//   ModelSyncJSON ← ModelSyncStorage ← ModelSync (key-value suites, models stored as JSON files)
 //   (the server is a product of its own, not re-exported by the umbrella).
 let package = Package(
     name: "ModelSync",
@@ -13,6 +14,7 @@ let package = Package(
     products: [
         .library(name: "ModelSync", targets: ["ModelSync"]),
         .library(name: "ModelSyncJSON", targets: ["ModelSyncJSON"]),
+        .library(name: "ModelSyncStorage", targets: ["ModelSyncStorage"]),
         .executable(name: "modelsync-demo", targets: ["modelsync-demo"]),
         .library(name: "ModelSyncServer", targets: ["ModelSyncServer"]),
         .executable(name: "modelsync-server", targets: ["modelsync-server"]),
@@ -36,6 +38,8 @@ let package = Package(
         // over its C API, ActiveRecord and migrations. On JSON only for JSON-text columns.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         .target(name: "ModelSyncSQLite", dependencies: ["ModelSyncCore", "ModelSyncJSON", "CSQLite"]),
+        // Storage: key-value suites on disk, values as JSON files replaced atomically.
+        .target(name: "ModelSyncStorage", dependencies: ["ModelSyncCore", "ModelSyncJSON"]),
         // The @Model compiler plugin.
         .macro(
             name: "ModelSyncMacros",
@@ -49,7 +53,7 @@ let package = Package(
             ]
         ),
         // Umbrella: re-exports the layers and declares the macros.
-        .target(name: "ModelSync", dependencies: ["ModelSyncCore", "ModelSyncJSON", "ModelSyncSQLite", "ModelSyncRemote", "ModelSyncMacros"]),
+        .target(name: "ModelSync", dependencies: ["ModelSyncCore", "ModelSyncJSON", "ModelSyncSQLite", "ModelSyncRemote", "ModelSyncStorage", "ModelSyncMacros"]),
         .executableTarget(name: "modelsync-demo", dependencies: ["ModelSync", "ModelSyncServer"]),
 
         // Remote: RemoteStore over an HTTPTransport (AsyncHTTPClient by default, URLSession).
@@ -112,6 +116,7 @@ let package = Package(
         ),
         .testTarget(name: "ModelSyncTests", dependencies: ["ModelSync", "ModelSyncServer"]),
         .testTarget(name: "ModelSyncSQLiteTests", dependencies: ["ModelSync"]),
+        .testTarget(name: "ModelSyncStorageTests", dependencies: ["ModelSync"]),
     ],
     swiftLanguageModes: [.v6]
 )
