@@ -83,7 +83,11 @@ enum AtomicFile {
     static func syncDirectory(_ directory: String) throws {
         let descriptor = try retryingOnInterrupt("open(\(directory))") { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         defer { close(descriptor) }
-        try check("fsync(\(directory))", fsync(descriptor))
+        // Some file systems cannot sync a directory (EINVAL); the rename is still atomic there,
+        // as it is for SQLite, which ignores the same failure.
+        if fsync(descriptor) != 0, errno != EINVAL {
+            throw SystemCallFailure(call: "fsync(\(directory))", errno: errno)
+        }
     }
 
     /// Creates the directory at `path` (mode 0700) and any missing parent; flushes the parent

@@ -53,6 +53,7 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
         self.message = message
     }
 
+    /// `storage suite 'settings', key 'theme': ` and the message.
     public var description: String {
         let place = key.map { "storage suite '\(suite)', key '\($0)'" } ?? "storage suite '\(suite)'"
         return "\(place): \(message)"
@@ -60,6 +61,7 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
 }
 
 extension StorageError.NameProblem: CustomStringConvertible {
+    /// The problem as the end of a sentence: `contains '/'`.
     public var description: String {
         switch self {
         case .empty: "is empty"

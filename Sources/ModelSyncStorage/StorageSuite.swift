@@ -113,6 +113,9 @@ public struct StorageSuite: Sendable {
     /// result (or removes the key when `body` leaves nil), with the suite's writes locked
     /// throughout: concurrent updates of one key all take effect, one after the other. When
     /// `body` throws, nothing is stored. Returns the value stored.
+    ///
+    /// `body` runs with the lock held, so it must not write to the same suite (that would wait
+    /// for itself); reading is fine.
     @discardableResult
     public func update<T: JSONCodable>(_ type: T.Type, forKey key: String, _ body: (inout T?) throws -> Void) throws -> T? {
         let file = try fileName(for: key)
