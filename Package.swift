@@ -6,6 +6,7 @@ import PackageDescription
 //   ModelSyncCore  ← ModelSyncJSON  ← ModelSync (umbrella, declares the macros)
 //   ModelSyncMacros (compiler plugin) is used only through ModelSync.
 //   ModelSyncJSON ← ModelSyncRemote ← ModelSync; ModelSyncJSON ← ModelSyncServer ← modelsync-server
+//   ModelSyncJSON ← ModelSyncStorage ← ModelSync (key-value suites, models stored as JSON files)
 //   (the server is a product of its own, not re-exported by the umbrella).
 //   ModelSync + ModelSyncServer ← ModelSyncTesting (for users' tests; not in the umbrella).
 let package = Package(
@@ -14,6 +15,7 @@ let package = Package(
     products: [
         .library(name: "ModelSync", targets: ["ModelSync"]),
         .library(name: "ModelSyncJSON", targets: ["ModelSyncJSON"]),
+        .library(name: "ModelSyncStorage", targets: ["ModelSyncStorage"]),
         .executable(name: "modelsync-demo", targets: ["modelsync-demo"]),
         .library(name: "ModelSyncServer", targets: ["ModelSyncServer"]),
         .executable(name: "modelsync-server", targets: ["modelsync-server"]),
@@ -38,6 +40,8 @@ let package = Package(
         // over its C API, ActiveRecord and migrations. On JSON only for JSON-text columns.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         .target(name: "ModelSyncSQLite", dependencies: ["ModelSyncCore", "ModelSyncJSON", "CSQLite"]),
+        // Storage: key-value suites on disk, values as JSON files replaced atomically.
+        .target(name: "ModelSyncStorage", dependencies: ["ModelSyncCore", "ModelSyncJSON"]),
         // The @Model compiler plugin.
         .macro(
             name: "ModelSyncMacros",
@@ -51,7 +55,7 @@ let package = Package(
             ]
         ),
         // Umbrella: re-exports the layers and declares the macros.
-        .target(name: "ModelSync", dependencies: ["ModelSyncCore", "ModelSyncJSON", "ModelSyncSQLite", "ModelSyncRemote", "ModelSyncMacros"]),
+        .target(name: "ModelSync", dependencies: ["ModelSyncCore", "ModelSyncJSON", "ModelSyncSQLite", "ModelSyncRemote", "ModelSyncStorage", "ModelSyncMacros"]),
         .executableTarget(name: "modelsync-demo", dependencies: ["ModelSync", "ModelSyncServer"]),
 
         // Remote: RemoteStore over an HTTPTransport (AsyncHTTPClient by default, URLSession).
@@ -118,6 +122,7 @@ let package = Package(
         .testTarget(name: "ModelSyncTests", dependencies: ["ModelSync", "ModelSyncServer", "ModelSyncTesting"]),
         .testTarget(name: "ModelSyncSQLiteTests", dependencies: ["ModelSync", "ModelSyncTesting"]),
         .testTarget(name: "ModelSyncTestingTests", dependencies: ["ModelSyncTesting", "ModelSync", "ModelSyncServer"]),
+        .testTarget(name: "ModelSyncStorageTests", dependencies: ["ModelSync", "ModelSyncTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )

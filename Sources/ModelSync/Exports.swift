@@ -3,3 +3,4 @@
 @_exported import ModelSyncJSON
 @_exported import ModelSyncSQLite
 @_exported import ModelSyncRemote
+@_exported import ModelSyncStorage

@@ -10,7 +10,7 @@ extension Optional: AnyOptional {
 }
 
 /// The value with every level of optional removed, or nil when one of them holds nil.
-func unwrapped(_ value: Any) -> Any? {
+package func unwrapped(_ value: Any) -> Any? {
     guard let optional = value as? any AnyOptional else { return value }
     return optional.wrappedAny.flatMap(unwrapped)
 }

@@ -168,3 +168,37 @@ extension Readme.Post: Validatable {
         #expect(String(decoding: try JSONModelEncoder().encode(post, fields: ["text"]), as: UTF8.self) == #"{"body":"Edited"}"#)
     }
 }
+
+// MARK: - Key-value storage
+
+@Suite struct ReadmeStorageExampleTests {
+    typealias Post = Readme.Post
+
+    @Test func keyValueStorageSection() throws {
+        let temporary = try TemporaryDirectory(prefix: "readme-storage")
+        let directory = temporary.url
+        let post = Post(id: 1, userId: 7, text: "Hi")
+
+        let settings = try StorageSuite(name: "settings", in: directory)  // no `in:`: a per-user directory
+        try settings.save("dark", forKey: "theme")                       // strings, numbers, Bool, Data, Date…
+        let theme = try settings.fetch(String.self, forKey: "theme")     // "dark"; nil when missing
+        try settings.save(post)                                          // a model, under "Post.1"
+        let saved = try settings.fetch(Post.self, id: 1)
+        try settings.save([post], forKey: "recent")                      // arrays under a key of your choice
+        try settings.update(Int.self, forKey: "launches", default: 0) { $0 += 1 }   // read-modify-write
+        try settings.delete(post)
+        do {
+            try settings.save(true, forKey: "../escape")
+            Issue.record("expected the key to be rejected")
+        } catch let error as StorageError {
+            #expect(error.description == "storage suite 'settings', key '../escape': the key contains '/'")
+        }
+
+        #expect(theme == "dark")
+        #expect(saved?.text == "Hi")
+        #expect(try settings.fetch(String.self, forKey: "nothing") == nil)
+        #expect(try settings.keys() == ["launches", "recent", "theme"])
+        #expect(try settings.fetch(Int.self, forKey: "launches") == 1)
+        #expect(try settings.fetch([Post].self, forKey: "recent")?.map(\.id) == [1])
+    }
+}

@@ -1,0 +1,158 @@
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A system call that failed, with its `errno`. ``StorageSuite`` turns it into a
+/// ``StorageError`` naming the suite and key.
+struct SystemCallFailure: Error {
+    /// The call and its argument, e.g. `open(/path/to/file)`.
+    var call: String
+    var errno: Int32
+
+    var reason: String { "\(call) failed: \(String(cString: strerror(errno)))" }
+}
+
+/// Whole-file reads and crash-safe replacement through the POSIX calls (FileManager cannot
+/// `fsync`).
+enum AtomicFile {
+    /// The prefix of temporary files. Stored files never start with a dot (see ``FileName``), so
+    /// a temporary file left by a crash can never be mistaken for a value.
+    static let temporaryPrefix = ".tmp-"
+
+    /// The whole content of the file at `path`, or nil when there is no such file.
+    static func contents(of path: String) throws -> [UInt8]? {
+        let descriptor: Int32
+        do {
+            descriptor = try retryingOnInterrupt("open(\(path))") { open(path, O_RDONLY | O_CLOEXEC) }
+        } catch let failure as SystemCallFailure where failure.errno == ENOENT {
+            return nil
+        }
+        defer { close(descriptor) }
+        var content: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = try retryingOnInterrupt("read(\(path))") {
+                chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            }
+            guard count > 0 else { return content }
+            content.append(contentsOf: chunk[0..<count])
+        }
+    }
+
+    /// Replaces the file `name` in `directory` with `bytes` so that, whatever happens, the file
+    /// holds either its old content or the new one: the bytes go to a new temporary file in the
+    /// same directory, which is flushed to disk, renamed over the file (an atomic step), and the
+    /// directory is flushed so that the rename itself survives a power loss.
+    static func replace(_ name: String, in directory: String, with bytes: [UInt8], temporaryName: String) throws {
+        let temporary = "\(directory)/\(temporaryName)"
+        let flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC
+        let descriptor = try retryingOnInterrupt("open(\(temporary))") { open(temporary, flags, 0o600) }
+        do {
+            defer { close(descriptor) }
+            try writeAll(bytes, to: descriptor, path: temporary)
+            try check("fsync(\(temporary))", fsync(descriptor))
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+        let path = "\(directory)/\(name)"
+        if rename(temporary, path) != 0 {
+            let failure = SystemCallFailure(call: "rename(\(temporary), \(path))", errno: errno)
+            unlink(temporary)
+            throw failure
+        }
+        try syncDirectory(directory)
+    }
+
+    /// Removes the file `name` in `directory`; false when there was none.
+    static func remove(_ name: String, in directory: String) throws -> Bool {
+        let path = "\(directory)/\(name)"
+        if unlink(path) != 0 {
+            if errno == ENOENT { return false }
+            throw SystemCallFailure(call: "unlink(\(path))", errno: errno)
+        }
+        try syncDirectory(directory)
+        return true
+    }
+
+    /// Flushes the directory's entries (created, renamed and removed names) to disk.
+    static func syncDirectory(_ directory: String) throws {
+        let descriptor = try retryingOnInterrupt("open(\(directory))") { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        defer { close(descriptor) }
+        // Some file systems cannot sync a directory (EINVAL); the rename is still atomic there,
+        // as it is for SQLite, which ignores the same failure.
+        if fsync(descriptor) != 0, errno != EINVAL {
+            throw SystemCallFailure(call: "fsync(\(directory))", errno: errno)
+        }
+    }
+
+    /// Creates the directory at `path` (mode 0700) and any missing parent; flushes the parent
+    /// of each directory created so that the new entry survives a power loss.
+    static func createDirectory(_ path: String) throws {
+        if try makeDirectory(path) { return }
+        let parent = parent(of: path)
+        let missing = SystemCallFailure(call: "mkdir(\(path))", errno: ENOENT)
+        guard parent != path else { throw missing }
+        try createDirectory(parent)
+        guard try makeDirectory(path) else { throw missing }
+    }
+
+    /// `mkdir` that accepts an existing directory. Returns false when a parent is missing.
+    private static func makeDirectory(_ path: String) throws -> Bool {
+        if mkdir(path, 0o700) == 0 {
+            try syncDirectory(parent(of: path))
+            return true
+        }
+        if errno == EEXIST { return true }
+        if errno == ENOENT { return false }
+        throw SystemCallFailure(call: "mkdir(\(path))", errno: errno)
+    }
+
+    /// The names in the directory at `path`, without `.` and `..`.
+    static func fileNames(in path: String) throws -> [String] {
+        guard let directory = opendir(path) else { throw SystemCallFailure(call: "opendir(\(path))", errno: errno) }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+                String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// The directory holding `path` (`/` for top-level paths, `.` for a bare name).
+    private static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32, path: String) throws {
+        try bytes.withUnsafeBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            var offset = 0
+            while offset < buffer.count {
+                // A short write is legal (e.g. a full disk reports ENOSPC on the next call).
+                offset += try retryingOnInterrupt("write(\(path))") { write(descriptor, base + offset, buffer.count - offset) }
+            }
+        }
+    }
+
+    private static func check(_ call: String, _ result: Int32) throws {
+        if result != 0 { throw SystemCallFailure(call: call, errno: errno) }
+    }
+
+    /// Runs `body` again while it fails with `EINTR`; throws any other failure.
+    private static func retryingOnInterrupt<T: BinaryInteger>(_ call: @autoclosure () -> String, _ body: () -> T) throws -> T {
+        while true {
+            let result = body()
+            if result >= 0 { return result }
+            if errno != EINTR { throw SystemCallFailure(call: call(), errno: errno) }
+        }
+    }
+}
