@@ -15,10 +15,16 @@ public protocol SQLModel: Model {
     init(row: inout SQLRowDecoder) throws
     /// Binds every field to the statement's parameters (generated).
     func bind(to row: inout SQLRowEncoder) throws
+    /// The relations whose rules the database applies: a ``BelongsTo`` becomes a
+    /// `FOREIGN KEY … ON DELETE` clause of this model's table; a polymorphic ``HasMany`` /
+    /// ``HasOne`` / ``BelongsToMany`` has its delete rule applied by ``delete(_:)``. Empty by
+    /// default; declare `static let relations: [any ModelRelation<Self>] = [author]`.
+    static var relations: [any ModelRelation<Self>] { get }
 }
 
 extension SQLModel {
     public static var autoAlters: Bool { false }
+    public static var relations: [any ModelRelation<Self>] { [] }
 }
 
 // MARK: - Reading
@@ -101,8 +107,8 @@ extension SQLModel {
         self = stored
     }
 
-    static func decodeRow(_ statement: SQLStatement) throws -> Self {
-        var row = SQLRowDecoder(statement: statement.handle, table: sqlTable)
+    static func decodeRow(_ statement: SQLStatement, columnOffset: Int32 = 0) throws -> Self {
+        var row = SQLRowDecoder(statement: statement.handle, table: sqlTable, columnOffset: columnOffset)
         return try Self(row: &row)
     }
 
@@ -188,12 +194,14 @@ extension SQLModel {
         try run(.upsert, db)
     }
 
-    /// Deletes the model's row; returns whether there was one.
+    /// Deletes the model's row; returns whether there was one. The delete rules of the
+    /// model's ``relations`` and of foreign keys referring to its table apply (see
+    /// `Relations/DeleteRules.swift`); a restrict rule that refuses the delete throws
+    /// ``RelationError/deleteRestricted(table:referencingTable:columns:rows:)``.
     @discardableResult
     public func delete(_ db: SQLiteConnection) throws -> Bool {
         _ = try Self.keyedTable()
-        try run(.delete, db)
-        return db.changes > 0
+        return try deleteFollowingRules(db)
     }
 
     /// Deletes the rows matching `condition` (all rows when nil); returns how many.
@@ -240,7 +248,7 @@ extension SQLModel {
     }
 
     /// Binds the model to one of its table's statements and runs it.
-    private func run(_ kind: SQLTable.Statement, _ db: SQLiteConnection) throws {
+    func run(_ kind: SQLTable.Statement, _ db: SQLiteConnection) throws {
         try db.withUnboundStatement(kind, of: Self.sqlTable) { try bindAndRun($0) }
     }
 
@@ -257,13 +265,16 @@ extension SQLModel {
 
     /// The values of the primary-key fields, read through their key paths.
     func primaryKeyValues() throws -> [SQLValue] {
-        let fields = Self.schema.fields
-        return try Self.keyedTable().primaryKey.map { index in
-            guard let keyPath = fields[index].keyPath, let field = self[keyPath: keyPath as AnyKeyPath], let value = try sqlValue(of: field) else {
-                throw SQLiteError.misuse("the primary key '\(fields[index].name)' of \(Self.schema.name) cannot be read")
-            }
-            return value
+        try Self.keyedTable().primaryKey.map(fieldValue)
+    }
+
+    /// The value of field `index` as it is stored, read through its key path.
+    func fieldValue(_ index: Int) throws -> SQLValue {
+        let field = Self.schema.fields[index]
+        guard let keyPath = field.keyPath, let value = self[keyPath: keyPath as AnyKeyPath], let stored = try sqlValue(of: value) else {
+            throw SQLiteError.misuse("the field '\(field.name)' of \(Self.schema.name) cannot be read")
         }
+        return stored
     }
 
     /// The schema index of the field at `keyPath`.

@@ -131,8 +131,10 @@ public final class SQLTable: Sendable {
         return (try? sqlValue(of: value.value()))?.map(\.sqlLiteral)
     }
 
-    /// `CREATE TABLE` for the model; `name` replaces the table's name (to build a copy).
-    public func createTableSQL(ifNotExists: Bool = false, named name: String? = nil) -> String {
+    /// `CREATE TABLE` for the model; `name` replaces the table's name (to build a copy), and
+    /// `constraints` are appended to the column definitions (the `FOREIGN KEY` clauses of the
+    /// model's relations, see ``SQLModel/createTableSQL(ifNotExists:named:)``).
+    public func createTableSQL(ifNotExists: Bool = false, named name: String? = nil, constraints: [String] = []) -> String {
         var parts = schema.fields.indices.map { columnDefinition($0) }
         let quote = { (names: [String]) in names.map { quoteIdentifier(self.column(of: $0)) }.joined(separator: ", ") }
         if primaryKey.count > 1 {
@@ -141,6 +143,7 @@ public final class SQLTable: Sendable {
         for group in schema.uniqueGroups {
             parts.append("UNIQUE (\(quote(group)))")
         }
+        parts += constraints
         return "CREATE TABLE \(ifNotExists ? "IF NOT EXISTS " : "")\(name.map(quoteIdentifier) ?? quotedName) (" + parts.joined(separator: ", ") + ")"
             + (schema.withoutRowID ? " WITHOUT ROWID" : "")
     }

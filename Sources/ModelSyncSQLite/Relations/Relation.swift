@@ -1,0 +1,239 @@
+import CSQLite
+import ModelSyncCore
+import ModelSyncJSON
+
+// What every relation shares: the protocol the table and delete paths see, delete rules,
+// errors, the inspectable SQL of a load, naming conventions and the grouped fetch loop.
+
+/// A relation declared on a model, as its table and its deletes see it. List the relations
+/// whose rules matter in ``SQLModel/relations``: a ``BelongsTo`` adds a `FOREIGN KEY` clause to
+/// the table it is declared on; a polymorphic relation applies its ``DeleteRule`` itself.
+public protocol ModelRelation<Owner>: Sendable {
+    /// The model the relation is declared on.
+    associatedtype Owner: SQLModel
+    /// The `FOREIGN KEY … REFERENCES … ON DELETE …` clause for the owner's table, if the
+    /// relation has one.
+    func foreignKeyClause() throws -> String?
+    /// Throws ``RelationError/deleteRestricted(table:referencingTable:columns:rows:)`` when a
+    /// restrict rule that the library applies forbids deleting `owner`.
+    func checkDelete(of owner: Owner, _ db: SQLiteConnection) throws
+    /// Applies a cascade or set-null rule that the library applies, before `owner` is deleted.
+    func prepareDelete(of owner: Owner, _ db: SQLiteConnection) throws
+}
+
+extension ModelRelation {
+    public func foreignKeyClause() throws -> String? { nil }
+    public func checkDelete(of owner: Owner, _ db: SQLiteConnection) throws {}
+    public func prepareDelete(of owner: Owner, _ db: SQLiteConnection) throws {}
+}
+
+/// What deleting a parent row does to the rows that refer to it.
+public enum DeleteRule: String, Sendable, Equatable {
+    /// The referring rows are deleted too.
+    case cascade
+    /// The referring rows keep existing with their reference set to NULL (the reference
+    /// columns must be optional).
+    case setNull
+    /// The parent cannot be deleted while rows refer to it: the delete throws
+    /// ``RelationError/deleteRestricted(table:referencingTable:columns:rows:)``.
+    case restrict
+
+    var sql: String {
+        switch self {
+        case .cascade: "CASCADE"
+        case .setNull: "SET NULL"
+        case .restrict: "RESTRICT"
+        }
+    }
+}
+
+/// A relation failure. Constraint and I/O failures of the statements themselves stay
+/// ``SQLiteError``s.
+public enum RelationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Deleting a row of `table` was refused: `rows` rows of `referencingTable` refer to it
+    /// through `columns` under a restrict rule. Nothing was deleted.
+    case deleteRestricted(table: String, referencingTable: String, columns: [String], rows: Int)
+    /// A relation cannot work as declared on `model` (a missing foreign-key property, a
+    /// set-null rule on a column that cannot hold NULL, a composite key).
+    case invalidDeclaration(model: String, reason: String)
+    /// A polymorphic type column holds `value`, which names none of the relation's types.
+    case unknownType(column: String, value: String)
+    /// A key that relations cannot carry to SQLite in a list (a blob).
+    case unsupportedKey(SQLValue)
+
+    public var description: String {
+        switch self {
+        case .deleteRestricted(let table, let referencing, let columns, let rows):
+            "cannot delete from \(table): \(rows) row(s) of \(referencing) refer to it through \(columns.joined(separator: ", ")) (restrict)"
+        case .invalidDeclaration(let model, let reason): "relation of \(model): \(reason)"
+        case .unknownType(let column, let value): "\(column) holds '\(value)', which is none of the relation's types"
+        case .unsupportedKey(let value): "\(value) cannot be a relation key"
+        }
+    }
+}
+
+/// The statement a relation runs: its SQL text and the values bound to its parameters, in
+/// order. Every load has a `sql(for:…)` twin that returns it without running it.
+public struct RelationSQL: Sendable, Equatable, CustomStringConvertible {
+    /// The SQL text, with `?` parameters.
+    public var sql: String
+    /// The values bound to the parameters.
+    public var arguments: [SQLValue]
+
+    /// Creates a statement description.
+    public init(sql: String, arguments: [SQLValue]) {
+        self.sql = sql
+        self.arguments = arguments
+    }
+
+    public var description: String { "\(sql) -- \(arguments)" }
+}
+
+/// A filter and an order on the related side of a load: SQL after `WHERE` (joined to the
+/// relation's own condition with `AND`; use plain `?` parameters) and after `ORDER BY`.
+/// Through a pivot, qualify columns by table name when both tables have them
+/// (`"hero_enemies"."level" > ?`).
+public struct RelatedFilter: Sendable {
+    /// The condition, or nil.
+    public var condition: String?
+    /// The values of the condition's `?` parameters.
+    public var arguments: [SQLValue]
+    /// The order, or nil (the related models then come in SQLite's order).
+    public var order: String?
+
+    /// Creates a filter.
+    public init(where condition: String? = nil, _ arguments: [SQLValue] = [], order: String? = nil) {
+        self.condition = condition
+        self.arguments = arguments
+        self.order = order
+    }
+}
+
+// MARK: - Conventions and fields
+
+/// `User` → `userId`, `HeroEnemy` → `heroEnemyId`, `URLItem` → `urlItemId`: the conventional
+/// name of a property holding a `type`'s key.
+func conventionalForeignKey(_ type: any SQLModel.Type) -> String {
+    let name = type.schema.name
+    let characters = Array(name)
+    // The leading capitals are lowered, except the one that starts the next word.
+    var upper = characters.prefix { $0.isUppercase }.count
+    if upper > 1, upper < characters.count { upper -= 1 }
+    upper = max(upper, 1)
+    return String(characters.prefix(upper)).lowercased() + String(characters.dropFirst(upper)) + "Id"
+}
+
+/// The property name of a key path of `M`, or its description when the schema has no such
+/// field (resolving it then fails with ``RelationError/invalidDeclaration(model:reason:)``).
+func propertyName<M: SQLModel>(_ keyPath: PartialKeyPath<M>) -> String {
+    M.schema.field(for: keyPath)?.name ?? "\(keyPath)"
+}
+
+/// A field of a model that a relation uses, resolved by property name.
+struct RelationField {
+    /// The field's index in the schema (and its column's index in a `SELECT` of the model).
+    let index: Int
+    let field: FieldSchema
+    /// The quoted column name.
+    var column: String { quoteIdentifier(field.column) }
+
+    init<M: SQLModel>(_ model: M.Type, _ name: String) throws {
+        guard let index = M.schema.fields.firstIndex(where: { $0.name == name }) else {
+            throw RelationError.invalidDeclaration(model: M.schema.name, reason: "it has no stored property '\(name)'")
+        }
+        self.index = index
+        self.field = M.schema.fields[index]
+    }
+
+    /// The model's single primary-key field (`name` nil) or the named one.
+    init<M: SQLModel>(key model: M.Type, _ name: String?) throws {
+        guard let name = name ?? (M.schema.primaryKey.count == 1 ? M.schema.primaryKey[0] : nil) else {
+            throw RelationError.invalidDeclaration(
+                model: M.schema.name, reason: "relations need a single-column primary key or an explicit key property")
+        }
+        try self.init(model, name)
+    }
+
+    /// `"table"."column"`.
+    func qualified(in table: SQLTable) -> String { quoteIdentifier(table.name) + "." + column }
+}
+
+/// A polymorphic reference's type column and the value naming one model type in it.
+struct MorphType: Sendable {
+    /// The property holding the type name.
+    let property: String
+    /// The type name: the model's table name.
+    let value: String
+}
+
+extension SQLModel {
+    /// The name of this model in a polymorphic type column: its table name.
+    static var morphName: String { sqlTable.name }
+}
+
+// MARK: - Building and running loads
+
+/// The distinct keys among `values`, in first-seen order, without NULLs (nothing refers
+/// through a NULL).
+func distinctKeys(_ values: [SQLValue]) -> [SQLValue] {
+    var seen = Set<SQLValue>()
+    return values.filter { $0 != .null && seen.insert($0).inserted }
+}
+
+/// The SQL of a load: `select` (a `SELECT … FROM …`), then the relation's fixed conditions,
+/// `keyColumn` compared with `keys` (`= ?` for one key; for several, one parameter holding a
+/// JSON array read by `json_each`, so any number of keys stays one statement under SQLite's
+/// bound-parameter limit and one cached statement), the related-side filter and order.
+func relationSQL(
+    _ select: String, fixed: [(column: String, value: SQLValue)], keyColumn: String, keys: [SQLValue], filter: RelatedFilter
+) throws -> RelationSQL {
+    var conditions: [String] = []
+    var arguments: [SQLValue] = []
+    for (column, value) in fixed {
+        conditions.append("\(column) = ?")
+        arguments.append(value)
+    }
+    if keys.count == 1 {
+        conditions.append("\(keyColumn) = ?")
+        arguments.append(keys[0])
+    } else {
+        conditions.append("\(keyColumn) IN (SELECT value FROM json_each(?))")
+        arguments.append(try jsonKeyList(keys))
+    }
+    if let condition = filter.condition {
+        conditions.append("(\(condition))")
+        arguments += filter.arguments
+    }
+    var sql = select + " WHERE " + conditions.joined(separator: " AND ")
+    if let order = filter.order { sql += " ORDER BY \(order)" }
+    return RelationSQL(sql: sql, arguments: arguments)
+}
+
+/// The keys as a JSON array: integers, reals and text (blobs have no JSON form).
+func jsonKeyList(_ keys: [SQLValue]) throws -> SQLValue {
+    var json = "["
+    for (position, key) in keys.enumerated() {
+        if position > 0 { json += "," }
+        switch key {
+        case .integer(let value): json += String(value)
+        case .real(let value) where value.isFinite: json += "\(value)"
+        case .text(let value): json += try JSONModelEncoder().encodeToString(value)
+        default: throw RelationError.unsupportedKey(key)
+        }
+    }
+    return .text(json + "]")
+}
+
+extension SQLiteConnection {
+    /// Runs `request` and reads every row with `read`, grouped by the value of result column
+    /// `keyColumn` (rows keep their order within a group).
+    func groupedRows<Row>(_ request: RelationSQL, keyColumn: Int, _ read: (SQLStatement) throws -> Row) throws -> [SQLValue: [Row]] {
+        try withStatement(request.sql, request.arguments) { statement in
+            var groups: [SQLValue: [Row]] = [:]
+            while try statement.step() {
+                groups[statement.value(at: keyColumn), default: []].append(try read(statement))
+            }
+            return groups
+        }
+    }
+}
