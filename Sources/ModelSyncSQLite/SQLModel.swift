@@ -67,17 +67,7 @@ extension SQLModel {
         order: String? = nil,
         limit: Int? = nil
     ) throws -> [Self] {
-        let sql = sqlTable.selectSQL(clauses(where: condition, order: order, limit: limit))
-        return try db.withStatement(sql, arguments) { statement in
-            var models: [Self] = []
-            // The decoder holds only the statement and the table (no per-row state), so one
-            // serves every row.
-            var row = SQLRowDecoder(statement: statement.handle, table: sqlTable)
-            while try statement.step() {
-                models.append(try Self(row: &row))
-            }
-            return models
-        }
+        try query(where: condition, arguments, order: order, limit: limit).fetchAll(db)
     }
 
     /// The first model matching `condition` in `order`, or nil.
@@ -92,8 +82,7 @@ extension SQLModel {
 
     /// The number of rows matching `condition`.
     public static func count(_ db: SQLiteConnection, where condition: String? = nil, _ arguments: [SQLValue] = []) throws -> Int {
-        let sql = "SELECT count(*) FROM \(quoteIdentifier(sqlTable.name))" + clauses(where: condition, order: nil, limit: nil)
-        return Int(try db.scalar(sql, arguments)?.integerValue ?? 0)
+        try query(where: condition, arguments, order: nil, limit: nil).fetchCount(db)
     }
 
     /// The stored version of this model (found by its primary key), or nil when it was deleted.
@@ -112,12 +101,13 @@ extension SQLModel {
         return try Self(row: &row)
     }
 
-    private static func clauses(where condition: String?, order: String?, limit: Int?) -> String {
-        var sql = ""
-        if let condition { sql += " WHERE \(condition)" }
-        if let order { sql += " ORDER BY \(order)" }
-        if let limit { sql += " LIMIT \(limit)" }
-        return sql
+    /// The builder query of the string-based API.
+    private static func query(where condition: String?, _ arguments: [SQLValue], order: String?, limit: Int?) -> SQLQuery<Self, Self> {
+        var query = all()
+        if let condition { query = query.where(sql: condition, arguments) }
+        if let order { query = query.order(.sql(order)) }
+        if let limit { query = query.limit(limit) }
+        return query
     }
 }
 
@@ -207,9 +197,7 @@ extension SQLModel {
     /// Deletes the rows matching `condition` (all rows when nil); returns how many.
     @discardableResult
     public static func deleteAll(_ db: SQLiteConnection, where condition: String? = nil, _ arguments: [SQLValue] = []) throws -> Int {
-        let sql = "DELETE FROM \(quoteIdentifier(sqlTable.name))" + (condition.map { " WHERE \($0)" } ?? "")
-        try db.execute(sql, arguments)
-        return db.changes
+        try query(where: condition, arguments, order: nil, limit: nil).deleteAll(db)
     }
 
     /// Saves every model in one transaction: all are written, or none. A failure is rethrown

@@ -23,6 +23,8 @@ public final class SQLTable: Sendable {
     let keyCondition: String
     /// The SQL of each ``Statement``, by raw value.
     private let statements: [String]
+    /// The field of each key path, for the query builder.
+    let keyPaths: KeyPathIndex
 
     /// The statements ActiveRecord runs; connections cache them by kind, which is cheaper to
     /// look up than the SQL text.
@@ -69,6 +71,7 @@ public final class SQLTable: Sendable {
         self.quotedName = table
         self.columnList = columnList
         self.keyCondition = keyCondition
+        self.keyPaths = KeyPathIndex(schema)
         statements = Statement.allCases.map { statement in
             switch statement {
             case .insert: insert(Array(fields.indices))
@@ -88,11 +91,6 @@ public final class SQLTable: Sendable {
     func updateSQL(only indices: [Int]) -> String {
         let set = indices.map { "\(quoteIdentifier(schema.fields[$0].column)) = ?\($0 + 1)" }.joined(separator: ", ")
         return "UPDATE \(quotedName) SET \(set) WHERE \(keyCondition)"
-    }
-
-    /// `SELECT <columns> FROM <table>` followed by `clauses` (a `WHERE`, `ORDER BY`, …).
-    func selectSQL(_ clauses: String) -> String {
-        "SELECT \(columnList) FROM \(quotedName)" + (clauses.isEmpty ? "" : " " + clauses)
     }
 
     // MARK: - DDL
