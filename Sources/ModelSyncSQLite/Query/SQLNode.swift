@@ -216,16 +216,7 @@ struct SQLRenderer {
         }
         if !select.orderings.isEmpty {
             sql += " ORDER BY "
-            for (index, term) in select.orderings.enumerated() {
-                if index > 0 { sql += ", " }
-                try append(term.node)
-                if term.descending { sql += " DESC" }
-                switch term.nulls {
-                case .first?: sql += " NULLS FIRST"
-                case .last?: sql += " NULLS LAST"
-                case nil: break
-                }
-            }
+            try appendOrderings(select.orderings)
         }
         if let limit = select.limit {
             sql += " LIMIT ?"
@@ -236,6 +227,20 @@ struct SQLRenderer {
         if let offset = select.offset {
             sql += " OFFSET ?"
             arguments.append(.integer(Int64(offset)))
+        }
+    }
+
+    /// The terms of an `ORDER BY`, comma-separated (relations splice them into their loads).
+    mutating func appendOrderings(_ terms: [SQLOrderingTerm]) throws {
+        for (index, term) in terms.enumerated() {
+            if index > 0 { sql += ", " }
+            try append(term.node)
+            if term.descending { sql += " DESC" }
+            switch term.nulls {
+            case .first?: sql += " NULLS FIRST"
+            case .last?: sql += " NULLS LAST"
+            case nil: break
+            }
         }
     }
 

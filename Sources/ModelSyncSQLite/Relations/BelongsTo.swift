@@ -44,6 +44,22 @@ public struct BelongsTo<Owner: SQLModel, Parent: SQLModel>: ModelRelation {
         try load(for: owners, db, filter: RelatedFilter(where: condition, arguments))
     }
 
+    /// The statement that loads the parents of `owners` that `query` reads.
+    public func sql(for owners: [Owner], _ query: SQLQuery<Parent, Parent>) throws -> RelationSQL {
+        let (key, keys) = try parentKeys(owners)
+        return try Parent.relatedSQL(key, keys, filter: RelatedFilter(query, qualified: false))
+    }
+
+    /// The parent of `owner` if `query` reads it.
+    public func load(for owner: Owner, _ db: SQLiteConnection, _ query: SQLQuery<Parent, Parent>) throws -> Parent? {
+        try load(for: [owner], db, filter: RelatedFilter(query, qualified: false))[0]
+    }
+
+    /// The parents of `owners` that `query` reads (nil for the others), with one query.
+    public func load(for owners: [Owner], _ db: SQLiteConnection, _ query: SQLQuery<Parent, Parent>) throws -> [Parent?] {
+        try load(for: owners, db, filter: RelatedFilter(query, qualified: false))
+    }
+
     func load(for owners: [Owner], _ db: SQLiteConnection, filter: RelatedFilter) throws -> [Parent?] {
         let (key, keys) = try parentKeys(owners)
         let parents = try Parent.related(key, keys, filter: filter, db)
@@ -88,7 +104,7 @@ extension SQLModel {
     static func relatedSQL(
         _ key: RelationField, _ keys: [SQLValue], fixed: [(column: String, value: SQLValue)] = [], filter: RelatedFilter
     ) throws -> RelationSQL {
-        try relationSQL(sqlTable.selectSQL(""), fixed: fixed, keyColumn: key.column, keys: distinctKeys(keys), filter: filter)
+        try relationSQL("SELECT \(sqlTable.columnList) FROM \(sqlTable.quotedName)", fixed: fixed, keyColumn: key.column, keys: distinctKeys(keys), filter: filter)
     }
 
     /// The rows whose `key` is one of `keys`, grouped by it: one query, none for no keys.

@@ -83,6 +83,31 @@ public struct BelongsToMany<Owner: SQLModel, Related: SQLModel, Pivot: SQLModel>
         try load(for: owners, db, filter: RelatedFilter(where: condition, arguments, order: order))
     }
 
+    /// The statement that loads the models linked to `owners` that `query` reads, through the
+    /// pivot rows that `pivot` reads: conditions of both, `query`'s order before `pivot`'s
+    /// (`Hero.enemies.sql(for: heroes, Enemy.all(), pivot: HeroEnemy.where(\.level >= 2).order(\.level.desc))`).
+    public func sql(for owners: [Owner], _ query: SQLQuery<Related, Related>, pivot: SQLQuery<Pivot, Pivot>? = nil) throws -> RelationSQL {
+        let fields = try fields()
+        return try request(fields, try owners.map { try $0.fieldValue(fields.ownerKey.index) }, try filter(query, pivot))
+    }
+
+    /// The models linked to `owner` that `query` reads, through the pivot rows `pivot` reads.
+    public func load(for owner: Owner, _ db: SQLiteConnection, _ query: SQLQuery<Related, Related>, pivot: SQLQuery<Pivot, Pivot>? = nil) throws -> [Linked<Related, Pivot>] {
+        try load(for: [owner], db, filter: filter(query, pivot))[0]
+    }
+
+    /// The models linked to each of `owners` that `query` reads, through the pivot rows
+    /// `pivot` reads, with one query.
+    public func load(for owners: [Owner], _ db: SQLiteConnection, _ query: SQLQuery<Related, Related>, pivot: SQLQuery<Pivot, Pivot>? = nil) throws -> [[Linked<Related, Pivot>]] {
+        try load(for: owners, db, filter: filter(query, pivot))
+    }
+
+    /// Both sides' conditions and orders, every column qualified by its table.
+    private func filter(_ query: SQLQuery<Related, Related>, _ pivot: SQLQuery<Pivot, Pivot>?) throws -> RelatedFilter {
+        let related = try RelatedFilter(query, qualified: true)
+        return try pivot.map { related.adding(try RelatedFilter($0, qualified: true)) } ?? related
+    }
+
     func load(for owners: [Owner], _ db: SQLiteConnection, filter: RelatedFilter) throws -> [[Linked<Related, Pivot>]] {
         let fields = try fields()
         let keys = try owners.map { try $0.fieldValue(fields.ownerKey.index) }

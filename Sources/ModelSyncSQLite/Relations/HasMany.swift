@@ -34,8 +34,27 @@ public struct HasMany<Owner: SQLModel, Child: SQLModel>: ModelRelation {
     /// The statement that loads the children of `owners`, with `condition` and `order` on
     /// the children's side.
     public func sql(for owners: [Owner], where condition: String? = nil, _ arguments: [SQLValue] = [], order: String? = nil) throws -> RelationSQL {
-        let keys = try ownerKeys(owners)
-        return try Child.relatedSQL(try RelationField(Child.self, foreignKey), keys, fixed: try fixed(), filter: RelatedFilter(where: condition, arguments, order: order))
+        try sql(for: owners, filter: RelatedFilter(where: condition, arguments, order: order))
+    }
+
+    /// The statement that loads the children of `owners` that `query` reads, in its order:
+    /// `User.posts.sql(for: users, Post.where(\.title != "Draft").order(\.id.desc))`.
+    public func sql(for owners: [Owner], _ query: SQLQuery<Child, Child>) throws -> RelationSQL {
+        try sql(for: owners, filter: RelatedFilter(query, qualified: false))
+    }
+
+    /// The children of `owner` that `query` reads, in its order.
+    public func load(for owner: Owner, _ db: SQLiteConnection, _ query: SQLQuery<Child, Child>) throws -> [Child] {
+        try load(for: [owner], db, filter: RelatedFilter(query, qualified: false))[0]
+    }
+
+    /// The children of each of `owners` that `query` reads, in its order, with one query.
+    public func load(for owners: [Owner], _ db: SQLiteConnection, _ query: SQLQuery<Child, Child>) throws -> [[Child]] {
+        try load(for: owners, db, filter: RelatedFilter(query, qualified: false))
+    }
+
+    func sql(for owners: [Owner], filter: RelatedFilter) throws -> RelationSQL {
+        try Child.relatedSQL(try RelationField(Child.self, foreignKey), try ownerKeys(owners), fixed: try fixed(), filter: filter)
     }
 
     /// The children of `owner` matching `condition`, in `order`.
@@ -103,6 +122,16 @@ public struct HasOne<Owner: SQLModel, Child: SQLModel>: ModelRelation {
     /// The child of each of `owners`, with one query.
     public func load(for owners: [Owner], _ db: SQLiteConnection, where condition: String? = nil, _ arguments: [SQLValue] = [], order: String? = nil) throws -> [Child?] {
         try many.load(for: owners, db, where: condition, arguments, order: order).map(\.first)
+    }
+
+    /// The first child of `owner` that `query` reads, or nil.
+    public func load(for owner: Owner, _ db: SQLiteConnection, _ query: SQLQuery<Child, Child>) throws -> Child? {
+        try many.load(for: owner, db, query).first
+    }
+
+    /// The first child of each of `owners` that `query` reads, with one query.
+    public func load(for owners: [Owner], _ db: SQLiteConnection, _ query: SQLQuery<Child, Child>) throws -> [Child?] {
+        try many.load(for: owners, db, query).map(\.first)
     }
 
     public func checkDelete(of owner: Owner, _ db: SQLiteConnection) throws { try many.checkDelete(of: owner, db) }

@@ -89,23 +89,47 @@ public struct RelationSQL: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "\(sql) -- \(arguments)" }
 }
 
-/// A filter and an order on the related side of a load: SQL after `WHERE` (joined to the
-/// relation's own condition with `AND`; use plain `?` parameters) and after `ORDER BY`.
-/// Through a pivot, qualify columns by table name when both tables have them
-/// (`"hero_enemies"."level" > ?`).
-public struct RelatedFilter: Sendable {
-    /// The condition, or nil.
-    public var condition: String?
-    /// The values of the condition's `?` parameters.
-    public var arguments: [SQLValue]
-    /// The order, or nil (the related models then come in SQLite's order).
-    public var order: String?
+/// The conditions and order on the related side of a load, as SQL fragments: from the
+/// string API (`where:`, `order:`) or rendered from a query of the related model.
+struct RelatedFilter {
+    var conditions: [SQLFragment] = []
+    var orderings: [SQLFragment] = []
 
-    /// Creates a filter.
-    public init(where condition: String? = nil, _ arguments: [SQLValue] = [], order: String? = nil) {
-        self.condition = condition
-        self.arguments = arguments
-        self.order = order
+    init() {}
+
+    /// Raw SQL after `WHERE` (plain `?` parameters) and after `ORDER BY`.
+    init(where condition: String?, _ arguments: [SQLValue], order: String? = nil) {
+        if let condition { conditions = [SQLFragment(condition, arguments)] }
+        if let order { orderings = [SQLFragment(order)] }
+    }
+
+    /// The conditions and order of `query`; `qualified` writes every column with its table
+    /// (loads that join a pivot). Limits, offsets, grouping and raw sources would apply to
+    /// all owners at once, so they are refused.
+    init<Model: SQLModel>(_ query: SQLQuery<Model, Model>, qualified: Bool) throws {
+        let statement = query.statement
+        guard statement.isPlain, case .table = statement.source else {
+            throw SQLiteError.misuse("a related-side query of \(Model.schema.name) takes conditions and an order only (no limit, offset, distinct, grouping or raw source)")
+        }
+        func renderer() -> SQLRenderer { qualified ? SQLRenderer() : SQLRenderer(table: statement.table) }
+        if let filter = statement.filter {
+            var conditions = renderer()
+            try conditions.append(filter)
+            self.conditions = [conditions.fragment]
+        }
+        if !statement.orderings.isEmpty {
+            var orderings = renderer()
+            try orderings.appendOrderings(statement.orderings)
+            self.orderings = [orderings.fragment]
+        }
+    }
+
+    /// Both filters: every condition, then `self`'s order before `other`'s.
+    func adding(_ other: RelatedFilter) -> RelatedFilter {
+        var both = self
+        both.conditions += other.conditions
+        both.orderings += other.orderings
+        return both
     }
 }
 
@@ -200,12 +224,15 @@ func relationSQL(
         conditions.append("\(keyColumn) IN (SELECT value FROM json_each(?))")
         arguments.append(try jsonKeyList(keys))
     }
-    if let condition = filter.condition {
-        conditions.append("(\(condition))")
-        arguments += filter.arguments
+    for condition in filter.conditions {
+        conditions.append("(\(condition.sql))")
+        arguments += condition.arguments
     }
     var sql = select + " WHERE " + conditions.joined(separator: " AND ")
-    if let order = filter.order { sql += " ORDER BY \(order)" }
+    if !filter.orderings.isEmpty {
+        sql += " ORDER BY " + filter.orderings.map(\.sql).joined(separator: ", ")
+        arguments += filter.orderings.flatMap(\.arguments)
+    }
     return RelationSQL(sql: sql, arguments: arguments)
 }
 
