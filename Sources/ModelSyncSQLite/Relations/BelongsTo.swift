@@ -72,6 +72,7 @@ public struct BelongsTo<Owner: SQLModel, Parent: SQLModel>: ModelRelation {
         return (try RelationField(key: Parent.self, parentKey), try owners.map { try $0.fieldValue(fk.index) })
     }
 
+    /// `FOREIGN KEY (<foreignKey>) REFERENCES <parent> (<key>) ON DELETE <rule>`; throws for a set-null rule on a non-optional key.
     public func foreignKeyClause() throws -> String? {
         let fk = try RelationField(Owner.self, foreignKey)
         let key = try RelationField(key: Parent.self, parentKey)

@@ -198,10 +198,12 @@ public struct BelongsToMany<Owner: SQLModel, Related: SQLModel, Pivot: SQLModel>
         return MorphReferences(type: type, id: fields.pivotOwner, typeValue: morph.value, key: try owner.fieldValue(fields.ownerKey.index))
     }
 
+    /// A polymorphic pivot's restrict rule: throws while pivot rows refer to `owner`.
     public func checkDelete(of owner: Owner, _ db: SQLiteConnection) throws {
         if let onDelete { try references(to: owner)?.check(onDelete, deleting: Owner.sqlTable.name, db) }
     }
 
+    /// A polymorphic pivot's cascade rule: deletes the pivot rows that refer to `owner`.
     public func prepareDelete(of owner: Owner, _ db: SQLiteConnection) throws {
         if let onDelete { try references(to: owner)?.apply(onDelete, db) }
     }

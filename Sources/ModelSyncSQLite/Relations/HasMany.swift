@@ -91,10 +91,12 @@ public struct HasMany<Owner: SQLModel, Child: SQLModel>: ModelRelation {
             key: owner.fieldValue(RelationField(key: Owner.self, ownerKey).index))
     }
 
+    /// A polymorphic relation's restrict rule: throws while children refer to `owner`.
     public func checkDelete(of owner: Owner, _ db: SQLiteConnection) throws {
         if let onDelete { try references(to: owner)?.check(onDelete, deleting: Owner.sqlTable.name, db) }
     }
 
+    /// A polymorphic relation's cascade or set-null rule, applied to the children of `owner`.
     public func prepareDelete(of owner: Owner, _ db: SQLiteConnection) throws {
         if let onDelete { try references(to: owner)?.apply(onDelete, db) }
     }
@@ -134,7 +136,9 @@ public struct HasOne<Owner: SQLModel, Child: SQLModel>: ModelRelation {
         try many.load(for: owners, db, query).map(\.first)
     }
 
+    /// The has-many's restrict check.
     public func checkDelete(of owner: Owner, _ db: SQLiteConnection) throws { try many.checkDelete(of: owner, db) }
+    /// The has-many's cascade or set-null.
     public func prepareDelete(of owner: Owner, _ db: SQLiteConnection) throws { try many.prepareDelete(of: owner, db) }
 }
 

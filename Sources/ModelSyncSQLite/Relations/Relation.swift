@@ -22,8 +22,11 @@ public protocol ModelRelation<Owner>: Sendable {
 }
 
 extension ModelRelation {
+    /// No foreign key.
     public func foreignKeyClause() throws -> String? { nil }
+    /// No check.
     public func checkDelete(of owner: Owner, _ db: SQLiteConnection) throws {}
+    /// Nothing to apply.
     public func prepareDelete(of owner: Owner, _ db: SQLiteConnection) throws {}
 }
 
@@ -61,6 +64,7 @@ public enum RelationError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A key that relations cannot carry to SQLite in a list (a blob).
     case unsupportedKey(SQLValue)
 
+    /// What went wrong, naming the tables and columns.
     public var description: String {
         switch self {
         case .deleteRestricted(let table, let referencing, let columns, let rows):
@@ -86,6 +90,7 @@ public struct RelationSQL: Sendable, Equatable, CustomStringConvertible {
         self.arguments = arguments
     }
 
+    /// The SQL, then the arguments.
     public var description: String { "\(sql) -- \(arguments)" }
 }
 
