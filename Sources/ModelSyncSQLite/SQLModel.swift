@@ -96,8 +96,8 @@ extension SQLModel {
         self = stored
     }
 
-    static func decodeRow(_ statement: SQLStatement, columnOffset: Int32 = 0) throws -> Self {
-        var row = SQLRowDecoder(statement: statement.handle, table: sqlTable, columnOffset: columnOffset)
+    static func decodeRow(_ statement: SQLStatement) throws -> Self {
+        var row = SQLRowDecoder(statement: statement.handle, table: sqlTable)
         return try Self(row: &row)
     }
 

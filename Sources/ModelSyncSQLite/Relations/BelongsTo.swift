@@ -108,6 +108,12 @@ extension SQLModel {
         try relationSQL("SELECT \(sqlTable.columnList) FROM \(sqlTable.quotedName)", fixed: fixed, keyColumn: key.column, keys: distinctKeys(keys), filter: filter)
     }
 
+    /// Reads rows of this model from `statement` with one decoder (it holds no per-row state).
+    static func rowReader(_ statement: SQLStatement, columnOffset: Int32 = 0) -> () throws -> Self {
+        var row = SQLRowDecoder(statement: statement.handle, table: sqlTable, columnOffset: columnOffset)
+        return { try Self(row: &row) }
+    }
+
     /// The rows whose `key` is one of `keys`, grouped by it: one query, none for no keys.
     static func related(
         _ key: RelationField, _ keys: [SQLValue], fixed: [(column: String, value: SQLValue)] = [], filter: RelatedFilter,
@@ -115,6 +121,6 @@ extension SQLModel {
     ) throws -> [SQLValue: [Self]] {
         guard keys.contains(where: { $0 != .null }) else { return [:] }
         let request = try relatedSQL(key, keys, fixed: fixed, filter: filter)
-        return try db.groupedRows(request, keyColumn: key.index) { try decodeRow($0) }
+        return try db.groupedRows(request, keyColumn: key.index) { rowReader($0) }
     }
 }

@@ -114,7 +114,8 @@ public struct BelongsToMany<Owner: SQLModel, Related: SQLModel, Pivot: SQLModel>
         guard keys.contains(where: { $0 != .null }) else { return keys.map { _ in [] } }
         let pivotStart = Related.schema.fields.count
         let groups = try db.groupedRows(try request(fields, keys, filter), keyColumn: pivotStart + fields.pivotOwner.index) { statement in
-            Linked(model: try Related.decodeRow(statement), pivot: try Pivot.decodeRow(statement, columnOffset: Int32(pivotStart)))
+            let (related, pivot) = (Related.rowReader(statement), Pivot.rowReader(statement, columnOffset: Int32(pivotStart)))
+            return { Linked(model: try related(), pivot: try pivot()) }
         }
         return keys.map { groups[$0] ?? [] }
     }

@@ -257,14 +257,28 @@ func jsonKeyList(_ keys: [SQLValue]) throws -> SQLValue {
 }
 
 extension SQLiteConnection {
-    /// Runs `request` and reads every row with `read`, grouped by the value of result column
-    /// `keyColumn` (rows keep their order within a group).
-    func groupedRows<Row>(_ request: RelationSQL, keyColumn: Int, _ read: (SQLStatement) throws -> Row) throws -> [SQLValue: [Row]] {
+    /// Runs `request` and reads every row with the reader `makeReader` returns for the
+    /// statement, grouped by the value of result column `keyColumn` (rows keep their order
+    /// within a group). Rows of one key usually come together (SQLite walks the key list), so
+    /// a run of equal keys is collected aside and hashed once.
+    func groupedRows<Row>(
+        _ request: RelationSQL, keyColumn: Int, _ makeReader: (SQLStatement) -> () throws -> Row
+    ) throws -> [SQLValue: [Row]] {
         try withStatement(request.sql, request.arguments) { statement in
+            let read = makeReader(statement)
             var groups: [SQLValue: [Row]] = [:]
+            var runKey = SQLValue.null
+            var run: [Row] = []
             while try statement.step() {
-                groups[statement.value(at: keyColumn), default: []].append(try read(statement))
+                let key = statement.value(at: keyColumn)
+                if key != runKey {
+                    if !run.isEmpty { groups[runKey, default: []].append(contentsOf: run) }
+                    run.removeAll(keepingCapacity: true)
+                    runKey = key
+                }
+                run.append(try read())
             }
+            if !run.isEmpty { groups[runKey, default: []].append(contentsOf: run) }
             return groups
         }
     }
