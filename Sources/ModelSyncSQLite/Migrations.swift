@@ -188,7 +188,7 @@ extension SQLiteConnection {
         ).compactMap { $0[0].textValue }
         let temporary = "modelsync_rebuild_\(table.name)"
         try transaction {
-            try execute(table.createTableSQL(named: temporary))
+            try execute(M.createTableSQL(named: temporary))
             var targets: [String] = []
             var expressions: [String] = []
             for field in M.schema.fields {

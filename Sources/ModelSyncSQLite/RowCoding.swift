@@ -8,11 +8,15 @@ import ModelSyncJSON
 public struct SQLRowDecoder {
     @usableFromInline let statement: OpaquePointer
     @usableFromInline let table: SQLTable
+    /// Where the model's columns start in the row: 0, except when a join selects another
+    /// model's columns first (a pivot row after its related model).
+    @usableFromInline let columnOffset: Int32
 
     @usableFromInline
-    init(statement: OpaquePointer, table: SQLTable) {
+    init(statement: OpaquePointer, table: SQLTable, columnOffset: Int32 = 0) {
         self.statement = statement
         self.table = table
+        self.columnOffset = columnOffset
     }
 
     /// Decodes field `field` from its column (the type is the property's, inferred from the
@@ -21,7 +25,7 @@ public struct SQLRowDecoder {
     @inlinable
     public func decode<T: SQLColumnDecodable>(_ field: Int, as type: T.Type = T.self) throws -> T {
         do {
-            return try T.decodeSQL(SQLColumn(statement: statement, index: Int32(field)))
+            return try T.decodeSQL(SQLColumn(statement: statement, index: Int32(truncatingIfNeeded: field) &+ columnOffset))
         } catch let mismatch as SQLColumnMismatch {
             throw mismatchError(field, mismatch)
         }
@@ -30,7 +34,7 @@ public struct SQLRowDecoder {
     /// Decodes field `field` from JSON text (arrays, dictionaries, nested models); `NULL` is
     /// JSON `null`.
     public func decode<T: JSONDecodable>(_ field: Int, as type: T.Type = T.self) throws -> T {
-        let column = SQLColumn(statement: statement, index: Int32(field))
+        let column = SQLColumn(statement: statement, index: Int32(truncatingIfNeeded: field) &+ columnOffset)
         let json: String
         switch column.storageClass {
         case SQLITE_NULL: json = "null"

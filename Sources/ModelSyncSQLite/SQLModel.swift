@@ -15,10 +15,16 @@ public protocol SQLModel: Model {
     init(row: inout SQLRowDecoder) throws
     /// Binds every field to the statement's parameters (generated).
     func bind(to row: inout SQLRowEncoder) throws
+    /// The relations whose rules the database applies: a ``BelongsTo`` becomes a
+    /// `FOREIGN KEY … ON DELETE` clause of this model's table; a polymorphic ``HasMany`` /
+    /// ``HasOne`` / ``BelongsToMany`` has its delete rule applied by ``delete(_:)``. Empty by
+    /// default; declare `static let relations: [any ModelRelation<Self>] = [author]`.
+    static var relations: [any ModelRelation<Self>] { get }
 }
 
 extension SQLModel {
     public static var autoAlters: Bool { false }
+    public static var relations: [any ModelRelation<Self>] { [] }
 }
 
 // MARK: - Reading
@@ -61,17 +67,7 @@ extension SQLModel {
         order: String? = nil,
         limit: Int? = nil
     ) throws -> [Self] {
-        let sql = sqlTable.selectSQL(clauses(where: condition, order: order, limit: limit))
-        return try db.withStatement(sql, arguments) { statement in
-            var models: [Self] = []
-            // The decoder holds only the statement and the table (no per-row state), so one
-            // serves every row.
-            var row = SQLRowDecoder(statement: statement.handle, table: sqlTable)
-            while try statement.step() {
-                models.append(try Self(row: &row))
-            }
-            return models
-        }
+        try query(where: condition, arguments, order: order, limit: limit).fetchAll(db)
     }
 
     /// The first model matching `condition` in `order`, or nil.
@@ -86,8 +82,7 @@ extension SQLModel {
 
     /// The number of rows matching `condition`.
     public static func count(_ db: SQLiteConnection, where condition: String? = nil, _ arguments: [SQLValue] = []) throws -> Int {
-        let sql = "SELECT count(*) FROM \(quoteIdentifier(sqlTable.name))" + clauses(where: condition, order: nil, limit: nil)
-        return Int(try db.scalar(sql, arguments)?.integerValue ?? 0)
+        try query(where: condition, arguments, order: nil, limit: nil).fetchCount(db)
     }
 
     /// The stored version of this model (found by its primary key), or nil when it was deleted.
@@ -106,12 +101,13 @@ extension SQLModel {
         return try Self(row: &row)
     }
 
-    private static func clauses(where condition: String?, order: String?, limit: Int?) -> String {
-        var sql = ""
-        if let condition { sql += " WHERE \(condition)" }
-        if let order { sql += " ORDER BY \(order)" }
-        if let limit { sql += " LIMIT \(limit)" }
-        return sql
+    /// The builder query of the string-based API.
+    private static func query(where condition: String?, _ arguments: [SQLValue], order: String?, limit: Int?) -> SQLQuery<Self, Self> {
+        var query = all()
+        if let condition { query = query.where(sql: condition, arguments) }
+        if let order { query = query.order(.sql(order)) }
+        if let limit { query = query.limit(limit) }
+        return query
     }
 }
 
@@ -188,20 +184,20 @@ extension SQLModel {
         try run(.upsert, db)
     }
 
-    /// Deletes the model's row; returns whether there was one.
+    /// Deletes the model's row; returns whether there was one. The delete rules of the
+    /// model's ``relations`` and of foreign keys referring to its table apply (see
+    /// `Relations/DeleteRules.swift`); a restrict rule that refuses the delete throws
+    /// ``RelationError/deleteRestricted(table:referencingTable:columns:rows:)``.
     @discardableResult
     public func delete(_ db: SQLiteConnection) throws -> Bool {
         _ = try Self.keyedTable()
-        try run(.delete, db)
-        return db.changes > 0
+        return try deleteFollowingRules(db)
     }
 
     /// Deletes the rows matching `condition` (all rows when nil); returns how many.
     @discardableResult
     public static func deleteAll(_ db: SQLiteConnection, where condition: String? = nil, _ arguments: [SQLValue] = []) throws -> Int {
-        let sql = "DELETE FROM \(quoteIdentifier(sqlTable.name))" + (condition.map { " WHERE \($0)" } ?? "")
-        try db.execute(sql, arguments)
-        return db.changes
+        try query(where: condition, arguments, order: nil, limit: nil).deleteAll(db)
     }
 
     /// Saves every model in one transaction: all are written, or none. A failure is rethrown
@@ -240,7 +236,7 @@ extension SQLModel {
     }
 
     /// Binds the model to one of its table's statements and runs it.
-    private func run(_ kind: SQLTable.Statement, _ db: SQLiteConnection) throws {
+    func run(_ kind: SQLTable.Statement, _ db: SQLiteConnection) throws {
         try db.withUnboundStatement(kind, of: Self.sqlTable) { try bindAndRun($0) }
     }
 
@@ -257,13 +253,16 @@ extension SQLModel {
 
     /// The values of the primary-key fields, read through their key paths.
     func primaryKeyValues() throws -> [SQLValue] {
-        let fields = Self.schema.fields
-        return try Self.keyedTable().primaryKey.map { index in
-            guard let keyPath = fields[index].keyPath, let field = self[keyPath: keyPath as AnyKeyPath], let value = try sqlValue(of: field) else {
-                throw SQLiteError.misuse("the primary key '\(fields[index].name)' of \(Self.schema.name) cannot be read")
-            }
-            return value
+        try Self.keyedTable().primaryKey.map(fieldValue)
+    }
+
+    /// The value of field `index` as it is stored, read through its key path.
+    func fieldValue(_ index: Int) throws -> SQLValue {
+        let field = Self.schema.fields[index]
+        guard let keyPath = field.keyPath, let value = self[keyPath: keyPath as AnyKeyPath], let stored = try sqlValue(of: value) else {
+            throw SQLiteError.misuse("the field '\(field.name)' of \(Self.schema.name) cannot be read")
         }
+        return stored
     }
 
     /// The schema index of the field at `keyPath`.

@@ -23,6 +23,8 @@ public final class SQLTable: Sendable {
     let keyCondition: String
     /// The SQL of each ``Statement``, by raw value.
     private let statements: [String]
+    /// The field of each key path, for the query builder.
+    let keyPaths: KeyPathIndex
 
     /// The statements ActiveRecord runs; connections cache them by kind, which is cheaper to
     /// look up than the SQL text.
@@ -69,6 +71,7 @@ public final class SQLTable: Sendable {
         self.quotedName = table
         self.columnList = columnList
         self.keyCondition = keyCondition
+        self.keyPaths = KeyPathIndex(schema)
         statements = Statement.allCases.map { statement in
             switch statement {
             case .insert: insert(Array(fields.indices))
@@ -88,11 +91,6 @@ public final class SQLTable: Sendable {
     func updateSQL(only indices: [Int]) -> String {
         let set = indices.map { "\(quoteIdentifier(schema.fields[$0].column)) = ?\($0 + 1)" }.joined(separator: ", ")
         return "UPDATE \(quotedName) SET \(set) WHERE \(keyCondition)"
-    }
-
-    /// `SELECT <columns> FROM <table>` followed by `clauses` (a `WHERE`, `ORDER BY`, …).
-    func selectSQL(_ clauses: String) -> String {
-        "SELECT \(columnList) FROM \(quotedName)" + (clauses.isEmpty ? "" : " " + clauses)
     }
 
     // MARK: - DDL
@@ -131,8 +129,10 @@ public final class SQLTable: Sendable {
         return (try? sqlValue(of: value.value()))?.map(\.sqlLiteral)
     }
 
-    /// `CREATE TABLE` for the model; `name` replaces the table's name (to build a copy).
-    public func createTableSQL(ifNotExists: Bool = false, named name: String? = nil) -> String {
+    /// `CREATE TABLE` for the model; `name` replaces the table's name (to build a copy), and
+    /// `constraints` are appended to the column definitions (the `FOREIGN KEY` clauses of the
+    /// model's relations, see ``SQLModel/createTableSQL(ifNotExists:named:)``).
+    public func createTableSQL(ifNotExists: Bool = false, named name: String? = nil, constraints: [String] = []) -> String {
         var parts = schema.fields.indices.map { columnDefinition($0) }
         let quote = { (names: [String]) in names.map { quoteIdentifier(self.column(of: $0)) }.joined(separator: ", ") }
         if primaryKey.count > 1 {
@@ -141,6 +141,7 @@ public final class SQLTable: Sendable {
         for group in schema.uniqueGroups {
             parts.append("UNIQUE (\(quote(group)))")
         }
+        parts += constraints
         return "CREATE TABLE \(ifNotExists ? "IF NOT EXISTS " : "")\(name.map(quoteIdentifier) ?? quotedName) (" + parts.joined(separator: ", ") + ")"
             + (schema.withoutRowID ? " WITHOUT ROWID" : "")
     }

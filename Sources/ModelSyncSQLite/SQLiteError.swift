@@ -24,6 +24,9 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
         case rowNotFound(table: String)
         /// The API was used in a way it does not support (e.g. a model without a primary key).
         case misuse
+        /// A query names a column that the model does not map (a key path of an `@Ignored`
+        /// property) or that the table does not have (a raw column name, a stale table).
+        case unknownColumn(table: String, column: String)
     }
 
     /// What went wrong.
@@ -74,6 +77,13 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
         SQLiteError(
             .typeMismatch(table: table, column: column), code: SQLITE_MISMATCH,
             message: "\(table).\(column): \(message)", sql: sql)
+    }
+
+    /// A column the model or its table does not have.
+    static func unknownColumn(table: String, column: String, sql: String? = nil) -> SQLiteError {
+        SQLiteError(
+            .unknownColumn(table: table, column: column), code: SQLITE_ERROR,
+            message: "no column '\(column)' in \(table)", sql: sql)
     }
 
     /// A misuse of the API.

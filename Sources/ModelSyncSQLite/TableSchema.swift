@@ -8,7 +8,7 @@ extension SQLModel {
     public static func createTable(_ db: SQLiteConnection, ifNotExists: Bool = false) throws {
         let table = sqlTable
         try db.transaction {
-            try db.execute(table.createTableSQL(ifNotExists: ifNotExists))
+            try db.execute(createTableSQL(ifNotExists: ifNotExists))
             for index in table.indexes { try db.execute(index.sql) }
         }
         db.preparedTables.insert(ObjectIdentifier(Self.self))

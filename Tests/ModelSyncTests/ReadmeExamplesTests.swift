@@ -202,3 +202,105 @@ extension Readme.Post: Validatable {
         #expect(try settings.fetch([Post].self, forKey: "recent")?.map(\.id) == [1])
     }
 }
+
+// MARK: - Relations
+
+extension Readme {
+    @Model(table: "writers")
+    struct Writer: Equatable {
+        var id: Int?
+        var name: String
+
+        static let books = hasMany(Book.self)                      // Book.writerId = Writer.id
+    }
+
+    @Model(table: "books")
+    struct Book: Equatable {
+        var id: Int?
+        @Column(indexed: true) var writerId: Int
+        var title: String
+
+        static let writer = belongsTo(Writer.self, onDelete: .cascade)
+        static let relations: [any ModelRelation<Book>] = [writer]  // FOREIGN KEY … ON DELETE CASCADE
+    }
+
+    @Model(table: "heroes")
+    struct Hero: Equatable {
+        var id: Int?
+        var name: String
+
+        static let enemies = belongsToMany(Enemy.self, through: Rivalry.self)  // Rivalry.heroId, .enemyId
+        static let notes = morphMany(Note.self, as: "subject")                 // subjectType "heroes"
+        static let relations: [any ModelRelation<Hero>] = [notes]              // notes go with their hero
+    }
+
+    @Model(table: "enemies")
+    struct Enemy: Equatable {
+        var id: Int?
+        var name: String
+    }
+
+    @Model(table: "rivalries", unique: [["heroId", "enemyId"]])
+    struct Rivalry: Equatable {
+        var id: Int?
+        var heroId: Int = 0
+        var enemyId: Int = 0
+        var level: Int = 1                                         // the pivot's own column
+    }
+
+    @Model(table: "notes")
+    struct Note: Equatable {
+        var id: Int?
+        var subjectType: String?
+        var subjectId: Int?
+        var text: String
+
+        static let subject = morphTo("subject", types: [Hero.self, Enemy.self])
+    }
+}
+
+@Suite struct ReadmeRelationsExampleTests {
+    typealias Writer = Readme.Writer
+    typealias Book = Readme.Book
+    typealias Hero = Readme.Hero
+    typealias Enemy = Readme.Enemy
+    typealias Rivalry = Readme.Rivalry
+    typealias Note = Readme.Note
+
+    @Test func relationsSection() throws {
+        let db = try Database(inMemory: [Writer.self, Book.self, Hero.self, Enemy.self, Rivalry.self, Note.self])
+        var (link, ganon, note) = (Hero(name: "Link"), Enemy(name: "Ganon"), Note(subjectType: "heroes", subjectId: 1, text: "brave"))
+        try db.write { db in
+            for var writer in [Writer(name: "Le Guin"), Writer(name: "Okorafor")] { try writer.insert(db) }
+            for (writerId, title) in [(1, "Tehanu"), (2, "Binti"), (1, "Lavinia")] {
+                var book = Book(writerId: writerId, title: title)
+                try book.insert(db)
+            }
+            try link.insert(db)
+            try ganon.insert(db)
+            try note.insert(db)
+        }
+
+        let writers = try db.read { try Writer.all($0) }
+        let books = try db.read { try Writer.books.load(for: writers, $0, Book.order(\.title)) }  // [[Book]]: one query
+        let writer = try db.read { try Book.writer.load(for: books[0][0], $0) }
+        #expect(books.map { $0.map(\.title) } == [["Lavinia", "Tehanu"], ["Binti"]])
+        #expect(writer == writers[0])
+        #expect(
+            try Writer.books.sql(for: writers).description
+                == #"SELECT "id", "writerId", "title" FROM "books" WHERE "writerId" IN (SELECT value FROM json_each(?)) -- [TEXT '[1,2]']"#)
+
+        try db.write { try Hero.enemies.attach(ganon, to: link, pivot: Rivalry(level: 9), $0) }
+        let foes = try db.read { try Hero.enemies.load(for: link, $0, Enemy.all(), pivot: Rivalry.where(\.level >= 5)) }
+        #expect(foes.map { "\($0.model.name) \($0.pivot.level)" } == ["Ganon 9"])
+        let subject = try db.read { try Note.subject.load(for: note, $0) } as? Hero
+        #expect(subject == link)
+
+        // Deleting the hero takes its notes (the library's rule) and its rivalries stay for lack of a rule.
+        try db.write { _ = try link.delete($0) }
+        #expect(try db.read { try Note.count($0) } == 0)
+        // Deleting a writer cascades to the books, in SQL.
+        try db.write { _ = try writers[0].delete($0) }
+        #expect(try db.read { try Book.all($0) }.map(\.title) == ["Binti"])
+    }
+}

@@ -56,7 +56,7 @@ enum GRDBPeers {
         )
     }
 
-    private static func queue(_ directory: URL, _ name: String, _ createSQL: String) throws -> DatabaseQueue {
+    static func queue(_ directory: URL, _ name: String, _ createSQL: String) throws -> DatabaseQueue {
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")

@@ -1,0 +1,338 @@
+import CSQLite
+import ModelSyncCore
+
+/// A piece of SQL text with the values bound to its `?` parameters, in order.
+///
+/// It is both what a query renders to (``SQLQuery/rendered()``) and how raw SQL enters the
+/// typed API where it runs out (``SQLExpression/sql(_:_:)``, ``SQLQuery/where(sql:_:)``).
+/// Write plain `?` parameters in raw fragments, never numbered ones (`?1`): the fragment is
+/// spliced into a larger statement whose parameters are counted in order.
+public struct SQLFragment: Sendable, Hashable, CustomStringConvertible {
+    /// The SQL text.
+    public var sql: String
+    /// The values of its parameters, in order.
+    public var arguments: [SQLValue]
+
+    /// Creates a fragment; `arguments` are bound to the `?` in `sql`, in order.
+    public init(_ sql: String, _ arguments: [SQLValue] = []) {
+        self.sql = sql
+        self.arguments = arguments
+    }
+
+    public var description: String {
+        arguments.isEmpty ? sql : "\(sql) -- \(arguments.map(\.description).joined(separator: ", "))"
+    }
+}
+
+/// The untyped expression tree behind the typed query values. Key paths are resolved to
+/// columns when a node is made, so a node holds only names and bound values; a key path
+/// that names no column becomes a `failure`, thrown when the query is rendered.
+indirect enum SQLNode: Sendable {
+    /// A column of `table` (qualified in SQL only when `table` is not the one being read).
+    case column(table: String, name: String)
+    /// A bound value.
+    case value(SQLValue)
+    /// Raw SQL with its own arguments.
+    case raw(SQLFragment)
+    /// A constant keyword or literal written as is (`*`, `1`, `0`): never user data.
+    case keyword(String)
+    /// An error found while building (an unknown key path, a value that cannot be bound).
+    case failure(SQLiteError)
+    /// `op x` (`NOT`, `~`, `-`).
+    case prefix(String, SQLNode)
+    /// `x op` (`IS NULL`, `COLLATE NOCASE`).
+    case postfix(SQLNode, String)
+    /// `x op y`.
+    case binary(SQLNode, String, SQLNode)
+    /// `x AND y AND …` or `x OR y OR …`, flattened so that chains of one operator need no
+    /// parentheses. Empty: the operator's identity (`1` for `AND`, `0` for `OR`).
+    case chain(String, [SQLNode])
+    /// `name([DISTINCT] arguments)`.
+    case function(String, [SQLNode], distinct: Bool)
+    /// `x [NOT] BETWEEN low AND high`.
+    case between(SQLNode, SQLNode, SQLNode, negated: Bool)
+    /// `x [NOT] IN (a, b, …)`; an empty list matches nothing (`NOT IN`: everything).
+    case inList(SQLNode, [SQLNode], negated: Bool)
+    /// `x [NOT] IN (SELECT …)`.
+    case inSubquery(SQLNode, SelectStatement, negated: Bool)
+    /// `EXISTS (SELECT …)`.
+    case exists(SelectStatement)
+    /// `(SELECT …)` as a value.
+    case subquery(SelectStatement)
+    /// `x LIKE pattern [ESCAPE e]`, `x GLOB pattern`.
+    case pattern(SQLNode, String, SQLNode, escape: SQLNode?)
+
+    /// Whether the node renders as one token or call, needing no parentheses as an operand.
+    var isAtomic: Bool {
+        switch self {
+        case .column, .value, .keyword, .failure, .function, .exists, .subquery: true
+        default: false
+        }
+    }
+
+    /// The tables the node reads through subqueries.
+    var subqueryTables: Set<String> {
+        switch self {
+        case .column, .value, .raw, .keyword, .failure: []
+        case .prefix(_, let node), .postfix(let node, _): node.subqueryTables
+        case .binary(let left, _, let right): left.subqueryTables.union(right.subqueryTables)
+        case .chain(_, let nodes), .function(_, let nodes, _): nodes.reduce(into: []) { $0.formUnion($1.subqueryTables) }
+        case .between(let node, let low, let high, _): node.subqueryTables.union(low.subqueryTables).union(high.subqueryTables)
+        case .inList(let node, let list, _): list.reduce(into: node.subqueryTables) { $0.formUnion($1.subqueryTables) }
+        case .inSubquery(let node, let select, _): node.subqueryTables.union(select.readTables)
+        case .exists(let select), .subquery(let select): select.readTables
+        case .pattern(let node, _, let pattern, let escape):
+            node.subqueryTables.union(pattern.subqueryTables).union(escape?.subqueryTables ?? [])
+        }
+    }
+
+    /// `left op right`, flattening chains of the same operator.
+    static func chain(_ op: String, _ left: SQLNode, _ right: SQLNode) -> SQLNode {
+        func items(_ node: SQLNode) -> [SQLNode] {
+            if case .chain(op, let nodes) = node { return nodes }
+            return [node]
+        }
+        return .chain(op, items(left) + items(right))
+    }
+
+    /// The node of a value, or a failure when it cannot be turned into one.
+    static func bound(_ value: some SQLColumnEncodable) -> SQLNode {
+        do {
+            return .value(try value.sqlValue())
+        } catch let error as SQLiteError {
+            return .failure(error)
+        } catch {
+            return .failure(.misuse("\(value) cannot be bound: \(error)"))
+        }
+    }
+}
+
+/// One `ORDER BY` term.
+struct SQLOrderingTerm: Sendable {
+    var node: SQLNode
+    var descending: Bool
+    var nulls: SQLNullsOrder?
+}
+
+/// Where a select reads from: a model's table, or a raw statement read as a subquery.
+enum SQLSource: Sendable {
+    case table(String)
+    case statement(SQLFragment, tables: Set<String>)
+}
+
+/// A `SELECT` statement as parts: what ``SQLQuery`` builds and renders.
+struct SelectStatement: Sendable {
+    /// The table that unqualified columns belong to.
+    var table: String
+    var source: SQLSource
+    var columns: [SQLNode]
+    var isDistinct = false
+    var filter: SQLNode?
+    var groupBy: [SQLNode] = []
+    var having: SQLNode?
+    var orderings: [SQLOrderingTerm] = []
+    var limit: Int?
+    var offset: Int?
+
+    init(table: String, source: SQLSource? = nil, columns: [SQLNode]) {
+        self.table = table
+        self.source = source ?? .table(table)
+        self.columns = columns
+    }
+
+    /// Whether it reads rows as they are: no distinct, grouping, limit or offset (so that it
+    /// can be counted, updated or deleted through its filter alone).
+    var isPlain: Bool { !isDistinct && groupBy.isEmpty && having == nil && limit == nil && offset == nil }
+
+    /// Every table the statement reads: its own and those of its subqueries.
+    var readTables: Set<String> {
+        var tables: Set<String>
+        switch source {
+        case .table(let name): tables = [name]
+        case .statement(_, let names): tables = names
+        }
+        for node in columns + groupBy + [filter, having].compactMap({ $0 }) + orderings.map(\.node) {
+            tables.formUnion(node.subqueryTables)
+        }
+        return tables
+    }
+
+    /// `filter AND condition`.
+    mutating func addFilter(_ condition: SQLNode) {
+        filter = filter.map { .chain("AND", $0, condition) } ?? condition
+    }
+
+    func rendered() throws -> SQLFragment {
+        var renderer = SQLRenderer()
+        try renderer.append(self)
+        return renderer.fragment
+    }
+}
+
+/// Writes nodes and statements as SQL text, collecting the bound values in order.
+struct SQLRenderer {
+    private(set) var sql = ""
+    private(set) var arguments: [SQLValue] = []
+    /// The tables being selected from, innermost last: columns of the innermost one are
+    /// written unqualified, others (correlated references) with their table.
+    private var tables: [String] = []
+
+    var fragment: SQLFragment { SQLFragment(sql, arguments) }
+
+    init(table: String? = nil) {
+        if let table { tables = [table] }
+    }
+
+    /// Where a node stands, which decides whether it needs parentheses.
+    enum Position {
+        /// Alone (after `WHERE`, in a list): never parenthesised.
+        case top
+        /// An item of an `AND` / `OR` chain: parenthesised when it is another chain or raw SQL.
+        case chainItem
+        /// An operand of any other operator: parenthesised unless atomic.
+        case operand
+    }
+
+    mutating func append(_ select: SelectStatement) throws {
+        tables.append(select.table)
+        defer { tables.removeLast() }
+        sql += select.isDistinct ? "SELECT DISTINCT " : "SELECT "
+        try appendList(select.columns)
+        switch select.source {
+        case .table(let name): sql += " FROM " + quoteIdentifier(name)
+        case .statement(let fragment, _): sql += " FROM ("; appendRaw(fragment); sql += ")"
+        }
+        if let filter = select.filter {
+            sql += " WHERE "
+            try append(filter)
+        }
+        if !select.groupBy.isEmpty {
+            sql += " GROUP BY "
+            try appendList(select.groupBy)
+        }
+        if let having = select.having {
+            sql += " HAVING "
+            try append(having)
+        }
+        if !select.orderings.isEmpty {
+            sql += " ORDER BY "
+            try appendOrderings(select.orderings)
+        }
+        if let limit = select.limit {
+            sql += " LIMIT ?"
+            arguments.append(.integer(Int64(limit)))
+        } else if select.offset != nil {
+            sql += " LIMIT -1"
+        }
+        if let offset = select.offset {
+            sql += " OFFSET ?"
+            arguments.append(.integer(Int64(offset)))
+        }
+    }
+
+    /// The terms of an `ORDER BY`, comma-separated (relations splice them into their loads).
+    mutating func appendOrderings(_ terms: [SQLOrderingTerm]) throws {
+        for (index, term) in terms.enumerated() {
+            if index > 0 { sql += ", " }
+            try append(term.node)
+            if term.descending { sql += " DESC" }
+            switch term.nulls {
+            case .first?: sql += " NULLS FIRST"
+            case .last?: sql += " NULLS LAST"
+            case nil: break
+            }
+        }
+    }
+
+    mutating func appendList(_ nodes: [SQLNode]) throws {
+        for (index, node) in nodes.enumerated() {
+            if index > 0 { sql += ", " }
+            try append(node)
+        }
+    }
+
+    mutating func appendRaw(_ fragment: SQLFragment) {
+        sql += fragment.sql
+        arguments += fragment.arguments
+    }
+
+    mutating func append(_ node: SQLNode, at position: Position = .top) throws {
+        let parenthesised: Bool
+        switch (position, node) {
+        case (.top, _): parenthesised = false
+        case (.chainItem, .chain(_, let items)), (.operand, .chain(_, let items)): parenthesised = items.count > 1
+        case (.chainItem, .raw): parenthesised = true
+        case (.chainItem, _): parenthesised = false
+        case (.operand, _): parenthesised = !node.isAtomic
+        }
+        if parenthesised { sql += "(" }
+        defer { if parenthesised { sql += ")" } }
+
+        switch node {
+        case .column(let table, let name):
+            if table != tables.last { sql += quoteIdentifier(table) + "." }
+            sql += quoteIdentifier(name)
+        case .value(let value):
+            sql += "?"
+            arguments.append(value)
+        case .raw(let fragment):
+            appendRaw(fragment)
+        case .keyword(let text):
+            sql += text
+        case .failure(let error):
+            throw error
+        case .prefix(let op, let operand):
+            sql += op
+            try append(operand, at: .operand)
+        case .postfix(let operand, let op):
+            try append(operand, at: .operand)
+            sql += " " + op
+        case .binary(let left, let op, let right):
+            try append(left, at: .operand)
+            sql += " \(op) "
+            try append(right, at: .operand)
+        case .chain(let op, let items):
+            if items.isEmpty { sql += op == "AND" ? "1" : "0" }
+            for (index, item) in items.enumerated() {
+                if index > 0 { sql += " \(op) " }
+                try append(item, at: items.count > 1 ? .chainItem : position)
+            }
+        case .function(let name, let arguments, let distinct):
+            sql += name + "(" + (distinct ? "DISTINCT " : "")
+            try appendList(arguments)
+            sql += ")"
+        case .between(let operand, let low, let high, let negated):
+            try append(operand, at: .operand)
+            sql += negated ? " NOT BETWEEN " : " BETWEEN "
+            try append(low, at: .operand)
+            sql += " AND "
+            try append(high, at: .operand)
+        case .inList(let operand, let list, let negated):
+            try append(operand, at: .operand)
+            sql += negated ? " NOT IN (" : " IN ("
+            try appendList(list)
+            sql += ")"
+        case .inSubquery(let operand, let select, let negated):
+            try append(operand, at: .operand)
+            sql += negated ? " NOT IN (" : " IN ("
+            try append(select)
+            sql += ")"
+        case .exists(let select):
+            sql += "EXISTS ("
+            try append(select)
+            sql += ")"
+        case .subquery(let select):
+            sql += "("
+            try append(select)
+            sql += ")"
+        case .pattern(let operand, let op, let pattern, let escape):
+            try append(operand, at: .operand)
+            sql += " \(op) "
+            try append(pattern, at: .operand)
+            if let escape {
+                sql += " ESCAPE "
+                try append(escape, at: .operand)
+            }
+        }
+    }
+}

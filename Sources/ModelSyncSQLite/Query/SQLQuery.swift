@@ -1,0 +1,251 @@
+import CSQLite
+import ModelSyncCore
+
+/// A `SELECT` over `Root`'s table whose rows are read as `Element`s: models (`Post.all()`,
+/// `Post.where(\.userId == 1)`), or chosen columns and aggregates (`.select(\.id, \.title)`
+/// reads `(Int?, String)` tuples).
+///
+/// A query is a value: each builder method returns a new query, and nothing touches a
+/// database until a `fetch` method runs it on a connection. Its SQL text and arguments can be
+/// inspected at any time (``sql``, ``arguments``); every value is bound, never spliced in.
+///
+/// ```swift
+/// let recent = try db.read { try Post.where(\.userId == 1).order(\.id.desc).limit(10).fetchAll($0) }
+/// ```
+public struct SQLQuery<Root: SQLModel, Element>: Sendable {
+    var statement: SelectStatement
+    /// Reads one row into an element (the generated `init(row:)` for models).
+    let decodeRow: @Sendable (inout SQLRowDecoder) throws -> Element
+
+    init(statement: SelectStatement, decodeRow: @escaping @Sendable (inout SQLRowDecoder) throws -> Element) {
+        self.statement = statement
+        self.decodeRow = decodeRow
+    }
+
+    /// The statement as SQL text and its arguments, in order. Throws when the query names
+    /// a column the model does not have (``SQLiteError/Kind/unknownColumn(table:column:)``)
+    /// or holds a value that cannot be bound.
+    public func rendered() throws -> SQLFragment {
+        try statement.rendered()
+    }
+
+    /// The statement's SQL text (see ``rendered()``).
+    public var sql: String {
+        get throws { try rendered().sql }
+    }
+
+    /// The values bound to the statement's parameters, in order (see ``rendered()``).
+    public var arguments: [SQLValue] {
+        get throws { try rendered().arguments }
+    }
+
+    /// The tables the query reads: its own and those of its subqueries. An observer re-runs
+    /// the query when one of them changes.
+    public var readTables: Set<String> { statement.readTables }
+
+    private func with(_ change: (inout SelectStatement) -> Void) -> Self {
+        var copy = self
+        change(&copy.statement)
+        return copy
+    }
+}
+
+extension SQLQuery where Element == Root {
+    /// Every row of the model's table, as models.
+    public init() {
+        let table = Root.sqlTable
+        self.init(statement: SelectStatement(table: table.name, columns: [.keyword(table.columnList)])) { try Root(row: &$0) }
+    }
+
+    /// The models read from the rows of a raw `SELECT`, matched to fields by column name (the
+    /// statement becomes a subquery: `SELECT <the model's columns> FROM (<sql>)`). A column
+    /// the statement lacks is an ``SQLiteError/Kind/unknownColumn(table:column:)`` error.
+    /// `tables` are the tables it reads, for observers (by default the model's own).
+    public init(sql: String, _ arguments: [SQLValue] = [], tables: Set<String>? = nil) {
+        let table = Root.sqlTable
+        let source = SQLSource.statement(SQLFragment(sql, arguments), tables: tables ?? [table.name])
+        self.init(statement: SelectStatement(table: table.name, source: source, columns: [.keyword(table.columnList)])) {
+            try Root(row: &$0)
+        }
+    }
+}
+
+// MARK: - Building
+
+extension SQLQuery {
+    /// Keeps the rows that meet `condition` (and every condition given before).
+    public func `where`(_ condition: SQLCondition<Root>) -> Self {
+        with { $0.addFilter(condition.node) }
+    }
+
+    /// Keeps the rows that meet the condition built from the model's columns:
+    /// `.where { $0.title.hasPrefix("Swift") || $0.views > 100 }`.
+    public func `where`(_ condition: (SQLQueryColumns<Root>) -> SQLCondition<Root>) -> Self {
+        `where`(condition(SQLQueryColumns()))
+    }
+
+    /// Keeps the rows whose boolean column is true: `.where(\.isPinned)`.
+    public func `where`(_ keyPath: KeyPath<Root, Bool>) -> Self {
+        `where`(SQLCondition(keyPath))
+    }
+
+    /// Keeps the rows that meet a raw SQL condition with its own arguments.
+    public func `where`(sql: String, _ arguments: [SQLValue] = []) -> Self {
+        `where`(SQLCondition.sql(sql, arguments))
+    }
+
+    /// Sorts by the columns of key paths, each ascending or as `\.x.asc` / `\.x.desc` say:
+    /// `.order(\.userId, \.id.desc)`. Replaces any previous ordering.
+    public func order<each V>(_ keyPaths: repeat KeyPath<Root, each V>) -> Self {
+        var orderings: [SQLOrdering<Root>] = []
+        for keyPath in repeat each keyPaths {
+            orderings.append(SQLOrdering(keyPath, of: Root.sqlTable))
+        }
+        return order(orderings)
+    }
+
+    /// Sorts by `orderings`, the first one first: `.order(.desc(\.publishedAt, nulls: .last), .asc(\.id))`.
+    /// Replaces any previous ordering.
+    public func order(_ orderings: SQLOrdering<Root>...) -> Self {
+        order(orderings)
+    }
+
+    /// Sorts by `orderings`, the first one first. Replaces any previous ordering.
+    public func order(_ orderings: [SQLOrdering<Root>]) -> Self {
+        with { $0.orderings = orderings.map(\.term) }
+    }
+
+    /// Sorts by orderings built from the model's columns: `.order { [$0.title.collating(.nocase).asc] }`.
+    public func order(_ orderings: (SQLQueryColumns<Root>) -> [SQLOrdering<Root>]) -> Self {
+        order(orderings(SQLQueryColumns()))
+    }
+
+    /// At most `limit` rows, after skipping `offset`.
+    public func limit(_ limit: Int, offset: Int? = nil) -> Self {
+        with {
+            $0.limit = limit
+            $0.offset = offset
+        }
+    }
+
+    /// Skips the first `offset` rows.
+    public func offset(_ offset: Int) -> Self {
+        with { $0.offset = offset }
+    }
+
+    /// Drops duplicate rows (`SELECT DISTINCT`).
+    public func distinct() -> Self {
+        with { $0.isDistinct = true }
+    }
+
+    /// Groups rows by the columns of key paths (`GROUP BY`); select aggregates to read them.
+    public func group<each V>(by keyPaths: repeat KeyPath<Root, each V>) -> Self {
+        var nodes: [SQLNode] = []
+        for keyPath in repeat each keyPaths {
+            nodes.append(SQLExpression(keyPath).node)
+        }
+        return with { $0.groupBy = nodes }
+    }
+
+    /// Groups rows by expressions built from the model's columns.
+    public func group<each V>(_ expressions: (SQLQueryColumns<Root>) -> (repeat SQLExpression<Root, each V>)) -> Self {
+        var nodes: [SQLNode] = []
+        for expression in repeat each expressions(SQLQueryColumns()) {
+            nodes.append(expression.node)
+        }
+        return with { $0.groupBy = nodes }
+    }
+
+    /// Keeps the groups that meet `condition` (`HAVING`).
+    public func having(_ condition: SQLCondition<Root>) -> Self {
+        with { $0.having = $0.having.map { .chain("AND", $0, condition.node) } ?? condition.node }
+    }
+
+    /// Keeps the groups that meet the condition built from the model's columns:
+    /// `.having { $0.rowCount() > 1 }`.
+    public func having(_ condition: (SQLQueryColumns<Root>) -> SQLCondition<Root>) -> Self {
+        having(condition(SQLQueryColumns()))
+    }
+
+    /// Reads the columns of key paths instead of whole models: `.select(\.id, \.title)`
+    /// fetches `(Int?, String)` tuples (one key path: its values).
+    public func select<each V: SQLColumnDecodable & SendableMetatype>(_ keyPaths: repeat KeyPath<Root, each V>) -> SQLQuery<Root, (repeat each V)> {
+        var nodes: [SQLNode] = []
+        for keyPath in repeat each keyPaths {
+            nodes.append(SQLExpression(keyPath).node)
+        }
+        return selecting(nodes)
+    }
+
+    /// Reads expressions built from the model's columns: `.select { ($0.userId, $0.views.sum()) }`.
+    public func select<each V: SQLColumnDecodable & SendableMetatype>(
+        _ expressions: (SQLQueryColumns<Root>) -> (repeat SQLExpression<Root, each V>)
+    ) -> SQLQuery<Root, (repeat each V)> {
+        var nodes: [SQLNode] = []
+        for expression in repeat each expressions(SQLQueryColumns()) {
+            nodes.append(expression.node)
+        }
+        return selecting(nodes)
+    }
+
+    /// Reads one raw SQL expression as `type`: `.select(sql: "max(length(title))", as: Int?.self)`.
+    public func select<V: SQLColumnDecodable & SendableMetatype>(sql: String, _ arguments: [SQLValue] = [], as type: V.Type) -> SQLQuery<Root, V> {
+        selecting([.raw(SQLFragment(sql, arguments))])
+    }
+
+    private func selecting<each V: SQLColumnDecodable & SendableMetatype>(_ columns: [SQLNode]) -> SQLQuery<Root, (repeat each V)> {
+        var statement = self.statement
+        statement.columns = columns
+        return SQLQuery<Root, (repeat each V)>(statement: statement) { row in try row.decodeColumns() }
+    }
+}
+
+extension SQLRowDecoder {
+    /// Reads the selected columns in order, each as its type.
+    func decodeColumns<each V: SQLColumnDecodable & SendableMetatype>() throws -> (repeat each V) {
+        var index: Int32 = 0
+        func next<T: SQLColumnDecodable>(_ type: T.Type) throws -> T {
+            defer { index += 1 }
+            do {
+                return try T.decodeSQL(SQLColumn(statement: statement, index: index))
+            } catch let mismatch as SQLColumnMismatch {
+                let column = sqlite3_column_name(statement, index).map { String(cString: $0) } ?? "\(index)"
+                throw SQLiteError.typeMismatch(
+                    table: table.name, column: column, "expected \(mismatch.expected), found \(mismatch.found)",
+                    sql: sqlite3_sql(statement).map { String(cString: $0) })
+            }
+        }
+        return (repeat try next((each V).self))
+    }
+}
+
+// MARK: - Entry points
+
+extension SQLModel {
+    /// A query of every row of the model's table; refine it with `where`, `order`, `limit`, …
+    /// (the form taking a connection, ``all(_:where:_:order:limit:)``, fetches at once).
+    public static func all() -> SQLQuery<Self, Self> {
+        SQLQuery()
+    }
+
+    /// A query of the models that meet `condition`: `Post.where(\.userId == 1)`.
+    public static func `where`(_ condition: SQLCondition<Self>) -> SQLQuery<Self, Self> {
+        all().where(condition)
+    }
+
+    /// A query of the models that meet the condition built from the columns:
+    /// `Post.where { $0.title.contains("SQL") }`.
+    public static func `where`(_ condition: (SQLQueryColumns<Self>) -> SQLCondition<Self>) -> SQLQuery<Self, Self> {
+        all().where(condition)
+    }
+
+    /// A query of every model, sorted: `Post.order(\.publishedAt.desc)`.
+    public static func order<each V>(_ keyPaths: repeat KeyPath<Self, each V>) -> SQLQuery<Self, Self> {
+        all().order(repeat each keyPaths)
+    }
+
+    /// The models read from a raw `SELECT` (see ``SQLQuery/init(sql:_:tables:)``).
+    public static func query(sql: String, _ arguments: [SQLValue] = [], tables: Set<String>? = nil) -> SQLQuery<Self, Self> {
+        SQLQuery(sql: sql, arguments, tables: tables)
+    }
+}

@@ -1,0 +1,246 @@
+import CSQLite
+import ModelSyncCore
+
+// Running queries on a connection: the statements come from the connection's cache, the
+// rows are read by the same decoder as `SQLModel.all`.
+
+extension SQLQuery {
+    /// Every element the query reads, in its order.
+    public func fetchAll(_ db: SQLiteConnection) throws -> [Element] {
+        try run(statement.rendered(), db) { statement in
+            var elements: [Element] = []
+            // The decoder holds only the statement and the table, so one serves every row.
+            var row = SQLRowDecoder(statement: statement.handle, table: Root.sqlTable)
+            while try statement.step() {
+                elements.append(try decodeRow(&row))
+            }
+            return elements
+        }
+    }
+
+    /// The first element the query reads (`LIMIT 1`), or nil.
+    public func fetchOne(_ db: SQLiteConnection) throws -> Element? {
+        var first = statement
+        first.limit = Swift.min(first.limit ?? 1, 1)
+        return try run(first.rendered(), db) { statement in
+            guard try statement.step() else { return nil }
+            var row = SQLRowDecoder(statement: statement.handle, table: Root.sqlTable)
+            return try decodeRow(&row)
+        }
+    }
+
+    /// The element whose primary key is `key`, among those the query reads, or nil.
+    public func fetchOne(_ db: SQLiteConnection, key: some SQLColumnEncodable) throws -> Element? {
+        try fetchOne(db, key: [key.sqlValue()])
+    }
+
+    /// The element whose composite primary key is `key` (values in key order), or nil.
+    public func fetchOne(_ db: SQLiteConnection, key: [SQLValue]) throws -> Element? {
+        let table = try Root.keyedTable()
+        guard key.count == table.primaryKey.count else {
+            throw SQLiteError.misuse("\(Root.schema.name) has a \(table.primaryKey.count)-column primary key; got \(key.count) values")
+        }
+        var keyed = self
+        for (field, value) in zip(table.primaryKey, key) {
+            keyed.statement.addFilter(.binary(.column(table: table.name, name: table.schema.fields[field].column), "=", .value(value)))
+        }
+        return try keyed.fetchOne(db)
+    }
+
+    /// How many elements the query reads. A plain query counts with `SELECT count(*) …
+    /// WHERE …`; one with `DISTINCT`, groups, a limit or an offset counts its rows as a subquery.
+    public func fetchCount(_ db: SQLiteConnection) throws -> Int {
+        let count = SQLNode.function("count", [.keyword("*")], distinct: false)
+        var counting = statement
+        if statement.isPlain {
+            counting.columns = [count]
+            counting.orderings = []
+        } else {
+            counting = SelectStatement(table: statement.table, source: .statement(try statement.rendered(), tables: []), columns: [count])
+        }
+        return try run(counting.rendered(), db) { statement in
+            try statement.step() ? Int(statement.value(at: 0).integerValue ?? 0) : 0
+        }
+    }
+
+    /// Whether the query reads at least one row (`SELECT EXISTS (…)`).
+    public func exists(_ db: SQLiteConnection) throws -> Bool {
+        let query = try statement.rendered()
+        return try run(SQLFragment("SELECT EXISTS (\(query.sql))", query.arguments), db) { statement in
+            try statement.step() && statement.value(at: 0) == .integer(1)
+        }
+    }
+
+    /// A cursor that reads the elements one at a time, for results too large to hold at
+    /// once. Use it inside the `read` / `write` closure that gave you `db`, and do not keep
+    /// it beyond: the statement belongs to the connection.
+    public func fetchCursor(_ db: SQLiteConnection) throws -> SQLCursor<Element> {
+        let fragment = try statement.rendered()
+        let statement = try translatingUnknownColumns(fragment) { try db.statement(for: fragment.sql) }
+        return try SQLCursor(statement: statement, arguments: fragment.arguments, table: Root.sqlTable, decodeRow: decodeRow)
+    }
+
+    /// Runs `fragment` on a cached statement.
+    func run<T>(_ fragment: SQLFragment, _ db: SQLiteConnection, _ body: (SQLStatement) throws -> T) throws -> T {
+        try translatingUnknownColumns(fragment) { try db.withStatement(fragment.sql, fragment.arguments, body) }
+    }
+
+    /// SQLite's "no such column" as a ``SQLiteError/Kind/unknownColumn(table:column:)`` error.
+    func translatingUnknownColumns<T>(_ fragment: SQLFragment, _ body: () throws -> T) throws -> T {
+        let prefix = "no such column: "
+        do {
+            return try body()
+        } catch let error as SQLiteError where error.kind == .sqlite && error.message.hasPrefix(prefix) {
+            throw SQLiteError.unknownColumn(table: statement.table, column: String(error.message.dropFirst(prefix.count)), sql: fragment.sql)
+        }
+    }
+}
+
+// MARK: - Writing
+
+/// One `SET column = value` of ``SQLQuery/updateAll(_:_:)``.
+public struct SQLAssignment<Root: SQLModel>: Sendable {
+    let column: SQLNode
+    let value: SQLNode
+
+    /// Sets the column of `keyPath` to `value`.
+    public static func set<V: SQLColumnEncodable>(_ keyPath: KeyPath<Root, V>, to value: V) -> Self {
+        Self(column: SQLExpression(keyPath).node, value: .bound(value))
+    }
+
+    /// Sets the column of `keyPath` to an expression: `.set(\.views, to: SQLExpression(\.views) + 1)`.
+    public static func set<V>(_ keyPath: KeyPath<Root, V>, to expression: SQLExpression<Root, V>) -> Self {
+        Self(column: SQLExpression(keyPath).node, value: expression.node)
+    }
+
+    /// Sets the column of `keyPath` to an expression built from the columns:
+    /// `.set(\.views) { $0.views + 1 }`.
+    public static func set<V>(_ keyPath: KeyPath<Root, V>, _ expression: (SQLQueryColumns<Root>) -> SQLExpression<Root, V>) -> Self {
+        set(keyPath, to: expression(SQLQueryColumns()))
+    }
+}
+
+extension SQLQuery {
+    /// Deletes the rows the query reads; returns how many. A query with a limit, an offset,
+    /// `DISTINCT` or groups deletes the rows its `SELECT` would read (by rowid, or by primary
+    /// key in a `WITHOUT ROWID` table).
+    @discardableResult
+    public func deleteAll(_ db: SQLiteConnection) throws -> Int {
+        let fragment = try writeStatement("DELETE FROM " + quoteIdentifier(statement.table)) { _ in }
+        try run(fragment, db) { try $0.run() }
+        return db.changes
+    }
+
+    /// Sets columns of the rows the query reads (chosen as ``deleteAll(_:)`` chooses them);
+    /// returns how many rows changed: `Post.where(\.userId == 1).updateAll(db, .set(\.views, to: 0))`.
+    @discardableResult
+    public func updateAll(_ db: SQLiteConnection, _ assignments: SQLAssignment<Root>...) throws -> Int {
+        try updateAll(db, assignments)
+    }
+
+    /// Sets columns of the rows the query reads; returns how many rows changed.
+    @discardableResult
+    public func updateAll(_ db: SQLiteConnection, _ assignments: [SQLAssignment<Root>]) throws -> Int {
+        guard !assignments.isEmpty else { return 0 }
+        let fragment = try writeStatement("UPDATE " + quoteIdentifier(statement.table) + " SET ") { renderer in
+            for (index, assignment) in assignments.enumerated() {
+                if index > 0 { renderer.write(", ") }
+                try renderer.append(assignment.column)
+                renderer.write(" = ")
+                try renderer.append(assignment.value)
+            }
+        }
+        try run(fragment, db) { try $0.run() }
+        return db.changes
+    }
+
+    /// `head`, what `body` writes, and the `WHERE` that picks the query's rows.
+    private func writeStatement(_ head: String, _ body: (inout SQLRenderer) throws -> Void) throws -> SQLFragment {
+        guard case .table(let name) = statement.source else {
+            throw SQLiteError.misuse("a query over a raw statement cannot update or delete rows")
+        }
+        var renderer = SQLRenderer(table: name)
+        renderer.write(head)
+        try body(&renderer)
+        if statement.isPlain {
+            if let filter = statement.filter {
+                renderer.write(" WHERE ")
+                try renderer.append(filter)
+            }
+        } else {
+            // The rows the SELECT reads, by their key.
+            let table = Root.sqlTable
+            let key: [SQLNode] =
+                table.schema.withoutRowID
+                ? table.primaryKey.map { .column(table: name, name: table.schema.fields[$0].column) } : [.keyword("rowid")]
+            var keys = statement
+            keys.columns = key
+            renderer.write(" WHERE ")
+            try renderer.append(key.count == 1 ? key[0] : .function("", key, distinct: false))
+            renderer.write(" IN (")
+            try renderer.append(keys)
+            renderer.write(")")
+        }
+        return renderer.fragment
+    }
+}
+
+/// Reads the elements of a query one row at a time (``SQLQuery/fetchCursor(_:)``).
+///
+/// ```swift
+/// try db.read { db in
+///     let cursor = try Post.order(\.id).fetchCursor(db)
+///     while let post = try cursor.next() { … }
+/// }
+/// ```
+public final class SQLCursor<Element> {
+    private let statement: SQLStatement
+    private var row: SQLRowDecoder
+    private let decodeRow: (inout SQLRowDecoder) throws -> Element
+    private var isFinished = false
+
+    init(statement: SQLStatement, arguments: [SQLValue], table: SQLTable, decodeRow: @escaping (inout SQLRowDecoder) throws -> Element) throws {
+        self.statement = statement
+        self.row = SQLRowDecoder(statement: statement.handle, table: table)
+        self.decodeRow = decodeRow
+        // Taken from the cache: marked in use so that the same SQL run meanwhile gets a
+        // statement of its own.
+        statement.isInUse = true
+        do {
+            try statement.bind(arguments)
+        } catch {
+            finish()
+            throw error
+        }
+    }
+
+    deinit { finish() }
+
+    /// The next element, or nil after the last one.
+    public func next() throws -> Element? {
+        guard !isFinished else { return nil }
+        do {
+            if try statement.step() { return try decodeRow(&row) }
+        } catch {
+            finish()
+            throw error
+        }
+        finish()
+        return nil
+    }
+
+    /// Resets the statement and gives it back to the connection's cache.
+    private func finish() {
+        guard !isFinished else { return }
+        isFinished = true
+        statement.reset()
+        statement.isInUse = false
+    }
+}
+
+extension SQLRenderer {
+    /// Appends SQL text as is (keywords and identifiers the builder made, never values).
+    mutating func write(_ text: String) {
+        appendRaw(SQLFragment(text))
+    }
+}

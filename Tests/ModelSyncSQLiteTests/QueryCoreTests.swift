@@ -1,0 +1,74 @@
+import Foundation
+import ModelSync
+import ModelSyncTesting
+import Testing
+
+/// The request type: filter, order, limit, the fetch methods, and SQL inspection.
+@Suite("SQLite query: core")
+struct QueryCoreTests {
+    static let columns = #""id", "name", "code", "quantity", "flags", "price", "note", "status", "created_at", "token", "tags""#
+
+    @Test func sqlAndArgumentsWithoutADatabase() throws {
+        let query = Item.where(\.quantity == 12).order(\.id.desc).limit(10)
+        #expect(try query.sql == #"SELECT \#(Self.columns) FROM "items" WHERE "quantity" = ? ORDER BY "id" DESC LIMIT ?"#)
+        #expect(try query.arguments == [.integer(12), .integer(10)])
+        #expect(query.readTables == ["items"])
+        #expect(try Item.all().sql == #"SELECT \#(Self.columns) FROM "items""#)
+    }
+
+    @Test(arguments: TestStorage.allCases)
+    func fetchAllFilteredOrderedLimited(store: TestStorage) throws {
+        let db = try itemsDatabase(store)
+        let query = Item.where(\.quantity == 12).order(\.id.desc).limit(10)
+        #expect(names(try db.read { try query.fetchAll($0) }) == ["elder_berry", "Banana"])
+        // The design's example shape, on a real database.
+        let recent = try db.read { try Item.where(\.quantity >= 5).order(\.id.desc).limit(2).fetchAll($0) }
+        #expect(names(recent) == ["elder_berry", "date"])
+        // Models come back whole.
+        #expect(try db.read { try Item.where(\.id == 1).fetchAll($0) } == [{ var item = sampleItems[0]; item.id = 1; return item }()])
+    }
+
+    @Test(arguments: TestStorage.allCases)
+    func fetchOneCountAndExists(store: TestStorage) throws {
+        let db = try itemsDatabase(store)
+        let query = Item.where(\.quantity > 4).order(\.name)
+        let one = try db.read { try query.fetchOne($0) }
+        #expect(one?.name == "Banana")  // BINARY collation: uppercase first
+        #expect(try db.read { try query.fetchCount($0) } == 4)
+        #expect(try db.read { try query.exists($0) })
+        #expect(try db.read { try Item.where(\.quantity > 100).exists($0) } == false)
+        #expect(try db.read { try Item.where(\.quantity > 100).fetchOne($0) } == nil)
+        #expect(try db.read { try Item.all().fetchCount($0) } == 6)
+    }
+
+    @Test(arguments: TestStorage.allCases)
+    func fetchOneByPrimaryKey(store: TestStorage) throws {
+        let db = try itemsDatabase(store)
+        #expect(try db.read { try Item.all().fetchOne($0, key: 3) }?.name == "cherry")
+        // The key is added to the query's own filter.
+        #expect(try db.read { try Item.where(\.quantity > 4).fetchOne($0, key: 3) } == nil)
+        #expect(try db.read { try Item.all().fetchOne($0, key: 99) } == nil)
+    }
+
+    @Test(arguments: TestStorage.allCases)
+    func theStringAPIRunsOnTheBuilder(store: TestStorage) throws {
+        let db = try itemsDatabase(store)
+        let items = try db.read { try Item.all($0, where: "quantity = ?", [12], order: "id DESC", limit: 1) }
+        #expect(names(items) == ["elder_berry"])
+        #expect(try db.read { try Item.count($0, where: "price IS NULL") } == 2)
+        #expect(try db.write { try Item.deleteAll($0, where: "quantity = ?", [12]) } == 2)
+        #expect(try db.read { try Item.count($0) } == 4)
+    }
+
+    @Test(arguments: TestStorage.allCases)
+    func aKeyPathWithoutAColumnFailsNamingIt(store: TestStorage) throws {
+        let db = try itemsDatabase(store)
+        let query = Item.where(\.isSelected == true)
+        let error = sqliteError { _ = try query.sql }
+        #expect(error?.kind == .unknownColumn(table: "items", column: #"\Item.isSelected"#))
+        let fetchError = sqliteError { _ = try db.read { try query.fetchAll($0) } }
+        #expect(fetchError?.kind == .unknownColumn(table: "items", column: #"\Item.isSelected"#))
+        // Nothing changed.
+        #expect(try db.read { try Item.all().fetchCount($0) } == 6)
+    }
+}
