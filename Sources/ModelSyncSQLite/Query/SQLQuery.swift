@@ -239,6 +239,11 @@ extension SQLModel {
         all().where(condition)
     }
 
+    /// A query of the models that meet a raw SQL condition with its own arguments.
+    public static func `where`(sql: String, _ arguments: [SQLValue] = []) -> SQLQuery<Self, Self> {
+        all().where(sql: sql, arguments)
+    }
+
     /// A query of every model, sorted: `Post.order(\.publishedAt.desc)`.
     public static func order<each V>(_ keyPaths: repeat KeyPath<Self, each V>) -> SQLQuery<Self, Self> {
         all().order(repeat each keyPaths)

@@ -126,9 +126,13 @@ extension SQLQuery {
     /// key in a `WITHOUT ROWID` table).
     @discardableResult
     public func deleteAll(_ db: SQLiteConnection) throws -> Int {
-        let fragment = try writeStatement("DELETE FROM " + quoteIdentifier(statement.table)) { _ in }
-        try run(fragment, db) { try $0.run() }
+        try run(renderedDelete(), db) { try $0.run() }
         return db.changes
+    }
+
+    /// The `DELETE` statement that ``deleteAll(_:)`` runs, and its arguments.
+    public func renderedDelete() throws -> SQLFragment {
+        try writeStatement("DELETE FROM " + quoteIdentifier(statement.table)) { _ in }
     }
 
     /// Sets columns of the rows the query reads (chosen as ``deleteAll(_:)`` chooses them);
@@ -142,7 +146,19 @@ extension SQLQuery {
     @discardableResult
     public func updateAll(_ db: SQLiteConnection, _ assignments: [SQLAssignment<Root>]) throws -> Int {
         guard !assignments.isEmpty else { return 0 }
-        let fragment = try writeStatement("UPDATE " + quoteIdentifier(statement.table) + " SET ") { renderer in
+        try run(renderedUpdate(assignments), db) { try $0.run() }
+        return db.changes
+    }
+
+    /// The `UPDATE` statement that ``updateAll(_:_:)-([SQLAssignment<Root>])`` runs, and its
+    /// arguments.
+    public func renderedUpdate(_ assignments: SQLAssignment<Root>...) throws -> SQLFragment {
+        try renderedUpdate(assignments)
+    }
+
+    /// The `UPDATE` statement for `assignments`, and its arguments.
+    public func renderedUpdate(_ assignments: [SQLAssignment<Root>]) throws -> SQLFragment {
+        try writeStatement("UPDATE " + quoteIdentifier(statement.table) + " SET ") { renderer in
             for (index, assignment) in assignments.enumerated() {
                 if index > 0 { renderer.write(", ") }
                 try renderer.append(assignment.column)
@@ -150,8 +166,6 @@ extension SQLQuery {
                 try renderer.append(assignment.value)
             }
         }
-        try run(fragment, db) { try $0.run() }
-        return db.changes
     }
 
     /// `head`, what `body` writes, and the `WHERE` that picks the query's rows.
@@ -176,6 +190,7 @@ extension SQLQuery {
             var keys = statement
             keys.columns = key
             renderer.write(" WHERE ")
+            // Several key columns are a row value: `("a", "b") IN (SELECT "a", "b" …)`.
             try renderer.append(key.count == 1 ? key[0] : .function("", key, distinct: false))
             renderer.write(" IN (")
             try renderer.append(keys)
