@@ -181,6 +181,7 @@ struct SQLRenderer {
 
     init(table: String? = nil) {
         if let table { tables = [table] }
+        sql.reserveCapacity(256)
     }
 
     /// Where a node stands, which decides whether it needs parentheses.
