@@ -60,7 +60,32 @@ struct QueryCoreTests {
         #expect(names(items) == ["elder_berry"])
         #expect(try db.read { try Item.count($0, where: "price IS NULL") } == 2)
         #expect(try db.write { try Item.deleteAll($0, where: "quantity = ?", [12]) } == 2)
+        // Arguments without a condition are a mistake, as they were before the builder.
+        let misuse = sqliteError { _ = try db.read { try Item.all($0, where: nil, [1]) } }
+        #expect(misuse?.kind == .misuse)
         #expect(try db.read { try Item.count($0) } == 4)
+    }
+
+    @Test(arguments: Store.allCases)
+    func booleanColumnsAreConditions(store: Store) throws {
+        let directory = try TemporaryDirectory()
+        let db = try store.open(directory, models: [Post.self])
+        try db.write { db in
+            for (index, pinned) in [true, false, true].enumerated() {
+                var post = Post(title: "Post \(index)")
+                post.isPinned = pinned
+                try post.insert(db)
+            }
+        }
+        let pinned = Post.where(\.isPinned)
+        #expect(try pinned.sql.hasSuffix(#"FROM "posts" WHERE "is_pinned""#))
+        #expect(try db.read { try pinned.order(\.id).fetchAll($0) }.map(\.title) == ["Post 0", "Post 2"])
+        let notPinned = Post.where(!SQLCondition(\.isPinned))
+        #expect(try notPinned.sql.hasSuffix(#"WHERE NOT "is_pinned""#))
+        #expect(try db.read { try notPinned.fetchAll($0) }.map(\.title) == ["Post 1"])
+        let equal = Post.where(\.isPinned == false)
+        #expect(try equal.arguments == [0])
+        #expect(try db.read { try equal.fetchAll($0) }.map(\.title) == ["Post 1"])
     }
 
     @Test(arguments: Store.allCases)

@@ -19,6 +19,7 @@ public struct SQLFragment: Sendable, Hashable, CustomStringConvertible {
         self.arguments = arguments
     }
 
+    /// The SQL, then its arguments after `--`.
     public var description: String {
         arguments.isEmpty ? sql : "\(sql) -- \(arguments.map(\.description).joined(separator: ", "))"
     }

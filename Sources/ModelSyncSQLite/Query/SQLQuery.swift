@@ -239,6 +239,11 @@ extension SQLModel {
         all().where(condition)
     }
 
+    /// A query of the models whose boolean column is true: `Post.where(\.isPinned)`.
+    public static func `where`(_ keyPath: KeyPath<Self, Bool>) -> SQLQuery<Self, Self> {
+        all().where(keyPath)
+    }
+
     /// A query of the models that meet a raw SQL condition with its own arguments.
     public static func `where`(sql: String, _ arguments: [SQLValue] = []) -> SQLQuery<Self, Self> {
         all().where(sql: sql, arguments)
