@@ -33,6 +33,15 @@ struct QueryCoreTests {
         let directory = try TemporaryDirectory()
         let db = try itemsDatabase(store, directory)
         let query = Item.where(\.quantity > 4).order(\.name)
+        #expect(try query.renderedFirst() == SQLFragment(#"SELECT \#(Self.columns) FROM "items" WHERE "quantity" > ? ORDER BY "name" LIMIT ?"#, [4, 1]))
+        #expect(try query.renderedCount() == SQLFragment(#"SELECT count(*) FROM "items" WHERE "quantity" > ?"#, [4]))
+        #expect(
+            try query.renderedExists()
+                == SQLFragment(#"SELECT EXISTS (SELECT \#(Self.columns) FROM "items" WHERE "quantity" > ? ORDER BY "name")"#, [4]))
+        #expect(
+            try query.limit(2).renderedCount()
+                == SQLFragment(#"SELECT count(*) FROM (SELECT \#(Self.columns) FROM "items" WHERE "quantity" > ? ORDER BY "name" LIMIT ?)"#, [4, 2]))
+        #expect(try db.read { try query.limit(2).fetchCount($0) } == 2)
         let one = try db.read { try query.fetchOne($0) }
         #expect(one?.name == "Banana")  // BINARY collation: uppercase first
         #expect(try db.read { try query.fetchCount($0) } == 4)
@@ -46,10 +55,25 @@ struct QueryCoreTests {
     func fetchOneByPrimaryKey(store: Store) throws {
         let directory = try TemporaryDirectory()
         let db = try itemsDatabase(store, directory)
+        try db.write { try Membership.createTable($0) }
         #expect(try db.read { try Item.all().fetchOne($0, key: 3) }?.name == "cherry")
         // The key is added to the query's own filter.
         #expect(try db.read { try Item.where(\.quantity > 4).fetchOne($0, key: 3) } == nil)
         #expect(try db.read { try Item.all().fetchOne($0, key: 99) } == nil)
+        #expect(try Item.where(\.quantity > 4).where(key: 3).rendered() == SQLFragment(#"SELECT \#(Self.columns) FROM "items" WHERE "quantity" > ? AND "id" = ?"#, [4, 3]))
+        #expect(names(try db.read { try Item.all().where(key: 2).fetchAll($0) }) == ["Banana"])
+
+        // A composite key, and keys of the wrong length.
+        try db.write { db in
+            var membership = Membership(groupId: 1, userId: 2, role: "admin")
+            try membership.insert(db)
+        }
+        let byKey = Membership.all().where(key: [1, 2])
+        #expect(try byKey.sql.hasSuffix(#"FROM "memberships" WHERE "groupId" = ? AND "userId" = ?"#))
+        #expect(try byKey.arguments == [1, 2])
+        #expect(try db.read { try Membership.all().fetchOne($0, key: [1, 2]) }?.role == "admin")
+        #expect(try db.read { try Membership.all().fetchOne($0, key: [2, 1]) } == nil)
+        #expect(sqliteError { _ = try db.read { try Membership.all().fetchOne($0, key: 1) } }?.kind == .misuse)
     }
 
     @Test(arguments: Store.allCases)
