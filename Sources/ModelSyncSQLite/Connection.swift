@@ -36,6 +36,9 @@ public final class SQLiteConnection {
         self.path = path
         self.configuration = configuration
         sqlite3_extended_result_codes(handle, 1)
+        // Every identifier ModelSync writes is double-quoted: one that names no column must
+        // fail ("no such column"), not read as a string.
+        modelsync_disable_dqs_dml(handle)
         sqlite3_busy_timeout(handle, Int32(max(0, configuration.busyTimeout * 1000)))
         do {
             // Reading the schema makes a file that is not a database fail here, at open.

@@ -104,7 +104,11 @@ extension SQLModel {
     /// The builder query of the string-based API.
     private static func query(where condition: String?, _ arguments: [SQLValue], order: String?, limit: Int?) -> SQLQuery<Self, Self> {
         var query = all()
-        if let condition { query = query.where(sql: condition, arguments) }
+        if let condition {
+            query = query.where(sql: condition, arguments)
+        } else if !arguments.isEmpty {
+            query = query.where(SQLCondition(node: .failure(.misuse("\(arguments.count) arguments given without a condition"))))
+        }
         if let order { query = query.order(.sql(order)) }
         if let limit { query = query.limit(limit) }
         return query

@@ -79,7 +79,10 @@ func quoteLiteral(_ text: String) -> String {
 /// `"name"` with inner double quotes doubled: every identifier ModelSync writes into SQL goes
 /// through this, so table and column names can be anything, keywords included.
 public func quoteIdentifier(_ name: String) -> String {
-    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    // Queries quote their table and columns each time they render: skip Foundation's
+    // replacement for the usual names, which hold no quote.
+    guard name.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + name + "\"" }
+    return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
 }
 
 // SQLITE_TRANSIENT: SQLite copies the bytes before the bind call returns.

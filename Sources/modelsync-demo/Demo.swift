@@ -10,6 +10,7 @@ struct Demo {
             try JSONMappingSection.run()
             try EditingSection.run()
             try SQLiteSection.run()
+            try QueriesSection.run()
             try RelationsSection.run()
             try await RemoteSection.run()
             try await StorageSection.run()

@@ -32,6 +32,15 @@ struct QueryCoreTests {
     func fetchOneCountAndExists(store: TestStorage) throws {
         let db = try itemsDatabase(store)
         let query = Item.where(\.quantity > 4).order(\.name)
+        #expect(try query.renderedFirst() == SQLFragment(#"SELECT \#(Self.columns) FROM "items" WHERE "quantity" > ? ORDER BY "name" LIMIT ?"#, [4, 1]))
+        #expect(try query.renderedCount() == SQLFragment(#"SELECT count(*) FROM "items" WHERE "quantity" > ?"#, [4]))
+        #expect(
+            try query.renderedExists()
+                == SQLFragment(#"SELECT EXISTS (SELECT \#(Self.columns) FROM "items" WHERE "quantity" > ? ORDER BY "name")"#, [4]))
+        #expect(
+            try query.limit(2).renderedCount()
+                == SQLFragment(#"SELECT count(*) FROM (SELECT \#(Self.columns) FROM "items" WHERE "quantity" > ? ORDER BY "name" LIMIT ?)"#, [4, 2]))
+        #expect(try db.read { try query.limit(2).fetchCount($0) } == 2)
         let one = try db.read { try query.fetchOne($0) }
         #expect(one?.name == "Banana")  // BINARY collation: uppercase first
         #expect(try db.read { try query.fetchCount($0) } == 4)
@@ -44,10 +53,25 @@ struct QueryCoreTests {
     @Test(arguments: TestStorage.allCases)
     func fetchOneByPrimaryKey(store: TestStorage) throws {
         let db = try itemsDatabase(store)
+        try db.write { try Membership.createTable($0) }
         #expect(try db.read { try Item.all().fetchOne($0, key: 3) }?.name == "cherry")
         // The key is added to the query's own filter.
         #expect(try db.read { try Item.where(\.quantity > 4).fetchOne($0, key: 3) } == nil)
         #expect(try db.read { try Item.all().fetchOne($0, key: 99) } == nil)
+        #expect(try Item.where(\.quantity > 4).where(key: 3).rendered() == SQLFragment(#"SELECT \#(Self.columns) FROM "items" WHERE "quantity" > ? AND "id" = ?"#, [4, 3]))
+        #expect(names(try db.read { try Item.all().where(key: 2).fetchAll($0) }) == ["Banana"])
+
+        // A composite key, and keys of the wrong length.
+        try db.write { db in
+            var membership = Membership(groupId: 1, userId: 2, role: "admin")
+            try membership.insert(db)
+        }
+        let byKey = Membership.all().where(key: [1, 2])
+        #expect(try byKey.sql.hasSuffix(#"FROM "memberships" WHERE "groupId" = ? AND "userId" = ?"#))
+        #expect(try byKey.arguments == [1, 2])
+        #expect(try db.read { try Membership.all().fetchOne($0, key: [1, 2]) }?.role == "admin")
+        #expect(try db.read { try Membership.all().fetchOne($0, key: [2, 1]) } == nil)
+        #expect(sqliteError { _ = try db.read { try Membership.all().fetchOne($0, key: 1) } }?.kind == .misuse)
     }
 
     @Test(arguments: TestStorage.allCases)
@@ -57,7 +81,31 @@ struct QueryCoreTests {
         #expect(names(items) == ["elder_berry"])
         #expect(try db.read { try Item.count($0, where: "price IS NULL") } == 2)
         #expect(try db.write { try Item.deleteAll($0, where: "quantity = ?", [12]) } == 2)
+        // Arguments without a condition are a mistake, as they were before the builder.
+        let misuse = sqliteError { _ = try db.read { try Item.all($0, where: nil, [1]) } }
+        #expect(misuse?.kind == .misuse)
         #expect(try db.read { try Item.count($0) } == 4)
+    }
+
+    @Test(arguments: TestStorage.allCases)
+    func booleanColumnsAreConditions(store: TestStorage) throws {
+        let db = try store.open(models: [Post.self])
+        try db.write { db in
+            for (index, pinned) in [true, false, true].enumerated() {
+                var post = Post(title: "Post \(index)")
+                post.isPinned = pinned
+                try post.insert(db)
+            }
+        }
+        let pinned = Post.where(\.isPinned)
+        #expect(try pinned.sql.hasSuffix(#"FROM "posts" WHERE "is_pinned""#))
+        #expect(try db.read { try pinned.order(\.id).fetchAll($0) }.map(\.title) == ["Post 0", "Post 2"])
+        let notPinned = Post.where(!SQLCondition(\.isPinned))
+        #expect(try notPinned.sql.hasSuffix(#"WHERE NOT "is_pinned""#))
+        #expect(try db.read { try notPinned.fetchAll($0) }.map(\.title) == ["Post 1"])
+        let equal = Post.where(\.isPinned == false)
+        #expect(try equal.arguments == [0])
+        #expect(try db.read { try equal.fetchAll($0) }.map(\.title) == ["Post 1"])
     }
 
     @Test(arguments: TestStorage.allCases)

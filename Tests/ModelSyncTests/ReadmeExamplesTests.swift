@@ -304,3 +304,38 @@ extension Readme {
         #expect(try db.read { try Book.all($0) }.map(\.title) == ["Binti"])
     }
 }
+
+extension ReadmeSQLiteExampleTests {
+    @Test func queriesSection() throws {
+        let db = try Database(inMemory: [Article.self])
+        var rows = [
+            Article(userId: 1, title: "Hello", slug: "hello"), Article(userId: 2, title: "Hello there", slug: "there"),
+            Article(userId: 2, title: "Other", slug: "other"), Article(userId: 3, title: String(repeating: "x", count: 101), slug: "long"),
+        ]
+        try db.write { try Article.saveAll(&rows, $0) }
+
+        let recent = try db.read { try Article.where(\.userId == 1).order(\.id.desc).limit(10).fetchAll($0) }
+
+        let query = Article.where { $0.title.hasPrefix("Hello") && ($0.publishedAt == nil || $0.userId.in([1, 2])) }
+        #expect(try query.sql.hasSuffix(#"FROM "articles" WHERE "title" GLOB ? AND ("published_at" IS NULL OR "user_id" IN (?, ?))"#))
+        #expect("\(try query.arguments)" == "[TEXT 'Hello*', INTEGER 1, INTEGER 2]")
+
+        let titles = try db.read { try Article.order(\.title).select(\.id, \.title).fetchAll($0) }        // [(Int?, String)]
+        let busy = try db.read {
+            try Article.all().select { ($0.userId, $0.rowCount()) }.group(by: \.userId).having { $0.rowCount() > 1 }.fetchAll($0)
+        }
+        let moved = try db.write { try Article.where(\.userId == 2).updateAll($0, .set(\.title, to: "Moved")) }   // 2 rows
+        let removed = try db.write { try Article.where(sql: "length(title) > ?", [100]).deleteAll($0) }  // raw SQL
+        let first = try db.read { try Article.query(sql: "SELECT * FROM articles WHERE id = ?", [1]).fetchOne($0) }
+
+        #expect(recent.map(\.title) == ["Hello"])
+        #expect(try db.read { try query.fetchCount($0) } == 1)  // "Hello there" is "Moved" now
+        #expect(titles.map(\.1) == ["Hello", "Hello there", "Other", String(repeating: "x", count: 101)])
+        #expect(titles.map(\.0) == [1, 2, 3, 4])
+        #expect(busy.count == 1 && busy[0] == (2, 2))
+        #expect(try db.read { try Article.where(\.title == "Moved").fetchCount($0) } == 2)
+        #expect(try db.read { try Article.all().fetchCount($0) } == 3)
+        #expect(first?.slug == "hello")
+        #expect(moved == 2 && removed == 1)
+    }
+}

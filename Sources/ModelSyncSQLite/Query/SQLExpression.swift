@@ -39,6 +39,12 @@ public struct SQLExpression<Root: SQLModel, Value>: Sendable {
         Self(node: Other.sqlTable.columnNode(keyPath).node)
     }
 
+    /// The column of another model's table whose type is the wrapped type of this optional
+    /// one (a foreign key compared with an optional primary key).
+    public static func outer<Other: SQLModel, Wrapped>(_ keyPath: KeyPath<Other, Wrapped>) -> Self where Value == Wrapped? {
+        Self(node: Other.sqlTable.columnNode(keyPath).node)
+    }
+
     /// `x IS NULL`.
     public var isNull: SQLCondition<Root> { SQLCondition(node: .postfix(node, "IS NULL")) }
     /// `x IS NOT NULL`.

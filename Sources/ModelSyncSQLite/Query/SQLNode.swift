@@ -19,6 +19,7 @@ public struct SQLFragment: Sendable, Hashable, CustomStringConvertible {
         self.arguments = arguments
     }
 
+    /// The SQL, then its arguments after `--`.
     public var description: String {
         arguments.isEmpty ? sql : "\(sql) -- \(arguments.map(\.description).joined(separator: ", "))"
     }
@@ -181,6 +182,7 @@ struct SQLRenderer {
 
     init(table: String? = nil) {
         if let table { tables = [table] }
+        sql.reserveCapacity(256)
     }
 
     /// Where a node stands, which decides whether it needs parentheses.

@@ -217,26 +217,47 @@ extension SQLExpression {
         SQLExpression<Root, Int>(node: .function("count", [node], distinct: distinct))
     }
 
-    /// `min(x)`; nil when there is no row (or only `NULL`s).
-    public func min() -> SQLExpression<Root, Value?> {
-        SQLExpression<Root, Value?>(node: .function("min", [node], distinct: false))
-    }
-
-    /// `max(x)`; nil when there is no row (or only `NULL`s).
-    public func max() -> SQLExpression<Root, Value?> {
-        SQLExpression<Root, Value?>(node: .function("max", [node], distinct: false))
-    }
-
     /// `avg(x)` as a double; nil when there is no row.
     public func average(distinct: Bool = false) -> SQLExpression<Root, Double?> {
         SQLExpression<Root, Double?>(node: .function("avg", [node], distinct: distinct))
     }
 }
 
+extension SQLExpression where Value: Comparable {
+    /// `min(x)`; nil when there is no row.
+    public func min() -> SQLExpression<Root, Value?> {
+        SQLExpression<Root, Value?>(node: .function("min", [node], distinct: false))
+    }
+
+    /// `max(x)`; nil when there is no row.
+    public func max() -> SQLExpression<Root, Value?> {
+        SQLExpression<Root, Value?>(node: .function("max", [node], distinct: false))
+    }
+}
+
 extension SQLExpression where Value: Numeric {
-    /// `sum(x)`; nil when there is no row (or only `NULL`s).
+    /// `sum(x)`; nil when there is no row.
     public func sum(distinct: Bool = false) -> SQLExpression<Root, Value?> {
         SQLExpression<Root, Value?>(node: .function("sum", [node], distinct: distinct))
+    }
+}
+
+// Optional columns: the aggregate is optional once, not twice (`Double?`, not `Double??`).
+extension SQLExpression {
+    /// `min(x)` of an optional column; nil when there is no row or only `NULL`s.
+    public func min<Wrapped>() -> SQLExpression<Root, Wrapped?> where Value == Wrapped? {
+        SQLExpression<Root, Wrapped?>(node: .function("min", [node], distinct: false))
+    }
+
+    /// `max(x)` of an optional column; nil when there is no row or only `NULL`s.
+    public func max<Wrapped>() -> SQLExpression<Root, Wrapped?> where Value == Wrapped? {
+        SQLExpression<Root, Wrapped?>(node: .function("max", [node], distinct: false))
+    }
+
+    /// `sum(x)` of an optional numeric column (`NULL`s are skipped); nil when there is no
+    /// row or only `NULL`s.
+    public func sum<Wrapped: Numeric>(distinct: Bool = false) -> SQLExpression<Root, Wrapped?> where Value == Wrapped? {
+        SQLExpression<Root, Wrapped?>(node: .function("sum", [node], distinct: distinct))
     }
 }
 

@@ -94,6 +94,35 @@ extension SQLQuery {
         `where`(SQLCondition.sql(sql, arguments))
     }
 
+    /// Keeps the row whose primary key is `key`.
+    public func `where`(key: some SQLColumnEncodable) -> Self {
+        `where`(key: [SQLNode.bound(key)])
+    }
+
+    /// Keeps the row whose composite primary key is `key` (values in key order). A model
+    /// without a primary key, or a key of the wrong length, makes the query fail with
+    /// ``SQLiteError/Kind/misuse``.
+    public func `where`(key: [SQLValue]) -> Self {
+        `where`(key: key.map(SQLNode.value))
+    }
+
+    private func `where`(key: [SQLNode]) -> Self {
+        let table = Root.sqlTable
+        let fields = table.schema.fields
+        guard !table.primaryKey.isEmpty, key.count == table.primaryKey.count else {
+            let message =
+                table.primaryKey.isEmpty
+                ? "\(Root.schema.name) has no primary key; mark one with @PrimaryKey"
+                : "\(Root.schema.name) has a \(table.primaryKey.count)-column primary key; got \(key.count) values"
+            return with { $0.addFilter(.failure(.misuse(message))) }
+        }
+        return with { statement in
+            for (field, value) in zip(table.primaryKey, key) {
+                statement.addFilter(.binary(.column(table: table.name, name: fields[field].column), "=", value))
+            }
+        }
+    }
+
     /// Sorts by the columns of key paths, each ascending or as `\.x.asc` / `\.x.desc` say:
     /// `.order(\.userId, \.id.desc)`. Replaces any previous ordering.
     public func order<each V>(_ keyPaths: repeat KeyPath<Root, each V>) -> Self {
@@ -237,6 +266,16 @@ extension SQLModel {
     /// `Post.where { $0.title.contains("SQL") }`.
     public static func `where`(_ condition: (SQLQueryColumns<Self>) -> SQLCondition<Self>) -> SQLQuery<Self, Self> {
         all().where(condition)
+    }
+
+    /// A query of the models whose boolean column is true: `Post.where(\.isPinned)`.
+    public static func `where`(_ keyPath: KeyPath<Self, Bool>) -> SQLQuery<Self, Self> {
+        all().where(keyPath)
+    }
+
+    /// A query of the models that meet a raw SQL condition with its own arguments.
+    public static func `where`(sql: String, _ arguments: [SQLValue] = []) -> SQLQuery<Self, Self> {
+        all().where(sql: sql, arguments)
     }
 
     /// A query of every model, sorted: `Post.order(\.publishedAt.desc)`.

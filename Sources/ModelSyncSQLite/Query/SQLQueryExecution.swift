@@ -20,9 +20,7 @@ extension SQLQuery {
 
     /// The first element the query reads (`LIMIT 1`), or nil.
     public func fetchOne(_ db: SQLiteConnection) throws -> Element? {
-        var first = statement
-        first.limit = Swift.min(first.limit ?? 1, 1)
-        return try run(first.rendered(), db) { statement in
+        try run(renderedFirst(), db) { statement in
             guard try statement.step() else { return nil }
             var row = SQLRowDecoder(statement: statement.handle, table: Root.sqlTable)
             return try decodeRow(&row)
@@ -31,25 +29,38 @@ extension SQLQuery {
 
     /// The element whose primary key is `key`, among those the query reads, or nil.
     public func fetchOne(_ db: SQLiteConnection, key: some SQLColumnEncodable) throws -> Element? {
-        try fetchOne(db, key: [key.sqlValue()])
+        try `where`(key: key).fetchOne(db)
     }
 
     /// The element whose composite primary key is `key` (values in key order), or nil.
     public func fetchOne(_ db: SQLiteConnection, key: [SQLValue]) throws -> Element? {
-        let table = try Root.keyedTable()
-        guard key.count == table.primaryKey.count else {
-            throw SQLiteError.misuse("\(Root.schema.name) has a \(table.primaryKey.count)-column primary key; got \(key.count) values")
-        }
-        var keyed = self
-        for (field, value) in zip(table.primaryKey, key) {
-            keyed.statement.addFilter(.binary(.column(table: table.name, name: table.schema.fields[field].column), "=", .value(value)))
-        }
-        return try keyed.fetchOne(db)
+        try `where`(key: key).fetchOne(db)
     }
 
     /// How many elements the query reads. A plain query counts with `SELECT count(*) …
     /// WHERE …`; one with `DISTINCT`, groups, a limit or an offset counts its rows as a subquery.
     public func fetchCount(_ db: SQLiteConnection) throws -> Int {
+        try run(renderedCount(), db) { statement in
+            try statement.step() ? Int(statement.value(at: 0).integerValue ?? 0) : 0
+        }
+    }
+
+    /// Whether the query reads at least one row (`SELECT EXISTS (…)`).
+    public func exists(_ db: SQLiteConnection) throws -> Bool {
+        try run(renderedExists(), db) { statement in
+            try statement.step() && statement.value(at: 0) == .integer(1)
+        }
+    }
+
+    /// The statement ``fetchOne(_:)`` runs: the query with `LIMIT 1` (a smaller limit stays).
+    public func renderedFirst() throws -> SQLFragment {
+        var first = statement
+        first.limit = Swift.min(first.limit ?? 1, 1)
+        return try first.rendered()
+    }
+
+    /// The statement ``fetchCount(_:)`` runs, and its arguments.
+    public func renderedCount() throws -> SQLFragment {
         let count = SQLNode.function("count", [.keyword("*")], distinct: false)
         var counting = statement
         if statement.isPlain {
@@ -58,17 +69,13 @@ extension SQLQuery {
         } else {
             counting = SelectStatement(table: statement.table, source: .statement(try statement.rendered(), tables: []), columns: [count])
         }
-        return try run(counting.rendered(), db) { statement in
-            try statement.step() ? Int(statement.value(at: 0).integerValue ?? 0) : 0
-        }
+        return try counting.rendered()
     }
 
-    /// Whether the query reads at least one row (`SELECT EXISTS (…)`).
-    public func exists(_ db: SQLiteConnection) throws -> Bool {
+    /// The statement ``exists(_:)`` runs, and its arguments.
+    public func renderedExists() throws -> SQLFragment {
         let query = try statement.rendered()
-        return try run(SQLFragment("SELECT EXISTS (\(query.sql))", query.arguments), db) { statement in
-            try statement.step() && statement.value(at: 0) == .integer(1)
-        }
+        return SQLFragment("SELECT EXISTS (\(query.sql))", query.arguments)
     }
 
     /// A cursor that reads the elements one at a time, for results too large to hold at
@@ -126,9 +133,13 @@ extension SQLQuery {
     /// key in a `WITHOUT ROWID` table).
     @discardableResult
     public func deleteAll(_ db: SQLiteConnection) throws -> Int {
-        let fragment = try writeStatement("DELETE FROM " + quoteIdentifier(statement.table)) { _ in }
-        try run(fragment, db) { try $0.run() }
+        try run(renderedDelete(), db) { try $0.run() }
         return db.changes
+    }
+
+    /// The `DELETE` statement that ``deleteAll(_:)`` runs, and its arguments.
+    public func renderedDelete() throws -> SQLFragment {
+        try writeStatement("DELETE FROM " + quoteIdentifier(statement.table)) { _ in }
     }
 
     /// Sets columns of the rows the query reads (chosen as ``deleteAll(_:)`` chooses them);
@@ -142,7 +153,19 @@ extension SQLQuery {
     @discardableResult
     public func updateAll(_ db: SQLiteConnection, _ assignments: [SQLAssignment<Root>]) throws -> Int {
         guard !assignments.isEmpty else { return 0 }
-        let fragment = try writeStatement("UPDATE " + quoteIdentifier(statement.table) + " SET ") { renderer in
+        try run(renderedUpdate(assignments), db) { try $0.run() }
+        return db.changes
+    }
+
+    /// The `UPDATE` statement that ``updateAll(_:_:)-([SQLAssignment<Root>])`` runs, and its
+    /// arguments.
+    public func renderedUpdate(_ assignments: SQLAssignment<Root>...) throws -> SQLFragment {
+        try renderedUpdate(assignments)
+    }
+
+    /// The `UPDATE` statement for `assignments`, and its arguments.
+    public func renderedUpdate(_ assignments: [SQLAssignment<Root>]) throws -> SQLFragment {
+        try writeStatement("UPDATE " + quoteIdentifier(statement.table) + " SET ") { renderer in
             for (index, assignment) in assignments.enumerated() {
                 if index > 0 { renderer.write(", ") }
                 try renderer.append(assignment.column)
@@ -150,8 +173,6 @@ extension SQLQuery {
                 try renderer.append(assignment.value)
             }
         }
-        try run(fragment, db) { try $0.run() }
-        return db.changes
     }
 
     /// `head`, what `body` writes, and the `WHERE` that picks the query's rows.
@@ -176,6 +197,7 @@ extension SQLQuery {
             var keys = statement
             keys.columns = key
             renderer.write(" WHERE ")
+            // Several key columns are a row value: `("a", "b") IN (SELECT "a", "b" …)`.
             try renderer.append(key.count == 1 ? key[0] : .function("", key, distinct: false))
             renderer.write(" IN (")
             try renderer.append(keys)

@@ -138,14 +138,14 @@ enum SQLiteWorkloads {
             let select = "SELECT \(Row.schema.fields.map { quoteIdentifier($0.column) }.joined(separator: ", ")) FROM \(quoteIdentifier(Row.sqlTable.name))"
             let ours = Contender.ours {
                 _ = files
-                return try db.read { try Row.all($0) }.count
+                return try db.read { try Row.all().fetchAll($0) }.count
             }
             let peer = Contender(name: "raw_c") {
                 try raw(rawDB.handle, select).count
             }
             let grdb = try GRDBPeers.fetch(rows, createSQL: Row.sqlTable.createTableSQL(), directory: files.directory)
             return PreparedWorkload(ours: ours, peers: [peer] + grdb.contenders) {
-                try expectEqual(try db.read { try Row.all($0) }, rows, "\(name) ours")
+                try expectEqual(try db.read { try Row.all().fetchAll($0) }, rows, "\(name) ours")
                 try expectEqual(try raw(rawDB.handle, select), rows, "\(name) raw_c")
                 for (index, fetched) in try grdb.verify().enumerated() {
                     try expectEqual(fetched, rows, "\(name) \(grdb.contenders[index].name)")
@@ -264,7 +264,7 @@ final class Files: Sendable {
 }
 
 /// The raw C side's connection: the same pragmas as ModelSync's writer.
-private final class RawDatabase: @unchecked Sendable {
+final class RawDatabase: @unchecked Sendable {
     let handle: OpaquePointer
 
     init(path: String, schema: String?) throws {
