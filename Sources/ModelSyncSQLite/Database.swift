@@ -1,4 +1,5 @@
 import Foundation
+import ModelSyncCore
 
 /// How a ``Database`` opens its connections.
 public struct DatabaseConfiguration: Sendable {
@@ -64,6 +65,9 @@ public final class Database: Sendable {
     private let readers: ReaderPool?
     /// The live observations, told after each commit which tables changed.
     let observations: ObservationCenter
+    /// Whether the writer collects changed tables: from the first observation on, so that
+    /// databases nobody observes never pay for SQLite's hooks.
+    private let tracksChanges = Locked(false)
 
     /// Opens (creating if needed) the database file at `path`, runs the pending `migrations`,
     /// and prepares the tables of `models`: creates missing ones when
@@ -82,7 +86,6 @@ public final class Database: Sendable {
             try connection.execute("PRAGMA journal_mode = WAL")
             try connection.execute("PRAGMA synchronous = NORMAL")
         }
-        connection.trackChanges()
         self.writer = Exclusive(connection)
         self.observations = ObservationCenter(concurrentFetches: min(max(1, configuration.maximumReaders), ProcessInfo.processInfo.activeProcessorCount))
         self.readers = ReaderPool(maximum: max(1, configuration.maximumReaders)) {
@@ -102,9 +105,7 @@ public final class Database: Sendable {
     ) throws {
         self.path = nil
         self.configuration = configuration
-        let connection = try SQLiteConnection(path: ":memory:", readOnly: false, configuration: configuration)
-        connection.trackChanges()
-        self.writer = Exclusive(connection)
+        self.writer = Exclusive(try SQLiteConnection(path: ":memory:", readOnly: false, configuration: configuration))
         // One connection: observations fetch one batch at a time.
         self.observations = ObservationCenter(concurrentFetches: 1)
         self.readers = nil
@@ -164,6 +165,15 @@ public final class Database: Sendable {
             defer { committed = connection.takeCommittedChanges() }
             return try body(connection)
         }
+    }
+
+    /// Makes the writer collect the tables each transaction changes, if it does not yet. An
+    /// observation calls it before its first fetch: the fetch sees every commit before, the
+    /// hooks every commit after.
+    func trackChanges() {
+        guard !tracksChanges.current else { return }
+        writer.withLock { $0.trackChanges() }
+        tracksChanges.withLock { $0 = true }
     }
 
     // MARK: - Asynchronous access

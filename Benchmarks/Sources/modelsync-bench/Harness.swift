@@ -13,6 +13,8 @@ enum ThroughputUnit: String, Sendable {
     case rowsPerSecond = "rows/s"
     /// Requests per second (the size's count is the number of requests).
     case requestsPerSecond = "requests/s"
+    /// Committed write transactions per second (the size's count is the number of commits).
+    case commitsPerSecond = "commits/s"
 }
 
 /// One size a workload runs at.
@@ -183,7 +185,7 @@ struct WorkloadResult {
         let seconds = measurement.median.seconds
         switch workload.unit {
         case .mebibytesPerSecond: return Double(bytes ?? 0) / 1_048_576 / seconds
-        case .rowsPerSecond, .requestsPerSecond: return Double(size.count) / seconds
+        case .rowsPerSecond, .requestsPerSecond, .commitsPerSecond: return Double(size.count) / seconds
         }
     }
 
@@ -449,7 +451,7 @@ enum TextReport {
     static func throughput(_ value: Double, _ unit: ThroughputUnit) -> String {
         let number = switch unit {
         case .mebibytesPerSecond: format(value, 1)
-        case .rowsPerSecond, .requestsPerSecond:
+        case .rowsPerSecond, .requestsPerSecond, .commitsPerSecond:
             value >= 1e6 ? format(value / 1e6, 2) + "M" : value >= 1e4 ? format(value / 1e3, 0) + "k" : format(value, 0)
         }
         return number + " " + unit.rawValue

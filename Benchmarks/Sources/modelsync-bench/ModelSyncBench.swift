@@ -6,7 +6,7 @@ extension Workload {
     static let all: [Workload] = [
         JSONWorkloads.decode,
         JSONWorkloads.encode,
-    ] + SQLiteWorkloads.all + RemoteWorkloads.all
+    ] + SQLiteWorkloads.all + ObservationWorkloads.all + RemoteWorkloads.all
 }
 
 /// `modelsync-bench`: times ModelSync against its peers and prints a table and `RESULT` lines.

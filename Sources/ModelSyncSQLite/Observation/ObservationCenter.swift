@@ -126,6 +126,7 @@ final class ObservationCenter: Sendable {
     /// Fetches a batch in one read transaction, then schedules again those that a commit
     /// concerned meanwhile.
     private func refresh(_ ids: [Int], in database: Database) {
+        database.trackChanges()
         // Marked as fetching before the read transaction takes its snapshot: a commit from now
         // on may be missing from it, and sets `changedMeanwhile`.
         let batch: [(id: Int, observer: any ObservationFetching)] = state.withLock { state in

@@ -1,6 +1,6 @@
 extension SQLiteConnection {
     /// Starts collecting the tables each transaction changes (the writer connection of a
-    /// ``Database`` does this once, when it opens).
+    /// ``Database``, once something observes it).
     func trackChanges() {
         guard changeTracker == nil else { return }
         let tracker = ChangeTracker()

@@ -250,7 +250,7 @@ enum SQLiteWorkloads {
 }
 
 /// Two database files in a temporary directory, removed when the last reference goes.
-private final class Files: Sendable {
+final class Files: Sendable {
     let directory: URL
     var ours: String { directory.appendingPathComponent("ours.sqlite").path }
     var raw: String { directory.appendingPathComponent("raw.sqlite").path }
