@@ -10,6 +10,7 @@ struct Demo {
             try JSONMappingSection.run()
             try EditingSection.run()
             try SQLiteSection.run()
+            try await LiveQueriesSection.run()
             try await RemoteSection.run()
             print("\nDone.")
         } catch {
