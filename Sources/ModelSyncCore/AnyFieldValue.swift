@@ -16,7 +16,7 @@ package func unwrapped(_ value: Any) -> Any? {
 }
 
 /// Whether two field values are equal, when their type is `Equatable`; nil when it is not.
-func fieldValuesEqual(_ lhs: Any, _ rhs: Any) -> Bool? {
+package func fieldValuesEqual(_ lhs: Any, _ rhs: Any) -> Bool? {
     guard let lhs = lhs as? any Equatable else { return nil }
     return lhs.isEqual(to: rhs)
 }

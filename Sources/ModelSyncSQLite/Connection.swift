@@ -19,6 +19,14 @@ public final class SQLiteConnection {
     var preparedTables: Set<ObjectIdentifier> = []
     /// Settings shared with the ``Database`` that opened the connection.
     let configuration: DatabaseConfiguration
+    /// The authorizer that tells each compiled statement which tables it reads and writes.
+    let tableAccess = TableAccessRecorder()
+    /// On the writer connection only: the tables changed per transaction (see
+    /// ``trackChanges()``).
+    var changeTracker: ChangeTracker?
+    /// While set, collects the tables read by the statements that run (see
+    /// ``recordingReadTables(_:)``).
+    var readTableRecorder: Set<String>?
 
     /// Opens a connection. `readOnly` opens the file read-only; a missing file is created
     /// unless `readOnly` is set.
@@ -39,6 +47,7 @@ public final class SQLiteConnection {
         // Every identifier ModelSync writes is double-quoted: one that names no column must
         // fail ("no such column"), not read as a string.
         modelsync_disable_dqs_dml(handle)
+        tableAccess.install(on: handle)
         sqlite3_busy_timeout(handle, Int32(max(0, configuration.busyTimeout * 1000)))
         do {
             // Reading the schema makes a file that is not a database fail here, at open.
@@ -89,10 +98,14 @@ public final class SQLiteConnection {
     }
 
     private func use<T>(_ statement: SQLStatement, _ body: (SQLStatement) throws -> T) throws -> T {
+        // Recorded before the statement runs: an autocommit write commits while it steps.
+        changeTracker?.recordWrites(of: statement)
+        if readTableRecorder != nil { readTableRecorder?.formUnion(statement.readTables) }
         statement.isInUse = true
         defer {
             statement.reset()
             statement.isInUse = false
+            changeTracker?.statementEnded(inTransaction: isInTransaction)
         }
         return try body(statement)
     }
@@ -100,9 +113,9 @@ public final class SQLiteConnection {
     /// The cached statement for `sql`, or a fresh one when the cached one is in use.
     func statement(for sql: String) throws -> SQLStatement {
         if let cached = statements[sql] {
-            return cached.isInUse ? try SQLStatement(sql: sql, connection: handle) : cached
+            return cached.isInUse ? try SQLStatement(sql: sql, connection: handle, access: tableAccess) : cached
         }
-        let statement = try SQLStatement(sql: sql, connection: handle)
+        let statement = try SQLStatement(sql: sql, connection: handle, access: tableAccess)
         statements[sql] = statement
         return statement
     }
@@ -115,7 +128,14 @@ public final class SQLiteConnection {
     /// Runs several statements separated by semicolons, without arguments (schema scripts).
     public func executeScript(_ sql: String) throws {
         var message: UnsafeMutablePointer<CChar>?
+        // sqlite3_exec compiles and runs each statement in turn: its writes are recorded as
+        // they are compiled, in the transaction they run in.
+        tableAccess.reset()
+        tableAccess.liveTracker = changeTracker
         let result = sqlite3_exec(handle, sql, nil, nil, &message)
+        tableAccess.liveTracker = nil
+        changeTracker?.statementEnded(inTransaction: isInTransaction)
+        if readTableRecorder != nil { readTableRecorder?.formUnion(tableAccess.reads) }
         guard result == SQLITE_OK else {
             var error = SQLiteError(result: result, handle: handle, sql: sql)
             if let message {
@@ -157,6 +177,8 @@ public final class SQLiteConnection {
     public func transaction<T>(deferred: Bool = false, _ body: () throws -> T) throws -> T {
         let depth = transactionDepth
         let savepoint = "modelsync_\(depth)"
+        // The tables changed before the savepoint, to put back if it is rolled back.
+        let changedBefore = depth == 0 ? nil : changeTracker?.pending
         if depth == 0 {
             try execute(deferred || configuration.readOnly ? "BEGIN DEFERRED" : "BEGIN IMMEDIATE")
         } else {
@@ -177,6 +199,7 @@ public final class SQLiteConnection {
             } else {
                 try? execute("ROLLBACK TO \(savepoint)")
                 try? execute("RELEASE \(savepoint)")
+                if let changedBefore { changeTracker?.restorePending(changedBefore) }
             }
             throw error
         }

@@ -68,6 +68,11 @@ public final class Database: Sendable {
     private let readsFromWriter = Locked(false)
     /// Run when the database is deallocated (a test database removes its temporary files).
     private let deinitActions = Locked<[@Sendable () -> Void]>([])
+    /// The live observations, told after each commit which tables changed.
+    let observations: ObservationCenter
+    /// Whether the writer collects changed tables: from the first observation on, so that
+    /// databases nobody observes never pay for SQLite's hooks.
+    private let tracksChanges = Locked(false)
 
     /// Opens (creating if needed) the database file at `path`, runs the pending `migrations`,
     /// and prepares the tables of `models`: creates missing ones when
@@ -87,6 +92,7 @@ public final class Database: Sendable {
             try connection.execute("PRAGMA synchronous = NORMAL")
         }
         self.writer = Exclusive(connection)
+        self.observations = ObservationCenter(concurrentFetches: min(max(1, configuration.maximumReaders), ProcessInfo.processInfo.activeProcessorCount))
         self.readers = ReaderPool(maximum: max(1, configuration.maximumReaders)) {
             let reader = try SQLiteConnection(path: path, readOnly: configuration.readOnly, configuration: configuration)
             try reader.execute("PRAGMA query_only = ON")
@@ -105,12 +111,14 @@ public final class Database: Sendable {
         self.path = nil
         self.configuration = configuration
         self.writer = Exclusive(try SQLiteConnection(path: ":memory:", readOnly: false, configuration: configuration))
+        // One connection: observations fetch one batch at a time.
+        self.observations = ObservationCenter(concurrentFetches: 1)
         self.readers = nil
         try prepare(models, migrations)
     }
 
     private func prepare(_ models: [any SQLModel.Type], _ migrations: Migrator?) throws {
-        try writer.withLock { connection in
+        try withWriter { connection in
             try migrations?.migrate(connection)
             guard !models.isEmpty else { return }
             try connection.transaction {
@@ -149,20 +157,20 @@ public final class Database: Sendable {
     /// Runs `body` in a write transaction on the writer connection: committed when `body`
     /// returns, rolled back when it throws. Calls nested on the same thread use savepoints.
     public func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        try writer.withLock { connection in try connection.transaction { try body(connection) } }
+        try withWriter { connection in try connection.transaction { try body(connection) } }
     }
 
     /// Runs `body` on the writer connection outside any transaction (e.g. for `VACUUM`, or
     /// to manage transactions yourself).
     public func writeWithoutTransaction<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        try writer.withLock(body)
+        try withWriter(body)
     }
 
     /// Runs `body` in a read transaction: it sees one consistent, committed state of the
     /// database. On a file database it runs concurrently with writes and other reads.
     public func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         guard let readers, !readsFromWriter.current else {
-            return try writer.withLock { connection in
+            return try withWriter { connection in
                 // In memory (or in a rollback scope), reads share the writer; inside a write
                 // they see its changes.
                 connection.isInTransaction
@@ -172,6 +180,31 @@ public final class Database: Sendable {
         return try readers.withReader { connection in
             try connection.transaction(deferred: true) { try body(connection) }
         }
+    }
+
+    /// Runs `body` with the writer connection, then tells the observations which tables the
+    /// transactions committed meanwhile changed. Every use of the writer goes through here, so
+    /// writes made with ``writeWithoutTransaction(_:)`` and autocommit statements notify too.
+    /// The notification only schedules fetches: it never runs in SQLite's hooks, and never
+    /// waits for the observers.
+    private func withWriter<T>(_ body: (SQLiteConnection) throws -> T) rethrows -> T {
+        var committed: Set<String> = []
+        defer {
+            if !committed.isEmpty { observations.databaseDidCommit(changing: committed, in: self) }
+        }
+        return try writer.withLock { connection in
+            defer { committed = connection.takeCommittedChanges() }
+            return try body(connection)
+        }
+    }
+
+    /// Makes the writer collect the tables each transaction changes, if it does not yet. An
+    /// observation calls it before its first fetch: the fetch sees every commit before, the
+    /// hooks every commit after.
+    func trackChanges() {
+        guard !tracksChanges.current else { return }
+        writer.withLock { $0.trackChanges() }
+        tracksChanges.withLock { $0 = true }
     }
 
     // MARK: - Asynchronous access

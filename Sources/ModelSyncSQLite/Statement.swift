@@ -11,9 +11,18 @@ public final class SQLStatement {
     /// Set while a caller uses the (cached) statement, so that a re-entrant use of the same
     /// SQL gets a statement of its own.
     var isInUse = false
+    /// The tables the statement reads and writes (lowercased), as the connection's authorizer
+    /// saw them while compiling it: what observations track.
+    let readTables: Set<String>
+    let writtenTables: Set<String>
+    /// The ``ChangeTracker`` generation in which the writes were last recorded.
+    var recordedGeneration = -1
 
-    init(sql: String, connection: OpaquePointer) throws {
+    /// Compiles `sql`; `access` (the connection's authorizer recorder) tells which tables it
+    /// touches.
+    init(sql: String, connection: OpaquePointer, access: TableAccessRecorder? = nil) throws {
         var statement: OpaquePointer?
+        access?.reset()
         let result = sqlite3_prepare_v3(connection, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard result == SQLITE_OK, let statement else {
             sqlite3_finalize(statement)
@@ -22,6 +31,8 @@ public final class SQLStatement {
         self.handle = statement
         self.sql = sql
         self.connection = connection
+        self.readTables = access?.reads ?? []
+        self.writtenTables = access?.writes ?? []
     }
 
     deinit { sqlite3_finalize(handle) }

@@ -12,6 +12,7 @@ struct Demo {
             try SQLiteSection.run()
             try QueriesSection.run()
             try RelationsSection.run()
+            try await LiveQueriesSection.run()
             try await RemoteSection.run()
             try await StorageSection.run()
             print("\nDone.")

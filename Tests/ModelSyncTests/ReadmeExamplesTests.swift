@@ -339,3 +339,28 @@ extension ReadmeSQLiteExampleTests {
         #expect(moved == 2 && removed == 1)
     }
 }
+
+extension ReadmeSQLiteExampleTests {
+    @Test func liveQueriesSection() async throws {
+        let db = try Database(inMemory: [Article.self])
+        // `print(titles)` in the README: here the titles go to a stream the test reads.
+        let (printed, output) = AsyncStream<[String]>.makeStream()
+        let watcher = Task {
+            // The tables the fetch reads are discovered from its statements; or name them with
+            // db.observe(tables: ["articles"]) { … }, or watch a whole table with db.observe(Article.self).
+            for try await titles in db.observe({ db in try Article.all(db, where: "user_id = ?", [1], order: "id").map(\.title) }) {
+                output.yield(titles)                              // now, then after each commit that changes them
+            }
+        }
+        var titles = printed.makeAsyncIterator()
+        #expect(await titles.next() == [])
+        try await db.write { db in
+            var article = Article(userId: 1, title: "Live", slug: "live")
+            try article.insert(db)
+        }
+        #expect(await titles.next() == ["Live"])
+        watcher.cancel()                                          // or leave the loop: the observation stops
+        try await watcher.value
+        #expect(db.activeObservationCount == 0)
+    }
+}

@@ -15,6 +15,8 @@ enum ThroughputUnit: String, Sendable {
     case requestsPerSecond = "requests/s"
     /// Key-value writes or reads per second (the size's count is the number of keys).
     case valuesPerSecond = "values/s"
+    /// Committed write transactions per second (the size's count is the number of commits).
+    case commitsPerSecond = "commits/s"
 }
 
 /// One size a workload runs at.
@@ -185,7 +187,7 @@ struct WorkloadResult {
         let seconds = measurement.median.seconds
         switch workload.unit {
         case .mebibytesPerSecond: return Double(bytes ?? 0) / 1_048_576 / seconds
-        case .rowsPerSecond, .requestsPerSecond, .valuesPerSecond: return Double(size.count) / seconds
+        case .rowsPerSecond, .requestsPerSecond, .valuesPerSecond, .commitsPerSecond: return Double(size.count) / seconds
         }
     }
 
@@ -451,7 +453,7 @@ enum TextReport {
     static func throughput(_ value: Double, _ unit: ThroughputUnit) -> String {
         let number = switch unit {
         case .mebibytesPerSecond: format(value, 1)
-        case .rowsPerSecond, .requestsPerSecond, .valuesPerSecond:
+        case .rowsPerSecond, .requestsPerSecond, .valuesPerSecond, .commitsPerSecond:
             value >= 1e6 ? format(value / 1e6, 2) + "M" : value >= 1e4 ? format(value / 1e3, 0) + "k" : format(value, 0)
         }
         return number + " " + unit.rawValue

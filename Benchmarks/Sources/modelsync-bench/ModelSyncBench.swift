@@ -6,7 +6,8 @@ extension Workload {
     static let all: [Workload] = [
         JSONWorkloads.decode,
         JSONWorkloads.encode,
-    ] + SQLiteWorkloads.all + QueryWorkloads.all + RelationWorkloads.all + RemoteWorkloads.all + StorageWorkloads.all
+    ] + SQLiteWorkloads.all + QueryWorkloads.all + RelationWorkloads.all + ObservationWorkloads.all + RemoteWorkloads.all
+        + StorageWorkloads.all
 }
 
 /// `modelsync-bench`: times ModelSync against its peers and prints a table and `RESULT` lines.

@@ -1,0 +1,177 @@
+import ModelSyncCore
+
+/// The results of a fetch, kept up to date: an `AsyncSequence` that delivers the current
+/// results first, then new results after each committed transaction that changed a table the
+/// fetch reads. Make one with ``Database/observe(tables:_:)`` (declared tables), or with
+/// `Database.observe(_:)` given a fetch (discovered tables) or a model type (its whole table).
+///
+/// ```swift
+/// for try await posts in db.observe(tables: ["posts"], { db in try Post.all(db, where: "userId = ?", [1]) }) {
+///     print(posts.count)
+/// }
+/// ```
+///
+/// - Each iteration (`for try await`, or each iterator you make) is an observation of its own,
+///   which starts with its first fetch and stops when the iteration ends: the loop exits, the
+///   iterator is dropped, or its task is cancelled.
+/// - Fetches run in the background after the commit, in a read transaction on a reader
+///   connection (file databases), so writers never wait for observers; an in-memory database
+///   has only its writer connection, which the fetches then share.
+/// - Writes that roll back, and writes to other tables, fetch nothing. Results equal to the last
+///   delivered ones (when `Value` is `Equatable`) are not delivered again.
+/// - When commits come faster than fetches, one fetch covers several commits: every delivered
+///   value is a committed state, and the last one delivered is the latest state.
+/// - A fetch that throws ends the sequence with its error.
+public struct DatabaseObservation<Value: Sendable>: AsyncSequence, Sendable {
+    /// Each element is the fetch's result.
+    public typealias Element = Value
+
+    /// The database observed.
+    public let database: Database
+    /// The tables that trigger a new fetch when a transaction changes them (lowercased), or nil
+    /// when they are discovered from the statements each fetch runs.
+    public let tables: Set<String>?
+    private let fetch: @Sendable (SQLiteConnection) throws -> Value
+
+    init(database: Database, tables: Set<String>?, fetch: @escaping @Sendable (SQLiteConnection) throws -> Value) {
+        self.database = database
+        self.tables = tables.map { Set($0.map { $0.lowercased() }) }
+        self.fetch = fetch
+    }
+
+    /// Starts an observation: registers it with the database and schedules its first fetch.
+    public func makeAsyncIterator() -> Iterator {
+        let (stream, continuation) = AsyncThrowingStream<Value, any Error>.makeStream()
+        let center = database.observations
+        let id = center.makeID()
+        // Called when the consumer stops (loop exit, iterator dropped, task cancelled) and when
+        // a fetch fails: the observation is then forgotten.
+        continuation.onTermination = { _ in center.unregister(id) }
+        let observer = Observer(fetch: fetch, discoversTables: tables == nil, continuation: continuation)
+        center.register(id, observer, tables: tables, in: database)
+        return Iterator(base: stream.makeAsyncIterator())
+    }
+
+    /// Delivers the observed results.
+    public struct Iterator: AsyncIteratorProtocol {
+        var base: AsyncThrowingStream<Value, any Error>.AsyncIterator
+
+        /// The next results; nil once the task is cancelled.
+        public mutating func next() async throws -> Value? {
+            try await base.next()
+        }
+    }
+}
+
+/// Fetches and delivers for one observation. The center never runs two fetches of one observer
+/// at once, and hands it from batch to batch under its lock, so `last` and `undelivered` need
+/// no lock of their own.
+private final class Observer<Value: Sendable>: ObservationFetching, @unchecked Sendable {
+    let fetch: @Sendable (SQLiteConnection) throws -> Value
+    let discoversTables: Bool
+    let continuation: AsyncThrowingStream<Value, any Error>.Continuation
+    /// The last result delivered, and a result fetched but not delivered yet.
+    private var last: Value?
+    private var undelivered: Value?
+
+    init(fetch: @escaping @Sendable (SQLiteConnection) throws -> Value, discoversTables: Bool, continuation: AsyncThrowingStream<Value, any Error>.Continuation) {
+        self.fetch = fetch
+        self.discoversTables = discoversTables
+        self.continuation = continuation
+    }
+
+    func fetch(_ connection: SQLiteConnection) -> FetchOutcome {
+        let value: Value
+        var tables: Set<String>?
+        do {
+            if discoversTables {
+                (value, tables) = try connection.recordingReadTables { try fetch(connection) }
+            } else {
+                value = try fetch(connection)
+            }
+        } catch {
+            fail(error)
+            return .failed
+        }
+        if let last, fieldValuesEqual(last, value) == true { return .fetched(tables: tables) }
+        last = value
+        undelivered = value
+        return .fetched(tables: tables)
+    }
+
+    func deliver() -> Bool {
+        guard let value = undelivered else { return true }
+        undelivered = nil
+        if case .terminated = continuation.yield(value) { return false }
+        return true
+    }
+
+    func fail(_ error: any Error) {
+        continuation.finish(throwing: error)
+    }
+}
+
+extension Database {
+    /// Observes the results of `fetch`, fetched again after each committed transaction that
+    /// changed one of `tables` (names as in the schema; case does not matter). Use it when the
+    /// tables are known, or the fetch reads through ``SQLiteConnection/handle`` directly.
+    ///
+    /// ```swift
+    /// for try await posts in db.observe(tables: ["posts"], { db in try Post.all(db, where: "userId = ?", [1]) }) {
+    ///     print(posts.count)
+    /// }
+    /// ```
+    public func observe<Value: Sendable>(
+        tables: Set<String>,
+        _ fetch: @escaping @Sendable (SQLiteConnection) throws -> Value
+    ) -> DatabaseObservation<Value> {
+        DatabaseObservation(database: self, tables: tables, fetch: fetch)
+    }
+
+    /// Observes the results of `fetch`, fetched again after each committed transaction that
+    /// changed a table it read. The tables are discovered on every fetch from the statements it
+    /// runs through the connection (SQLite's authorizer reports the tables a statement reads,
+    /// views and subqueries included), so a fetch that reads different tables at different
+    /// times is followed correctly.
+    ///
+    /// ```swift
+    /// for try await count in db.observe({ db in try Post.count(db, where: "userId = ?", [1]) }) {
+    ///     print(count)
+    /// }
+    /// ```
+    public func observe<Value: Sendable>(
+        _ fetch: @escaping @Sendable (SQLiteConnection) throws -> Value
+    ) -> DatabaseObservation<Value> {
+        DatabaseObservation(database: self, tables: nil, fetch: fetch)
+    }
+
+    /// Observes every row of a model's table, as ``SQLModel/all(_:where:_:order:limit:)``
+    /// returns them.
+    ///
+    /// ```swift
+    /// for try await posts in db.observe(Post.self) { print(posts.count) }
+    /// ```
+    public func observe<M: SQLModel & Sendable>(_ type: M.Type) -> DatabaseObservation<[M]> {
+        observe(tables: [M.sqlTable.name]) { try M.all($0) }
+    }
+
+    /// Observes the rows of a query, fetched again after each committed transaction that changed
+    /// a table it reads (its own, or one of its subqueries').
+    ///
+    /// ```swift
+    /// for try await posts in db.observe(Post.where(\.userId == 1).order(\.id.desc)) { print(posts.count) }
+    /// ```
+    public func observe<Root, Element: Sendable>(_ query: SQLQuery<Root, Element>) -> DatabaseObservation<[Element]> {
+        // The authorizer finds the tables, raw statements (`SQLQuery.query(sql:)`) included.
+        observe { try query.fetchAll($0) }
+    }
+
+    /// The number of observations running (each iteration of a ``DatabaseObservation`` that has
+    /// not ended). For tests and diagnostics.
+    package var activeObservationCount: Int { observations.count }
+
+    /// How many times so far a commit changed a table that a running observation reads. Counted
+    /// when the commit's write returns, so tests can tell, without waiting, that a write
+    /// concerned no observation.
+    package var observationNotificationCount: Int { observations.notifications }
+}
