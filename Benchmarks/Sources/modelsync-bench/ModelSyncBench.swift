@@ -6,7 +6,7 @@ extension Workload {
     static let all: [Workload] = [
         JSONWorkloads.decode,
         JSONWorkloads.encode,
-    ] + SQLiteWorkloads.all + RemoteWorkloads.all
+    ] + SQLiteWorkloads.all + RemoteWorkloads.all + IdentityWorkloads.all
 }
 
 /// `modelsync-bench`: times ModelSync against its peers and prints a table and `RESULT` lines.
