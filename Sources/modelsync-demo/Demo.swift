@@ -11,6 +11,7 @@ struct Demo {
             try EditingSection.run()
             try SQLiteSection.run()
             try await RemoteSection.run()
+            try await IdentityCacheSection.run()
             print("\nDone.")
         } catch {
             print("\nThe demo failed: \(error)")
