@@ -4,7 +4,8 @@
 struct LRUDictionary<Key: Hashable, Value> {
     private struct Slot {
         var key: Key
-        var value: Value
+        /// Nil once the slot is free, so that a removed value is released at once.
+        var value: Value?
         var older: Int
         var newer: Int
     }
@@ -30,19 +31,13 @@ struct LRUDictionary<Key: Hashable, Value> {
         return slots[slot].value
     }
 
-    /// The value for `key`, leaving the use order as it is.
-    func peek(_ key: Key) -> Value? {
-        index[key].map { slots[$0].value }
-    }
-
     /// Stores `value` as the most recently used entry; returns the value it replaced, if any.
     @discardableResult
     mutating func set(_ value: Value, for key: Key) -> Value? {
         if let slot = index[key] {
-            let previous = slots[slot].value
-            slots[slot].value = value
+            defer { slots[slot].value = value }
             touch(slot)
-            return previous
+            return slots[slot].value
         }
         if index.count >= capacity, oldest >= 0 {
             removeValue(for: slots[oldest].key)
@@ -67,6 +62,7 @@ struct LRUDictionary<Key: Hashable, Value> {
         guard let slot = index.removeValue(forKey: key) else { return nil }
         unlink(slot)
         freeSlots.append(slot)
+        defer { slots[slot].value = nil }
         return slots[slot].value
     }
 
@@ -80,7 +76,7 @@ struct LRUDictionary<Key: Hashable, Value> {
         result.reserveCapacity(count)
         var slot = oldest
         while slot >= 0 {
-            result.append((slots[slot].key, slots[slot].value))
+            if let value = slots[slot].value { result.append((slots[slot].key, value)) }
             slot = slots[slot].newer
         }
         return result

@@ -27,9 +27,6 @@ public struct JSONDecodingContext {
     }
 
     /// Makes `base` the value that missing keys are taken from and returns the previous one.
-    /// A method, so that inlined callers reach the field through the pointer without copying
-    /// the context.
-    @usableFromInline
     mutating func exchangeMergeBase(_ base: (any Model)?) -> (any Model)? {
         defer { mergeBase = base }
         return mergeBase

@@ -8,25 +8,27 @@ extension JSONModel {
     /// Decodes the object at `node` merged into the map's canonical value of the same key, and
     /// makes the result canonical. The canonical value stands in for every key the payload
     /// lacks (see `JSONObjectDecoder.absent`), so `null` still clears and present keys win.
-    /// Inlinable, like the plain path, so that the model's module specializes it (the value is
-    /// then moved, not copied through its type's witnesses).
+    /// Inlinable, like the plain path, so that the model's module can specialize it.
     @inlinable
     static func decodeIdentified(
         _ node: Int, _ context: UnsafeMutablePointer<JSONDecodingContext>, _ layout: JSONLayout, into map: IdentityMap
     ) throws -> Self {
-        // Nested models merge into their own canonical values; restore ours for the fields after.
-        var outerBase: (any Model)?
-        defer { _ = context.pointee.exchangeMergeBase(outerBase) }
-        var key: PrimaryKey?
-        var value = try withUnsafeTemporaryAllocation(of: Int32.self, capacity: layout.slotCount) { slots in
+        let (decoded, merge) = try withUnsafeTemporaryAllocation(of: Int32.self, capacity: layout.slotCount) { slots in
             var decoder = JSONObjectDecoder(context: context, layout: layout, slots: slots, object: node)
-            key = decoder.payloadKey()
-            outerBase = context.pointee.exchangeMergeBase(key.flatMap { map.anyValue(Self.self, key: $0) })
-            return try Self(json: &decoder)
+            let merge = decoder.beginMerge(into: map, as: Self.self)
+            do {
+                return (try Self(json: &decoder), merge)
+            } catch {
+                context.pointee.endMerge(merge)
+                throw error
+            }
         }
+        // Nested models merged into their own canonical values; ours is restored for the caller.
+        context.pointee.endMerge(merge)
+        var value = decoded
         try finishDecoding(&value, node, context)
         // The payload's key is the value's, unless a hook may have changed it.
-        if let key, !jsonHooks.contains(.didDecode) {
+        if let key = merge.key, !jsonHooks.contains(.didDecode) {
             map.store(value, key: key)
             return value
         }
@@ -34,7 +36,30 @@ extension JSONModel {
     }
 }
 
+/// One object's merge: the key its payload states, and the merge base of the object around it.
+@usableFromInline
+struct MergeScope {
+    @usableFromInline let key: PrimaryKey?
+    let outerBase: (any Model)?
+}
+
+extension JSONObjectDecoder {
+    /// Makes the map's canonical value for the payload's key the merge base of this object.
+    @usableFromInline
+    func beginMerge(into map: IdentityMap, as type: any Model.Type) -> MergeScope {
+        let key = payloadKey()
+        let outer = context.pointee.exchangeMergeBase(key.flatMap { map.anyValue(type, key: $0) })
+        return MergeScope(key: key, outerBase: outer)
+    }
+}
+
 extension JSONDecodingContext {
+    /// Restores the merge base of the object around the one `scope` began.
+    @usableFromInline
+    mutating func endMerge(_ scope: MergeScope) {
+        mergeBase = scope.outerBase
+    }
+
     /// The key component that the scalar at `node` states for a key field of type `type`; nil
     /// for anything but a string or a number.
     mutating func keyComponent(_ node: Int, as type: FieldType) -> PrimaryKey.Component? {
