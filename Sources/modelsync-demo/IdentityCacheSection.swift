@@ -69,7 +69,10 @@ enum IdentityCacheSection {
             switch update {
             case .cached(let post): lines.append("1. cached: \(post.title)")
             case .notCached: lines.append("1. nothing cached")
-            case .fresh(let post): lines.append("2. fresh:  \(post.title)  (user kept from the cache: \(post.user?.name ?? "none"))")
+            case .fresh(let post):
+                lines.append("2. fresh:  \(post.title)")
+                lines.append("   the payload had no user: the post keeps its copy (\(post.user?.name ?? "none")), a snapshot;"
+                    + " the canonical user 1 is \(map.value(CachedUser.self, id: 1)?.name ?? "?")")
             }
         }
         step("fetchCachedThenFresh(CachedPost.self, id: 9)", lines.joined(separator: "\n"))
