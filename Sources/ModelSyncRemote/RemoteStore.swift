@@ -16,13 +16,20 @@ public struct RequestOptions: Sendable {
     /// before sending anything (the default): an invalid model then throws
     /// ``ModelSyncCore/ValidationError`` and no request is made.
     public var validates: Bool
+    /// Decodes this call's responses instead of the store's decoder (e.g. one that decodes
+    /// through an identity map); nil for the store's.
+    public var decoder: JSONModelDecoder?
 
     /// Creates call options.
-    public init(timeout: Duration? = nil, headers: HeaderFields = [:], isIdempotent: Bool? = nil, validates: Bool = true) {
+    public init(
+        timeout: Duration? = nil, headers: HeaderFields = [:], isIdempotent: Bool? = nil, validates: Bool = true,
+        decoder: JSONModelDecoder? = nil
+    ) {
         self.timeout = timeout
         self.headers = headers
         self.isIdempotent = isIdempotent
         self.validates = validates
+        self.decoder = decoder
     }
 }
 
@@ -100,7 +107,7 @@ public final class RemoteStore: Sendable {
     ) async throws -> RemoteResult<M> {
         let request = RemoteRequest(method: .get, url: try await resourceURL(M.self, [id.description], parameters: mergedParameters(M.self, call: parameters)))
         let response = try await send(request, call)
-        return RemoteResult(value: try decode(M.self, from: response, at: M.remote.itemKey, request), response: response)
+        return RemoteResult(value: try decode(M.self, from: response, at: M.remote.itemKey, request, call), response: response)
     }
 
     /// Reloads `model` from the server (`GET /posts/1`). On failure `model` is unchanged.
@@ -110,7 +117,7 @@ public final class RemoteStore: Sendable {
         let id = try requireID(model)
         let request = RemoteRequest(method: .get, url: try await resourceURL(M.self, [id], parameters: mergedParameters(M.self, model: model, call: parameters)))
         let response = try await send(request, call)
-        model = try decode(M.self, from: response, at: M.remote.itemKey, request)
+        model = try decode(M.self, from: response, at: M.remote.itemKey, request, call)
     }
 
     /// `GET /posts?…`: the collection, filtered by `parameters` (names may be property names).
@@ -175,7 +182,7 @@ public final class RemoteStore: Sendable {
             request = RemoteRequest(method: .put, url: url, body: try options.encoder.encode(model, at: M.remote.itemKey))
         }
         let response = try await send(request, call, model: M.self)
-        if !response.body.isEmpty { model = try decode(M.self, from: response, at: M.remote.itemKey, request) }
+        if !response.body.isEmpty { model = try decode(M.self, from: response, at: M.remote.itemKey, request, call) }
         return response
     }
 
@@ -295,19 +302,21 @@ public final class RemoteStore: Sendable {
     private func create<M: RemoteResource>(_ model: inout M, url: URL, _ call: RequestOptions) async throws -> RemoteResponse {
         let request = RemoteRequest(method: .post, url: url, body: try options.encoder.encode(model, at: M.remote.itemKey))
         let response = try await send(request, call, model: M.self)
-        model = try decode(M.self, from: response, at: M.remote.itemKey, request)
+        model = try decode(M.self, from: response, at: M.remote.itemKey, request, call)
         return response
     }
 
     func getList<M: RemoteResource>(_ type: M.Type, url: URL, at key: JSONPath, _ call: RequestOptions) async throws -> RemoteResult<[M]> {
         let request = RemoteRequest(method: .get, url: url)
         let response = try await send(request, call)
-        return RemoteResult(value: try decode([M].self, from: response, at: key, request), response: response)
+        return RemoteResult(value: try decode([M].self, from: response, at: key, request, call), response: response)
     }
 
-    func decode<T: JSONDecodable>(_ type: T.Type, from response: RemoteResponse, at key: JSONPath, _ request: RemoteRequest) throws -> T {
+    func decode<T: JSONDecodable>(
+        _ type: T.Type, from response: RemoteResponse, at key: JSONPath, _ request: RemoteRequest, _ call: RequestOptions
+    ) throws -> T {
         do {
-            return try options.decoder.decode(T.self, from: response.body, at: key)
+            return try (call.decoder ?? options.decoder).decode(T.self, from: response.body, at: key)
         } catch let error as JSONError {
             throw RemoteError.decoding(DecodingFailure(request: RequestSummary(request), error: error, response: response))
         }

@@ -1,4 +1,5 @@
 import Foundation
+import ModelSyncCore
 import ModelSyncJSON
 
 /// The database: one JSON object whose arrays are collections and whose objects are singular
@@ -69,16 +70,6 @@ actor JSONStore {
     static func save(_ root: JSONObject, to file: URL) throws {
         var bytes = JSONWriter.prettyPrinted(JSONValue.object(root).jsonBytes())
         bytes.append(UInt8(ascii: "\n"))
-        let temporary = file.deletingLastPathComponent()
-            .appendingPathComponent(".\(file.lastPathComponent).\(UUID().uuidString).tmp")
-        do {
-            try Data(bytes).write(to: temporary)
-            guard rename(temporary.path, file.path) == 0 else {
-                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path])
-            }
-        } catch {
-            try? FileManager.default.removeItem(at: temporary)
-            throw error
-        }
+        try AtomicFile.replace(file, with: bytes)
     }
 }

@@ -15,6 +15,7 @@ struct Demo {
             try await LiveQueriesSection.run()
             try await RemoteSection.run()
             try await StorageSection.run()
+            try await IdentityCacheSection.run()
             print("\nDone.")
         } catch {
             print("\nThe demo failed: \(error)")

@@ -364,3 +364,57 @@ extension ReadmeSQLiteExampleTests {
         #expect(db.activeObservationCount == 0)
     }
 }
+
+// MARK: - Identity map and offline cache
+
+@Suite struct ReadmeIdentityExampleTests {
+    typealias Post = Readme.Post
+    typealias User = Readme.User
+
+    @Test func identitySection() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cacheFile = directory.appendingPathComponent("identity.json")
+        let page = #"[{"id": 1, "userId": 7, "body": "Hi", "author": {"id": 7, "display_name": "Ann"}}, {"id": 2, "userId": 7, "body": "Yo", "author": {"id": 7, "display_name": "Ann"}}]"#
+        let server = try await ModelSyncServer.start(data: ModelSyncServer.sampleData)
+        var options = RemoteStore.Options()
+        options.retry = RetryPolicy(maxAttempts: 1)
+        let api = RemoteStore(baseURL: server.baseURL, options: options)
+        let db = try Database(path: directory.appendingPathComponent("app.sqlite").path, models: [Post.self])
+
+        let map = IdentityMap(capacity: 10_000)
+        let decoder = JSONModelDecoder(options: JSONDecodingOptions(identityMap: map))
+        let posts = try decoder.decode([Post].self, from: page)       // one User entry per id, however often
+        let user = try decoder.decode(User.self, from: #"{"id": 7, "role": "admin"}"#)
+        #expect(user.displayName == "Ann" && user.role == .admin)     // kept: absent keys keep their values
+        #expect(posts.count == 2 && map.count == 3)
+
+        try map.save(to: cacheFile)                                  // atomic: temporary file, then rename
+        try map.load(from: cacheFile, models: [Post.self, User.self])
+        let changes = map.changes(of: User.self, id: 7)              // AsyncStream<User?>: every change, nil on removal
+        #expect(map.count == 3)
+
+        let cache = CachedStore(remote: api, database: db, identityMap: map)
+        let result = try await cache.fetch(Post.self, id: 1, policy: .remoteElseCache)
+        #expect(result.networkError == nil && result.value.author?.displayName == "Ann")  // merged: the page had it
+        var updates: [String] = []
+        for try await update in cache.fetchCachedThenFresh(Post.self, id: 1) {
+            switch update {
+            case .cached(let post): updates.append("cached \(post.text)")       // first: what the cache holds …
+            case .notCached: updates.append("nothing cached yet")
+            case .fresh(let post): updates.append("fresh \(post.text)")         // … then the server's answer
+            }
+        }
+        #expect(updates.count == 2 && updates[0].hasPrefix("cached ") && updates[1].hasPrefix("fresh "))
+
+        await server.shutdown()
+        let offline = try await cache.fetch(Post.self, id: 1, policy: .remoteElseCache)
+        #expect(offline.networkError != nil && offline.source == .cache)
+        map.remove(User.self, id: 7)
+        for await change in changes {
+            #expect(change == nil)                                   // the removal
+            break
+        }
+    }
+}

@@ -59,6 +59,10 @@ public struct JSONDecodingOptions: Sendable {
     public var dropsInvalidElements: Bool
     /// The deepest nesting of arrays and objects accepted.
     public var maxDepth: Int
+    /// Decode through this identity map (nil: none, the default): every model with a primary
+    /// key is merged into the map's canonical value (keys absent from the payload keep the
+    /// canonical value's fields, `null` clears them) and the result becomes canonical.
+    public var identityMap: IdentityMap?
 
     /// Creates options; every parameter has the default described on its property.
     public init(
@@ -66,13 +70,15 @@ public struct JSONDecodingOptions: Sendable {
         keyStrategy: KeyStrategy? = nil,
         dateStrategy: JSONDateStrategy = .iso8601,
         dropsInvalidElements: Bool = false,
-        maxDepth: Int = 512
+        maxDepth: Int = 512,
+        identityMap: IdentityMap? = nil
     ) {
         self.mode = mode
         self.keyStrategy = keyStrategy
         self.dateStrategy = dateStrategy
         self.dropsInvalidElements = dropsInvalidElements
         self.maxDepth = maxDepth
+        self.identityMap = identityMap
     }
 }
 

@@ -12,12 +12,24 @@ public struct JSONDecodingContext {
     var entries: [(node: Int, suffix: [JSONPath.Component], kind: DecodeReport.Kind)] = []
     /// Layouts rebuilt for ``JSONDecodingOptions/keyStrategy``.
     var layouts: LayoutCache
+    /// The options' identity map, at hand for the per-object check.
+    @usableFromInline let identityMap: IdentityMap?
+    /// While merging a payload into a canonical value: that value, whose fields stand in for
+    /// keys the payload lacks.
+    var mergeBase: (any Model)?
 
     init(tape: JSONTape, options: JSONDecodingOptions) {
         self.tape = tape
         self.options = options
+        self.identityMap = options.identityMap
         self.dateStrategy = options.dateStrategy
         self.layouts = LayoutCache(strategy: options.keyStrategy)
+    }
+
+    /// Makes `base` the value that missing keys are taken from and returns the previous one.
+    mutating func exchangeMergeBase(_ base: (any Model)?) -> (any Model)? {
+        defer { mergeBase = base }
+        return mergeBase
     }
 
     /// Whether the run is lenient.

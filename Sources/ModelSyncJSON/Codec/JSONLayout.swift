@@ -32,6 +32,8 @@ public final class JSONLayout: @unchecked Sendable {
     let fieldKeyPath: [[JSONPath.Component]]
     /// Whether any key is dotted (most models have none, and skip that check per field).
     let hasNestedKeys: Bool
+    /// The indices of the primary-key fields, for identity-map decoding.
+    let primaryKeyFields: [Int]
 
     /// Builds the layout of `schema`, with the model's date strategy if it has one.
     public init(schema: ModelSchema, dates: JSONDateStrategy? = nil) {
@@ -63,6 +65,7 @@ public final class JSONLayout: @unchecked Sendable {
         self.fieldRest = fieldRest
         self.fieldKeyPath = fieldKeyPath
         self.hasNestedKeys = fieldRest.contains { !$0.isEmpty }
+        self.primaryKeyFields = schema.fields.indices.filter { schema.fields[$0].isPrimaryKey }
         self.headCount = heads.count
 
         let chunks = heads.map { Array($0.utf8) } + encodedKeys

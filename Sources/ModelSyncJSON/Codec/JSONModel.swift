@@ -80,11 +80,19 @@ extension JSONModel {
         let layout = context.pointee.layout(for: Self.self)
         let outerDates = context.pointee.enter(layout)
         defer { context.pointee.leave(restoring: outerDates) }
+        if let map = context.pointee.identityMap { return try decodeIdentified(node, context, layout, into: map) }
 
         var value = try withUnsafeTemporaryAllocation(of: Int32.self, capacity: layout.slotCount) { slots in
             var decoder = JSONObjectDecoder(context: context, layout: layout, slots: slots, object: node)
             return try Self(json: &decoder)
         }
+        try finishDecoding(&value, node, context)
+        return value
+    }
+
+    /// Runs the `didDecode` hook, when the model has one.
+    @inlinable
+    static func finishDecoding(_ value: inout Self, _ node: Int, _ context: UnsafeMutablePointer<JSONDecodingContext>) throws {
         if jsonHooks.contains(.didDecode) {
             do {
                 try value.didDecode()
@@ -92,7 +100,6 @@ extension JSONModel {
                 throw context.pointee.wrap(error, at: node)
             }
         }
-        return value
     }
 
     public func encodeJSON(to context: inout JSONEncodingContext) throws {

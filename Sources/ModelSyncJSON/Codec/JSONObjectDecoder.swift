@@ -135,6 +135,11 @@ public struct JSONObjectDecoder {
         _ field: Int, node: Int, as type: T.Type, declaredDefault: () -> T?, zero: T?, isNullable: Bool
     ) throws -> T {
         let isMissing = node < 0
+        if isMissing, let base = context.pointee.mergeBase, let keyPath = layout.schema.fields[field].keyPath,
+            let kept = base.fieldValue(at: keyPath) as? T
+        {
+            return kept
+        }
         let key = layout.fieldKeyPath[field]
         if let value = declaredDefault() {
             record(isMissing ? .defaultForMissingKey : .defaultForNull, node: node, key: key)
@@ -152,6 +157,25 @@ public struct JSONObjectDecoder {
         var error = context.pointee.error(.missingKey(layout.schema.fields[field].jsonKey), at: object)
         error.path = JSONPath(key)
         throw error
+    }
+
+    /// The primary key as the payload states it, or nil when a key field is missing or not a
+    /// scalar.
+    @usableFromInline
+    func payloadKey() -> PrimaryKey? {
+        let fields = layout.primaryKeyFields
+        if fields.count == 1 { return component(of: fields[0]).map { PrimaryKey($0) } }
+        var components: [PrimaryKey.Component] = []
+        for field in fields {
+            guard let component = component(of: field) else { return nil }
+            components.append(component)
+        }
+        return PrimaryKey(components)
+    }
+
+    private func component(of field: Int) -> PrimaryKey.Component? {
+        let node = valueNode(of: field)
+        return node >= 0 ? context.pointee.keyComponent(node, as: layout.schema.fields[field].type) : nil
     }
 
     private func record(_ kind: DecodeReport.Kind, node: Int, key: [JSONPath.Component]) {

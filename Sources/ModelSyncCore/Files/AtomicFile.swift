@@ -1,3 +1,5 @@
+import Foundation
+
 #if canImport(Darwin)
 import Darwin
 #elseif canImport(Glibc)
@@ -6,25 +8,32 @@ import Glibc
 import Musl
 #endif
 
-/// A system call that failed, with its `errno`. ``StorageSuite`` turns it into a
-/// ``StorageError`` naming the suite and key.
-struct SystemCallFailure: Error {
+/// A system call that failed, with its `errno`. Callers turn it into their own typed error
+/// (`StorageError`, `IdentityMapError`…) naming what they were writing.
+package struct SystemCallFailure: Error, CustomStringConvertible {
     /// The call and its argument, e.g. `open(/path/to/file)`.
-    var call: String
-    var errno: Int32
+    package var call: String
+    package var errno: Int32
 
-    var reason: String { "\(call) failed: \(String(cString: strerror(errno)))" }
+    package init(call: String, errno: Int32) {
+        self.call = call
+        self.errno = errno
+    }
+
+    package var reason: String { "\(call) failed: \(String(cString: strerror(errno)))" }
+    package var description: String { reason }
 }
 
 /// Whole-file reads and crash-safe replacement through the POSIX calls (FileManager cannot
-/// `fsync`).
-enum AtomicFile {
-    /// The prefix of temporary files. Stored files never start with a dot (see ``FileName``), so
-    /// a temporary file left by a crash can never be mistaken for a value.
-    static let temporaryPrefix = ".tmp-"
+/// `fsync`, and `Data.write(options: .atomic)` has crashed on Linux when called from several
+/// threads at once). Used by key-value storage, the identity map's file and the bundled server.
+package enum AtomicFile {
+    /// The prefix of temporary files. Key-value storage never names a stored file with a leading
+    /// dot, so a temporary file left by a crash can never be mistaken for a value.
+    package static let temporaryPrefix = ".tmp-"
 
     /// The whole content of the file at `path`, or nil when there is no such file.
-    static func contents(of path: String) throws -> [UInt8]? {
+    package static func contents(of path: String) throws -> [UInt8]? {
         let descriptor: Int32
         do {
             descriptor = try retryingOnInterrupt("open(\(path))") { open(path, O_RDONLY | O_CLOEXEC) }
@@ -47,7 +56,7 @@ enum AtomicFile {
     /// holds either its old content or the new one: the bytes go to a new temporary file in the
     /// same directory, which is flushed to disk, renamed over the file (an atomic step), and the
     /// directory is flushed so that the rename itself survives a power loss.
-    static func replace(_ name: String, in directory: String, with bytes: [UInt8], temporaryName: String) throws {
+    package static func replace(_ name: String, in directory: String, with bytes: [UInt8], temporaryName: String) throws {
         let temporary = "\(directory)/\(temporaryName)"
         let flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC
         let descriptor = try retryingOnInterrupt("open(\(temporary))") { open(temporary, flags, 0o600) }
@@ -68,8 +77,16 @@ enum AtomicFile {
         try syncDirectory(directory)
     }
 
+    /// Replaces the file at `file` with `bytes` (see ``replace(_:in:with:temporaryName:)``).
+    package static func replace(_ file: URL, with bytes: [UInt8]) throws {
+        let name = file.lastPathComponent
+        try replace(
+            name, in: file.deletingLastPathComponent().path, with: bytes,
+            temporaryName: "\(temporaryPrefix)\(name)-\(UUID().uuidString)")
+    }
+
     /// Removes the file `name` in `directory`; false when there was none.
-    static func remove(_ name: String, in directory: String) throws -> Bool {
+    package static func remove(_ name: String, in directory: String) throws -> Bool {
         let path = "\(directory)/\(name)"
         if unlink(path) != 0 {
             if errno == ENOENT { return false }
@@ -80,7 +97,7 @@ enum AtomicFile {
     }
 
     /// Flushes the directory's entries (created, renamed and removed names) to disk.
-    static func syncDirectory(_ directory: String) throws {
+    package static func syncDirectory(_ directory: String) throws {
         let descriptor = try retryingOnInterrupt("open(\(directory))") { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         defer { close(descriptor) }
         // Some file systems cannot sync a directory (EINVAL); the rename is still atomic there,
@@ -92,7 +109,7 @@ enum AtomicFile {
 
     /// Creates the directory at `path` (mode 0700) and any missing parent; flushes the parent
     /// of each directory created so that the new entry survives a power loss.
-    static func createDirectory(_ path: String) throws {
+    package static func createDirectory(_ path: String) throws {
         if try makeDirectory(path) { return }
         let parent = parent(of: path)
         let missing = SystemCallFailure(call: "mkdir(\(path))", errno: ENOENT)
@@ -113,7 +130,7 @@ enum AtomicFile {
     }
 
     /// The names in the directory at `path`, without `.` and `..`.
-    static func fileNames(in path: String) throws -> [String] {
+    package static func fileNames(in path: String) throws -> [String] {
         guard let directory = opendir(path) else { throw SystemCallFailure(call: "opendir(\(path))", errno: errno) }
         defer { closedir(directory) }
         var names: [String] = []

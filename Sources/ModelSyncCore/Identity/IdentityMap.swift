@@ -1,0 +1,152 @@
+/// One canonical value per model type and primary key, for everything decoded or loaded.
+///
+/// Decoding through a map (`JSONDecodingOptions(identityMap:)`) makes every model with a
+/// primary key canonical: the same user inside twenty posts is one entry, and a later payload
+/// with only some of the fields is merged into it (absent keys keep their values, `null`
+/// clears). Values loaded elsewhere (SQLite rows) go in with ``store(_:)``. Observers of one
+/// (type, id) receive every change as an `AsyncStream`.
+///
+/// ```swift
+/// let map = IdentityMap(capacity: 10_000)
+/// let decoder = JSONModelDecoder(options: JSONDecodingOptions(identityMap: map))
+/// let posts = try decoder.decode([Post].self, from: data)
+/// let user = map.value(User.self, id: 7)                 // the canonical user 7
+/// for await change in map.changes(of: User.self, id: 7) { … }   // nil when removed
+/// ```
+///
+/// The map holds at most ``capacity`` values and evicts the least recently used one beyond
+/// that (evicting notifies no one: the value did not change, it only left memory). It is safe
+/// to use from many tasks at once; every operation takes one lock.
+public final class IdentityMap: Sendable {
+    /// A model type and a key.
+    struct Key: Hashable {
+        let type: ObjectIdentifier
+        let id: PrimaryKey
+    }
+
+    /// One `changes(of:id:)` stream: how to send it a value and how to end it.
+    private struct Observer {
+        let send: @Sendable ((any Model)?) -> Void
+        let finish: @Sendable () -> Void
+    }
+
+    private struct State {
+        var values: LRUDictionary<Key, any Model>
+        var observers: [Key: [Int: Observer]] = [:]
+        var nextObserver = 0
+    }
+
+    /// The most values the map holds before it evicts the least recently used.
+    public let capacity: Int
+    private let state: Locked<State>
+
+    /// Creates an empty map that holds at most `capacity` values.
+    public init(capacity: Int = 10_000) {
+        self.capacity = max(1, capacity)
+        self.state = Locked(State(values: LRUDictionary(capacity: capacity)))
+    }
+
+    deinit {
+        for observers in state.current.observers.values {
+            for observer in observers.values { observer.finish() }
+        }
+    }
+
+    /// How many values the map holds.
+    public var count: Int { state.withLock { $0.values.count } }
+
+    /// The canonical value of type `type` with primary key `id` (an integer, a string, a UUID or
+    /// a ``PrimaryKey``), or nil when the map has none.
+    public func value<M: Model>(_ type: M.Type, id: any Sendable) -> M? {
+        PrimaryKey(id).flatMap { value(type, key: $0) }
+    }
+
+    /// The canonical value of type `type` with key `key`, or nil.
+    public func value<M: Model>(_ type: M.Type, key: PrimaryKey) -> M? {
+        anyValue(type, key: key) as? M
+    }
+
+    /// The canonical value of type `type` with key `key` as the map holds it, without a cast
+    /// (for code that only passes it on, such as merge-aware decoding), or nil.
+    public func anyValue(_ type: any Model.Type, key: PrimaryKey) -> (any Model)? {
+        let key = Key(type: ObjectIdentifier(type), id: key)
+        return state.withLock { $0.values.value(for: key) }
+    }
+
+    /// Makes `value` the canonical value of its type and key, replacing the one held (use
+    /// merge-aware decoding to combine a partial payload with it), and tells the observers when
+    /// it differs. Returns `value`. A value without a primary key (nil id) is not stored.
+    @discardableResult
+    public func store<M: Model>(_ value: M) -> M {
+        guard let id = value.identityKey else { return value }
+        store(value, key: id)
+        return value
+    }
+
+    /// Stores `value` under `id`, its primary key as the caller already knows it (decoding
+    /// knows it from the payload), like ``store(_:)`` otherwise.
+    public func store<M: Model>(_ value: M, key id: PrimaryKey) {
+        let key = Key(type: ObjectIdentifier(M.self), id: id)
+        state.withLock { state in
+            let previous = state.values.set(value, for: key)
+            guard !state.observers.isEmpty, let observers = state.observers[key], !observers.isEmpty else { return }
+            if let previous, fieldValuesEqual(previous, value) == true { return }
+            // Inside the lock, so that observers see changes in the order they were made.
+            for observer in observers.values { observer.send(value) }
+        }
+    }
+
+    /// Removes the value of type `type` with primary key `id` and returns it; its observers
+    /// receive nil.
+    @discardableResult
+    public func remove<M: Model>(_ type: M.Type, id: any Sendable) -> M? {
+        guard let id = PrimaryKey(id) else { return nil }
+        let key = Key(type: ObjectIdentifier(type), id: id)
+        return state.withLock { state in
+            let removed = state.values.removeValue(for: key)
+            if removed != nil { state.observers[key]?.values.forEach { $0.send(nil) } }
+            return removed
+        } as? M
+    }
+
+    /// Removes every value; the observers of each receive nil.
+    public func removeAll() {
+        state.withLock { state in
+            for (key, _) in state.values.entries { state.observers[key]?.values.forEach { $0.send(nil) } }
+            state.values.removeAll()
+        }
+    }
+
+    /// Every value, from the least to the most recently used (the order in which a saved map
+    /// is loaded back, so that recency survives a restart).
+    public var values: [any Model] {
+        state.withLock { $0.values.entries.map(\.value) }
+    }
+
+    /// Every change of the value of type `type` with primary key `id` from now on: the new
+    /// canonical value, or nil when it is removed. An equal value (for `Equatable` models)
+    /// stored again is not a change. The stream ends when the consumer stops iterating or the map
+    /// is gone.
+    public func changes<M: Model>(of type: M.Type, id: any Sendable) -> AsyncStream<M?> {
+        let (stream, continuation) = AsyncStream.makeStream(of: M?.self)
+        guard let id = PrimaryKey(id) else {
+            continuation.finish()
+            return stream
+        }
+        let key = Key(type: ObjectIdentifier(type), id: id)
+        let observer = state.withLock { state in
+            defer { state.nextObserver += 1 }
+            state.observers[key, default: [:]][state.nextObserver] = Observer(
+                send: { continuation.yield($0 as? M) },
+                finish: { continuation.finish() })
+            return state.nextObserver
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { state in
+                state.observers[key]?[observer] = nil
+                if state.observers[key]?.isEmpty == true { state.observers[key] = nil }
+            }
+        }
+        return stream
+    }
+}

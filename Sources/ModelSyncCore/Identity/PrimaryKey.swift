@@ -1,0 +1,108 @@
+import Foundation
+
+/// A model's primary-key value, normalised so that the same id compares equal whichever way it
+/// arrived: from a model, from JSON (`7` or `"7"` for an `Int` key) or from a caller.
+///
+/// Integers are kept as `Int64`, UUIDs as their canonical text, everything else as text.
+/// Composite keys have one component per key field, in declaration order.
+public struct PrimaryKey: Hashable, Sendable, CustomStringConvertible {
+    /// One field of the key.
+    public enum Component: Hashable, Sendable {
+        /// An integer key value.
+        case integer(Int64)
+        /// Any other key value, as text.
+        case text(String)
+    }
+
+    // The first component apart, so that the usual single-field key allocates nothing.
+    private let first: Component
+    private let rest: [Component]
+
+    /// The key's components, one per primary-key field.
+    public var components: [Component] { [first] + rest }
+
+    /// Creates a key of one component.
+    public init(_ component: Component) {
+        self.first = component
+        self.rest = []
+    }
+
+    /// Creates a key from its components; nil when there are none.
+    public init?(_ components: [Component]) {
+        guard let first = components.first else { return nil }
+        self.first = first
+        self.rest = Array(components.dropFirst())
+    }
+
+    /// The key of a single value: an integer, a string, a UUID, a `PrimaryKey` (taken as it is)
+    /// or anything else by its description. Nil when the value is nil.
+    public init?(_ value: Any) {
+        if let key = value as? PrimaryKey {
+            self = key
+            return
+        }
+        guard let component = Component(value) else { return nil }
+        self.init(component)
+    }
+
+    public var description: String {
+        components.map { component in
+            switch component {
+            case .integer(let value): String(value)
+            case .text(let value): value
+            }
+        }.joined(separator: ", ")
+    }
+}
+
+extension PrimaryKey.Component {
+    /// The component for a field value, unwrapping optionals; nil when the value is nil.
+    init?(_ value: Any) {
+        guard let present = unwrapped(value) else { return nil }
+        switch present {
+        case let integer as any BinaryInteger:
+            self = Int64(exactly: integer).map(Self.integer) ?? .text(String(describing: integer))
+        case let text as String:
+            self = .text(text)
+        case let uuid as UUID:
+            self = .text(uuid.uuidString)
+        default:
+            self = .text(String(describing: present))
+        }
+    }
+
+    /// The component for a key written as text (in JSON, a URL…) for a field of type `type`:
+    /// integer fields parse it, UUID fields normalise it, others keep it.
+    package init(text: String, as type: FieldType) {
+        switch type.nonOptional {
+        case .integer:
+            self = Int64(text).map(Self.integer) ?? .text(text)
+        case .uuid:
+            self = .text(UUID(uuidString: text)?.uuidString ?? text)
+        default:
+            self = .text(text)
+        }
+    }
+}
+
+extension Model {
+    /// The value of the model's primary key, or nil when the model has none (no key field, or
+    /// a key that is still nil because the server or SQLite has not assigned it).
+    public var identityKey: PrimaryKey? {
+        let fields = Self.schema.fields
+        var components: [PrimaryKey.Component] = []
+        for index in fields.indices where fields[index].isPrimaryKey {
+            guard let keyPath = fields[index].keyPath, let component = PrimaryKey.Component(fieldValue(at: keyPath) as Any) else {
+                return nil
+            }
+            components.append(component)
+        }
+        return PrimaryKey(components)
+    }
+
+    /// The value at one of the model's key paths, seen as `Any` (nil when the key path is not
+    /// one of this type's).
+    package func fieldValue(at keyPath: AnyKeyPath) -> Any? {
+        self[keyPath: keyPath]
+    }
+}
