@@ -3,12 +3,11 @@ import CompilerPluginSupport
 import PackageDescription
 
 // Layers (see docs/ARCHITECTURE.md):
-//   ModelSyncCore  ← ModelSyncJSON  ← ModelSync (umbrella, declares the macros)
-//   ModelSyncMacros (compiler plugin) is used only through ModelSync.
-//   ModelSyncJSON ← ModelSyncRemote ← ModelSync; ModelSyncJSON ← ModelSyncServer ← modelsync-server
-//   ModelSyncJSON ← ModelSyncStorage ← ModelSync (key-value suites, models stored as JSON files)
-//   (the server is a product of its own, not re-exported by the umbrella).
-//   ModelSync + ModelSyncServer ← ModelSyncTesting (for users' tests; not in the umbrella).
+//   ModelSyncCore ← ModelSyncJSON ← {ModelSyncRemote, ModelSyncSQLite, ModelSyncStorage} ← ModelSync
+//   (the umbrella re-exports them, declares the macros and joins the stores). The middle layers
+//   never import each other. ModelSyncMacros (compiler plugin) is used only through ModelSync.
+//   ModelSyncJSON ← ModelSyncServer ← modelsync-server (a product of its own, not re-exported).
+//   ModelSync + ModelSyncServer ← ModelSyncTesting (for users' tests; not re-exported).
 let package = Package(
     name: "ModelSync",
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .macCatalyst(.v16)],
