@@ -84,9 +84,7 @@ extension JSONModel {
             // Merge-aware decoding (Identity/IdentityDecoding.swift): the map's canonical value of
             // the payload's key stands in for every key the payload lacks (see
             // `JSONObjectDecoder.absent`), so `null` still clears and present keys win; the
-            // result becomes canonical. Written out here rather than in a function of its own:
-            // such a function was not specialized in the model's module (every value went
-            // through value witnesses and a tuple type was looked up at run time, per object).
+            // result becomes canonical.
             var key: PrimaryKey?
             var value = try withUnsafeTemporaryAllocation(of: Int32.self, capacity: layout.slotCount) { slots in
                 var decoder = JSONObjectDecoder(context: context, layout: layout, slots: slots, object: node)
