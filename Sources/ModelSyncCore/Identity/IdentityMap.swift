@@ -87,12 +87,15 @@ public final class IdentityMap: Sendable {
     /// knows it from the payload), like ``store(_:)`` otherwise.
     public func store<M: Model>(_ value: M, key id: PrimaryKey) {
         let key = Key(type: ObjectIdentifier(M.self), id: id)
-        state.withLock { state in
+        // The replaced value leaves the lock with the closure's result, so that it is destroyed
+        // (its strings released) after the lock is given back.
+        _ = state.withLock { state -> (any Model)? in
             let previous = state.values.set(value, for: key)
-            guard !state.observers.isEmpty, let observers = state.observers[key], !observers.isEmpty else { return }
-            if let previous, fieldValuesEqual(previous, value) == true { return }
+            guard !state.observers.isEmpty, let observers = state.observers[key], !observers.isEmpty else { return previous }
+            if let previous, fieldValuesEqual(previous, value) == true { return previous }
             // Inside the lock, so that observers see changes in the order they were made.
             for observer in observers.values { observer.send(value) }
+            return previous
         }
     }
 

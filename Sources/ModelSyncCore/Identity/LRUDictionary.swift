@@ -35,9 +35,11 @@ struct LRUDictionary<Key: Hashable, Value> {
     @discardableResult
     mutating func set(_ value: Value, for key: Key) -> Value? {
         if let slot = index[key] {
-            defer { slots[slot].value = value }
             touch(slot)
-            return slots[slot].value
+            // Swapped rather than copied, so that the old value is moved out, not retained.
+            var replaced: Value? = value
+            swap(&replaced, &slots[slot].value)
+            return replaced
         }
         if index.count >= capacity, oldest >= 0 {
             removeValue(for: slots[oldest].key)

@@ -80,7 +80,24 @@ extension JSONModel {
         let layout = context.pointee.layout(for: Self.self)
         let outerDates = context.pointee.enter(layout)
         defer { context.pointee.leave(restoring: outerDates) }
-        if let map = context.pointee.identityMap { return try decodeIdentified(node, context, layout, into: map) }
+        if let map = context.pointee.identityMap {
+            // Merge-aware decoding (Identity/IdentityDecoding.swift): the map's canonical value of
+            // the payload's key stands in for every key the payload lacks (see
+            // `JSONObjectDecoder.absent`), so `null` still clears and present keys win; the
+            // result becomes canonical.
+            var key: PrimaryKey?
+            var value = try withUnsafeTemporaryAllocation(of: Int32.self, capacity: layout.slotCount) { slots in
+                var decoder = JSONObjectDecoder(context: context, layout: layout, slots: slots, object: node)
+                let merge = decoder.beginMerge(into: map, as: Self.self)
+                // Nested models merge into their own canonical values; ours is restored after.
+                defer { context.pointee.endMerge(merge) }
+                key = merge.key
+                return try Self(json: &decoder)
+            }
+            try finishDecoding(&value, node, context)
+            storeDecoded(value, key: key, in: map)
+            return value
+        }
 
         var value = try withUnsafeTemporaryAllocation(of: Int32.self, capacity: layout.slotCount) { slots in
             var decoder = JSONObjectDecoder(context: context, layout: layout, slots: slots, object: node)

@@ -1,38 +1,20 @@
 import ModelSyncCore
 
-// Decoding through an identity map (`JSONDecodingOptions.identityMap`): the merge-aware path
-// that `JSONModel.decodeObject` takes when a map is set. Decoding without a map never comes
-// here.
+// Decoding through an identity map (`JSONDecodingOptions.identityMap`): the pieces of the
+// merge-aware branch of `JSONModel.decodeObject`, taken when a map is set. Decoding without a
+// map never comes here.
 
 extension JSONModel {
-    /// Decodes the object at `node` merged into the map's canonical value of the same key, and
-    /// makes the result canonical. The canonical value stands in for every key the payload
-    /// lacks (see `JSONObjectDecoder.absent`), so `null` still clears and present keys win.
-    /// Inlinable, like the plain path, so that the model's module can specialize it.
+    /// Makes `value`, just decoded (and merged) through `map`, the canonical value of its key:
+    /// `key` is the one its payload stated, which is the value's unless a `didDecode` hook may
+    /// have changed it.
     @inlinable
-    static func decodeIdentified(
-        _ node: Int, _ context: UnsafeMutablePointer<JSONDecodingContext>, _ layout: JSONLayout, into map: IdentityMap
-    ) throws -> Self {
-        let (decoded, merge) = try withUnsafeTemporaryAllocation(of: Int32.self, capacity: layout.slotCount) { slots in
-            var decoder = JSONObjectDecoder(context: context, layout: layout, slots: slots, object: node)
-            let merge = decoder.beginMerge(into: map, as: Self.self)
-            do {
-                return (try Self(json: &decoder), merge)
-            } catch {
-                context.pointee.endMerge(merge)
-                throw error
-            }
-        }
-        // Nested models merged into their own canonical values; ours is restored for the caller.
-        context.pointee.endMerge(merge)
-        var value = decoded
-        try finishDecoding(&value, node, context)
-        // The payload's key is the value's, unless a hook may have changed it.
-        if let key = merge.key, !jsonHooks.contains(.didDecode) {
+    static func storeDecoded(_ value: Self, key: PrimaryKey?, in map: IdentityMap) {
+        if let key, !jsonHooks.contains(.didDecode) {
             map.store(value, key: key)
-            return value
+        } else {
+            map.store(value)
         }
-        return map.store(value)
     }
 }
 
