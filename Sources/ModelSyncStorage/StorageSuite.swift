@@ -235,7 +235,12 @@ public struct StorageSuite: Sendable {
             }
             return "\(present)"
         }
-        return "\(schema.name).\(texts.joined(separator: ","))"
+        // The parts of a composite key are joined by commas; a comma (and so the escape
+        // character) inside a part is escaped, so that ("a,b", "c") and ("a", "b,c") differ.
+        let parts = texts.count == 1 ? texts : texts.map {
+            $0.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: ",", with: "%2C")
+        }
+        return "\(schema.name).\(parts.joined(separator: ","))"
     }
 
     // MARK: - Files

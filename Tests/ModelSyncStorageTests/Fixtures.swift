@@ -26,6 +26,14 @@ struct Membership: Equatable {
     var role: String
 }
 
+/// A composite key of strings that may contain the separator.
+@Model
+struct Pair: Equatable {
+    @PrimaryKey var left: String
+    @PrimaryKey var right: String
+    var note: String
+}
+
 /// No primary key at all.
 @Model
 struct Memo: Equatable {

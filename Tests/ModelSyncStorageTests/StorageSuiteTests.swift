@@ -100,6 +100,18 @@ import Testing
         #expect(try suite.fetch(Membership.self, id: 3, 7) == membership)
     }
 
+    @Test func compositeKeysContainingTheSeparatorDoNotCollide() throws {
+        let suite = try storage.suite()
+        let first = Pair(left: "a,b", right: "c", note: "first")
+        let second = Pair(left: "a", right: "b,c", note: "second")
+        try suite.save(first)
+        try suite.save(second)
+        #expect(try suite.key(for: first) == "Pair.a%2Cb,c")
+        #expect(try suite.key(for: second) == "Pair.a,b%2Cc")
+        #expect(try suite.fetch(Pair.self, id: "a,b", "c") == first)
+        #expect(try suite.fetch(Pair.self, id: "a", "b,c") == second)
+    }
+
     @Test func noDefaultKeyWithoutAPrimaryKeyValue() throws {
         let suite = try storage.suite()
         let unsaved = #expect(throws: StorageError.self) { try suite.save(Ticket(id: nil, title: "New")) }

@@ -124,7 +124,10 @@ public final class CachedStore: Sendable {
         AsyncThrowingStream { continuation in
             let task = Task {
                 do {
-                    continuation.yield(try await cached().map(CacheUpdate.cached) ?? .notCached)
+                    // A cache that cannot be read (a locked or mismatched database) must not
+                    // keep the fresh value from arriving: it counts as no cached value.
+                    let cachedValue = try? await cached()
+                    continuation.yield(cachedValue.flatMap { $0 }.map(CacheUpdate.cached) ?? .notCached)
                     continuation.yield(.fresh(try await remote()))
                     continuation.finish()
                 } catch {

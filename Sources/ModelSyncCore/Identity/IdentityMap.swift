@@ -107,7 +107,8 @@ public final class IdentityMap: Sendable {
         let key = Key(type: ObjectIdentifier(type), id: id)
         return state.withLock { state in
             let removed = state.values.removeValue(for: key)
-            if removed != nil { state.observers[key]?.values.forEach { $0.send(nil) } }
+            // Observers hear of it even when eviction already dropped the value.
+            state.observers[key]?.values.forEach { $0.send(nil) }
             return removed
         } as? M
     }
@@ -115,7 +116,7 @@ public final class IdentityMap: Sendable {
     /// Removes every value; the observers of each receive nil.
     public func removeAll() {
         state.withLock { state in
-            for (key, _) in state.values.entries { state.observers[key]?.values.forEach { $0.send(nil) } }
+            for observers in state.observers.values { observers.values.forEach { $0.send(nil) } }
             state.values.removeAll()
         }
     }

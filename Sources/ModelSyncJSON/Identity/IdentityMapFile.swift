@@ -8,6 +8,10 @@ import ModelSyncCore
 extension IdentityMap {
     /// The file format version that ``save(to:)`` writes and ``load(from:models:)`` reads.
     static let fileVersion = 1
+    /// Dates as seconds since 1970 (fractions kept): ISO 8601 would round them to the second, and
+    /// a reloaded value would then write a rounded date through to the database.
+    static let fileEncoding = JSONEncodingOptions(dateStrategy: .secondsSince1970)
+    static let fileDecoding = JSONDecodingOptions(dateStrategy: .secondsSince1970)
 
     /// Writes every value to `url` atomically (a temporary file renamed over the old one), so a
     /// crash never leaves a half-written file.
@@ -15,7 +19,7 @@ extension IdentityMap {
     /// - Throws: ``IdentityMapError`` (`.unwritableFile`), or a `JSONError` when a value cannot
     ///   be encoded.
     public func save(to url: URL) throws {
-        var context = JSONEncodingContext(options: JSONEncodingOptions())
+        var context = JSONEncodingContext(options: Self.fileEncoding)
         context.writer.writeRaw(Array(#"{"version":\#(Self.fileVersion),"entries":["#.utf8))
         var first = true
         for value in values {
@@ -66,7 +70,7 @@ extension IdentityMap {
 
     private static func decodeFile(_ document: JSONDocument, types: [String: any JSONModel.Type]) throws -> [any Model] {
         try document.withTape { tape in
-            var context = JSONDecodingContext(tape: tape, options: JSONDecodingOptions())
+            var context = JSONDecodingContext(tape: tape, options: fileDecoding)
             guard tape.nodes[0].kind == .object,
                 let version = tape.member(of: 0, named: "version"), (try? Int.decodeJSON(version, &context)) == fileVersion,
                 let entries = tape.member(of: 0, named: "entries"), tape.nodes[entries].kind == .array

@@ -1,5 +1,6 @@
 import Foundation
 import ModelSync
+import ModelSyncCore
 
 /// A transport that records real HTTP exchanges to a cassette file and replays them, so a
 /// test of code that talks to a server runs without the server and always sees the same
@@ -115,7 +116,7 @@ public final class CassetteTransport: HTTPTransport {
     private func save(_ cassette: Cassette) throws {
         do {
             try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Data(cassette.encoded(redacting: redactedHeaders)).write(to: file, options: .atomic)
+            try AtomicFile.replace(file, with: cassette.encoded(redacting: redactedHeaders))
         } catch {
             throw CassetteError.cannotSave(path: file.path, reason: error.localizedDescription)
         }
@@ -132,7 +133,10 @@ public final class CassetteTransport: HTTPTransport {
                 return recorded.method == method && comparable(recorded.url) == url
                     && Self.sameBody(recorded.requestBody ?? [], body)
             }
-            guard let index = matches.first(where: { !state.used[$0] }) ?? matches.last else {
+            // A request made more often than recorded gets the last answer again, but only when
+            // it is idempotent: a second POST answered like the first never happened.
+            let reusable = request.isIdempotent ? matches.last : nil
+            guard let index = matches.first(where: { !state.used[$0] }) ?? reusable else {
                 throw CassetteError.unmatchedRequest(
                     Self.describe(method, request.url.absoluteString, body),
                     closest: closest(to: method, url, body, in: interactions), cassette: file.path)

@@ -1,5 +1,6 @@
 import Foundation
 import ModelSync
+import ModelSyncTesting
 import ModelSyncServer
 import Testing
 
@@ -177,6 +178,22 @@ struct CacheFixture {
                 Issue.record("expected a transport failure, got \(String(describing: error))")
                 return
             }
+        }
+    }
+
+    @Test func aCacheThatCannotBeReadDoesNotKeepTheFreshValueAway() async throws {
+        try await CacheFixture.run { fixture in
+            let unreadable: @Sendable (SQLiteConnection) throws -> [Story] = { db in
+                try Story.all(db, where: "no_such_column = 1")
+            }
+            var updates: [CacheUpdate<[Story]>] = []
+            for try await update in fixture.store.listCachedThenFresh(Story.self, cached: unreadable) { updates.append(update) }
+            #expect(updates.count == 2)
+            guard case .notCached = updates.first, case .fresh(let fresh) = updates.last else {
+                Issue.record("expected .notCached then .fresh, got \(updates)")
+                return
+            }
+            #expect(fresh.map(\.id) == [1, 2, 3])
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import ModelSync
+import ModelSyncTesting
 
 @Model
 struct Author: Equatable {
@@ -35,18 +36,18 @@ struct Unsaved {
     var text: String
 }
 
-/// A directory under the system's temporary directory, removed when the value is gone.
-final class ScratchDirectory {
-    let url: URL
+/// A model with a date that has a fraction of a second.
+@Model
+struct Checkin: Equatable {
+    var id: Int
+    var at: Date
+}
 
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("modelsync-identity-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
+/// The toolkit's temporary directory, removed when the value is gone.
+typealias ScratchDirectory = TemporaryDirectory
 
+extension TemporaryDirectory {
     func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
 }
 
 /// A decoder that decodes through `map`.

@@ -1,5 +1,6 @@
 import Foundation
 import ModelSync
+import ModelSyncTesting
 import Testing
 
 @Suite struct IdentityMapTests {
@@ -92,6 +93,18 @@ import Testing
         #expect(received == [Author(id: 1, name: "Ann", karma: 1), Author(id: 1, name: "Ann B", karma: 1), nil])
     }
 
+    @Test func removingAnEvictedValueStillTellsItsObservers() async throws {
+        let map = IdentityMap(capacity: 1)
+        map.store(Author(id: 1, name: "A"))
+        let changes = map.changes(of: Author.self, id: 1)
+        map.store(Author(id: 2, name: "B"))                          // evicts 1, silently
+        #expect(map.remove(Author.self, id: 1) == nil)               // the server deleted it
+        for await change in changes {
+            #expect(change == nil)
+            break
+        }
+    }
+
     @Test func countRemoveAndClear() throws {
         let map = IdentityMap()
         _ = try decoder(map).decode([Author].self, from: #"[{"id":1,"name":"A"},{"id":2,"name":"B"},{"id":3,"name":"C"}]"#)
@@ -118,6 +131,18 @@ import Testing
         #expect(map.value(Author.self, id: 2) == nil)
         #expect(map.value(Author.self, id: 1) != nil)
         #expect((map.values as? [Author])?.map(\.id) == [3, 1])
+    }
+
+    @Test func savedDatesKeepTheirFractionOfASecond() throws {
+        let scratch = try ScratchDirectory()
+        let file = scratch.file("identity.json")
+        let map = IdentityMap()
+        let checkin = Checkin(id: 1, at: Date(timeIntervalSince1970: 1_700_000_000.625))
+        map.store(checkin)
+        try map.save(to: file)
+        let loaded = IdentityMap()
+        #expect(try loaded.load(from: file, models: [Checkin.self]) == 1)
+        #expect(loaded.value(Checkin.self, id: 1) == checkin)
     }
 
     @Test func aSavedMapLoadsBack() throws {
