@@ -1,3 +1,5 @@
+import Foundation
+
 /// One canonical value per model type and primary key, for everything decoded or loaded.
 ///
 /// Decoding through a map (`JSONDecodingOptions(identityMap:)`) makes every model with a
@@ -16,7 +18,8 @@
 ///
 /// The map holds at most ``capacity`` values and evicts the least recently used one beyond
 /// that (evicting notifies no one: the value did not change, it only left memory). It is safe
-/// to use from many tasks at once; every operation takes one lock.
+/// to use from many tasks at once; every operation takes one lock, and decodes through the map
+/// take turns, so that two partial payloads of one value never merge into the same old base.
 public final class IdentityMap: Sendable {
     /// A model type and a key.
     struct Key: Hashable {
@@ -39,6 +42,16 @@ public final class IdentityMap: Sendable {
     /// The most values the map holds before it evicts the least recently used.
     public let capacity: Int
     private let state: Locked<State>
+    /// Held for a whole decode through the map (recursive: a decode hook may decode again).
+    private let mergeLock = NSRecursiveLock()
+
+    /// Runs `body` (a decode through the map) while no other decode through it runs: a merge
+    /// reads its base and stores its result under this lock, so no merge is lost.
+    package func withMergeLock<T>(_ body: () throws -> T) rethrows -> T {
+        mergeLock.lock()
+        defer { mergeLock.unlock() }
+        return try body()
+    }
 
     /// Creates an empty map that holds at most `capacity` values.
     public init(capacity: Int = 10_000) {

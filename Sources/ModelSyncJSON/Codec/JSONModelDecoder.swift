@@ -62,7 +62,14 @@ public struct JSONModelDecoder: Sendable {
         _ type: T.Type, from source: some JSONSource, at root: JSONPath = JSONPath()
     ) throws -> (value: T, report: DecodeReport) {
         let document = try source.jsonDocument(maxDepth: options.maxDepth)
-        return try document.withTape { tape in
+        guard let map = options.identityMap else { return try decode(type, document, at: root) }
+        return try map.withMergeLock { try decode(type, document, at: root) }
+    }
+
+    private func decode<T: JSONDecodable>(
+        _ type: T.Type, _ document: JSONDocument, at root: JSONPath
+    ) throws -> (value: T, report: DecodeReport) {
+        try document.withTape { tape in
             var context = JSONDecodingContext(tape: tape, options: options)
             do {
                 guard let start = tape.locate(root.components, from: 0) else {

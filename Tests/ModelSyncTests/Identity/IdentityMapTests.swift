@@ -105,6 +105,23 @@ import Testing
         }
     }
 
+    /// Two streams of partial payloads for one user, each changing its own field: every merge
+    /// must start from the latest value, so both last values survive.
+    @Test func concurrentPartialPayloadsForOneValueLoseNoField() async throws {
+        let map = IdentityMap()
+        _ = try decoder(map).decode(Author.self, from: #"{"id":1,"name":"Ann"}"#)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for i in 1...2_000 { _ = try decoder(map).decode(Author.self, from: #"{"id":1,"bio":"b\#(i)"}"#) }
+            }
+            group.addTask {
+                for i in 1...2_000 { _ = try decoder(map).decode(Author.self, from: #"{"id":1,"karma":\#(i)}"#) }
+            }
+            try await group.waitForAll()
+        }
+        #expect(map.value(Author.self, id: 1) == Author(id: 1, name: "Ann", bio: "b2000", karma: 2_000))
+    }
+
     @Test func countRemoveAndClear() throws {
         let map = IdentityMap()
         _ = try decoder(map).decode([Author].self, from: #"[{"id":1,"name":"A"},{"id":2,"name":"B"},{"id":3,"name":"C"}]"#)
