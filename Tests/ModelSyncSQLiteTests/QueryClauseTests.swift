@@ -67,6 +67,21 @@ struct QueryClauseTests {
         #expect(try db.read { try Item.order(\.id).limit(0).fetchOne($0) } == nil)
     }
 
+    @Test("an offset set before limit(_:) is kept", arguments: TestStorage.allCases)
+    func offsetThenLimit(store: TestStorage) throws {
+        let db = try itemsDatabase(store)
+
+        let page = Item.order(\.id).offset(2).limit(3)
+        #expect(try page.sql == from + #" ORDER BY "id" LIMIT ? OFFSET ?"#)
+        #expect(try page.arguments == [3, 2])
+        #expect(names(try db.read { try page.fetchAll($0) }) == ["cherry", "date", "elder_berry"])
+
+        // An offset given to limit(_:offset:) replaces the earlier one.
+        let replaced = Item.order(\.id).offset(2).limit(1, offset: 4)
+        #expect(try replaced.arguments == [1, 4])
+        #expect(names(try db.read { try replaced.fetchAll($0) }) == ["elder_berry"])
+    }
+
     @Test(arguments: TestStorage.allCases)
     func selectChosenColumnsAndDistinct(store: TestStorage) throws {
         let db = try itemsDatabase(store)
