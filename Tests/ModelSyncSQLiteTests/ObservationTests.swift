@@ -129,6 +129,23 @@ struct ObservationTests {
         #expect(try await raw.next()?.value == 1)
     }
 
+    @Test("an observation whose fetch reads through a cursor refreshes", arguments: TestStorage.allCases)
+    func observesACursor(store: TestStorage) async throws {
+        let db = try store.open(models: [Post.self])
+        var counts = db.observe { db in
+            let cursor = try Post.all().fetchCursor(db)
+            var count = 0
+            while try cursor.next() != nil { count += 1 }
+            return count
+        }.makeAsyncIterator()
+        #expect(try await counts.next() == 0)
+        try await db.write { try insertPost("First", in: $0) }
+        // Counted when the write returns: checked first, so a missed table fails here
+        // instead of waiting for a refresh that never comes.
+        try #require(db.observationNotificationCount == 1)
+        #expect(try await counts.next() == 1)
+    }
+
     @Test("discovers the tables a fetch reads, through views, and follows them as they change", arguments: TestStorage.allCases)
     func discoversTables(store: TestStorage) async throws {
         let db = try store.open(models: [Post.self, Event.self, Membership.self])

@@ -84,6 +84,7 @@ extension SQLQuery {
     public func fetchCursor(_ db: SQLiteConnection) throws -> SQLCursor<Element> {
         let fragment = try statement.rendered()
         let statement = try translatingUnknownColumns(fragment) { try db.statement(for: fragment.sql) }
+        db.recordReads(of: statement)
         return try SQLCursor(statement: statement, arguments: fragment.arguments, table: Root.sqlTable, decodeRow: decodeRow)
     }
 
