@@ -100,7 +100,7 @@ public final class SQLiteConnection {
     private func use<T>(_ statement: SQLStatement, _ body: (SQLStatement) throws -> T) throws -> T {
         // Recorded before the statement runs: an autocommit write commits while it steps.
         changeTracker?.recordWrites(of: statement)
-        if readTableRecorder != nil { readTableRecorder?.formUnion(statement.readTables) }
+        recordReads(of: statement)
         statement.isInUse = true
         defer {
             statement.reset()
@@ -108,6 +108,13 @@ public final class SQLiteConnection {
             changeTracker?.statementEnded(inTransaction: isInTransaction)
         }
         return try body(statement)
+    }
+
+    /// Adds the tables `statement` reads to those an observation is recording, if any.
+    /// Every statement that runs outside ``use(_:_:)`` (a cursor's) must call it too, or
+    /// the observation misses its tables and never refreshes.
+    func recordReads(of statement: SQLStatement) {
+        if readTableRecorder != nil { readTableRecorder?.formUnion(statement.readTables) }
     }
 
     /// The cached statement for `sql`, or a fresh one when the cached one is in use.

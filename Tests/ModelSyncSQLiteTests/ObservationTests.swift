@@ -129,6 +129,56 @@ struct ObservationTests {
         #expect(try await raw.next()?.value == 1)
     }
 
+    @Test("a slow consumer gets the latest results, not every one in between", arguments: TestStorage.allCases)
+    func slowConsumerGetsLatest(store: TestStorage) async throws {
+        let db = try store.open(models: [Post.self])
+        // Each fetch reports itself. The center fetches an observation again only after it
+        // delivered the previous result, so a fetch reported means the one before was delivered.
+        let (fetched, fetchedSignal) = AsyncStream<Void>.makeStream()
+        var counts = db.observe(tables: ["posts"]) { db in
+            defer { fetchedSignal.yield() }
+            return try Post.count(db, where: "user_id = ?", [1])
+        }.makeAsyncIterator()
+        var fetches = fetched.makeAsyncIterator()
+        #expect(try await counts.next() == 0)
+        await fetches.next()
+
+        for title in ["One", "Two", "Three"] {
+            try await db.write { try insertPost(title, in: $0) }
+            await fetches.next()
+        }
+        try await db.write { try insertPost("Someone else's", userId: 2, in: $0) }   // same count: 3 delivered
+        await fetches.next()
+        #expect(try await counts.next() == 3)   // not 1, then 2
+
+        // Back to the value the consumer last read before it reads again: nothing new for it.
+        try await db.write { try insertPost("Four", in: $0) }
+        await fetches.next()
+        try await db.write { _ = try Post.deleteAll($0, where: "title = ?", ["Four"]) }
+        await fetches.next()
+        try await db.write { try insertPost("Someone else's again", userId: 2, in: $0) }
+        await fetches.next()
+        try await db.write { try insertPost("Five", in: $0) }
+        #expect(try await counts.next() == 4)   // not 3 again
+    }
+
+    @Test("an observation whose fetch reads through a cursor refreshes", arguments: TestStorage.allCases)
+    func observesACursor(store: TestStorage) async throws {
+        let db = try store.open(models: [Post.self])
+        var counts = db.observe { db in
+            let cursor = try Post.all().fetchCursor(db)
+            var count = 0
+            while try cursor.next() != nil { count += 1 }
+            return count
+        }.makeAsyncIterator()
+        #expect(try await counts.next() == 0)
+        try await db.write { try insertPost("First", in: $0) }
+        // Counted when the write returns: checked first, so a missed table fails here
+        // instead of waiting for a refresh that never comes.
+        try #require(db.observationNotificationCount == 1)
+        #expect(try await counts.next() == 1)
+    }
+
     @Test("discovers the tables a fetch reads, through views, and follows them as they change", arguments: TestStorage.allCases)
     func discoversTables(store: TestStorage) async throws {
         let db = try store.open(models: [Post.self, Event.self, Membership.self])

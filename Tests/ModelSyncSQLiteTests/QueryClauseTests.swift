@@ -67,6 +67,44 @@ struct QueryClauseTests {
         #expect(try db.read { try Item.order(\.id).limit(0).fetchOne($0) } == nil)
     }
 
+    @Test("an offset set before limit(_:) is kept", arguments: TestStorage.allCases)
+    func offsetThenLimit(store: TestStorage) throws {
+        let db = try itemsDatabase(store)
+
+        let page = Item.order(\.id).offset(2).limit(3)
+        #expect(try page.sql == from + #" ORDER BY "id" LIMIT ? OFFSET ?"#)
+        #expect(try page.arguments == [3, 2])
+        #expect(names(try db.read { try page.fetchAll($0) }) == ["cherry", "date", "elder_berry"])
+
+        // An offset given to limit(_:offset:) replaces the earlier one.
+        let replaced = Item.order(\.id).offset(2).limit(1, offset: 4)
+        #expect(try replaced.arguments == [1, 4])
+        #expect(names(try db.read { try replaced.fetchAll($0) }) == ["elder_berry"])
+    }
+
+    @Test("counting a query of chosen columns or aggregates counts the rows it reads", arguments: TestStorage.allCases)
+    func countOfSelections(store: TestStorage) throws {
+        let db = try itemsDatabase(store)
+
+        // An aggregate reads one row from many.
+        let total = Item.all().select { $0.quantity.sum() }
+        #expect(try total.renderedCount() == SQLFragment(#"SELECT count(*) FROM (SELECT sum("quantity") FROM "items")"#, []))
+        #expect(try db.read { try total.fetchAll($0) } == [37])
+        #expect(try db.read { try total.fetchCount($0) } == 1)
+
+        let filtered = Item.where(\.quantity > 6).select { ($0.quantity.max(), $0.rowCount()) }
+        #expect(try filtered.renderedCount() == SQLFragment(#"SELECT count(*) FROM (SELECT max("quantity"), count(*) FROM "items" WHERE "quantity" > ?)"#, [6]))
+        #expect(try db.read { try filtered.fetchCount($0) } == 1)
+
+        let grouped = Item.all().select { ($0.status, $0.quantity.sum()) }.group(by: \.status)
+        #expect(try db.read { try grouped.fetchAll($0) }.count == 2)
+        #expect(try db.read { try grouped.fetchCount($0) } == 2)
+
+        // Chosen columns without aggregates: one element per row.
+        let chosen = Item.where(\.quantity > 6).select(\.name)
+        #expect(try db.read { try chosen.fetchCount($0) } == 3)
+    }
+
     @Test(arguments: TestStorage.allCases)
     func selectChosenColumnsAndDistinct(store: TestStorage) throws {
         let db = try itemsDatabase(store)

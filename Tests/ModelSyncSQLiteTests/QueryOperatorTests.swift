@@ -65,9 +65,28 @@ struct QueryOperatorTests {
         ConditionCase(
             "NOT IN ()", Item.where { $0.quantity.notIn([]) }, #" WHERE "quantity" NOT IN ()"#, [],
             ["apple", "Banana", "cherry", "date", "elder_berry", "fig"]),
+        // A nil in the list is an `IS [NOT] NULL` test of its own: inside `IN (…)` it would
+        // match no row, inside `NOT IN (…)` it would make every row unknown.
         ConditionCase(
-            "IN optional", Item.where { $0.price.in([0.25, 3, nil]) }, #" WHERE "price" IN (?, ?, ?)"#, [.real(0.25), .real(3), .null],
-            ["Banana", "date"]),
+            "IN optional", Item.where { $0.price.in([0.25, 3, nil]) }, #" WHERE "price" IN (?, ?) OR "price" IS NULL"#,
+            [.real(0.25), .real(3)], ["Banana", "cherry", "date", "fig"]),
+        ConditionCase(
+            "IN optional, and", Item.where(\.quantity > 0).where { $0.price.in([0.25, nil]) },
+            #" WHERE "quantity" > ? AND ("price" IN (?) OR "price" IS NULL)"#, [0, .real(0.25)], ["Banana", "fig"]),
+        ConditionCase(
+            "NOT (IN optional)", Item.where { !$0.price.in([0.25, nil]) }, #" WHERE NOT ("price" IN (?) OR "price" IS NULL)"#,
+            [.real(0.25)], ["apple", "date", "elder_berry"]),
+        ConditionCase("IN [nil]", Item.where { $0.price.in([nil]) }, #" WHERE "price" IS NULL"#, [], ["cherry", "fig"]),
+        ConditionCase(
+            "NOT IN optional", Item.where { $0.price.notIn([0.25, nil]) }, #" WHERE "price" NOT IN (?) AND "price" IS NOT NULL"#,
+            [.real(0.25)], ["apple", "date", "elder_berry"]),
+        ConditionCase(
+            "NOT IN optional, or", Item.where { $0.price.notIn([0.25, 3, nil]) || $0.quantity == 0 },
+            #" WHERE ("price" NOT IN (?, ?) AND "price" IS NOT NULL) OR "quantity" = ?"#, [.real(0.25), .real(3), 0],
+            ["apple", "cherry", "elder_berry"]),
+        ConditionCase(
+            "NOT IN [nil]", Item.where { $0.price.notIn([nil]) }, #" WHERE "price" IS NOT NULL"#, [],
+            ["apple", "Banana", "date", "elder_berry"]),
     ]
 
     static let text: [ConditionCase] = [

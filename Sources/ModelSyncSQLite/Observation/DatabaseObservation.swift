@@ -20,7 +20,8 @@ import ModelSyncCore
 /// - Writes that roll back, and writes to other tables, fetch nothing. Results equal to the last
 ///   delivered ones (when `Value` is `Equatable`) are not delivered again.
 /// - When commits come faster than fetches, one fetch covers several commits: every delivered
-///   value is a committed state, and the last one delivered is the latest state.
+///   value is a committed state, and the last one delivered is the latest state. A consumer
+///   slower than the results gets the latest one when it reads; those in between are dropped.
 /// - A fetch that throws ends the sequence with its error.
 public struct DatabaseObservation<Value: Sendable>: AsyncSequence, Sendable {
     /// Each element is the fetch's result.
@@ -41,7 +42,8 @@ public struct DatabaseObservation<Value: Sendable>: AsyncSequence, Sendable {
 
     /// Starts an observation: registers it with the database and schedules its first fetch.
     public func makeAsyncIterator() -> Iterator {
-        let (stream, continuation) = AsyncThrowingStream<Value, any Error>.makeStream()
+        // Only the latest state matters: a slow consumer gets it, not every state in between.
+        let (stream, continuation) = AsyncThrowingStream<Value, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let center = database.observations
         let id = center.makeID()
         // Called when the consumer stops (loop exit, iterator dropped, task cancelled) and when
@@ -55,10 +57,22 @@ public struct DatabaseObservation<Value: Sendable>: AsyncSequence, Sendable {
     /// Delivers the observed results.
     public struct Iterator: AsyncIteratorProtocol {
         var base: AsyncThrowingStream<Value, any Error>.AsyncIterator
+        /// The last result returned. The observer skips results equal to the last one it
+        /// yielded, but that one may have been replaced in the buffer before it was read.
+        private var lastReturned: Value?
+
+        init(base: AsyncThrowingStream<Value, any Error>.AsyncIterator) {
+            self.base = base
+        }
 
         /// The next results; nil once the task is cancelled.
         public mutating func next() async throws -> Value? {
-            try await base.next()
+            while let value = try await base.next() {
+                if let lastReturned, fieldValuesEqual(lastReturned, value) == true { continue }
+                lastReturned = value
+                return value
+            }
+            return nil
         }
     }
 }

@@ -43,14 +43,32 @@ extension SQLExpression where Value: SQLColumnEncodable {
         SQLCondition(node: .between(node, .bound(low), .bound(high), negated: true))
     }
 
-    /// `x IN (a, b, …)`. An empty list matches nothing.
+    /// `x IN (a, b, …)`. An empty list matches nothing. A nil in the list matches the
+    /// rows where `x` is NULL: `(x IN (a, …) OR x IS NULL)`.
     public func `in`(_ values: some Sequence<Value>) -> SQLCondition<Root> {
-        SQLCondition(node: .inList(node, values.map { .bound($0) }, negated: false))
+        inList(values, negated: false)
     }
 
-    /// `x NOT IN (a, b, …)`. An empty list matches every row.
+    /// `x NOT IN (a, b, …)`. An empty list matches every row. A nil in the list excludes
+    /// the rows where `x` is NULL: `(x NOT IN (a, …) AND x IS NOT NULL)`.
     public func notIn(_ values: some Sequence<Value>) -> SQLCondition<Root> {
-        SQLCondition(node: .inList(node, values.map { .bound($0) }, negated: true))
+        inList(values, negated: true)
+    }
+
+    /// A NULL inside `IN (…)` never compares equal, and inside `NOT IN (…)` makes every
+    /// comparison unknown, so nils become a separate `IS [NOT] NULL` test.
+    private func inList(_ values: some Sequence<Value>, negated: Bool) -> SQLCondition<Root> {
+        var list: [SQLNode] = []
+        var hasNil = false
+        for value in values {
+            let bound = SQLNode.bound(value)
+            if case .value(.null) = bound { hasNil = true } else { list.append(bound) }
+        }
+        let membership = SQLNode.inList(node, list, negated: negated)
+        guard hasNil else { return SQLCondition(node: membership) }
+        let nullTest = SQLNode.postfix(node, negated ? "IS NOT NULL" : "IS NULL")
+        if list.isEmpty { return SQLCondition(node: nullTest) }
+        return SQLCondition(node: .chain(negated ? "AND" : "OR", [membership, nullTest]))
     }
 
     private func compare(_ op: String, _ value: Value) -> SQLCondition<Root> {

@@ -153,7 +153,8 @@ extension SQLQuery {
     public func limit(_ limit: Int, offset: Int? = nil) -> Self {
         with {
             $0.limit = limit
-            $0.offset = offset
+            // Nil keeps an offset set earlier (`.offset(20).limit(10)`).
+            if let offset { $0.offset = offset }
         }
     }
 

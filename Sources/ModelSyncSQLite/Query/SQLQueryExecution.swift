@@ -37,8 +37,9 @@ extension SQLQuery {
         try `where`(key: key).fetchOne(db)
     }
 
-    /// How many elements the query reads. A plain query counts with `SELECT count(*) …
-    /// WHERE …`; one with `DISTINCT`, groups, a limit or an offset counts its rows as a subquery.
+    /// How many elements the query reads. A plain query of models counts with `SELECT
+    /// count(*) … WHERE …`; one with chosen columns or aggregates, `DISTINCT`, groups, a limit
+    /// or an offset counts its rows as a subquery.
     public func fetchCount(_ db: SQLiteConnection) throws -> Int {
         try run(renderedCount(), db) { statement in
             try statement.step() ? Int(statement.value(at: 0).integerValue ?? 0) : 0
@@ -63,13 +64,21 @@ extension SQLQuery {
     public func renderedCount() throws -> SQLFragment {
         let count = SQLNode.function("count", [.keyword("*")], distinct: false)
         var counting = statement
-        if statement.isPlain {
+        if readsModelRows {
             counting.columns = [count]
             counting.orderings = []
         } else {
             counting = SelectStatement(table: statement.table, source: .statement(try statement.rendered(), tables: []), columns: [count])
         }
         return try counting.rendered()
+    }
+
+    /// Whether the query reads one element per row of its source: the model's own columns,
+    /// plainly. Chosen columns may hold aggregates (`.select { $0.views.sum() }` reads one
+    /// element from many rows), so those are counted through a subquery.
+    private var readsModelRows: Bool {
+        guard statement.isPlain, statement.columns.count == 1, case .keyword(let list) = statement.columns[0] else { return false }
+        return list == Root.sqlTable.columnList
     }
 
     /// The statement ``exists(_:)`` runs, and its arguments.
@@ -84,6 +93,7 @@ extension SQLQuery {
     public func fetchCursor(_ db: SQLiteConnection) throws -> SQLCursor<Element> {
         let fragment = try statement.rendered()
         let statement = try translatingUnknownColumns(fragment) { try db.statement(for: fragment.sql) }
+        db.recordReads(of: statement)
         return try SQLCursor(statement: statement, arguments: fragment.arguments, table: Root.sqlTable, decodeRow: decodeRow)
     }
 
