@@ -346,10 +346,10 @@ extension ReadmeSQLiteExampleTests {
         // `print(titles)` in the README: here the titles go to a stream the test reads.
         let (printed, output) = AsyncStream<[String]>.makeStream()
         let watcher = Task {
-            // The tables the fetch reads are discovered from its statements; or name them with
-            // db.observe(tables: ["articles"]) { … }, or watch a whole table with db.observe(Article.self).
-            for try await titles in db.observe({ db in try Article.all(db, where: "user_id = ?", [1], order: "id").map(\.title) }) {
-                output.yield(titles)                              // now, then after each commit that changes them
+            // A query, any fetch closure (`db.observe { db in … }`: the tables it reads are found from
+            // its statements), named tables (`db.observe(tables:_:)`) or a whole table (`Article.self`).
+            for try await articles in db.observe(Article.where(\.userId == 1).order(\.id)) {
+                output.yield(articles.map(\.title))              // now, then after each commit that changes them
             }
         }
         var titles = printed.makeAsyncIterator()
