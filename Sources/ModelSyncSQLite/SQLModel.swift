@@ -269,12 +269,13 @@ extension SQLModel {
         return stored
     }
 
-    /// The schema index of the field at `keyPath`.
+    /// The schema index of the field at `keyPath`: one lookup in the table's key-path index,
+    /// the one the query builder resolves columns with.
     static func fieldIndex(_ keyPath: PartialKeyPath<Self>) throws -> Int {
-        guard let index = schema.fields.firstIndex(where: { $0.keyPath.map { $0 as AnyKeyPath == keyPath } ?? false }) else {
+        guard let entry = sqlTable.keyPaths[keyPath], entry.descending == nil else {
             throw SQLiteError.misuse("\(keyPath) is not a stored field of \(schema.name)")
         }
-        return index
+        return entry.field
     }
 
     /// The table, after checking that the model has a primary key.

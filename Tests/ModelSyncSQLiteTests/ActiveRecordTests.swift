@@ -83,6 +83,10 @@ struct ActiveRecordTests {
         let stored = try #require(try db.read { try Post.find(post.id, $0) })
         #expect(stored.title == "Edited")
         #expect(stored.views == 10)
+        // A key path that is not a stored field (an ordering marker here) is refused, nothing written.
+        let notAField = sqliteError { try db.write { try changed.update($0, only: [\Post.title.desc]) } }
+        #expect(notAField?.message.contains("is not a stored field of Post") == true)
+        #expect(try db.read { try Post.find(post.id, $0)?.title } == "Edited")
 
         // Save with an id that has no row inserts it; upsert inserts then updates.
         var explicit = Post(id: 50, title: "Fifty")
