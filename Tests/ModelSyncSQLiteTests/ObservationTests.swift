@@ -15,6 +15,19 @@ private func insertPost(_ title: String, userId: Int = 1, in db: SQLiteConnectio
 
 private struct Abort: Error {}
 
+/// Observes the number of user 1's posts; every fetch also reports itself on the second
+/// iterator, so a test knows that a fetch has run without waiting for a time.
+private func observeUserOneCount(
+    _ db: Database
+) -> (DatabaseObservation<Int>.Iterator, AsyncStream<Void>.Iterator) {
+    let (fetched, fetchedSignal) = AsyncStream<Void>.makeStream()
+    let counts = db.observe(tables: ["posts"]) { db in
+        defer { fetchedSignal.yield() }
+        return try Post.count(db, where: "user_id = ?", [1])
+    }
+    return (counts.makeAsyncIterator(), fetched.makeAsyncIterator())
+}
+
 @Suite("SQLite: observation", .timeLimit(.minutes(2)))
 struct ObservationTests {
     @Test("delivers the current results, then new results after each commit", arguments: TestStorage.allCases)
@@ -105,13 +118,7 @@ struct ObservationTests {
     @Test("equal consecutive results are delivered once; other values every time", arguments: TestStorage.allCases)
     func skipsDuplicates(store: TestStorage) async throws {
         let db = try store.open(models: [Post.self])
-        // Each fetch reports itself, so the test knows when a fetch has run without waiting.
-        let (fetched, fetchedSignal) = AsyncStream<Void>.makeStream()
-        var counts = db.observe(tables: ["posts"]) { db in
-            defer { fetchedSignal.yield() }
-            return try Post.count(db, where: "user_id = ?", [1])
-        }.makeAsyncIterator()
-        var fetches = fetched.makeAsyncIterator()
+        var (counts, fetches) = observeUserOneCount(db)
         #expect(try await counts.next() == 0)
         await fetches.next()
 
@@ -132,14 +139,9 @@ struct ObservationTests {
     @Test("a slow consumer gets the latest results, not every one in between", arguments: TestStorage.allCases)
     func slowConsumerGetsLatest(store: TestStorage) async throws {
         let db = try store.open(models: [Post.self])
-        // Each fetch reports itself. The center fetches an observation again only after it
-        // delivered the previous result, so a fetch reported means the one before was delivered.
-        let (fetched, fetchedSignal) = AsyncStream<Void>.makeStream()
-        var counts = db.observe(tables: ["posts"]) { db in
-            defer { fetchedSignal.yield() }
-            return try Post.count(db, where: "user_id = ?", [1])
-        }.makeAsyncIterator()
-        var fetches = fetched.makeAsyncIterator()
+        // The center fetches an observation again only after it delivered the previous result,
+        // so a fetch reported means the one before was delivered.
+        var (counts, fetches) = observeUserOneCount(db)
         #expect(try await counts.next() == 0)
         await fetches.next()
 
