@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import ModelSyncCore
 
 /// Versioned schema migrations, registered in code and recorded in the database file.
 ///
@@ -14,7 +15,8 @@ import Foundation
 /// Each migration runs once, in registration order, in a transaction of its own, with foreign
 /// keys checked at the end of it instead of enforced statement by statement (so tables can be
 /// rebuilt). A migration that throws is rolled back and leaves the record unchanged; the error
-/// is a ``SQLiteError`` of kind ``SQLiteError/Kind/migrationFailed(id:)``. The record is the
+/// is a ``SQLiteError`` of kind ``SQLiteError/Kind/migrationFailed(id:)`` whose
+/// ``SQLiteError/underlyingError`` is what the migration threw. The record is the
 /// table `modelsync_migrations` in the database itself.
 public struct Migrator: Sendable {
     /// One registered step.
@@ -117,7 +119,7 @@ public struct Migrator: Sendable {
             throw SQLiteError(
                 .migrationFailed(id: id), code: underlying?.code ?? SQLITE_ERROR, extendedCode: underlying?.extendedCode,
                 message: "migration '\(id)' failed and was rolled back: \(underlying?.message ?? String(describing: error))",
-                sql: underlying?.sql)
+                sql: underlying?.sql, underlyingError: error)
         }
     }
 
@@ -180,7 +182,7 @@ extension SQLiteConnection {
     public func rebuildTable<M: SQLModel>(_ model: M.Type, from oldTable: String? = nil, mapping: [String: String] = [:]) throws {
         let table = M.sqlTable
         let source = oldTable ?? table.name
-        let oldColumns = Set(try columns(of: source).map(\.name))
+        let oldColumns = Set(try columns(of: source).map { ExactText($0.name) })
         guard !oldColumns.isEmpty else { throw SQLiteError.misuse("no table named '\(source)' to rebuild") }
         let saved = try rows(
             "SELECT sql FROM sqlite_master WHERE tbl_name = ? AND type IN ('index', 'trigger') AND sql IS NOT NULL",
@@ -194,7 +196,7 @@ extension SQLiteConnection {
             for field in M.schema.fields {
                 if let expression = mapping[field.column] {
                     expressions.append(expression)
-                } else if oldColumns.contains(field.column) {
+                } else if oldColumns.contains(ExactText(field.column)) {
                     expressions.append(quoteIdentifier(field.column))
                 } else {
                     continue

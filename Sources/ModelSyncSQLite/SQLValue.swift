@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import ModelSyncCore
 
 /// A value as SQLite stores it: one of its five storage classes.
 public enum SQLValue: Sendable, Hashable, CustomStringConvertible {
@@ -13,6 +14,29 @@ public enum SQLValue: Sendable, Hashable, CustomStringConvertible {
     case text(String)
     /// Bytes.
     case blob([UInt8])
+
+    /// Text compares by its UTF-8 bytes, as SQLite's `BINARY` collation does: `"é"` and
+    /// `"e\u{301}"` are two values (two ids, two keys), though Swift's `String` equates them.
+    public static func == (lhs: SQLValue, rhs: SQLValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): true
+        case (.integer(let left), .integer(let right)): left == right
+        case (.real(let left), .real(let right)): left == right
+        case (.text(let left), .text(let right)): left.isIdentical(to: right)
+        case (.blob(let left), .blob(let right)): left == right
+        default: false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0)
+        case .integer(let value): hasher.combine(1); hasher.combine(value)
+        case .real(let value): hasher.combine(2); hasher.combine(value)
+        case .text(let value): hasher.combine(3); hasher.combine(ExactText(value))
+        case .blob(let value): hasher.combine(4); hasher.combine(value)
+        }
+    }
 
     /// The value as a SQL literal, for `DEFAULT` clauses in generated DDL (statements that
     /// cannot take bound parameters). Text is quoted with doubled quotes, blobs as `X'…'`.

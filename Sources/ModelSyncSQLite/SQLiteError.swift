@@ -27,6 +27,10 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
         /// A query names a column that the model does not map (a key path of an `@Ignored`
         /// property) or that the table does not have (a raw column name, a stale table).
         case unknownColumn(table: String, column: String)
+        /// Two model types with the same name in different namespaces (`A.User`, `B.User`)
+        /// both default to the table `table`; `types` are their full names. Name one table
+        /// with `@Model(table:)`.
+        case tableNameClash(table: String, types: [String])
     }
 
     /// What went wrong.
@@ -43,6 +47,18 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
     public var sql: String?
     /// In a batch, the position of the model that failed (0-based).
     public var batchIndex: Int?
+    /// The error that caused this one, when it came from outside SQLite: what a migration's
+    /// body threw (a ``SQLiteError`` of its own is kept here too), so callers can match it.
+    public var underlyingError: (any Error & Sendable)? {
+        get { cause?.error }
+        set { cause = newValue.map(UnderlyingError.init) }
+    }
+    private var cause: UnderlyingError?
+
+    /// SQLite's primary result code, by name: `error.resultCode == .busy`.
+    public var resultCode: SQLiteResultCode { SQLiteResultCode(rawValue: code) }
+    /// SQLite's extended result code, by name: `error.extendedResultCode == .constraintUnique`.
+    public var extendedResultCode: SQLiteResultCode { SQLiteResultCode(rawValue: extendedCode) }
 
     /// Creates an error.
     public init(
@@ -51,8 +67,10 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
         extendedCode: Int32? = nil,
         message: String,
         sql: String? = nil,
-        batchIndex: Int? = nil
+        batchIndex: Int? = nil,
+        underlyingError: (any Error & Sendable)? = nil
     ) {
+        self.cause = underlyingError.map(UnderlyingError.init)
         self.kind = kind
         self.code = code
         self.extendedCode = extendedCode ?? code
@@ -94,12 +112,22 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Whether this is a constraint violation (unique, not null, foreign key, check, primary key).
     public var isConstraintViolation: Bool { code == SQLITE_CONSTRAINT }
 
+    /// Holds the cause while keeping `SQLiteError` `Equatable`: causes compare by their
+    /// reflected description, as errors in general are not `Equatable`.
+    private struct UnderlyingError: Sendable, Equatable {
+        let error: any Error & Sendable
+        static func == (lhs: Self, rhs: Self) -> Bool {
+            String(reflecting: lhs.error) == String(reflecting: rhs.error)
+        }
+    }
+
     public var description: String {
         var text = "SQLite error \(code)"
         if extendedCode != code { text += "/\(extendedCode)" }
         text += ": \(message)"
         if let batchIndex { text += " (batch row \(batchIndex))" }
         if let sql { text += " — SQL: \(sql)" }
+        if let underlyingError, !(underlyingError is SQLiteError) { text += " (caused by \(String(reflecting: underlyingError)))" }
         return text
     }
 }

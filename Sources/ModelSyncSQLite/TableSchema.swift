@@ -6,6 +6,7 @@ import ModelSyncCore
 extension SQLModel {
     /// Creates the model's table and its indexes.
     public static func createTable(_ db: SQLiteConnection, ifNotExists: Bool = false) throws {
+        try checkTableNameIsOwn(db)
         let table = sqlTable
         try db.transaction {
             try db.execute(createTableSQL(ifNotExists: ifNotExists))
@@ -27,10 +28,11 @@ extension SQLModel {
         let table = sqlTable
         let existing = try db.columns(of: table.name)
         guard !existing.isEmpty else { return ["table '\(table.name)' does not exist"] }
-        let byName = Dictionary(existing.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        // Names by bytes: a column "e\u{301}" is not the column "é" to SQLite.
+        let byName = Dictionary(existing.map { (ExactText($0.name), $0) }, uniquingKeysWith: { first, _ in first })
         var differences: [String] = []
         for field in schema.fields {
-            guard let column = byName[field.column] else {
+            guard let column = byName[ExactText(field.column)] else {
                 differences.append("missing column '\(field.column)' (\(field.name): \(field.type))")
                 continue
             }
@@ -38,8 +40,8 @@ extension SQLModel {
                 differences.append("column '\(field.column)' is \(column.type), \(field.name): \(field.type) needs \(field.type.sqlType)")
             }
         }
-        let columns = Set(schema.fields.map(\.column))
-        for column in existing where !columns.contains(column.name) {
+        let columns = Set(schema.fields.map { ExactText($0.column) })
+        for column in existing where !columns.contains(ExactText(column.name)) {
             differences.append("column '\(column.name)' is not a field of \(schema.name)")
         }
         return differences
@@ -56,6 +58,7 @@ extension SQLModel {
     /// columns and indexes when the model ``autoAlters``, and otherwise checks that the table
     /// matches the model.
     static func prepareTable(_ db: SQLiteConnection) throws {
+        try checkTableNameIsOwn(db)
         if try !db.tableExists(sqlTable.name) {
             guard db.configuration.createsTables else { return }
             try createTable(db)
@@ -78,10 +81,10 @@ extension SQLModel {
     /// they need a migration.
     static func alterTable(_ db: SQLiteConnection) throws {
         let table = sqlTable
-        let existing = Set(try db.columns(of: table.name).map(\.name))
+        let existing = Set(try db.columns(of: table.name).map { ExactText($0.name) })
         var problems: [String] = []
         var additions: [String] = []
-        for (index, field) in schema.fields.enumerated() where !existing.contains(field.column) {
+        for (index, field) in schema.fields.enumerated() where !existing.contains(ExactText(field.column)) {
             if field.isPrimaryKey {
                 problems.append("missing primary-key column '\(field.column)' cannot be added")
             } else if !field.isOptional && table.defaultLiteral(field) == nil {
@@ -97,9 +100,38 @@ extension SQLModel {
         }
     }
 
+    /// Throws ``SQLiteError/Kind/tableNameClash(table:types:)`` when another model type with
+    /// a default table name, prepared on this connection, has the same table: `A.User` and
+    /// `B.User` both default to `User`, and would read and overwrite each other's rows.
+    /// Tables named in `@Model(table:)` may be shared on purpose and are not checked; nor are
+    /// names that differ only by their bytes (`"é"`, `"e\u{301}"`), which are two tables.
+    static func checkTableNameIsOwn(_ db: SQLiteConnection) throws {
+        guard schema.table == schema.name else { return }
+        let me = ObjectIdentifier(Self.self)
+        let table = ExactText(schema.table)
+        let name = String(reflecting: Self.self)
+        let prepared = db.preparedTables
+        let clash = defaultTableOwners.withLock { owners -> String? in
+            owners[me] = (table, name)
+            for other in prepared where other != me {
+                if let owner = owners[other], owner.table == table { return owner.type }
+            }
+            return nil
+        }
+        guard let other = clash else { return }
+        let types = [other, name]
+        throw SQLiteError(
+            .tableNameClash(table: schema.table, types: types), code: SQLITE_MISUSE,
+            message: "\(types[0]) and \(types[1]) both default to the table '\(schema.table)'; name one with @Model(table:)")
+    }
+
     static func mismatch(_ differences: [String]) -> SQLiteError {
         SQLiteError(
             .schemaMismatch(table: sqlTable.name, differences: differences), code: SQLITE_SCHEMA,
             message: "table '\(sqlTable.name)' does not match \(schema.name): " + differences.joined(separator: "; "))
     }
 }
+
+/// The default table name and the full name of each model type prepared so far, to find two
+/// types that share one (types live as long as the process, so this never goes stale).
+private let defaultTableOwners = Locked<[ObjectIdentifier: (table: ExactText, type: String)]>([:])

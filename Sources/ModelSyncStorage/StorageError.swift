@@ -34,6 +34,10 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
         case encodingFailed
         /// A system call failed with `errno` (see ``StorageError/message`` for the call).
         case fileSystem(errno: Int32)
+        /// Two model types with the same name in different namespaces (`A.User`, `B.User`)
+        /// would share default keys (`User.1`) in this suite; `types` are their full names.
+        /// Nothing was read or written: pass explicit keys for one of them.
+        case defaultKeyClash(name: String, types: [String])
     }
 
     /// What went wrong.

@@ -78,15 +78,16 @@ public struct StorageSuite: Sendable {
         self.encoder = encoder
         self.decoder = decoder
         self.writes = Self.locks.withLock { locks in
-            if let lock = locks[path] { return lock }
+            if let lock = locks[ExactText(path)] { return lock }
             let lock = Locked(())
-            locks[path] = lock
+            locks[ExactText(path)] = lock
             return lock
         }
     }
 
-    /// One write lock per suite directory in the process (a handful of suites: never pruned).
-    private static let locks = Locked<[String: Locked<Void>]>([:])
+    /// One write lock per suite directory in the process (a handful of suites: never pruned),
+    /// by the path's bytes: paths "é" and "e\u{301}" are two directories.
+    private static let locks = Locked<[ExactText: Locked<Void>]>([:])
 
     // MARK: - Any value, by key
 
@@ -221,6 +222,7 @@ public struct StorageSuite: Sendable {
 
     private func defaultKey<M: Model>(of type: M.Type, values id: [Any]) throws -> String {
         let schema = M.schema
+        try claimDefaultName(of: type)
         guard !schema.primaryKey.isEmpty else {
             throw StorageError(.missingPrimaryKey, suite: name, message: "\(schema.name) has no primary key; mark one with @PrimaryKey or pass a key")
         }
@@ -242,6 +244,32 @@ public struct StorageSuite: Sendable {
         }
         return "\(schema.name).\(parts.joined(separator: ","))"
     }
+
+    /// Throws ``StorageError/Kind/defaultKeyClash(name:types:)`` when another model type of
+    /// the same name has used default keys in this suite's directory in this process: its
+    /// `User.1` and this type's `User.1` are one file. Default keys of types whose names do
+    /// not clash stay as they always were, so values already stored are still found.
+    private func claimDefaultName<M: Model>(of type: M.Type) throws {
+        let me = (id: ObjectIdentifier(type), name: String(reflecting: type))
+        let clash = Self.defaultNameOwners.withLock { owners -> String? in
+            let key = DefaultNameKey(directory: ExactText(path), name: ExactText(M.schema.name))
+            if let owner = owners[key] { return owner.id == me.id ? nil : owner.name }
+            owners[key] = me
+            return nil
+        }
+        guard let other = clash else { return }
+        throw StorageError(
+            .defaultKeyClash(name: M.schema.name, types: [other, me.name]), suite: name,
+            message: "\(other) and \(me.name) would share the default keys '\(M.schema.name).…'; pass explicit keys for one of them")
+    }
+
+    private struct DefaultNameKey: Hashable, Sendable {
+        let directory: ExactText
+        let name: ExactText
+    }
+
+    /// The model type that first used each default key name, per suite directory.
+    private static let defaultNameOwners = Locked<[DefaultNameKey: (id: ObjectIdentifier, name: String)]>([:])
 
     // MARK: - Files
 

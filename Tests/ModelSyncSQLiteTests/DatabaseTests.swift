@@ -143,9 +143,9 @@ struct DatabaseTests {
         #expect(error?.sql?.hasPrefix("INSERT INTO \"Event\"") == true)
     }
 
-    @Test func readOnlyFileRejectsWrites() throws {
-        // Root ignores file permissions, so only an unprivileged user can see this.
-        guard getuid() != 0 else { return }
+    // Root ignores file permissions, so only an unprivileged user can see this.
+    @Test(.enabled(if: getuid() != 0, "root ignores file permissions"))
+    func readOnlyFileRejectsWrites() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("ro-file.sqlite")
         let db = try Database(path: path, models: [Event.self], configuration: DatabaseConfiguration(walMode: false))

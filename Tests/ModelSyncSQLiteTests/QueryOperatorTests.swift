@@ -89,6 +89,20 @@ struct QueryOperatorTests {
             ["apple", "Banana", "date", "elder_berry"]),
     ]
 
+    /// The byte-exact SQL of `hasPrefix`, `hasSuffix` and `contains` on `column`.
+    static func bytes(_ node: String, lower: Bool) -> String { lower ? "CAST(lower(\(node)) AS BLOB)" : "CAST(\(node) AS BLOB)" }
+    static func prefix(_ column: String, lower: Bool = false, clause: Bool = true) -> String {
+        let value = bytes("\"\(column)\"", lower: lower), text = bytes("?", lower: lower)
+        return (clause ? " WHERE " : "") + "substr(\(value), 1, length(\(text))) = \(text)"
+    }
+    static func suffix(_ column: String, lower: Bool = false, clause: Bool = true) -> String {
+        let value = bytes("\"\(column)\"", lower: lower), text = bytes("?", lower: lower)
+        return (clause ? " WHERE " : "") + "substr(\(value), (length(\(value)) - length(\(text))) + 1) = \(text)"
+    }
+    static func contains(_ column: String, lower: Bool = false) -> String {
+        " WHERE instr(\(bytes("\"\(column)\"", lower: lower)), \(bytes("?", lower: lower))) > 0"
+    }
+
     static let text: [ConditionCase] = [
         ConditionCase("LIKE", Item.where { $0.name.like("%an%") }, #" WHERE "name" LIKE ?"#, ["%an%"], ["Banana"]),
         ConditionCase(
@@ -96,29 +110,29 @@ struct QueryOperatorTests {
             ["cherry"]),
         ConditionCase("LIKE ignores ASCII case", Item.where { $0.name.like("b%") }, #" WHERE "name" LIKE ?"#, ["b%"], ["Banana"]),
         ConditionCase("GLOB", Item.where { $0.code.glob("22*") }, #" WHERE "code" GLOB ?"#, ["22*"], ["apple", "Banana", "cherry", "fig"]),
-        ConditionCase("hasPrefix", Item.where { $0.code.hasPrefix("22") }, #" WHERE "code" GLOB ?"#, ["22*"], ["apple", "Banana", "cherry", "fig"]),
-        ConditionCase("hasPrefix is case-sensitive", Item.where { $0.name.hasPrefix("b") }, #" WHERE "name" GLOB ?"#, ["b*"], []),
+        ConditionCase("hasPrefix", Item.where { $0.code.hasPrefix("22") }, prefix("code"), ["22", "22"], ["apple", "Banana", "cherry", "fig"]),
+        ConditionCase("hasPrefix is case-sensitive", Item.where { $0.name.hasPrefix("b") }, prefix("name"), ["b", "b"], []),
         ConditionCase(
-            "hasPrefix ignoringCase", Item.where { $0.name.hasPrefix("b", ignoringCase: true) }, #" WHERE "name" LIKE ? ESCAPE ?"#, ["b%", "\\"],
+            "hasPrefix ignoringCase", Item.where { $0.name.hasPrefix("b", ignoringCase: true) }, prefix("name", lower: true), ["b", "b"],
             ["Banana"]),
         ConditionCase(
-            "hasPrefix length (22__)", Item.where { $0.code.hasPrefix("22", length: 4) }, #" WHERE "code" GLOB ?"#, ["22??"],
-            ["apple", "Banana", "fig"]),
+            "hasPrefix length (22__)", Item.where { $0.code.hasPrefix("22", length: 4) }, #" WHERE "code" GLOB ? AND "# + prefix("code", clause: false),
+            ["????", "22", "22"], ["apple", "Banana", "fig"]),
         ConditionCase(
-            "hasPrefix length ignoringCase", Item.where { $0.code.hasPrefix("22", length: 4, ignoringCase: true) }, #" WHERE "code" LIKE ? ESCAPE ?"#,
-            ["22__", "\\"], ["apple", "Banana", "fig"]),
+            "hasPrefix length ignoringCase", Item.where { $0.code.hasPrefix("22", length: 4, ignoringCase: true) },
+            #" WHERE "code" GLOB ? AND "# + prefix("code", lower: true, clause: false), ["????", "22", "22"], ["apple", "Banana", "fig"]),
         ConditionCase("hasPrefix too long a prefix", Item.where { $0.code.hasPrefix("2201", length: 2) }, " WHERE 0", [], []),
-        ConditionCase("hasSuffix", Item.where { $0.code.hasSuffix("01") }, #" WHERE "code" GLOB ?"#, ["*01"], ["apple", "date"]),
-        ConditionCase("hasSuffix length", Item.where { $0.code.hasSuffix("9", length: 5) }, #" WHERE "code" GLOB ?"#, ["????9"], ["cherry"]),
-        ConditionCase("contains", Item.where { $0.name.contains("an") }, #" WHERE "name" GLOB ?"#, ["*an*"], ["Banana"]),
-        ConditionCase("contains a wildcard literally", Item.where { $0.name.contains("_") }, #" WHERE "name" GLOB ?"#, ["*_*"], ["elder_berry"]),
+        ConditionCase("hasSuffix", Item.where { $0.code.hasSuffix("01") }, suffix("code"), ["01", "01"], ["apple", "date"]),
         ConditionCase(
-            "contains % ignoringCase", Item.where { $0.note.contains("0%", ignoringCase: true) }, #" WHERE "note" LIKE ? ESCAPE ?"#,
-            [#"%0\%%"#, "\\"], ["cherry"]),
+            "hasSuffix length", Item.where { $0.code.hasSuffix("9", length: 5) }, #" WHERE "code" GLOB ? AND "# + suffix("code", clause: false),
+            ["?????", "9", "9"], ["cherry"]),
+        ConditionCase("contains", Item.where { $0.name.contains("an") }, contains("name"), ["an"], ["Banana"]),
+        ConditionCase("contains a wildcard literally", Item.where { $0.name.contains("_") }, contains("name"), ["_"], ["elder_berry"]),
+        ConditionCase("contains % ignoringCase", Item.where { $0.note.contains("0%", ignoringCase: true) }, contains("note", lower: true), ["0%"], ["cherry"]),
         ConditionCase(
-            "contains _ ignoringCase", Item.where { $0.name.contains("R_B", ignoringCase: true) }, #" WHERE "name" LIKE ? ESCAPE ?"#,
-            [#"%R\_B%"#, "\\"], ["elder_berry"]),
-        ConditionCase("contains * literally", Item.where { $0.name.contains("*") }, #" WHERE "name" GLOB ?"#, ["*[*]*"], []),
+            "contains _ ignoringCase", Item.where { $0.name.contains("R_B", ignoringCase: true) }, contains("name", lower: true), ["R_B"],
+            ["elder_berry"]),
+        ConditionCase("contains * literally", Item.where { $0.name.contains("*") }, contains("name"), ["*"], []),
         ConditionCase(
             "COLLATE NOCASE", Item.where { $0.name.collating(.nocase) == "BANANA" }, #" WHERE ("name" COLLATE NOCASE) = ?"#, ["BANANA"],
             ["Banana"]),

@@ -316,7 +316,7 @@ extension ReadmeSQLiteExampleTests {
 
         let recent = try db.read { try Article.where(\.userId == 1).order(\.id.desc).limit(10).fetchAll($0) }
 
-        let query = Article.where { $0.title.hasPrefix("Hello") && ($0.publishedAt == nil || $0.userId.in([1, 2])) }
+        let query = Article.where { $0.title.glob("Hello*") && ($0.publishedAt == nil || $0.userId.in([1, 2])) }
         #expect(try query.sql.hasSuffix(#"FROM "articles" WHERE "title" GLOB ? AND ("published_at" IS NULL OR "user_id" IN (?, ?))"#))
         #expect("\(try query.arguments)" == "[TEXT 'Hello*', INTEGER 1, INTEGER 2]")
 

@@ -56,6 +56,27 @@ public struct PrimaryKey: Hashable, Sendable, CustomStringConvertible {
 }
 
 extension PrimaryKey.Component {
+    /// Text components are equal when their UTF-8 bytes are: `"é"` and `"e\u{301}"` are two
+    /// ids to a server or a database, so they are two identities here too.
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        switch (lhs, rhs) {
+        case (.integer(let left), .integer(let right)): left == right
+        case (.text(let left), .text(let right)): left.isIdentical(to: right)
+        default: false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .integer(let value):
+            hasher.combine(0)
+            hasher.combine(value)
+        case .text(let value):
+            hasher.combine(1)
+            hasher.combine(ExactText(value))
+        }
+    }
+
     /// The component for a field value, unwrapping optionals; nil when the value is nil.
     init?(_ value: Any) {
         guard let present = unwrapped(value) else { return nil }

@@ -62,11 +62,14 @@ indirect enum SQLNode: Sendable {
     case subquery(SelectStatement)
     /// `x LIKE pattern [ESCAPE e]`, `x GLOB pattern`.
     case pattern(SQLNode, String, SQLNode, escape: SQLNode?)
+    /// `CAST(x AS BLOB)`: text as its bytes, which SQLite's functions compare in full, NUL
+    /// included (patterns and text functions stop at the first NUL).
+    case bytes(SQLNode)
 
     /// Whether the node renders as one token or call, needing no parentheses as an operand.
     var isAtomic: Bool {
         switch self {
-        case .column, .value, .keyword, .failure, .function, .exists, .subquery: true
+        case .column, .value, .keyword, .failure, .function, .exists, .subquery, .bytes: true
         default: false
         }
     }
@@ -75,7 +78,7 @@ indirect enum SQLNode: Sendable {
     var subqueryTables: Set<String> {
         switch self {
         case .column, .value, .raw, .keyword, .failure: []
-        case .prefix(_, let node), .postfix(let node, _): node.subqueryTables
+        case .prefix(_, let node), .postfix(let node, _), .bytes(let node): node.subqueryTables
         case .binary(let left, _, let right): left.subqueryTables.union(right.subqueryTables)
         case .chain(_, let nodes), .function(_, let nodes, _): nodes.reduce(into: []) { $0.formUnion($1.subqueryTables) }
         case .between(let node, let low, let high, _): node.subqueryTables.union(low.subqueryTables).union(high.subqueryTables)
@@ -272,7 +275,8 @@ struct SQLRenderer {
 
         switch node {
         case .column(let table, let name):
-            if table != tables.last { sql += quoteIdentifier(table) + "." }
+            // By bytes: tables "é" and "e\u{301}" are two tables to SQLite.
+            if !(tables.last.map(table.isIdentical(to:)) ?? false) { sql += quoteIdentifier(table) + "." }
             sql += quoteIdentifier(name)
         case .value(let value):
             sql += "?"
@@ -335,6 +339,10 @@ struct SQLRenderer {
                 sql += " ESCAPE "
                 try append(escape, at: .operand)
             }
+        case .bytes(let operand):
+            sql += "CAST("
+            try append(operand)
+            sql += " AS BLOB)"
         }
     }
 }

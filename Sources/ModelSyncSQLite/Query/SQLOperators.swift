@@ -137,64 +137,57 @@ extension SQLExpression where Value: SQLTextValue {
         SQLCondition(node: .pattern(node, "GLOB", .bound(pattern), escape: nil))
     }
 
-    /// Whether the text starts with `prefix` (taken literally: wildcards in it match only
-    /// themselves). Case-sensitive unless `ignoringCase` (ASCII letters).
+    /// Whether the text starts with `prefix`, compared byte for byte (no wildcards; a NUL is
+    /// a character like any other). Case-sensitive unless `ignoringCase` (ASCII letters, as
+    /// `LIKE` and SQLite's `lower()` fold them). Unlike `glob("prefix*")`, it does not use an
+    /// index on the column.
     public func hasPrefix(_ prefix: String, ignoringCase: Bool = false) -> SQLCondition<Root> {
-        match(prefix, after: true, ignoringCase: ignoringCase)
+        let (value, text) = bytes(prefix, ignoringCase: ignoringCase)
+        let head = SQLNode.function("substr", [value, .keyword("1"), Self.length(text)], distinct: false)
+        return SQLCondition(node: .binary(head, "=", text))
     }
 
-    /// Whether the text ends with `suffix` (taken literally).
+    /// Whether the text ends with `suffix`, compared byte for byte (see ``hasPrefix(_:ignoringCase:)``).
     public func hasSuffix(_ suffix: String, ignoringCase: Bool = false) -> SQLCondition<Root> {
-        match(suffix, before: true, ignoringCase: ignoringCase)
+        let (value, text) = bytes(suffix, ignoringCase: ignoringCase)
+        // For a suffix longer than the value the start is 0 or negative, and substr returns
+        // fewer bytes than the suffix has.
+        let start = SQLNode.binary(.binary(Self.length(value), "-", Self.length(text)), "+", .keyword("1"))
+        return SQLCondition(node: .binary(.function("substr", [value, start], distinct: false), "=", text))
     }
 
-    /// Whether the text contains `text` (taken literally).
+    /// Whether the text contains `text`, compared byte for byte (see ``hasPrefix(_:ignoringCase:)``).
     public func contains(_ text: String, ignoringCase: Bool = false) -> SQLCondition<Root> {
-        match(text, before: true, after: true, ignoringCase: ignoringCase)
+        let (value, needle) = bytes(text, ignoringCase: ignoringCase)
+        return SQLCondition(node: .binary(.function("instr", [value, needle], distinct: false), ">", .keyword("0")))
     }
 
-    /// Whether the text is `length` characters long and starts with `prefix`: `hasPrefix("22",
-    /// length: 4)` is the pattern `22__`. Matches nothing when `length` is shorter than the prefix.
+    /// Whether the text is `length` characters (Unicode scalars, as SQLite counts them) long
+    /// and starts with `prefix`: `hasPrefix("22", length: 4)`. Matches nothing when `length`
+    /// is shorter than the prefix. The length is checked with `GLOB`, which stops at a NUL, so
+    /// text holding a NUL never matches.
     public func hasPrefix(_ prefix: String, length: Int, ignoringCase: Bool = false) -> SQLCondition<Root> {
-        fixedWidth(prefix, length: length, prefix: true, ignoringCase: ignoringCase)
+        fixedWidth(length, text: prefix, hasPrefix(prefix, ignoringCase: ignoringCase))
     }
 
-    /// Whether the text is `length` characters long and ends with `suffix` (`__22`).
+    /// Whether the text is `length` characters long and ends with `suffix` (see
+    /// ``hasPrefix(_:length:ignoringCase:)``).
     public func hasSuffix(_ suffix: String, length: Int, ignoringCase: Bool = false) -> SQLCondition<Root> {
-        fixedWidth(suffix, length: length, prefix: false, ignoringCase: ignoringCase)
+        fixedWidth(length, text: suffix, hasSuffix(suffix, ignoringCase: ignoringCase))
     }
 
-    private func fixedWidth(_ text: String, length: Int, prefix: Bool, ignoringCase: Bool) -> SQLCondition<Root> {
-        guard length >= text.count else { return .never }
-        let blanks = String(repeating: ignoringCase ? "_" : "?", count: length - text.count)
-        let literal = Self.escape(text, ignoringCase: ignoringCase)
-        return pattern(prefix ? literal + blanks : blanks + literal, ignoringCase: ignoringCase)
+    private func fixedWidth(_ length: Int, text: String, _ match: SQLCondition<Root>) -> SQLCondition<Root> {
+        guard length >= text.unicodeScalars.count else { return .never }
+        return glob(String(repeating: "?", count: length)) && match
     }
 
-    private func match(_ text: String, before: Bool = false, after: Bool = false, ignoringCase: Bool) -> SQLCondition<Root> {
-        let any = ignoringCase ? "%" : "*"
-        let literal = Self.escape(text, ignoringCase: ignoringCase)
-        return pattern((before ? any : "") + literal + (after ? any : ""), ignoringCase: ignoringCase)
+    /// The operand and `text` as bytes, both lowercased first when ignoring case.
+    private func bytes(_ text: String, ignoringCase: Bool) -> (value: SQLNode, text: SQLNode) {
+        let lower = { (node: SQLNode) in ignoringCase ? SQLNode.function("lower", [node], distinct: false) : node }
+        return (.bytes(lower(node)), .bytes(lower(.bound(text))))
     }
 
-    /// `LIKE … ESCAPE '\'` when ignoring case, else `GLOB` (which is case-sensitive).
-    private func pattern(_ pattern: String, ignoringCase: Bool) -> SQLCondition<Root> {
-        ignoringCase ? like(pattern, escape: "\\") : glob(pattern)
-    }
-
-    /// `text` with the pattern's wildcards made literal: `\`-escaped for `LIKE`, bracketed
-    /// for `GLOB` (which has no escape character).
-    static func escape(_ text: String, ignoringCase: Bool) -> String {
-        var escaped = ""
-        for character in text {
-            switch (ignoringCase, character) {
-            case (true, "%"), (true, "_"), (true, "\\"): escaped += "\\\(character)"
-            case (false, "*"), (false, "?"), (false, "["): escaped += "[\(character)]"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
-    }
+    private static func length(_ node: SQLNode) -> SQLNode { .function("length", [node], distinct: false) }
 }
 
 // MARK: - Arithmetic and bits

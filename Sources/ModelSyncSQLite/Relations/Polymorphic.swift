@@ -38,11 +38,11 @@ public struct MorphTo<Owner: SQLModel>: ModelRelation {
 
     /// The models `owners` refer to, in their order: one query per type named.
     public func load(for owners: [Owner], _ db: SQLiteConnection) throws -> [(any SQLModel)?] {
-        var found: [String: [SQLValue: any SQLModel]] = [:]
+        var found: [ExactText: [SQLValue: any SQLModel]] = [:]
         for (type, ids) in try idsByType(owners) {
-            found[type.morphName] = try Self.load(type, ids, db)
+            found[ExactText(type.morphName)] = try Self.load(type, ids, db)
         }
-        return try references(owners).map { reference in reference.flatMap { found[$0.type]?[$0.id] } }
+        return try references(owners).map { reference in reference.flatMap { found[ExactText($0.type)]?[$0.id] } }
     }
 
     /// Each owner's (type name, id), nil when either is NULL.
@@ -60,13 +60,15 @@ public struct MorphTo<Owner: SQLModel>: ModelRelation {
 
     /// The ids referred to, by model type (in `types` order).
     private func idsByType(_ owners: [Owner]) throws -> [(any SQLModel.Type, [SQLValue])] {
-        var ids: [String: [SQLValue]] = [:]
-        for case let reference? in try references(owners) { ids[reference.type, default: []].append(reference.id) }
+        // Type names by bytes: "e\u{301}" in the column does not name the model "é".
+        var ids: [ExactText: [SQLValue]] = [:]
+        for case let reference? in try references(owners) { ids[ExactText(reference.type), default: []].append(reference.id) }
         let column = try RelationField(Owner.self, typeProperty).field.column
-        if let unknown = ids.keys.sorted().first(where: { name in !types.contains { $0.morphName == name } }) {
+        let known = Set(types.map { ExactText($0.morphName) })
+        if let unknown = ids.keys.map(\.text).sorted().first(where: { !known.contains(ExactText($0)) }) {
             throw RelationError.unknownType(column: column, value: unknown)
         }
-        return types.compactMap { type in ids[type.morphName].map { (type, $0) } }
+        return types.compactMap { type in ids[ExactText(type.morphName)].map { (type, $0) } }
     }
 
     private static func keySQL<T: SQLModel>(_ type: T.Type, _ ids: [SQLValue]) throws -> RelationSQL {
