@@ -90,6 +90,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The child process of the reliability suite's crash tests (docs/RELIABILITY.md): one
+        // scenario per file, chosen by the first argument. Not a product.
+        .executableTarget(name: "modelsync-stress-child", dependencies: ["ModelSync"]),
         // Testing: factories, test databases, HTTP record/replay, the server as a fixture.
         .target(name: "ModelSyncTesting", dependencies: ["ModelSync", "ModelSyncServer"]),
 

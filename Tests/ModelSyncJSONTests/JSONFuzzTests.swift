@@ -158,8 +158,10 @@ private func exerciseTape(_ document: JSONDocument) {
 
 @Suite("JSON fuzzing")
 struct JSONFuzzTests {
-    /// Set `MODELSYNC_FUZZ_ITERATIONS` (and optionally `MODELSYNC_FUZZ_SEED`) for a long run.
-    static let iterations = ProcessInfo.processInfo.environment["MODELSYNC_FUZZ_ITERATIONS"].flatMap { Int($0) } ?? 2000
+    /// 2,000 by default, 1,000,000 in stress mode (`MODELSYNC_STRESS=1`); an explicit
+    /// `MODELSYNC_FUZZ_ITERATIONS` (and optionally `MODELSYNC_FUZZ_SEED`) wins over both.
+    static let iterations =
+        ProcessInfo.processInfo.environment["MODELSYNC_FUZZ_ITERATIONS"].flatMap { Int($0) } ?? StressMode.count(2000, stress: 1_000_000)
     static let seed = ProcessInfo.processInfo.environment["MODELSYNC_FUZZ_SEED"].flatMap { UInt64($0) } ?? 2026
 
     @Test func validDocumentsMatchFoundation() throws {
