@@ -101,6 +101,9 @@ struct BatchSaveCrashTests {
             #expect(process.process.terminationReason == .uncaughtSignal, "round \(round): the child ended by itself")
             try Self.check(path, reported: reported, round: round)
         }
+        // The figures docs/RELIABILITY.md records.
+        let stored = try Database(path: path).read { try $0.scalar("SELECT count(DISTINCT batch) FROM batch_rows")?.integerValue ?? 0 }
+        print("batch saves under kill -9: \(Self.kills) kills, \(stored) batches of \(Self.rowsPerBatch) rows stored, \(reported.count) reported")
     }
 
     static func batch(in line: String) -> Int? {
