@@ -27,6 +27,19 @@ struct Accent {
     @Column("café") var label: String
 }
 
+/// Two tables whose names Swift calls equal but whose bytes differ: "\u{E9}" and "e\u{301}".
+@Model(table: "\u{E9}")
+struct PrecomposedTable {
+    var id: Int?
+    var ref: Int
+}
+
+@Model(table: "e\u{301}")
+struct DecomposedTable {
+    var id: Int?
+    var ref: Int
+}
+
 @Suite("SQLite hardening")
 struct SQLiteHardeningTests {
     // MARK: 16 — NUL in contains / hasPrefix / hasSuffix
@@ -70,6 +83,26 @@ struct SQLiteHardeningTests {
         #expect(composed != decomposed)
         #expect(Set([composed, decomposed]).count == 2)
         #expect(composed == .text("caf\u{E9}"))
+    }
+
+    @Test func aCorrelatedColumnOfAnotherTableSpelledAlikeIsQualified() throws {
+        let query = PrecomposedTable.where(.exists(DecomposedTable.where { $0.ref == .outer(\PrecomposedTable.id) }))
+        // The outer column must name its table: unqualified, SQLite would read the inner one's.
+        #expect(try query.sql.contains("\"ref\" = \"\u{E9}\".\"id\""))
+        // Set up with sqlite3_exec: the connection's statement cache (keyed by String, fixed
+        // separately) would take the second table's statements for the first's.
+        let db = try TestStorage.memory.open()
+        try db.write { db in
+            try db.executeScript(
+                """
+                CREATE TABLE "\u{E9}" (id INTEGER PRIMARY KEY, ref INTEGER NOT NULL);
+                CREATE TABLE "e\u{301}" (id INTEGER PRIMARY KEY, ref INTEGER NOT NULL);
+                INSERT INTO "\u{E9}" VALUES (5, 0);
+                INSERT INTO "e\u{301}" VALUES (1, 1);
+                """)
+        }
+        // The inner row refers to no outer row; read unqualified, "ref" = "id" would match it.
+        #expect(try db.read { try query.fetchCount($0) } == 0)
     }
 
     @Test(arguments: TestStorage.allCases)
