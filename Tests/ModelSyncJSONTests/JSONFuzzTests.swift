@@ -158,10 +158,12 @@ private func exerciseTape(_ document: JSONDocument) {
 
 @Suite("JSON fuzzing")
 struct JSONFuzzTests {
-    /// 2,000 by default, 1,000,000 in stress mode (`MODELSYNC_STRESS=1`); an explicit
+    /// Iterations: 2,000 by default; in stress mode (`MODELSYNC_STRESS=1`) each test reads
+    /// 1,000,000 inputs (the tests that make 5 inputs per iteration run 200,000). An explicit
     /// `MODELSYNC_FUZZ_ITERATIONS` (and optionally `MODELSYNC_FUZZ_SEED`) wins over both.
-    static let iterations =
-        ProcessInfo.processInfo.environment["MODELSYNC_FUZZ_ITERATIONS"].flatMap { Int($0) } ?? StressMode.count(2000, stress: 1_000_000)
+    static let iterations = explicitIterations ?? StressMode.count(2000, stress: 1_000_000)
+    static let iterationsOfFiveInputs = explicitIterations ?? StressMode.count(2000, stress: 200_000)
+    static let explicitIterations = ProcessInfo.processInfo.environment["MODELSYNC_FUZZ_ITERATIONS"].flatMap { Int($0) }
     static let seed = ProcessInfo.processInfo.environment["MODELSYNC_FUZZ_SEED"].flatMap { UInt64($0) } ?? 2026
 
     @Test func validDocumentsMatchFoundation() throws {
@@ -180,11 +182,16 @@ struct JSONFuzzTests {
         }
     }
 
+    /// Whether `bytes` hold U+FEFF (EF BB BF) anywhere.
+    static func containsByteOrderMark(_ bytes: [UInt8]) -> Bool {
+        bytes.indices.dropLast(2).contains { bytes[$0] == 0xEF && bytes[$0 + 1] == 0xBB && bytes[$0 + 2] == 0xBF }
+    }
+
     @Test func mutatedDocumentsParseOrThrow() throws {
         var generator = DocumentGenerator(random: SeededGenerator(seed: Self.seed &+ 1))
         var random = SeededGenerator(seed: Self.seed &+ 2)
         var accepted = 0, rejected = 0
-        for _ in 0..<Self.iterations {
+        for _ in 0..<Self.iterationsOfFiveInputs {
             let original = Array(generator.document().utf8)
             for _ in 0..<5 {
                 let bytes = mutate(original, using: &random)
@@ -202,7 +209,11 @@ struct JSONFuzzTests {
                 #expect(try JSONValue(parsing: value.jsonBytes()) == value)
                 // Foundation accepts some invalid input (trailing commas) and rejects some valid
                 // input (1e400), so only agreement on what both accept is required.
-                if let foundation = try? JSONSerialization.jsonObject(with: Data(bytes), options: .fragmentsAllowed) {
+                // Foundation on Linux also drops U+FEFF inside strings (the first stress run
+                // found it): such documents are not compared.
+                if !Self.containsByteOrderMark(bytes),
+                    let foundation = try? JSONSerialization.jsonObject(with: Data(bytes), options: .fragmentsAllowed)
+                {
                     #expect(matches(value, foundation), "\(String(decoding: bytes, as: UTF8.self))")
                 }
             }
@@ -213,7 +224,7 @@ struct JSONFuzzTests {
     @Test func randomBytesParseOrThrow() {
         var random = SeededGenerator(seed: Self.seed &+ 3)
         let alphabet = Array("{}[],:\"\\ 0123456789.eE+-truefalsnul\n".utf8) + [0x00, 0x80, 0xC3, 0xA9, 0xED, 0xFF]
-        for _ in 0..<Self.iterations * 5 {
+        for _ in 0..<Self.iterationsOfFiveInputs * 5 {
             let bytes = (0..<Int.random(in: 0...48, using: &random)).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &random)] }
             do {
                 exerciseTape(try JSONDocument(bytes: bytes))
