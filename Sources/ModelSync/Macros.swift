@@ -36,6 +36,7 @@
     names: named(schema), named(jsonLayout), named(init(json:)), named(encode(json:)), named(jsonHooks),
     named(sqlTable), named(init(row:)), named(bind(to:))
 )
+@attached(member, names: arbitrary)
 public macro Model(
     jsonKeys: KeyStrategy = .useDefaultKeys,
     dates: JSONDateStrategy? = nil,

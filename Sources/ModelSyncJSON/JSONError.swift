@@ -21,6 +21,7 @@ public struct JSONError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The value has the right shape but cannot be used, e.g. a malformed date or UUID.
         case invalidValue(String)
         /// An error thrown by user code (a hook or a custom transformer), with its description.
+        /// The error itself is ``JSONError/underlying``.
         case userError(String)
     }
 
@@ -35,6 +36,11 @@ public struct JSONError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The 1-based column (in bytes) of ``offset``, when known.
     public var column: Int?
 
+    /// The error thrown by user code (a hook, a transformer, a custom date strategy or a custom
+    /// `JSONDecodable`) when ``reason`` is ``Reason/userError(_:)``, so callers can match it:
+    /// `if let mine = error.underlying as? MyError { ... }`. Not part of `==`.
+    public var underlying: (any Error & Sendable)?
+
     /// The tape node the error refers to, before its path has been resolved (internal bookkeeping:
     /// paths are computed only when an error escapes, so the fast path pays nothing for them).
     var node: Int?
@@ -46,6 +52,17 @@ public struct JSONError: Error, Sendable, Equatable, CustomStringConvertible {
         self.offset = offset
         self.line = line
         self.column = column
+    }
+
+    /// Wraps an error thrown by user code, keeping it as ``underlying``; a ``JSONError`` is
+    /// returned unchanged.
+    public init(wrapping error: any Error & Sendable, path: JSONPath = JSONPath()) {
+        if let json = error as? JSONError {
+            self = json
+            return
+        }
+        self.init(.userError(String(describing: error)), path: path)
+        underlying = error
     }
 
     public static func == (lhs: JSONError, rhs: JSONError) -> Bool {

@@ -83,11 +83,11 @@ private func fieldSchema(_ field: FieldDescription, indentation: String) -> Stri
         arguments.append("transformer: \(stringLiteral(transformer.text))")
     }
     if let value = field.defaultValue {
-        // The closure's result type is the key path's value type, so the expression is
+        // The closure's result type is the key path's value type, so the default is
         // type-checked against the property's type without a cast.
         arguments.append(
             "defaultValue: ModelSync.FieldDefault(source: \(stringLiteral(value.text)), for: \(keyPath(field))) "
-                + "{ \(value.indented(by: indentation)) }"
+                + "{ \(defaultCall(field)) }"
         )
     }
     if !field.decodes {
@@ -115,16 +115,20 @@ func jsonHooksDecl(_ model: ModelDescription) -> String? {
 
 func jsonDecoderInitDecl(_ model: ModelDescription) -> String {
     let bodyIndent = indent + indent
-    let lines = model.fields.enumerated().filter { $0.element.decodes }.map { index, field in
+    // A field excluded from decoding is read only in the storage format (`decodeStored`).
+    let lines = model.fields.enumerated().filter { $0.element.decodes || $0.element.isAssignable }.map { index, field in
         // The value type is inferred from the assignment to the property.
         var arguments = ["\(index)"]
         if let transformer = field.transformer {
             arguments.append("using: \(transformer.indented(by: bodyIndent))")
         }
-        if let value = field.defaultValue {
-            arguments.append("default: \(value.indented(by: bodyIndent))")
+        if field.defaultValue != nil {
+            arguments.append("default: \(defaultCall(field))")
+        } else if !field.decodes {
+            arguments.append("default: nil")  // the implicit nil of a `var x: T?`
         }
-        return bodyIndent + "self.\(field.identifier) = try decoder.decode(\(arguments.joined(separator: ", ")))\n"
+        let method = field.decodes ? "decode" : "decodeStored"
+        return bodyIndent + "self.\(field.identifier) = try decoder.\(method)(\(arguments.joined(separator: ", ")))\n"
     }
     return indent + "\(accessPrefix(model))init(json decoder: inout ModelSync.JSONObjectDecoder) throws {\n"
         + lines.joined() + indent + "}"
@@ -132,15 +136,40 @@ func jsonDecoderInitDecl(_ model: ModelDescription) -> String {
 
 func jsonEncodeDecl(_ model: ModelDescription) -> String {
     let bodyIndent = indent + indent
-    let lines = model.fields.enumerated().filter { $0.element.encodes }.map { index, field in
+    // A field excluded from encoding is written only in the storage format (`encodeStored`).
+    let lines = model.fields.enumerated().map { index, field in
         var arguments = ["self.\(field.identifier)", "\(index)"]
         if let transformer = field.transformer {
             arguments.append("using: \(transformer.indented(by: bodyIndent))")
         }
-        return bodyIndent + "try encoder.encode(\(arguments.joined(separator: ", ")))\n"
+        let method = field.encodes ? "encode" : "encodeStored"
+        return bodyIndent + "try encoder.\(method)(\(arguments.joined(separator: ", ")))\n"
     }
     return indent + "\(accessPrefix(model))func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {\n"
         + lines.joined() + indent + "}"
+}
+
+// MARK: - Defaults
+
+/// The name of the static member that holds a property's initializer.
+private func defaultMemberName(_ field: FieldDescription) -> String {
+    "_modelSyncDefault_" + field.name
+}
+
+/// `Self._modelSyncDefault_point()`: the initializer, evaluated where it was written.
+private func defaultCall(_ field: FieldDescription) -> String {
+    "Self.\(defaultMemberName(field))()"
+}
+
+/// One static member per property initializer, added to the struct's own body (not to the
+/// extension), so the expression resolves names in the declaration's scope: a sibling type of
+/// a nested model is not visible from an extension.
+func defaultMemberDecls(_ model: ModelDescription) -> [String] {
+    model.fields.compactMap { field in
+        guard let value = field.defaultValue else { return nil }
+        return "\(accessPrefix(model))static let \(defaultMemberName(field)) = ModelSync.DeclaredDefault(for: \(keyPath(field))) {\n"
+            + indent + value.indented(by: indent) + "\n}"
+    }
 }
 
 /// `[["a", "b"], ["c"]]`

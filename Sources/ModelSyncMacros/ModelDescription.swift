@@ -54,6 +54,8 @@ struct FieldDescription {
     var decodes: Bool
     /// False when listed in `encodeExcluding:`.
     var encodes: Bool
+    /// False for a `let` with an initial value, which no initializer can assign.
+    var isAssignable = true
 }
 
 /// The optional user hooks around JSON coding, detected by name.

@@ -3,11 +3,12 @@ import SwiftSyntax
 import SwiftSyntaxBuilder
 import SwiftSyntaxMacros
 
-/// `@Model`: adds one extension with the schema, the JSON codec and the SQL row codec.
+/// `@Model`: adds one extension with the schema, the JSON codec and the SQL row codec, and
+/// to the struct itself one static member per property initializer (see `defaultMemberDecls`).
 ///
 /// analysis (ModelAnalysis.swift, PropertyAnalysis.swift) → `ModelDescription`
 /// → emitters (Emitters.swift) → source text, parsed into the returned extension.
-public struct ModelMacro: ExtensionMacro {
+public struct ModelMacro: ExtensionMacro, MemberMacro {
     /// The emitters lay the code out themselves; BasicFormat would break the
     /// `FieldDefault { ... }` closures over several lines.
     public static var formatMode: FormatMode { .disabled }
@@ -48,6 +49,21 @@ public struct ModelMacro: ExtensionMacro {
             throw MacroExpansionErrorMessage("@Model generated code that does not parse:\n\(source)")
         }
         return [extensionDecl]
+    }
+
+    /// The members that hold the property initializers. Diagnostics come from the extension
+    /// role alone, so each is reported once.
+    public static func expansion(
+        of node: AttributeSyntax,
+        providingMembersOf declaration: some DeclGroupSyntax,
+        conformingTo protocols: [TypeSyntax],
+        in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        var analyzer = ModelAnalyzer()
+        guard let model = analyzer.analyze(attribute: node, declaration: declaration), !analyzer.hasErrors else {
+            return []
+        }
+        return defaultMemberDecls(model).map { DeclSyntax("\(raw: $0)") }
     }
 
     /// The compiler passes only the protocols the type does not conform to yet (the

@@ -186,7 +186,8 @@ extension ModelAnalyzer {
                     transformer: transformer,
                     defaultValue: initializer.map { SourceSnippet($0, declarationIndentation: indentation) },
                     decodes: decodes,
-                    encodes: !encodeExcluded.contains(name)
+                    encodes: !encodeExcluded.contains(name),
+                    isAssignable: initializer == nil || decl.bindingSpecifier.tokenKind != .keyword(.let)
                 )
             )
         }

@@ -261,7 +261,8 @@ func sqlValue(of value: Any) throws -> SQLValue? {
     return nil
 }
 
-/// JSON text for a value stored as JSON; NULL for nil.
+/// JSON text for a value stored as JSON, in the storage format (property names, every field,
+/// full-precision dates; see ``JSONCodingProfile/storage``); NULL for nil.
 func jsonColumnValue(_ value: some JSONEncodable) throws -> SQLValue {
-    value.isJSONNull ? .null : .text(try JSONModelEncoder().encodeToString(value))
+    value.isJSONNull ? .null : .text(try JSONModelEncoder(options: .storage).encodeToString(value))
 }

@@ -33,6 +33,11 @@ public struct SQLRowDecoder {
 
     /// Decodes field `field` from JSON text (arrays, dictionaries, nested models); `NULL` is
     /// JSON `null`.
+    ///
+    /// The text is read in the storage format (``JSONCodingProfile/storage``). Rows written
+    /// before that format existed hold the wire format (model keys, exclusions, transformers,
+    /// ISO dates); the storage format requires every key and numeric dates, so such text fails
+    /// it and is read again with the wire rules it was written with.
     public func decode<T: JSONDecodable>(_ field: Int, as type: T.Type = T.self) throws -> T {
         let column = SQLColumn(statement: statement, index: Int32(truncatingIfNeeded: field) &+ columnOffset)
         let json: String
@@ -42,8 +47,9 @@ public struct SQLRowDecoder {
         default: throw mismatchError(field, column.mismatch("JSON text for \(T.self)"))
         }
         do {
-            return try JSONModelDecoder().decode(T.self, from: json)
+            return try JSONModelDecoder(options: .storage).decode(T.self, from: json)
         } catch {
+            if let legacy = try? JSONModelDecoder().decode(T.self, from: json) { return legacy }
             throw SQLiteError.typeMismatch(
                 table: table.name, column: table.schema.fields[field].column, "\(error)", sql: sql)
         }

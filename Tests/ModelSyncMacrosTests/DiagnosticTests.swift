@@ -312,13 +312,17 @@ struct DiagnosticTests {
             struct Post {
                 let kind = "post"
                 let version = 5
+
+                static let _modelSyncDefault_kind = ModelSync.DeclaredDefault(for: \\Self.kind) {
+                    "post"
+                }
             }
 
             extension Post: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
                 static let schema = ModelSync.ModelSchema(
                     name: "Post",
                     fields: [
-                        ModelSync.FieldSchema(name: "kind", keyPath: \\Self.kind, defaultValue: ModelSync.FieldDefault(source: "\\"post\\"", for: \\Self.kind) { "post" }, decodes: false),
+                        ModelSync.FieldSchema(name: "kind", keyPath: \\Self.kind, defaultValue: ModelSync.FieldDefault(source: "\\"post\\"", for: \\Self.kind) { Self._modelSyncDefault_kind() }, decodes: false),
                     ]
                 )
                 static let jsonLayout = ModelSync.JSONLayout(schema: schema)

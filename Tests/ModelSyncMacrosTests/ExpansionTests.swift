@@ -202,6 +202,14 @@ struct ExpansionTests {
                     var fallback: Role = .member
                     var named: Role?
                     var history: [Role] = []
+
+                    static let _modelSyncDefault_fallback = ModelSync.DeclaredDefault(for: \\Self.fallback) {
+                        .member
+                    }
+
+                    static let _modelSyncDefault_history = ModelSync.DeclaredDefault(for: \\Self.history) {
+                        []
+                    }
                 }
             }
 
@@ -210,17 +218,17 @@ struct ExpansionTests {
                     name: "User",
                     fields: [
                         ModelSync.FieldSchema(name: "role", keyPath: \\Self.role),
-                        ModelSync.FieldSchema(name: "fallback", keyPath: \\Self.fallback, defaultValue: ModelSync.FieldDefault(source: ".member", for: \\Self.fallback) { .member }),
+                        ModelSync.FieldSchema(name: "fallback", keyPath: \\Self.fallback, defaultValue: ModelSync.FieldDefault(source: ".member", for: \\Self.fallback) { Self._modelSyncDefault_fallback() }),
                         ModelSync.FieldSchema(name: "named", keyPath: \\Self.named, transformer: ".roleName"),
-                        ModelSync.FieldSchema(name: "history", keyPath: \\Self.history, defaultValue: ModelSync.FieldDefault(source: "[]", for: \\Self.history) { [] }),
+                        ModelSync.FieldSchema(name: "history", keyPath: \\Self.history, defaultValue: ModelSync.FieldDefault(source: "[]", for: \\Self.history) { Self._modelSyncDefault_history() }),
                     ]
                 )
                 static let jsonLayout = ModelSync.JSONLayout(schema: schema)
                 init(json decoder: inout ModelSync.JSONObjectDecoder) throws {
                     self.role = try decoder.decode(0)
-                    self.fallback = try decoder.decode(1, default: .member)
+                    self.fallback = try decoder.decode(1, default: Self._modelSyncDefault_fallback())
                     self.named = try decoder.decode(2, using: .roleName)
-                    self.history = try decoder.decode(3, default: [])
+                    self.history = try decoder.decode(3, default: Self._modelSyncDefault_history())
                 }
                 func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
                     try encoder.encode(self.role, 0)
@@ -265,6 +273,10 @@ struct ExpansionTests {
                 var `Protocol`: Int
                 var `self`: Int
                 var `class`: Int = 0
+
+                static let _modelSyncDefault_class = ModelSync.DeclaredDefault(for: \\Self.`class`) {
+                    0
+                }
             }
 
             extension Odd: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
@@ -274,7 +286,7 @@ struct ExpansionTests {
                         ModelSync.FieldSchema(name: "Type", keyPath: \\Self.self.`Type`),
                         ModelSync.FieldSchema(name: "Protocol", keyPath: \\Self.self.`Protocol`),
                         ModelSync.FieldSchema(name: "self", keyPath: \\Self.`self`),
-                        ModelSync.FieldSchema(name: "class", keyPath: \\Self.`class`, defaultValue: ModelSync.FieldDefault(source: "0", for: \\Self.`class`) { 0 }),
+                        ModelSync.FieldSchema(name: "class", keyPath: \\Self.`class`, defaultValue: ModelSync.FieldDefault(source: "0", for: \\Self.`class`) { Self._modelSyncDefault_class() }),
                     ]
                 )
                 static let jsonLayout = ModelSync.JSONLayout(schema: schema)
@@ -282,7 +294,7 @@ struct ExpansionTests {
                     self.`Type` = try decoder.decode(0)
                     self.`Protocol` = try decoder.decode(1)
                     self.`self` = try decoder.decode(2)
-                    self.`class` = try decoder.decode(3, default: 0)
+                    self.`class` = try decoder.decode(3, default: Self._modelSyncDefault_class())
                 }
                 func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
                     try encoder.encode(self.`Type`, 0)
@@ -392,34 +404,70 @@ struct ExpansionTests {
                 var hex = 0xFF
                 var createdAt = Date()
                 var items = [1, 2]
+
+                static let _modelSyncDefault_enabled = ModelSync.DeclaredDefault(for: \Self.enabled) {
+                    false
+                }
+
+                static let _modelSyncDefault_title = ModelSync.DeclaredDefault(for: \Self.title) {
+                    "Hello \(name)"
+                }
+
+                static let _modelSyncDefault_count = ModelSync.DeclaredDefault(for: \Self.count) {
+                    3
+                }
+
+                static let _modelSyncDefault_ratio = ModelSync.DeclaredDefault(for: \Self.ratio) {
+                    0.5
+                }
+
+                static let _modelSyncDefault_offset = ModelSync.DeclaredDefault(for: \Self.offset) {
+                    -2
+                }
+
+                static let _modelSyncDefault_scale = ModelSync.DeclaredDefault(for: \Self.scale) {
+                    -1.25
+                }
+
+                static let _modelSyncDefault_hex = ModelSync.DeclaredDefault(for: \Self.hex) {
+                    0xFF
+                }
+
+                static let _modelSyncDefault_createdAt = ModelSync.DeclaredDefault(for: \Self.createdAt) {
+                    Date()
+                }
+
+                static let _modelSyncDefault_items = ModelSync.DeclaredDefault(for: \Self.items) {
+                    [1, 2]
+                }
             }
 
             extension Settings: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
                 static let schema = ModelSync.ModelSchema(
                     name: "Settings",
                     fields: [
-                        ModelSync.FieldSchema(name: "enabled", keyPath: \Self.enabled, defaultValue: ModelSync.FieldDefault(source: "false", for: \Self.enabled) { false }),
-                        ModelSync.FieldSchema(name: "title", keyPath: \Self.title, defaultValue: ModelSync.FieldDefault(source: "\"Hello \\(name)\"", for: \Self.title) { "Hello \(name)" }),
-                        ModelSync.FieldSchema(name: "count", keyPath: \Self.count, defaultValue: ModelSync.FieldDefault(source: "3", for: \Self.count) { 3 }),
-                        ModelSync.FieldSchema(name: "ratio", keyPath: \Self.ratio, defaultValue: ModelSync.FieldDefault(source: "0.5", for: \Self.ratio) { 0.5 }),
-                        ModelSync.FieldSchema(name: "offset", keyPath: \Self.offset, defaultValue: ModelSync.FieldDefault(source: "-2", for: \Self.offset) { -2 }),
-                        ModelSync.FieldSchema(name: "scale", keyPath: \Self.scale, defaultValue: ModelSync.FieldDefault(source: "-1.25", for: \Self.scale) { -1.25 }),
-                        ModelSync.FieldSchema(name: "hex", keyPath: \Self.hex, defaultValue: ModelSync.FieldDefault(source: "0xFF", for: \Self.hex) { 0xFF }),
-                        ModelSync.FieldSchema(name: "createdAt", keyPath: \Self.createdAt, defaultValue: ModelSync.FieldDefault(source: "Date()", for: \Self.createdAt) { Date() }),
-                        ModelSync.FieldSchema(name: "items", keyPath: \Self.items, defaultValue: ModelSync.FieldDefault(source: "[1, 2]", for: \Self.items) { [1, 2] }),
+                        ModelSync.FieldSchema(name: "enabled", keyPath: \Self.enabled, defaultValue: ModelSync.FieldDefault(source: "false", for: \Self.enabled) { Self._modelSyncDefault_enabled() }),
+                        ModelSync.FieldSchema(name: "title", keyPath: \Self.title, defaultValue: ModelSync.FieldDefault(source: "\"Hello \\(name)\"", for: \Self.title) { Self._modelSyncDefault_title() }),
+                        ModelSync.FieldSchema(name: "count", keyPath: \Self.count, defaultValue: ModelSync.FieldDefault(source: "3", for: \Self.count) { Self._modelSyncDefault_count() }),
+                        ModelSync.FieldSchema(name: "ratio", keyPath: \Self.ratio, defaultValue: ModelSync.FieldDefault(source: "0.5", for: \Self.ratio) { Self._modelSyncDefault_ratio() }),
+                        ModelSync.FieldSchema(name: "offset", keyPath: \Self.offset, defaultValue: ModelSync.FieldDefault(source: "-2", for: \Self.offset) { Self._modelSyncDefault_offset() }),
+                        ModelSync.FieldSchema(name: "scale", keyPath: \Self.scale, defaultValue: ModelSync.FieldDefault(source: "-1.25", for: \Self.scale) { Self._modelSyncDefault_scale() }),
+                        ModelSync.FieldSchema(name: "hex", keyPath: \Self.hex, defaultValue: ModelSync.FieldDefault(source: "0xFF", for: \Self.hex) { Self._modelSyncDefault_hex() }),
+                        ModelSync.FieldSchema(name: "createdAt", keyPath: \Self.createdAt, defaultValue: ModelSync.FieldDefault(source: "Date()", for: \Self.createdAt) { Self._modelSyncDefault_createdAt() }),
+                        ModelSync.FieldSchema(name: "items", keyPath: \Self.items, defaultValue: ModelSync.FieldDefault(source: "[1, 2]", for: \Self.items) { Self._modelSyncDefault_items() }),
                     ]
                 )
                 static let jsonLayout = ModelSync.JSONLayout(schema: schema)
                 init(json decoder: inout ModelSync.JSONObjectDecoder) throws {
-                    self.enabled = try decoder.decode(0, default: false)
-                    self.title = try decoder.decode(1, default: "Hello \(name)")
-                    self.count = try decoder.decode(2, default: 3)
-                    self.ratio = try decoder.decode(3, default: 0.5)
-                    self.offset = try decoder.decode(4, default: -2)
-                    self.scale = try decoder.decode(5, default: -1.25)
-                    self.hex = try decoder.decode(6, default: 0xFF)
-                    self.createdAt = try decoder.decode(7, default: Date())
-                    self.items = try decoder.decode(8, default: [1, 2])
+                    self.enabled = try decoder.decode(0, default: Self._modelSyncDefault_enabled())
+                    self.title = try decoder.decode(1, default: Self._modelSyncDefault_title())
+                    self.count = try decoder.decode(2, default: Self._modelSyncDefault_count())
+                    self.ratio = try decoder.decode(3, default: Self._modelSyncDefault_ratio())
+                    self.offset = try decoder.decode(4, default: Self._modelSyncDefault_offset())
+                    self.scale = try decoder.decode(5, default: Self._modelSyncDefault_scale())
+                    self.hex = try decoder.decode(6, default: Self._modelSyncDefault_hex())
+                    self.createdAt = try decoder.decode(7, default: Self._modelSyncDefault_createdAt())
+                    self.items = try decoder.decode(8, default: Self._modelSyncDefault_items())
                 }
                 func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
                     try encoder.encode(self.enabled, 0)
@@ -483,30 +531,43 @@ struct ExpansionTests {
                     return parts.joined(separator: "\n")
                 }()
                 var missing: String? = nil
+
+                static let _modelSyncDefault_quoted = ModelSync.DeclaredDefault(for: \Self.quoted) {
+                    "a\"b"
+                }
+
+                static let _modelSyncDefault_path = ModelSync.DeclaredDefault(for: \Self.path) {
+                    "C:\\temp"
+                }
+
+                static let _modelSyncDefault_joined = ModelSync.DeclaredDefault(for: \Self.joined) {
+                    {
+                        let parts = ["x", "y"]
+                        return parts.joined(separator: "\n")
+                    }()
+                }
+
+                static let _modelSyncDefault_missing = ModelSync.DeclaredDefault(for: \Self.missing) {
+                    nil
+                }
             }
 
             extension Doc: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
                 static let schema = ModelSync.ModelSchema(
                     name: "Doc",
                     fields: [
-                        ModelSync.FieldSchema(name: "quoted", keyPath: \Self.quoted, defaultValue: ModelSync.FieldDefault(source: "\"a\\\"b\"", for: \Self.quoted) { "a\"b" }),
-                        ModelSync.FieldSchema(name: "path", keyPath: \Self.path, defaultValue: ModelSync.FieldDefault(source: "\"C:\\\\temp\"", for: \Self.path) { "C:\\temp" }),
-                        ModelSync.FieldSchema(name: "joined", keyPath: \Self.joined, defaultValue: ModelSync.FieldDefault(source: "{\n    let parts = [\"x\", \"y\"]\n    return parts.joined(separator: \"\\n\")\n}()", for: \Self.joined) { {
-                            let parts = ["x", "y"]
-                            return parts.joined(separator: "\n")
-                        }() }),
-                        ModelSync.FieldSchema(name: "missing", keyPath: \Self.missing, defaultValue: ModelSync.FieldDefault(source: "nil", for: \Self.missing) { nil }),
+                        ModelSync.FieldSchema(name: "quoted", keyPath: \Self.quoted, defaultValue: ModelSync.FieldDefault(source: "\"a\\\"b\"", for: \Self.quoted) { Self._modelSyncDefault_quoted() }),
+                        ModelSync.FieldSchema(name: "path", keyPath: \Self.path, defaultValue: ModelSync.FieldDefault(source: "\"C:\\\\temp\"", for: \Self.path) { Self._modelSyncDefault_path() }),
+                        ModelSync.FieldSchema(name: "joined", keyPath: \Self.joined, defaultValue: ModelSync.FieldDefault(source: "{\n    let parts = [\"x\", \"y\"]\n    return parts.joined(separator: \"\\n\")\n}()", for: \Self.joined) { Self._modelSyncDefault_joined() }),
+                        ModelSync.FieldSchema(name: "missing", keyPath: \Self.missing, defaultValue: ModelSync.FieldDefault(source: "nil", for: \Self.missing) { Self._modelSyncDefault_missing() }),
                     ]
                 )
                 static let jsonLayout = ModelSync.JSONLayout(schema: schema)
                 init(json decoder: inout ModelSync.JSONObjectDecoder) throws {
-                    self.quoted = try decoder.decode(0, default: "a\"b")
-                    self.path = try decoder.decode(1, default: "C:\\temp")
-                    self.joined = try decoder.decode(2, default: {
-                        let parts = ["x", "y"]
-                        return parts.joined(separator: "\n")
-                    }())
-                    self.missing = try decoder.decode(3, default: nil)
+                    self.quoted = try decoder.decode(0, default: Self._modelSyncDefault_quoted())
+                    self.path = try decoder.decode(1, default: Self._modelSyncDefault_path())
+                    self.joined = try decoder.decode(2, default: Self._modelSyncDefault_joined())
+                    self.missing = try decoder.decode(3, default: Self._modelSyncDefault_missing())
                 }
                 func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
                     try encoder.encode(self.quoted, 0)
@@ -549,24 +610,25 @@ struct ExpansionTests {
                     Dear "you",
                       indented
                     """
+
+                static let _modelSyncDefault_body = ModelSync.DeclaredDefault(for: \Self.body) {
+                    """
+                        Dear "you",
+                          indented
+                        """
+                }
             }
 
             extension Letter: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
                 static let schema = ModelSync.ModelSchema(
                     name: "Letter",
                     fields: [
-                        ModelSync.FieldSchema(name: "body", keyPath: \Self.body, defaultValue: ModelSync.FieldDefault(source: "\"\"\"\n    Dear \"you\",\n      indented\n    \"\"\"", for: \Self.body) { """
-                            Dear "you",
-                              indented
-                            """ }),
+                        ModelSync.FieldSchema(name: "body", keyPath: \Self.body, defaultValue: ModelSync.FieldDefault(source: "\"\"\"\n    Dear \"you\",\n      indented\n    \"\"\"", for: \Self.body) { Self._modelSyncDefault_body() }),
                     ]
                 )
                 static let jsonLayout = ModelSync.JSONLayout(schema: schema)
                 init(json decoder: inout ModelSync.JSONObjectDecoder) throws {
-                    self.body = try decoder.decode(0, default: """
-                        Dear "you",
-                          indented
-                        """)
+                    self.body = try decoder.decode(0, default: Self._modelSyncDefault_body())
                 }
                 func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
                     try encoder.encode(self.body, 0)
@@ -599,22 +661,34 @@ struct ExpansionTests {
                 var total: Int = 1 + 2
                 var name: String = fallback ?? "none"
                 var flag: Bool = Self.strict ? true : false
+
+                static let _modelSyncDefault_total = ModelSync.DeclaredDefault(for: \\Self.total) {
+                    1 + 2
+                }
+
+                static let _modelSyncDefault_name = ModelSync.DeclaredDefault(for: \\Self.name) {
+                    fallback ?? "none"
+                }
+
+                static let _modelSyncDefault_flag = ModelSync.DeclaredDefault(for: \\Self.flag) {
+                    Self.strict ? true : false
+                }
             }
 
             extension Limits: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
                 static let schema = ModelSync.ModelSchema(
                     name: "Limits",
                     fields: [
-                        ModelSync.FieldSchema(name: "total", keyPath: \\Self.total, defaultValue: ModelSync.FieldDefault(source: "1 + 2", for: \\Self.total) { 1 + 2 }),
-                        ModelSync.FieldSchema(name: "name", keyPath: \\Self.name, defaultValue: ModelSync.FieldDefault(source: "fallback ?? \\"none\\"", for: \\Self.name) { fallback ?? "none" }),
-                        ModelSync.FieldSchema(name: "flag", keyPath: \\Self.flag, defaultValue: ModelSync.FieldDefault(source: "Self.strict ? true : false", for: \\Self.flag) { Self.strict ? true : false }),
+                        ModelSync.FieldSchema(name: "total", keyPath: \\Self.total, defaultValue: ModelSync.FieldDefault(source: "1 + 2", for: \\Self.total) { Self._modelSyncDefault_total() }),
+                        ModelSync.FieldSchema(name: "name", keyPath: \\Self.name, defaultValue: ModelSync.FieldDefault(source: "fallback ?? \\"none\\"", for: \\Self.name) { Self._modelSyncDefault_name() }),
+                        ModelSync.FieldSchema(name: "flag", keyPath: \\Self.flag, defaultValue: ModelSync.FieldDefault(source: "Self.strict ? true : false", for: \\Self.flag) { Self._modelSyncDefault_flag() }),
                     ]
                 )
                 static let jsonLayout = ModelSync.JSONLayout(schema: schema)
                 init(json decoder: inout ModelSync.JSONObjectDecoder) throws {
-                    self.total = try decoder.decode(0, default: 1 + 2)
-                    self.name = try decoder.decode(1, default: fallback ?? "none")
-                    self.flag = try decoder.decode(2, default: Self.strict ? true : false)
+                    self.total = try decoder.decode(0, default: Self._modelSyncDefault_total())
+                    self.name = try decoder.decode(1, default: Self._modelSyncDefault_name())
+                    self.flag = try decoder.decode(2, default: Self._modelSyncDefault_flag())
                 }
                 func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
                     try encoder.encode(self.total, 0)
@@ -648,18 +722,22 @@ struct ExpansionTests {
             expandedSource: #"""
             struct Event {
                 var day: Date = .distantPast
+
+                static let _modelSyncDefault_day = ModelSync.DeclaredDefault(for: \Self.day) {
+                    .distantPast
+                }
             }
 
             extension Event: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
                 static let schema = ModelSync.ModelSchema(
                     name: "Event",
                     fields: [
-                        ModelSync.FieldSchema(name: "day", keyPath: \Self.day, transformer: ".dateFormat(\"yyyy-MM-dd'T'HH:mm \\\"Z\\\"\")", defaultValue: ModelSync.FieldDefault(source: ".distantPast", for: \Self.day) { .distantPast }),
+                        ModelSync.FieldSchema(name: "day", keyPath: \Self.day, transformer: ".dateFormat(\"yyyy-MM-dd'T'HH:mm \\\"Z\\\"\")", defaultValue: ModelSync.FieldDefault(source: ".distantPast", for: \Self.day) { Self._modelSyncDefault_day() }),
                     ]
                 )
                 static let jsonLayout = ModelSync.JSONLayout(schema: schema)
                 init(json decoder: inout ModelSync.JSONObjectDecoder) throws {
-                    self.day = try decoder.decode(0, using: .dateFormat("yyyy-MM-dd'T'HH:mm \"Z\""), default: .distantPast)
+                    self.day = try decoder.decode(0, using: .dateFormat("yyyy-MM-dd'T'HH:mm \"Z\""), default: Self._modelSyncDefault_day())
                 }
                 func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
                     try encoder.encode(self.day, 0, using: .dateFormat("yyyy-MM-dd'T'HH:mm \"Z\""))
@@ -705,6 +783,14 @@ struct ExpansionTests {
                 lazy var cache: [Int] = []
                 var scratch: Int?
                 @available(*, deprecated) var legacy: Int?
+
+                static let _modelSyncDefault_default = ModelSync.DeclaredDefault(for: \\Self.`default`) {
+                    false
+                }
+
+                static let _modelSyncDefault_label = ModelSync.DeclaredDefault(for: \\Self.label) {
+                    ""
+                }
             }
 
             extension Point: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
@@ -714,8 +800,8 @@ struct ExpansionTests {
                         ModelSync.FieldSchema(name: "id", keyPath: \\Self.id),
                         ModelSync.FieldSchema(name: "x", keyPath: \\Self.x),
                         ModelSync.FieldSchema(name: "y", keyPath: \\Self.y),
-                        ModelSync.FieldSchema(name: "default", keyPath: \\Self.`default`, defaultValue: ModelSync.FieldDefault(source: "false", for: \\Self.`default`) { false }),
-                        ModelSync.FieldSchema(name: "label", keyPath: \\Self.label, defaultValue: ModelSync.FieldDefault(source: "\\"\\"", for: \\Self.label) { "" }),
+                        ModelSync.FieldSchema(name: "default", keyPath: \\Self.`default`, defaultValue: ModelSync.FieldDefault(source: "false", for: \\Self.`default`) { Self._modelSyncDefault_default() }),
+                        ModelSync.FieldSchema(name: "label", keyPath: \\Self.label, defaultValue: ModelSync.FieldDefault(source: "\\"\\"", for: \\Self.label) { Self._modelSyncDefault_label() }),
                         ModelSync.FieldSchema(name: "legacy", keyPath: \\Self.legacy),
                     ]
                 )
@@ -724,8 +810,8 @@ struct ExpansionTests {
                     self.id = try decoder.decode(0)
                     self.x = try decoder.decode(1)
                     self.y = try decoder.decode(2)
-                    self.`default` = try decoder.decode(3, default: false)
-                    self.label = try decoder.decode(4, default: "")
+                    self.`default` = try decoder.decode(3, default: Self._modelSyncDefault_default())
+                    self.label = try decoder.decode(4, default: Self._modelSyncDefault_label())
                     self.legacy = try decoder.decode(5)
                 }
                 func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
@@ -785,8 +871,11 @@ struct ExpansionTests {
                 static let jsonLayout = ModelSync.JSONLayout(schema: schema)
                 init(json decoder: inout ModelSync.JSONObjectDecoder) throws {
                     self.name = try decoder.decode(0)
+                    self.token = try decoder.decodeStored(1, default: nil)
                 }
                 func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
+                    try encoder.encodeStored(self.name, 0)
+                    try encoder.encodeStored(self.token, 1)
                 }
                 static let sqlTable = ModelSync.SQLTable(schema: schema)
                 init(row: inout ModelSync.SQLRowDecoder) throws {

@@ -45,6 +45,22 @@ struct FullExampleTests {
                 static func willDecode(_ json: inout JSONValue) throws {}
                 mutating func didDecode() throws {}
                 func didEncode(_ json: inout JSONValue) throws {}
+
+                public static let _modelSyncDefault_slug = ModelSync.DeclaredDefault(for: \\Self.slug) {
+                    ""
+                }
+
+                public static let _modelSyncDefault_tags = ModelSync.DeclaredDefault(for: \\Self.tags) {
+                    []
+                }
+
+                public static let _modelSyncDefault_draftNote = ModelSync.DeclaredDefault(for: \\Self.draftNote) {
+                    ""
+                }
+
+                public static let _modelSyncDefault_isNew = ModelSync.DeclaredDefault(for: \\Self.isNew) {
+                    true
+                }
             }
 
             extension Post: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
@@ -56,12 +72,12 @@ struct FullExampleTests {
                         ModelSync.FieldSchema(name: "text", keyPath: \\Self.text, jsonKey: "body"),
                         ModelSync.FieldSchema(name: "authorName", keyPath: \\Self.authorName, jsonKey: "author.name"),
                         ModelSync.FieldSchema(name: "publishedAt", keyPath: \\Self.publishedAt, transformer: ".iso8601WithFractionalSeconds"),
-                        ModelSync.FieldSchema(name: "slug", keyPath: \\Self.slug, defaultValue: ModelSync.FieldDefault(source: "\\"\\"", for: \\Self.slug) { "" }),
-                        ModelSync.FieldSchema(name: "tags", keyPath: \\Self.tags, defaultValue: ModelSync.FieldDefault(source: "[]", for: \\Self.tags) { [] }),
+                        ModelSync.FieldSchema(name: "slug", keyPath: \\Self.slug, defaultValue: ModelSync.FieldDefault(source: "\\"\\"", for: \\Self.slug) { Self._modelSyncDefault_slug() }),
+                        ModelSync.FieldSchema(name: "tags", keyPath: \\Self.tags, defaultValue: ModelSync.FieldDefault(source: "[]", for: \\Self.tags) { Self._modelSyncDefault_tags() }),
                         ModelSync.FieldSchema(name: "author", keyPath: \\Self.author),
-                        ModelSync.FieldSchema(name: "draftNote", keyPath: \\Self.draftNote, defaultValue: ModelSync.FieldDefault(source: "\\"\\"", for: \\Self.draftNote) { "" }, decodes: false),
+                        ModelSync.FieldSchema(name: "draftNote", keyPath: \\Self.draftNote, defaultValue: ModelSync.FieldDefault(source: "\\"\\"", for: \\Self.draftNote) { Self._modelSyncDefault_draftNote() }, decodes: false),
                         ModelSync.FieldSchema(name: "password", keyPath: \\Self.password, encodes: false),
-                        ModelSync.FieldSchema(name: "isNew", keyPath: \\Self.isNew, defaultValue: ModelSync.FieldDefault(source: "true", for: \\Self.isNew) { true }),
+                        ModelSync.FieldSchema(name: "isNew", keyPath: \\Self.isNew, defaultValue: ModelSync.FieldDefault(source: "true", for: \\Self.isNew) { Self._modelSyncDefault_isNew() }),
                     ],
                     jsonKeys: .snakeCase
                 )
@@ -73,11 +89,12 @@ struct FullExampleTests {
                     self.text = try decoder.decode(2)
                     self.authorName = try decoder.decode(3)
                     self.publishedAt = try decoder.decode(4, using: .iso8601WithFractionalSeconds)
-                    self.slug = try decoder.decode(5, default: "")
-                    self.tags = try decoder.decode(6, default: [])
+                    self.slug = try decoder.decode(5, default: Self._modelSyncDefault_slug())
+                    self.tags = try decoder.decode(6, default: Self._modelSyncDefault_tags())
                     self.author = try decoder.decode(7)
+                    self.draftNote = try decoder.decodeStored(8, default: Self._modelSyncDefault_draftNote())
                     self.password = try decoder.decode(9)
-                    self.isNew = try decoder.decode(10, default: true)
+                    self.isNew = try decoder.decode(10, default: Self._modelSyncDefault_isNew())
                 }
                 public func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
                     try encoder.encode(self.id, 0)
@@ -89,6 +106,7 @@ struct FullExampleTests {
                     try encoder.encode(self.tags, 6)
                     try encoder.encode(self.author, 7)
                     try encoder.encode(self.draftNote, 8)
+                    try encoder.encodeStored(self.password, 9)
                     try encoder.encode(self.isNew, 10)
                 }
                 public static let sqlTable = ModelSync.SQLTable(schema: schema)

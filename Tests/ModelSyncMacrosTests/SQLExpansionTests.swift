@@ -25,6 +25,10 @@ struct SQLExpansionTests {
                 var userId: Int
                 var title: String
                 var slug: String = ""
+
+                static let _modelSyncDefault_slug = ModelSync.DeclaredDefault(for: \\Self.slug) {
+                    ""
+                }
             }
 
             extension Post: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
@@ -34,7 +38,7 @@ struct SQLExpansionTests {
                         ModelSync.FieldSchema(name: "id", keyPath: \\Self.id, isPrimaryKey: true),
                         ModelSync.FieldSchema(name: "userId", keyPath: \\Self.userId, isIndexed: true),
                         ModelSync.FieldSchema(name: "title", keyPath: \\Self.title, column: "headline", isUnique: true),
-                        ModelSync.FieldSchema(name: "slug", keyPath: \\Self.slug, defaultValue: ModelSync.FieldDefault(source: "\\"\\"", for: \\Self.slug) { "" }),
+                        ModelSync.FieldSchema(name: "slug", keyPath: \\Self.slug, defaultValue: ModelSync.FieldDefault(source: "\\"\\"", for: \\Self.slug) { Self._modelSyncDefault_slug() }),
                     ],
                     table: "posts",
                     columns: .snakeCase,
@@ -47,7 +51,7 @@ struct SQLExpansionTests {
                     self.id = try decoder.decode(0)
                     self.userId = try decoder.decode(1)
                     self.title = try decoder.decode(2)
-                    self.slug = try decoder.decode(3, default: "")
+                    self.slug = try decoder.decode(3, default: Self._modelSyncDefault_slug())
                 }
                 func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
                     try encoder.encode(self.id, 0)
@@ -103,6 +107,7 @@ struct SQLExpansionTests {
                 }
                 func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
                     try encoder.encode(self.id, 0)
+                    try encoder.encodeStored(self.password, 1)
                 }
                 static let sqlTable = ModelSync.SQLTable(schema: schema)
                 init(row: inout ModelSync.SQLRowDecoder) throws {

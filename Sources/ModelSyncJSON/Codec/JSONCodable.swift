@@ -46,6 +46,21 @@ public enum JSONDecodingMode: Sendable, Equatable {
     case strict
 }
 
+/// Which rules a run follows: the model's JSON mapping for APIs, or the exact form in which
+/// ModelSync stores values as JSON text (arrays, dictionaries and nested models in SQLite).
+public enum JSONCodingProfile: Sendable, Equatable {
+    /// The wire format: keys from `@JSON` and key strategies, `decodeExcluding` and
+    /// `encodeExcluding`, transformers, date strategies and hooks all apply. The default.
+    case wire
+    /// The storage format: every property under its own name, nothing excluded, no transformers
+    /// (a transformed property is stored as its own type when that type is JSON-codable), no
+    /// `willDecode` or `didEncode` hooks, dates as full-precision seconds since 1970 (as SQLite
+    /// columns hold them). Decoding requires every key, so a value in another format fails
+    /// instead of decoding to defaults. Use ``JSONDecodingOptions/storage`` and
+    /// ``JSONEncodingOptions/storage``.
+    case storage
+}
+
 /// Options for decoding.
 public struct JSONDecodingOptions: Sendable {
     /// Lenient (the default) or strict.
@@ -63,6 +78,15 @@ public struct JSONDecodingOptions: Sendable {
     /// key is merged into the map's canonical value (keys absent from the payload keep the
     /// canonical value's fields, `null` clears them) and the result becomes canonical.
     public var identityMap: IdentityMap?
+    /// The wire format (the default) or the storage format.
+    public var profile: JSONCodingProfile = .wire
+
+    /// The storage format (see ``JSONCodingProfile/storage``): strict, dates as seconds since 1970.
+    public static var storage: JSONDecodingOptions {
+        var options = JSONDecodingOptions(mode: .strict, dateStrategy: .secondsSince1970)
+        options.profile = .storage
+        return options
+    }
 
     /// Creates options; every parameter has the default described on its property.
     public init(
@@ -100,6 +124,15 @@ public struct JSONEncodingOptions: Sendable {
     public var dateStrategy: JSONDateStrategy
     /// Newlines and two-space indentation instead of compact output.
     public var prettyPrinted: Bool
+    /// The wire format (the default) or the storage format.
+    public var profile: JSONCodingProfile = .wire
+
+    /// The storage format (see ``JSONCodingProfile/storage``): dates as seconds since 1970.
+    public static var storage: JSONEncodingOptions {
+        var options = JSONEncodingOptions(dateStrategy: .secondsSince1970)
+        options.profile = .storage
+        return options
+    }
 
     /// Creates options; every parameter has the default described on its property.
     public init(

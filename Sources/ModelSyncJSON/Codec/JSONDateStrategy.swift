@@ -57,7 +57,7 @@ public enum JSONDateStrategy: Sendable {
             } catch let error as JSONError {
                 throw error
             } catch {
-                throw JSONError(.userError(String(describing: error)))
+                throw JSONError(wrapping: error)
             }
         }
     }

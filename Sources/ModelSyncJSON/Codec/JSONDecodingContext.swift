@@ -23,7 +23,7 @@ public struct JSONDecodingContext {
         self.options = options
         self.identityMap = options.identityMap
         self.dateStrategy = options.dateStrategy
-        self.layouts = LayoutCache(strategy: options.keyStrategy)
+        self.layouts = LayoutCache(strategy: options.keyStrategy, profile: options.profile)
     }
 
     /// Makes `base` the value that missing keys are taken from and returns the previous one.
@@ -31,6 +31,9 @@ public struct JSONDecodingContext {
         defer { mergeBase = base }
         return mergeBase
     }
+
+    /// Whether the run reads the storage format.
+    @usableFromInline var isStorage: Bool { layouts.isStorage }
 
     /// Whether the run is lenient.
     public var isLenient: Bool { options.mode == .lenient }

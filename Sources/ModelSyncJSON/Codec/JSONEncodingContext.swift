@@ -16,8 +16,11 @@ public struct JSONEncodingContext {
         self.writer = JSONWriter(capacity: capacity)
         self.options = options
         self.dateStrategy = options.dateStrategy
-        self.layouts = LayoutCache(strategy: options.keyStrategy)
+        self.layouts = LayoutCache(strategy: options.keyStrategy, profile: options.profile)
     }
+
+    /// Whether the run writes the storage format.
+    var isStorage: Bool { layouts.isStorage }
 
     /// A context that writes into a buffer of its own with the same settings (for nested keys
     /// and hooks, whose output is assembled afterwards).

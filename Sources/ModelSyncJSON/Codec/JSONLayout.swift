@@ -35,10 +35,24 @@ public final class JSONLayout: @unchecked Sendable {
     /// The indices of the primary-key fields, for identity-map decoding.
     let primaryKeyFields: [Int]
 
+    /// The layout of the storage format: property names as keys, none dotted, no date strategy
+    /// (see ``JSONCodingProfile/storage``). Nil in a storage layout itself.
+    private let storage: JSONLayout?
+
+    /// The layout that storage-format runs use.
+    var storageLayout: JSONLayout { storage ?? self }
+
     /// Builds the layout of `schema`, with the model's date strategy if it has one.
-    public init(schema: ModelSchema, dates: JSONDateStrategy? = nil) {
+    public convenience init(schema: ModelSchema, dates: JSONDateStrategy? = nil) {
+        self.init(schema: schema, dates: dates, storage: JSONLayout(schema: schema, dates: nil, storage: nil))
+    }
+
+    /// A wire layout with its storage layout, or (`storage` nil) a storage layout.
+    private init(schema: ModelSchema, dates: JSONDateStrategy?, storage: JSONLayout?) {
         self.schema = schema
         self.dateStrategy = dates
+        self.storage = storage
+        let isStorage = storage == nil
 
         var heads: [String] = []
         var fieldHead: [Int] = []
@@ -47,11 +61,13 @@ public final class JSONLayout: @unchecked Sendable {
         var encodedKeys: [[UInt8]] = []
         for field in schema.fields {
             // Only explicit keys reach into nested objects; a strategy never invents dots.
-            let parts = field.hasExplicitJSONKey && field.jsonKey.contains(".")
+            let key = isStorage ? field.name : field.jsonKey
+            let parts = !isStorage && field.hasExplicitJSONKey && field.jsonKey.contains(".")
                 ? field.jsonKey.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-                : [field.jsonKey]
+                : [key]
             let head = parts[0]
-            if let index = heads.firstIndex(of: head) {
+            // By bytes: keys that Swift calls equal but spell differently are different members.
+            if let index = heads.firstIndex(where: { UTF8Key.sameBytes($0, head) }) {
                 fieldHead.append(index)
             } else {
                 fieldHead.append(heads.count)
@@ -59,7 +75,7 @@ public final class JSONLayout: @unchecked Sendable {
             }
             fieldRest.append(parts.dropFirst().map { .key($0) })
             fieldKeyPath.append(parts.map { .key($0) })
-            encodedKeys.append(JSONWriter.escapedKey(field.jsonKey))
+            encodedKeys.append(JSONWriter.escapedKey(key))
         }
         self.fieldHead = fieldHead
         self.fieldRest = fieldRest

@@ -48,7 +48,8 @@ extension JSONModel {
     // declares it: the per-object work then involves no generic metadata lookups.
     @inlinable
     public static func decodeJSON(_ node: Int, _ context: inout JSONDecodingContext) throws -> Self {
-        if jsonHooks.contains(.willDecode) { return try decodeReshaped(node, &context) }
+        // The storage format is the model's own shape: the wire's reshaping hook does not apply.
+        if jsonHooks.contains(.willDecode), !context.isStorage { return try decodeReshaped(node, &context) }
         return try withUnsafeMutablePointer(to: &context) { try decodeObject(node, $0) }
     }
 
@@ -120,7 +121,7 @@ extension JSONModel {
     }
 
     public func encodeJSON(to context: inout JSONEncodingContext) throws {
-        guard Self.jsonHooks.contains(.didEncode) else { return try encodeObject(&context) }
+        guard Self.jsonHooks.contains(.didEncode), !context.isStorage else { return try encodeObject(&context) }
         var detached = context.detached()
         try encodeObject(&detached)
         var object = try JSONValue(parsing: detached.writer.bytes)
@@ -129,7 +130,7 @@ extension JSONModel {
         } catch let error as JSONError {
             throw error
         } catch {
-            throw JSONError(.userError(String(describing: error)))
+            throw JSONError(wrapping: error)
         }
         object.write(to: &context.writer)
     }
@@ -158,6 +159,8 @@ extension JSONDecodingContext {
             if located.node == nil && located.path.isEmpty { located.node = node }
             return located
         }
-        return self.error(.userError(String(describing: error)), at: node)
+        var wrapped = self.error(.userError(String(describing: error)), at: node)
+        wrapped.underlying = error
+        return wrapped
     }
 }

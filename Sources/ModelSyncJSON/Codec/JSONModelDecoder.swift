@@ -82,7 +82,7 @@ public struct JSONModelDecoder: Sendable {
                 throw error
             } catch {
                 // A custom JSONDecodable threw its own error.
-                throw JSONError(.userError(String(describing: error)))
+                throw JSONError(wrapping: error)
             }
         }
     }

@@ -86,6 +86,34 @@ public struct JSONObjectDecoder {
         return try absent(field, node: node, as: X.Value?.self, declaredDefault: { defaultValue() }, zero: .some(nil), isNullable: true)
     }
 
+    // MARK: - Properties excluded from the wire
+
+    /// A property listed in `decodeExcluding:`: the wire never reads it (it keeps
+    /// `defaultValue`), the storage format does.
+    @inlinable
+    public func decodeStored<T: JSONDecodable>(_ field: Int, default defaultValue: @autoclosure () -> T) throws -> T {
+        guard context.pointee.isStorage else { return defaultValue() }
+        return try decode(field, default: defaultValue())
+    }
+
+    /// A transformed property listed in `decodeExcluding:`.
+    @inlinable
+    public func decodeStored<X: JSONTransformer>(
+        _ field: Int, using transformer: X, default defaultValue: @autoclosure () -> X.Value
+    ) throws -> X.Value {
+        guard context.pointee.isStorage else { return defaultValue() }
+        return try decode(field, using: transformer, default: defaultValue())
+    }
+
+    /// An optional transformed property listed in `decodeExcluding:`.
+    @inlinable
+    public func decodeStored<X: JSONTransformer>(
+        _ field: Int, using transformer: X, default defaultValue: @autoclosure () -> X.Value?
+    ) throws -> X.Value? {
+        guard context.pointee.isStorage else { return defaultValue() }
+        return try decode(field, using: transformer, default: defaultValue())
+    }
+
     // MARK: - Implementation
 
     /// The value node of a field, following a dotted key into nested objects; -1 when absent.
@@ -103,6 +131,13 @@ public struct JSONObjectDecoder {
 
     @usableFromInline
     func transform<X: JSONTransformer>(_ node: Int, _ transformer: X) throws -> X.Value {
+        if context.pointee.isStorage, let stored = X.Value.self as? any JSONDecodable.Type {
+            // The storage format holds the property's own value, not the transformer's form.
+            guard let value = try stored.decodeJSON(node, &context.pointee) as? X.Value else {
+                throw context.pointee.mismatch(node, expected: String(describing: X.Value.self))
+            }
+            return value
+        }
         let representation = try X.JSONRepresentation.decodeJSON(node, &context.pointee)
         do {
             return try transformer.decode(representation)
@@ -135,6 +170,14 @@ public struct JSONObjectDecoder {
         _ field: Int, node: Int, as type: T.Type, declaredDefault: () -> T?, zero: T?, isNullable: Bool
     ) throws -> T {
         let isMissing = node < 0
+        if context.pointee.isStorage {
+            // The storage format writes every key, and `null` only for optionals: anything else
+            // is another format (see `SQLRowDecoder`), never a reason to fill in defaults.
+            guard isMissing else { throw context.pointee.mismatch(node, expected: String(describing: T.self)) }
+            var error = context.pointee.error(.missingKey(layout.schema.fields[field].name), at: object)
+            error.path = JSONPath(layout.fieldKeyPath[field])
+            throw error
+        }
         if isMissing, let base = context.pointee.mergeBase, let keyPath = layout.schema.fields[field].keyPath,
             let kept = base.fieldValue(at: keyPath) as? T
         {

@@ -34,14 +34,37 @@ public struct JSONObjectEncoder {
         }
     }
 
+    /// Writes a property listed in `encodeExcluding:`: only the storage format has it.
+    public mutating func encodeStored<T: JSONEncodable>(_ value: T, _ field: Int) throws {
+        guard context.pointee.isStorage else { return }
+        try encode(value, field)
+    }
+
+    /// Writes a transformed property listed in `encodeExcluding:`.
+    public mutating func encodeStored<X: JSONTransformer>(_ value: X.Value, _ field: Int, using transformer: X) throws {
+        guard context.pointee.isStorage else { return }
+        try encode(value, field, using: transformer)
+    }
+
+    /// Writes an optional transformed property listed in `encodeExcluding:`.
+    public mutating func encodeStored<X: JSONTransformer>(_ value: X.Value?, _ field: Int, using transformer: X) throws {
+        guard context.pointee.isStorage else { return }
+        try encode(value, field, using: transformer)
+    }
+
     /// Writes field `field` through a transformer.
     public mutating func encode<X: JSONTransformer>(_ value: X.Value, _ field: Int, using transformer: X) throws {
+        if context.pointee.isStorage, let stored = value as? any JSONEncodable {
+            // The storage format holds the property's own value, not the transformer's form.
+            return try encode(stored, field)
+        }
         let representation: X.JSONRepresentation
         do {
             representation = try transformer.encode(value)
         } catch {
-            let reason: JSONError.Reason = (error as? JSONError)?.reason ?? .userError(String(describing: error))
-            throw JSONError(reason, path: JSONPath(layout.fieldKeyPath[field]))
+            var wrapped = JSONError(wrapping: error)
+            wrapped.path = JSONPath(layout.fieldKeyPath[field])
+            throw wrapped
         }
         try encode(representation, field)
     }

@@ -13,7 +13,7 @@ extension JSONModelEncoder {
         options.nilEncoding = .null
         options.prettyPrinted = false
         let whole = try JSONModelEncoder(options: options).encodeToValue(model)
-        var layouts = LayoutCache(strategy: options.keyStrategy)
+        var layouts = LayoutCache(strategy: options.keyStrategy, profile: options.profile)
         let layout = layouts.layout(for: M.self)
         var body = JSONValue.object(JSONObject())
         for name in fields {

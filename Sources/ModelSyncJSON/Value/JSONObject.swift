@@ -3,13 +3,16 @@
 /// Lookup is a linear scan for up to 16 members and a hash table beyond, so large objects stay
 /// fast. Assigning to an existing key keeps its position; when parsing a document with duplicate
 /// keys, the last value wins. Two objects are equal when they have the same members, in any order.
+///
+/// Keys are compared by their UTF-8 bytes, not by Swift's `String` equality: `"é"` and
+/// `"e\u{301}"` are two different keys, as they are in JSON text.
 public struct JSONObject: Sendable, Hashable, Sequence, CustomStringConvertible, ExpressibleByDictionaryLiteral {
     /// A member: its key and value.
     public typealias Element = (key: String, value: JSONValue)
 
     private var entries: [Element] = []
     /// Key → position in `entries`, kept only for objects with more than `indexThreshold` members.
-    private var index: [String: Int]?
+    private var index: [UTF8Key: Int]?
     private static let indexThreshold = 16
 
     /// Creates an empty object.
@@ -56,7 +59,7 @@ public struct JSONObject: Sendable, Hashable, Sequence, CustomStringConvertible,
             }
             entries.append((key, newValue))
             if index != nil {
-                index?[key] = entries.count - 1
+                index?[UTF8Key(key)] = entries.count - 1
             } else if entries.count > Self.indexThreshold {
                 rebuildIndex()
             }
@@ -78,8 +81,8 @@ public struct JSONObject: Sendable, Hashable, Sequence, CustomStringConvertible,
     }
 
     private func position(of key: String) -> Int? {
-        if let index { return index[key] }
-        return entries.firstIndex { $0.key == key }
+        if let index { return index[UTF8Key(key)] }
+        return entries.firstIndex { UTF8Key.sameBytes($0.key, key) }
     }
 
     private mutating func rebuildIndex() {
@@ -87,8 +90,8 @@ public struct JSONObject: Sendable, Hashable, Sequence, CustomStringConvertible,
             index = nil
             return
         }
-        var index = [String: Int](minimumCapacity: entries.count)
-        for (position, entry) in entries.enumerated() { index[entry.key] = position }
+        var index = [UTF8Key: Int](minimumCapacity: entries.count)
+        for (position, entry) in entries.enumerated() { index[UTF8Key(entry.key)] = position }
         self.index = index
     }
 
@@ -97,18 +100,22 @@ public struct JSONObject: Sendable, Hashable, Sequence, CustomStringConvertible,
         entries.makeIterator()
     }
 
-    /// Whether both objects have the same members, in any order.
+    /// Whether both objects have the same members, in any order (see ``JSONValue/==(_:_:)``).
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
-        lhs.count == rhs.count && lhs.entries.allSatisfy { rhs[$0.key] == $0.value }
+        JSONValue.object(lhs) == JSONValue.object(rhs)
     }
 
     /// Hashes the members independently of their order, consistent with `==`.
     public func hash(into hasher: inout Hasher) {
+        hash(into: &hasher, depth: 0)
+    }
+
+    func hash(into hasher: inout Hasher, depth: Int) {
         var combined = 0
         for (key, value) in entries {
             var member = Hasher()
-            member.combine(key)
-            member.combine(value)
+            member.combineUTF8(of: key)
+            value.hash(into: &member, depth: depth)
             combined ^= member.finalize()  // XOR does not depend on the order
         }
         hasher.combine(count)
@@ -118,5 +125,39 @@ public struct JSONObject: Sendable, Hashable, Sequence, CustomStringConvertible,
     /// The object as compact JSON text.
     public var description: String {
         JSONValue.object(self).description
+    }
+}
+
+/// A string that hashes and compares by its UTF-8 bytes, for keys that must not merge strings
+/// Swift calls equal (canonically equivalent) but whose bytes differ.
+struct UTF8Key: Hashable {
+    let string: String
+
+    init(_ string: String) { self.string = string }
+
+    static func == (lhs: UTF8Key, rhs: UTF8Key) -> Bool {
+        sameBytes(lhs.string, rhs.string)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combineUTF8(of: string)
+    }
+
+    /// Whether two strings have the same UTF-8 bytes.
+    static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
+        var lhs = lhs
+        var rhs = rhs
+        return lhs.withUTF8 { left in rhs.withUTF8 { right in left.elementsEqual(right) } }
+    }
+}
+
+extension Hasher {
+    /// Feeds the UTF-8 bytes of `string` (and their count, so concatenations differ).
+    mutating func combineUTF8(of string: String) {
+        var string = string
+        string.withUTF8 { bytes in
+            combine(bytes.count)
+            combine(bytes: UnsafeRawBufferPointer(bytes))
+        }
     }
 }

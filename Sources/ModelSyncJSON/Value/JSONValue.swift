@@ -130,33 +130,131 @@ public enum JSONValue: Sendable, Hashable, CustomStringConvertible, ExpressibleB
     }
 
     /// Appends the value as compact JSON text.
+    ///
+    /// Works without recursion, so values nested far deeper than any parser limit still write.
     public func write(to writer: inout JSONWriter) {
-        switch self {
-        case .null:
-            writer.writeNull()
-        case .bool(let value):
-            writer.writeBool(value)
-        case .number(let number):
-            var text = number.text
-            text.withUTF8 { writer.writeRaw($0) }
-        case .string(let string):
-            writer.writeString(string)
-        case .array(let elements):
-            writer.writeByte(UInt8(ascii: "["))
-            for (position, element) in elements.enumerated() {
-                if position > 0 { writer.writeByte(UInt8(ascii: ",")) }
-                element.write(to: &writer)
+        // Containers being written, innermost last.
+        var open: [WriteFrame] = []
+        var pending: JSONValue? = self
+        while true {
+            if let value = pending {
+                pending = nil
+                switch value {
+                case .null:
+                    writer.writeNull()
+                case .bool(let value):
+                    writer.writeBool(value)
+                case .number(let number):
+                    var text = number.text
+                    text.withUTF8 { writer.writeRaw($0) }
+                case .string(let string):
+                    writer.writeString(string)
+                case .array(let elements):
+                    writer.writeByte(UInt8(ascii: "["))
+                    open.append(.array(elements.makeIterator(), isFirst: true))
+                case .object(let object):
+                    writer.writeByte(UInt8(ascii: "{"))
+                    open.append(.object(object.makeIterator(), isFirst: true))
+                }
             }
-            writer.writeByte(UInt8(ascii: "]"))
-        case .object(let object):
-            writer.writeByte(UInt8(ascii: "{"))
-            for (position, member) in object.enumerated() {
-                if position > 0 { writer.writeByte(UInt8(ascii: ",")) }
+            guard let frame = open.popLast() else { return }
+            switch frame {
+            case .array(var elements, let isFirst):
+                guard let element = elements.next() else {
+                    writer.writeByte(UInt8(ascii: "]"))
+                    continue
+                }
+                if !isFirst { writer.writeByte(UInt8(ascii: ",")) }
+                open.append(.array(elements, isFirst: false))
+                pending = element
+            case .object(var members, let isFirst):
+                guard let member = members.next() else {
+                    writer.writeByte(UInt8(ascii: "}"))
+                    continue
+                }
+                if !isFirst { writer.writeByte(UInt8(ascii: ",")) }
                 writer.writeString(member.key)
                 writer.writeByte(UInt8(ascii: ":"))
-                member.value.write(to: &writer)
+                open.append(.object(members, isFirst: false))
+                pending = member.value
             }
-            writer.writeByte(UInt8(ascii: "}"))
+        }
+    }
+
+    /// A container part-way through ``write(to:)``.
+    private enum WriteFrame {
+        case array(IndexingIterator<[JSONValue]>, isFirst: Bool)
+        case object(IndexingIterator<[JSONObject.Element]>, isFirst: Bool)
+    }
+
+    // MARK: Equality and hashing
+
+    /// Whether both values are the same JSON: strings compare by their UTF-8 bytes (two strings
+    /// Swift calls equal, such as `"é"` and `"e\u{301}"`, are different JSON), numbers by value
+    /// (see ``JSONNumber``), objects by their members in any order.
+    ///
+    /// Works without recursion, so any depth compares.
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        var pairs: [(JSONValue, JSONValue)] = [(lhs, rhs)]
+        while let (left, right) = pairs.popLast() {
+            switch (left, right) {
+            case (.null, .null):
+                continue
+            case (.bool(let a), .bool(let b)):
+                guard a == b else { return false }
+            case (.number(let a), .number(let b)):
+                guard a == b else { return false }
+            case (.string(let a), .string(let b)):
+                guard a.utf8.elementsEqual(b.utf8) else { return false }
+            case (.array(let a), .array(let b)):
+                guard a.count == b.count else { return false }
+                pairs.append(contentsOf: zip(a, b))
+            case (.object(let a), .object(let b)):
+                guard a.count == b.count else { return false }
+                for (key, value) in a {
+                    guard let other = b[key] else { return false }
+                    pairs.append((value, other))
+                }
+            default:
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Hashes the value, consistent with `==`.
+    ///
+    /// Only the first ``hashedDepth`` levels contribute: equal values still hash equally, and
+    /// hashing a deeply nested value cannot overflow the stack.
+    public func hash(into hasher: inout Hasher) {
+        hash(into: &hasher, depth: 0)
+    }
+
+    /// How many levels of nesting ``hash(into:)`` looks at.
+    static let hashedDepth = 32
+
+    func hash(into hasher: inout Hasher, depth: Int) {
+        switch self {
+        case .null:
+            hasher.combine(0 as UInt8)
+        case .bool(let value):
+            hasher.combine(1 as UInt8)
+            hasher.combine(value)
+        case .number(let number):
+            hasher.combine(2 as UInt8)
+            hasher.combine(number)
+        case .string(let string):
+            hasher.combine(3 as UInt8)
+            hasher.combineUTF8(of: string)
+        case .array(let elements):
+            hasher.combine(4 as UInt8)
+            hasher.combine(elements.count)
+            guard depth < Self.hashedDepth else { return }
+            for element in elements { element.hash(into: &hasher, depth: depth + 1) }
+        case .object(let object):
+            hasher.combine(5 as UInt8)
+            guard depth < Self.hashedDepth else { return hasher.combine(object.count) }
+            object.hash(into: &hasher, depth: depth + 1)
         }
     }
 
