@@ -27,6 +27,8 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
         /// A query names a column that the model does not map (a key path of an `@Ignored`
         /// property) or that the table does not have (a raw column name, a stale table).
         case unknownColumn(table: String, column: String)
+        /// A `write` was started inside a `read` (see ``Database/write(_:)-(SQLiteConnection)->T``).
+        case writeInsideRead
     }
 
     /// What went wrong.
