@@ -247,7 +247,7 @@ struct SQLRenderer {
     }
 
     /// The values of an `IN` list that binds as one JSON array: two or more bound integers or
-    /// texts (reals could lose a bit through JSON, blobs have no JSON form).
+    /// texts without NUL (reals could lose a bit through JSON, blobs have no JSON form).
     private func jsonListKeys(_ list: [SQLNode]) -> [SQLValue]? {
         guard list.count > 1 else { return nil }
         var keys: [SQLValue] = []
@@ -256,7 +256,9 @@ struct SQLRenderer {
             switch node {
             case .value(let value):
                 switch value {
-                case .integer, .text: keys.append(value)
+                case .integer: keys.append(value)
+                // json_each cuts a string at an escaped NUL: such a list keeps one parameter per value.
+                case .text(let text) where !text.utf8.contains(0): keys.append(value)
                 default: return nil
                 }
             default: return nil
