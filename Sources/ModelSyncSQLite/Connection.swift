@@ -5,18 +5,30 @@ import Foundation
 /// closures, and what ActiveRecord operations take (`try post.save(db)`).
 ///
 /// A connection is used by one thread at a time (the ``Database`` guarantees it) and must not
-/// escape the closure it was given to. It caches prepared statements by SQL text, binds every
-/// value (SQL text is never built from values) and nests transactions as savepoints.
+/// escape the closure it was given to. It caches prepared statements by the bytes of their SQL
+/// (a bounded, least-recently-used cache), binds every value (SQL text is never built from
+/// values) and nests transactions as savepoints.
 public final class SQLiteConnection {
     /// The SQLite handle (`sqlite3 *`), for calls this layer does not wrap.
     public let handle: OpaquePointer
     /// The file path, or `:memory:`.
     public let path: String
-    private var statements: [String: SQLStatement] = [:]
+    private var statements: StatementCache
     private var tableStatements: [TableStatementKey: SQLStatement] = [:]
     private var transactionDepth = 0
-    /// The models whose tables this connection has created or checked.
+    /// The models whose tables this connection has created or checked. Forgotten when a
+    /// rollback undoes a schema change (see ``schemaChanges``), and only then.
     var preparedTables: Set<ObjectIdentifier> = []
+    /// How many schema-changing statements (`CREATE`, `DROP`, `ALTER`) have run: a rollback
+    /// forgets the checked tables only when this moved since its transaction or savepoint began.
+    private var schemaChanges = 0
+    private var schemaChangesAtOpenEndedBegin = 0
+    /// Raised when the async caller's task is cancelled: the next statement fails with
+    /// `SQLITE_INTERRUPT` (see ``ConnectionPool``).
+    let interruption = InterruptionFlag()
+    /// How many reads that are not part of a write run on this (writer) connection: a write
+    /// inside one is refused, as it is on a reader.
+    var readDepth = 0
     /// Settings shared with the ``Database`` that opened the connection.
     let configuration: DatabaseConfiguration
     /// The authorizer that tells each compiled statement which tables it reads and writes.
@@ -43,6 +55,7 @@ public final class SQLiteConnection {
         self.handle = handle
         self.path = path
         self.configuration = configuration
+        self.statements = StatementCache(capacity: configuration.statementCacheSize)
         sqlite3_extended_result_codes(handle, 1)
         // Every identifier ModelSync writes is double-quoted: one that names no column must
         // fail ("no such column"), not read as a string.
@@ -97,7 +110,15 @@ public final class SQLiteConnection {
         return try use(statement, body)
     }
 
-    private func use<T>(_ statement: SQLStatement, _ body: (SQLStatement) throws -> T) throws -> T {
+    private func use<T>(
+        _ statement: SQLStatement, checkingInterruption: Bool = true, _ body: (SQLStatement) throws -> T
+    ) throws -> T {
+        // `sqlite3_interrupt` only stops a running statement: a cancelled body also stops at
+        // the next one. Rollbacks still run.
+        if checkingInterruption, interruption.isRaised {
+            throw SQLiteError(.sqlite, code: SQLITE_INTERRUPT, message: "interrupted", sql: statement.sql)
+        }
+        if statement.changesSchema { schemaChanges += 1 }
         // Recorded before the statement runs: an autocommit write commits while it steps.
         changeTracker?.recordWrites(of: statement)
         recordReads(of: statement)
@@ -123,13 +144,25 @@ public final class SQLiteConnection {
             return cached.isInUse ? try SQLStatement(sql: sql, connection: handle, access: tableAccess) : cached
         }
         let statement = try SQLStatement(sql: sql, connection: handle, access: tableAccess)
-        statements[sql] = statement
+        statements.insert(statement)
         return statement
     }
+
+    /// How many models' tables the connection has checked (for tests).
+    package var checkedTableCount: Int { preparedTables.count }
+
+    /// The number of statements in the cache (for tests).
+    package var cachedStatementCount: Int { statements.count }
 
     /// Runs one statement with bound arguments.
     public func execute(_ sql: String, _ arguments: [SQLValue] = []) throws {
         try withStatement(sql, arguments) { try $0.run() }
+    }
+
+    /// Runs a statement that undoes work (`ROLLBACK`, `ROLLBACK TO`, `RELEASE` after it): it
+    /// runs even when the body was interrupted.
+    private func executeUndo(_ sql: String) throws {
+        try use(statement(for: sql), checkingInterruption: false) { try $0.run() }
     }
 
     /// Runs several statements separated by semicolons, without arguments (schema scripts).
@@ -139,8 +172,10 @@ public final class SQLiteConnection {
         // they are compiled, in the transaction they run in.
         tableAccess.reset()
         tableAccess.liveTracker = changeTracker
+        if interruption.isRaised { throw SQLiteError(.sqlite, code: SQLITE_INTERRUPT, message: "interrupted", sql: sql) }
         let result = sqlite3_exec(handle, sql, nil, nil, &message)
         tableAccess.liveTracker = nil
+        if tableAccess.changesSchema { schemaChanges += 1 }
         changeTracker?.statementEnded(inTransaction: isInTransaction)
         if readTableRecorder != nil { readTableRecorder?.formUnion(tableAccess.reads) }
         guard result == SQLITE_OK else {
@@ -186,6 +221,7 @@ public final class SQLiteConnection {
         let savepoint = "modelsync_\(depth)"
         // The tables changed before the savepoint, to put back if it is rolled back.
         let changedBefore = depth == 0 ? nil : changeTracker?.pending
+        let schemaChangesBefore = schemaChanges
         if depth == 0 {
             try execute(deferred || configuration.readOnly ? "BEGIN DEFERRED" : "BEGIN IMMEDIATE")
         } else {
@@ -198,14 +234,15 @@ public final class SQLiteConnection {
             try execute(depth == 0 ? "COMMIT" : "RELEASE \(savepoint)")
             return result
         } catch {
-            // A table created inside the rolled-back part is gone again: check tables anew.
-            preparedTables.removeAll()
+            // A schema change inside the rolled-back part is undone: check tables anew. Data
+            // changes leave the checks true.
+            if schemaChanges != schemaChangesBefore { preparedTables.removeAll() }
             if depth == 0 {
                 // SQLite may already have rolled back (e.g. after SQLITE_FULL).
-                if isInTransaction { try? execute("ROLLBACK") }
+                if isInTransaction { try? executeUndo("ROLLBACK") }
             } else {
-                try? execute("ROLLBACK TO \(savepoint)")
-                try? execute("RELEASE \(savepoint)")
+                try? executeUndo("ROLLBACK TO \(savepoint)")
+                try? executeUndo("RELEASE \(savepoint)")
                 if let changedBefore { changeTracker?.restorePending(changedBefore) }
             }
             throw error
@@ -218,14 +255,15 @@ public final class SQLiteConnection {
         guard transactionDepth == 0, !isInTransaction else { throw SQLiteError.misuse("a transaction is already open") }
         try execute("BEGIN IMMEDIATE")
         transactionDepth = 1
+        schemaChangesAtOpenEndedBegin = schemaChanges
     }
 
     /// Rolls back the transaction opened by ``beginOpenEndedTransaction()``, and everything
     /// committed inside it.
     package func rollbackOpenEndedTransaction() throws {
         transactionDepth = 0
-        preparedTables.removeAll()
-        if isInTransaction { try execute("ROLLBACK") }
+        if schemaChanges != schemaChangesAtOpenEndedBegin { preparedTables.removeAll() }
+        if isInTransaction { try executeUndo("ROLLBACK") }
     }
 
     // MARK: - Schema
@@ -286,4 +324,55 @@ extension SQLValue {
 private struct TableStatementKey: Hashable {
     var table: ObjectIdentifier
     var kind: SQLTable.Statement
+}
+
+/// A connection's prepared statements, keyed by the UTF-8 bytes of their SQL (two texts Swift
+/// calls equal, such as `'café'` precomposed and decomposed, are different statements), and
+/// bounded: beyond `capacity`, the least recently used one is finalized.
+struct StatementCache {
+    private struct Key: Hashable {
+        var sql: String
+
+        static func == (lhs: Key, rhs: Key) -> Bool { lhs.sql.utf8.elementsEqual(rhs.sql.utf8) }
+
+        func hash(into hasher: inout Hasher) {
+            var sql = sql
+            sql.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        }
+    }
+
+    private struct Entry {
+        var statement: SQLStatement
+        var lastUse: UInt64
+    }
+
+    private var entries: [Key: Entry] = [:]
+    private var clock: UInt64 = 0
+    let capacity: Int
+
+    init(capacity: Int) { self.capacity = max(1, capacity) }
+
+    var count: Int { entries.count }
+
+    subscript(sql: String) -> SQLStatement? {
+        mutating get {
+            let key = Key(sql: sql)
+            guard entries[key] != nil else { return nil }
+            clock &+= 1
+            entries[key]?.lastUse = clock
+            return entries[key]?.statement
+        }
+    }
+
+    /// Adds `statement`, evicting the least recently used one when full. An evicted statement
+    /// still in use (a cursor's) lives until its user lets it go.
+    mutating func insert(_ statement: SQLStatement) {
+        if entries.count >= capacity, let oldest = entries.min(by: { $0.value.lastUse < $1.value.lastUse })?.key {
+            entries.removeValue(forKey: oldest)
+        }
+        clock &+= 1
+        entries[Key(sql: statement.sql)] = Entry(statement: statement, lastUse: clock)
+    }
+
+    mutating func removeAll() { entries.removeAll() }
 }

@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import ModelSyncCore
 
@@ -22,6 +23,10 @@ public struct DatabaseConfiguration: Sendable {
     /// Called on every new connection, after ModelSync's own settings: set pragmas,
     /// register functions.
     public var openHooks: [@Sendable (SQLiteConnection) throws -> Void]
+    /// How many prepared statements each connection keeps (least recently used ones are
+    /// finalized beyond it). Queries whose SQL differs only in their values share one
+    /// statement (values are bound, `IN` lists too), so this bounds distinct query shapes.
+    public var statementCacheSize: Int = 256
 
     /// Creates a configuration; every parameter has the default described on its property.
     public init(
@@ -52,17 +57,26 @@ public struct DatabaseConfiguration: Sendable {
 /// ```
 ///
 /// `Database` is `Sendable`: share one value between tasks. Writes take turns on the writer
-/// (each `write` is one transaction; nested `write`s on the same thread become savepoints);
-/// reads run concurrently on reader connections and see the last committed state. An
-/// in-memory database has a single connection for both. Several databases (files or
-/// in-memory) can be open at once; each is independent.
+/// (each `write` is one transaction; nested `write`s become savepoints); reads run
+/// concurrently on reader connections and see the last committed state. An in-memory
+/// database has a single connection for both. Several databases (files or in-memory) can be
+/// open at once; each is independent.
+///
+/// The async `read`/`write` suspend while they wait (no thread is parked) and are cancellable;
+/// the synchronous ones block the calling thread. Both follow the same rules:
+/// - a `read` nested in a `write` runs on the writer and sees its uncommitted changes;
+/// - a `read` nested in a `read` runs in the outer read's transaction;
+/// - a `write` nested in a `write` is a savepoint;
+/// - a `write` nested in a `read` throws ``SQLiteError/Kind-swift.enum/writeInsideRead`` at
+///   once.
+/// No nesting waits for a connection its own thread holds, so none can deadlock.
 public final class Database: Sendable {
     /// The file path, or nil for an in-memory database.
     public let path: String?
     /// The settings the connections were opened with.
     public let configuration: DatabaseConfiguration
-    private let writer: Exclusive<SQLiteConnection>
-    private let readers: ReaderPool?
+    private let writer: ConnectionPool
+    private let readers: ConnectionPool?
     /// Whether a rollback scope is open: reads then go to the writer, the only connection that
     /// sees the scope's uncommitted rows.
     private let readsFromWriter = Locked(false)
@@ -91,9 +105,9 @@ public final class Database: Sendable {
             try connection.execute("PRAGMA journal_mode = WAL")
             try connection.execute("PRAGMA synchronous = NORMAL")
         }
-        self.writer = Exclusive(connection)
+        self.writer = ConnectionPool(single: connection)
         self.observations = ObservationCenter(concurrentFetches: min(max(1, configuration.maximumReaders), ProcessInfo.processInfo.activeProcessorCount))
-        self.readers = ReaderPool(maximum: max(1, configuration.maximumReaders)) {
+        self.readers = ConnectionPool(maximum: max(1, configuration.maximumReaders)) {
             let reader = try SQLiteConnection(path: path, readOnly: configuration.readOnly, configuration: configuration)
             try reader.execute("PRAGMA query_only = ON")
             return reader
@@ -110,7 +124,7 @@ public final class Database: Sendable {
     ) throws {
         self.path = nil
         self.configuration = configuration
-        self.writer = Exclusive(try SQLiteConnection(path: ":memory:", readOnly: false, configuration: configuration))
+        self.writer = ConnectionPool(single: try SQLiteConnection(path: ":memory:", readOnly: false, configuration: configuration))
         // One connection: observations fetch one batch at a time.
         self.observations = ObservationCenter(concurrentFetches: 1)
         self.readers = nil
@@ -142,57 +156,78 @@ public final class Database: Sendable {
     /// `write` in between becomes a savepoint inside it, and reads use the writer so they see
     /// those writes.
     package func beginRollbackScope() throws {
-        try writer.withLock { try $0.beginOpenEndedTransaction() }
+        try withWriter { try $0.beginOpenEndedTransaction() }
         readsFromWriter.withLock { $0 = true }
     }
 
     /// Rolls back everything written since ``beginRollbackScope()``.
     package func endRollbackScope() throws {
         readsFromWriter.withLock { $0 = false }
-        try writer.withLock { try $0.rollbackOpenEndedTransaction() }
+        try withWriter { try $0.rollbackOpenEndedTransaction() }
     }
 
     // MARK: - Synchronous access
 
     /// Runs `body` in a write transaction on the writer connection: committed when `body`
-    /// returns, rolled back when it throws. Calls nested on the same thread use savepoints.
+    /// returns, rolled back when it throws. A `write` nested in a `write` (or in a `read`
+    /// nested in a `write`) becomes a savepoint of the outer transaction; a `write` inside a
+    /// `read` throws ``SQLiteError/Kind-swift.enum/writeInsideRead`` at once.
     public func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try withWriter { connection in try connection.transaction { try body(connection) } }
     }
 
     /// Runs `body` on the writer connection outside any transaction (e.g. for `VACUUM`, or
-    /// to manage transactions yourself).
+    /// to manage transactions yourself). Nests like ``write(_:)``.
     public func writeWithoutTransaction<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try withWriter(body)
     }
 
     /// Runs `body` in a read transaction: it sees one consistent, committed state of the
     /// database. On a file database it runs concurrently with writes and other reads.
+    ///
+    /// Nested in a `write`, it runs on the writer connection and sees the write's uncommitted
+    /// changes; nested in a `read`, it runs in that read's transaction.
     public func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        guard let readers, !readsFromWriter.current else {
-            return try withWriter { connection in
-                // In memory (or in a rollback scope), reads share the writer; inside a write
-                // they see its changes.
-                connection.isInTransaction
-                    ? try body(connection) : try connection.transaction(deferred: true) { try body(connection) }
-            }
+        if let connection = writer.heldByCurrentThread() {
+            // Nested in a use of the writer: part of it, in its transaction if one is open.
+            return connection.isInTransaction
+                ? try body(connection) : try connection.transaction(deferred: true) { try body(connection) }
         }
-        return try readers.withReader { connection in
+        if let readers, let connection = readers.heldByCurrentThread() { return try body(connection) }
+        guard let readers, !readsFromWriter.current else {
+            return try withWriter { connection in try readOnWriter(connection, body) }
+        }
+        return try readers.withConnection { connection in
             try connection.transaction(deferred: true) { try body(connection) }
         }
+    }
+
+    /// A read that runs on the writer although not nested in a write (in memory, or in a
+    /// rollback scope): a write inside it is refused, as it would be on a reader.
+    private func readOnWriter<T>(_ connection: SQLiteConnection, _ body: (SQLiteConnection) throws -> T) throws -> T {
+        connection.readDepth += 1
+        defer { connection.readDepth -= 1 }
+        return connection.isInTransaction
+            ? try body(connection) : try connection.transaction(deferred: true) { try body(connection) }
     }
 
     /// Runs `body` with the writer connection, then tells the observations which tables the
     /// transactions committed meanwhile changed. Every use of the writer goes through here, so
     /// writes made with ``writeWithoutTransaction(_:)`` and autocommit statements notify too.
     /// The notification only schedules fetches: it never runs in SQLite's hooks, and never
-    /// waits for the observers.
-    private func withWriter<T>(_ body: (SQLiteConnection) throws -> T) rethrows -> T {
+    /// waits for the observers. Nested in a use of the writer on the same thread, `body` runs
+    /// in it (the outer use notifies); nested in a read, it throws.
+    private func withWriter<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        if let connection = writer.heldByCurrentThread() {
+            guard connection.readDepth == 0 else { throw SQLiteError.writeInsideRead() }
+            return try body(connection)
+        }
+        if let readers, readers.heldByCurrentThread() != nil { throw SQLiteError.writeInsideRead() }
         var committed: Set<String> = []
         defer {
             if !committed.isEmpty { observations.databaseDidCommit(changing: committed, in: self) }
         }
-        return try writer.withLock { connection in
+        return try writer.withConnection { connection in
             defer { committed = connection.takeCommittedChanges() }
             return try body(connection)
         }
@@ -203,86 +238,61 @@ public final class Database: Sendable {
     /// hooks every commit after.
     func trackChanges() {
         guard !tracksChanges.current else { return }
-        writer.withLock { $0.trackChanges() }
+        if let connection = writer.heldByCurrentThread() {
+            connection.trackChanges()
+        } else {
+            // The writer pool holds one open connection: acquiring it cannot fail.
+            try? writer.withConnection { $0.trackChanges() }
+        }
         tracksChanges.withLock { $0 = true }
     }
 
+    /// How many async callers wait for the writer (for tests).
+    package var writerWaiterCount: Int { writer.asyncWaiterCount }
+
     // MARK: - Asynchronous access
 
-    /// ``write(_:)`` without blocking the calling task: the work runs on a background thread.
+    /// ``write(_:)`` for async callers: the task suspends (no thread waits) until the writer
+    /// is free, then runs `body` on its own thread.
+    ///
+    /// Cancelling the task while it waits removes it from the queue; cancelling it while
+    /// `body` runs interrupts the running statement and rolls the transaction back. Either way
+    /// the call throws `CancellationError`.
     public func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
-        try await background { try self.write(body) }
+        try await withWriter { connection in try connection.transaction { try body(connection) } }
     }
 
-    /// ``read(_:)`` without blocking the calling task: the work runs on a background thread.
+    /// ``read(_:)`` for async callers: the task suspends (no thread waits) until a reader is
+    /// free, then runs `body` on its own thread. Cancellation works as for
+    /// ``write(_:)-(@Sendable(SQLiteConnection)->T)``.
     public func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
-        try await background { try self.read(body) }
+        guard let readers, !readsFromWriter.current else {
+            return try await withWriter { connection in try self.readOnWriter(connection, body) }
+        }
+        return try await readers.withConnection { connection in
+            try connection.transaction(deferred: true) { try body(connection) }
+        }
     }
 
-    private func background<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+    /// ``withWriter(_:)`` for async callers. A body cannot await, so no async call is ever
+    /// nested in another's body on the same thread: no reentrancy check is needed.
+    private func withWriter<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+        try await writer.withConnection { connection in
+            defer {
+                let committed = connection.takeCommittedChanges()
+                if !committed.isEmpty { self.observations.databaseDidCommit(changing: committed, in: self) }
+            }
+            return try body(connection)
         }
     }
 }
 
-/// A value used by one thread at a time; re-entrant on the thread that holds it.
-final class Exclusive<Value>: @unchecked Sendable {
-    private let lock = NSRecursiveLock()
-    private let value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<T>(_ body: (Value) throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(value)
-    }
-}
-
-/// Reader connections, opened on demand up to a maximum; a caller waits when all are busy.
-final class ReaderPool: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var idle: [SQLiteConnection] = []
-    private var opened = 0
-    private let maximum: Int
-    private let open: @Sendable () throws -> SQLiteConnection
-
-    init(maximum: Int, open: @escaping @Sendable () throws -> SQLiteConnection) {
-        self.maximum = maximum
-        self.open = open
-    }
-
-    func withReader<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        let connection = try acquire()
-        defer { release(connection) }
-        return try body(connection)
-    }
-
-    private func acquire() throws -> SQLiteConnection {
-        condition.lock()
-        while idle.isEmpty && opened >= maximum { condition.wait() }
-        if let connection = idle.popLast() {
-            condition.unlock()
-            return connection
-        }
-        opened += 1
-        condition.unlock()
-        do {
-            return try open()
-        } catch {
-            condition.lock()
-            opened -= 1
-            condition.signal()
-            condition.unlock()
-            throw error
-        }
-    }
-
-    private func release(_ connection: SQLiteConnection) {
-        condition.lock()
-        idle.append(connection)
-        condition.signal()
-        condition.unlock()
+extension SQLiteError {
+    /// A write started inside a read: the read's connection is read-only, and waiting for the
+    /// writer there could deadlock.
+    static func writeInsideRead() -> SQLiteError {
+        SQLiteError(
+            .writeInsideRead, code: SQLITE_MISUSE,
+            message: "a write cannot run inside a read: start the write outside, or read inside the write")
     }
 }

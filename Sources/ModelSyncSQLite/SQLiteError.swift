@@ -31,6 +31,8 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
         /// both default to the table `table`; `types` are their full names. Name one table
         /// with `@Model(table:)`.
         case tableNameClash(table: String, types: [String])
+        /// A `write` was started inside a `read` (see ``Database/write(_:)-(SQLiteConnection)->T``).
+        case writeInsideRead
     }
 
     /// What went wrong.

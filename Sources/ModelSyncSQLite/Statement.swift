@@ -15,6 +15,8 @@ public final class SQLStatement {
     /// saw them while compiling it: what observations track.
     let readTables: Set<String>
     let writtenTables: Set<String>
+    /// Whether the statement changes the schema (`CREATE`, `DROP`, `ALTER`).
+    let changesSchema: Bool
     /// The ``ChangeTracker`` generation in which the writes were last recorded.
     var recordedGeneration = -1
 
@@ -33,6 +35,7 @@ public final class SQLStatement {
         self.connection = connection
         self.readTables = access?.reads ?? []
         self.writtenTables = access?.writes ?? []
+        self.changesSchema = access?.changesSchema ?? false
     }
 
     deinit { sqlite3_finalize(handle) }

@@ -10,9 +10,6 @@ struct Counter {
     var value: Int
 }
 
-/// `MODELSYNC_STRESS=1 swift test --filter ConcurrencyTests` runs the full-size version.
-private let isStressRun = ProcessInfo.processInfo.environment["MODELSYNC_STRESS"] != nil
-
 @Suite("SQLite: concurrency")
 struct ConcurrencyTests {
     @Test("8 tasks × 125 mixed operations")
@@ -20,7 +17,8 @@ struct ConcurrencyTests {
         try await run(tasks: 8, operations: 125)
     }
 
-    @Test("8 tasks × 1,000 mixed operations", .enabled(if: isStressRun))
+    /// `MODELSYNC_STRESS=1 swift test --filter ConcurrencyTests` runs the full-size version.
+    @Test("8 tasks × 1,000 mixed operations", .enabled(if: StressMode.isOn))
     func mixedOperationsStress() async throws {
         try await run(tasks: 8, operations: 1_000)
     }

@@ -59,9 +59,9 @@ struct QueryOperatorTests {
         ConditionCase(
             "NOT BETWEEN", Item.where { $0.quantity.notBetween(1, and: 7) }, #" WHERE "quantity" NOT BETWEEN ? AND ?"#, [1, 7],
             ["Banana", "cherry", "elder_berry"]),
-        ConditionCase("IN", Item.where { $0.name.in(["fig", "apple", "kiwi"]) }, #" WHERE "name" IN (?, ?, ?)"#, ["fig", "apple", "kiwi"], ["apple", "fig"]),
+        ConditionCase("IN", Item.where { $0.name.in(["fig", "apple", "kiwi"]) }, #" WHERE "name" IN (SELECT value FROM json_each(?))"#, [#"["fig","apple","kiwi"]"#], ["apple", "fig"]),
         ConditionCase("IN ()", Item.where { $0.name.in([]) }, #" WHERE "name" IN ()"#, [], []),
-        ConditionCase("NOT IN", Item.where { $0.quantity.notIn([12, 0]) }, #" WHERE "quantity" NOT IN (?, ?)"#, [12, 0], ["apple", "date", "fig"]),
+        ConditionCase("NOT IN", Item.where { $0.quantity.notIn([12, 0]) }, #" WHERE "quantity" NOT IN (SELECT value FROM json_each(?))"#, ["[12,0]"], ["apple", "date", "fig"]),
         ConditionCase(
             "NOT IN ()", Item.where { $0.quantity.notIn([]) }, #" WHERE "quantity" NOT IN ()"#, [],
             ["apple", "Banana", "cherry", "date", "elder_berry", "fig"]),

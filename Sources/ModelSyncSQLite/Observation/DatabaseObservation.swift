@@ -33,11 +33,23 @@ public struct DatabaseObservation<Value: Sendable>: AsyncSequence, Sendable {
     /// when they are discovered from the statements each fetch runs.
     public let tables: Set<String>?
     private let fetch: @Sendable (SQLiteConnection) throws -> Value
+    /// Whether each iteration fetches its first value on the thread that starts it.
+    public private(set) var fetchesImmediately = false
 
     init(database: Database, tables: Set<String>?, fetch: @escaping @Sendable (SQLiteConnection) throws -> Value) {
         self.database = database
         self.tables = tables.map { Set($0.map { $0.lowercased() }) }
         self.fetch = fetch
+    }
+
+    /// This observation, with the first value fetched at once, on the thread that starts the
+    /// iteration (it waits for a read connection meanwhile): the first `next()` returns it
+    /// without waiting for a background fetch, and ``startOnMainActor(_:onError:)`` hands it
+    /// over before returning, so a screen never shows an empty state first.
+    public func immediate() -> DatabaseObservation {
+        var copy = self
+        copy.fetchesImmediately = true
+        return copy
     }
 
     /// Starts an observation: registers it with the database and schedules its first fetch.
@@ -51,7 +63,52 @@ public struct DatabaseObservation<Value: Sendable>: AsyncSequence, Sendable {
         continuation.onTermination = { _ in center.unregister(id) }
         let observer = Observer(fetch: fetch, discoversTables: tables == nil, continuation: continuation)
         center.register(id, observer, tables: tables, in: database)
-        return Iterator(base: stream.makeAsyncIterator())
+        var iterator = Iterator(base: stream.makeAsyncIterator())
+        if fetchesImmediately {
+            // After registering: a commit from now on reaches the observation, so the first
+            // value is never newer than those the background fetches deliver.
+            iterator.immediate = Result { try database.read(fetch) }
+        }
+        return iterator
+    }
+
+    /// Starts the observation and calls `onChange` on the main actor with each new value until
+    /// the returned task is cancelled; `onError` gets the error that ends it. With
+    /// ``immediate()``, `onChange` has the first value before this method returns.
+    ///
+    /// ```swift
+    /// let task = db.observe(Post.self).immediate().startOnMainActor { posts in model.posts = posts }
+    /// // later: task.cancel()
+    /// ```
+    @MainActor
+    @discardableResult
+    public func startOnMainActor(
+        _ onChange: @escaping @MainActor (Value) -> Void,
+        onError: @escaping @MainActor (any Error) -> Void = { _ in }
+    ) -> Task<Void, Never> {
+        var first: Value?
+        if fetchesImmediately {
+            do {
+                let value = try database.read(fetch)
+                onChange(value)
+                first = value
+            } catch {
+                onError(error)
+                return Task {}
+            }
+        }
+        var background = self
+        background.fetchesImmediately = false
+        return Task { @MainActor [first] in
+            // Registered after the first fetch: a commit meanwhile is in its first result.
+            var iterator = background.makeAsyncIterator()
+            iterator.lastReturned = first
+            do {
+                while let value = try await iterator.next() { onChange(value) }
+            } catch {
+                onError(error)
+            }
+        }
     }
 
     /// Delivers the observed results.
@@ -59,7 +116,9 @@ public struct DatabaseObservation<Value: Sendable>: AsyncSequence, Sendable {
         var base: AsyncThrowingStream<Value, any Error>.AsyncIterator
         /// The last result returned. The observer skips results equal to the last one it
         /// yielded, but that one may have been replaced in the buffer before it was read.
-        private var lastReturned: Value?
+        fileprivate var lastReturned: Value?
+        /// The first value, fetched when the iteration started (see ``DatabaseObservation/immediate()``).
+        fileprivate var immediate: Result<Value, any Error>?
 
         init(base: AsyncThrowingStream<Value, any Error>.AsyncIterator) {
             self.base = base
@@ -67,6 +126,12 @@ public struct DatabaseObservation<Value: Sendable>: AsyncSequence, Sendable {
 
         /// The next results; nil once the task is cancelled.
         public mutating func next() async throws -> Value? {
+            if let first = immediate {
+                immediate = nil
+                let value = try first.get()
+                lastReturned = value
+                return value
+            }
             while let value = try await base.next() {
                 if let lastReturned, fieldValuesEqual(lastReturned, value) == true { continue }
                 lastReturned = value

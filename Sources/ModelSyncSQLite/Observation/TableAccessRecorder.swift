@@ -13,6 +13,9 @@ final class TableAccessRecorder {
     private(set) var reads: Set<String> = []
     /// Tables written (inserted into, updated, deleted from, altered, dropped).
     private(set) var writes: Set<String> = []
+    /// Whether the statement changes the schema: the checks of tables a rollback undoes
+    /// must be forgotten only then.
+    private(set) var changesSchema = false
     /// While set (during `sqlite3_exec`, which compiles and runs each statement in turn), writes
     /// also go straight to the tracker of the transaction they run in.
     var liveTracker: ChangeTracker?
@@ -27,9 +30,17 @@ final class TableAccessRecorder {
     func reset() {
         reads.removeAll(keepingCapacity: true)
         writes.removeAll(keepingCapacity: true)
+        changesSchema = false
     }
 
     fileprivate func record(_ action: Int32, _ first: UnsafePointer<CChar>?, _ second: UnsafePointer<CChar>?) {
+        switch action {
+        case SQLITE_CREATE_INDEX...SQLITE_CREATE_VIEW, SQLITE_DROP_INDEX...SQLITE_DROP_VIEW,
+            SQLITE_CREATE_VTABLE, SQLITE_DROP_VTABLE:
+            changesSchema = true
+        default:
+            break
+        }
         switch action {
         case SQLITE_READ:
             // An empty column name means the table is read without a column (`count(*)`).
@@ -37,6 +48,7 @@ final class TableAccessRecorder {
         case SQLITE_INSERT, SQLITE_UPDATE, SQLITE_DELETE, SQLITE_DROP_TABLE:
             if let first { wrote(tableName(first)) }
         case SQLITE_ALTER_TABLE:
+            changesSchema = true
             // The first argument is the schema (`main`), the second the table.
             if let second { wrote(tableName(second)) }
         default:

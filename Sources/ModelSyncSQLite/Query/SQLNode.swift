@@ -249,6 +249,27 @@ struct SQLRenderer {
         }
     }
 
+    /// The values of an `IN` list that binds as one JSON array: two or more bound integers or
+    /// texts without NUL (reals could lose a bit through JSON, blobs have no JSON form).
+    private func jsonListKeys(_ list: [SQLNode]) -> [SQLValue]? {
+        guard list.count > 1 else { return nil }
+        var keys: [SQLValue] = []
+        keys.reserveCapacity(list.count)
+        for node in list {
+            switch node {
+            case .value(let value):
+                switch value {
+                case .integer: keys.append(value)
+                // json_each cuts a string at an escaped NUL: such a list keeps one parameter per value.
+                case .text(let text) where !text.utf8.contains(0): keys.append(value)
+                default: return nil
+                }
+            default: return nil
+            }
+        }
+        return keys
+    }
+
     mutating func appendList(_ nodes: [SQLNode]) throws {
         for (index, node) in nodes.enumerated() {
             if index > 0 { sql += ", " }
@@ -316,7 +337,14 @@ struct SQLRenderer {
         case .inList(let operand, let list, let negated):
             try append(operand, at: .operand)
             sql += negated ? " NOT IN (" : " IN ("
-            try appendList(list)
+            if let keys = jsonListKeys(list) {
+                // One parameter whatever the list's length: one cached statement, and no
+                // bound-parameter limit.
+                sql += "SELECT value FROM json_each(?)"
+                arguments.append(try jsonKeyList(keys))
+            } else {
+                try appendList(list)
+            }
             sql += ")"
         case .inSubquery(let operand, let select, let negated):
             try append(operand, at: .operand)

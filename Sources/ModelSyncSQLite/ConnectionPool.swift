@@ -1,0 +1,266 @@
+import CSQLite
+import Foundation
+
+/// Serial access to a set of connections (the writer: one; the readers: up to N, opened on
+/// demand), shared by synchronous callers, which block their thread, and async callers, which
+/// suspend. Both go through one rule set:
+///
+/// - A connection runs one body at a time: a synchronous caller's on its own thread, an async
+///   caller's on the connection's serial queue while the task suspends.
+/// - Waiters are served first come, first served, with one exception that rules out
+///   deadlocks: a released connection goes straight to a blocked thread, whereas an async
+///   waiter is only woken to try again. A connection is therefore only ever held by code that
+///   is running, never by a task waiting for a thread of the cooperative pool (which blocked
+///   synchronous callers may occupy).
+/// - A cancelled async waiter leaves the queue at once and throws `CancellationError`.
+/// - While an async body runs, cancelling its task interrupts the connection's running
+///   statement (`sqlite3_interrupt`) and makes its next statement fail, so the body ends
+///   promptly; the caller then gets `CancellationError`.
+/// - ``heldByCurrentThread()`` tells which connection the calling thread is inside, which is
+///   how ``Database`` nests a read in a write and refuses a write in a read.
+final class ConnectionPool: @unchecked Sendable {
+    /// Its mutable members are used under the pool's lock.
+    private final class Slot: @unchecked Sendable {
+        let connection: SQLiteConnection
+        /// Where async bodies run: a serial queue per connection, so that a long statement
+        /// never occupies a thread of the cooperative pool (which the task that cancels it
+        /// may need).
+        let queue = DispatchQueue(label: "modelsync.connection")
+        /// The thread running a body on the connection.
+        var owner: pthread_t?
+        /// The async body the connection runs, so that a late cancellation handler never
+        /// interrupts the next one.
+        var runToken: UInt64 = 0
+
+        init(_ connection: SQLiteConnection) { self.connection = connection }
+    }
+
+    private struct AsyncWaiter {
+        var id: UInt64
+        var continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private let condition = NSCondition()
+    private var slots: [Slot] = []
+    private var idle: [Slot] = []
+    /// Slots being opened (they count towards `maximum`).
+    private var opening = 0
+    private var blockedThreads = 0
+    private var asyncWaiters: [AsyncWaiter] = []
+    private var nextID: UInt64 = 1
+    private let maximum: Int
+    private let open: @Sendable () throws -> SQLiteConnection
+
+    /// A pool of exactly one, already open connection.
+    init(single connection: SQLiteConnection) {
+        let slot = Slot(connection)
+        slots = [slot]
+        idle = [slot]
+        maximum = 1
+        open = { throw SQLiteError.misuse("the pool is full") }
+    }
+
+    /// A pool that opens up to `maximum` connections with `open`, when callers need them.
+    init(maximum: Int, open: @escaping @Sendable () throws -> SQLiteConnection) {
+        self.maximum = max(1, maximum)
+        self.open = open
+    }
+
+    /// The connection the calling thread runs a body on, if any.
+    func heldByCurrentThread() -> SQLiteConnection? {
+        let me = pthread_self()
+        condition.lock()
+        defer { condition.unlock() }
+        for slot in slots where slot.owner.map({ pthread_equal($0, me) != 0 }) == true {
+            return slot.connection
+        }
+        return nil
+    }
+
+    /// How many async callers wait for a connection (for tests).
+    var asyncWaiterCount: Int { condition.withLock { asyncWaiters.count } }
+
+    // MARK: - Synchronous
+
+    /// Runs `body` with a connection, blocking the thread until one is free.
+    func withConnection<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        let slot = try acquireBlocking()
+        condition.lock()
+        slot.owner = pthread_self()
+        condition.unlock()
+        defer { release(slot) }
+        return try body(slot.connection)
+    }
+
+    private func acquireBlocking() throws -> Slot {
+        condition.lock()
+        while true {
+            if let slot = idle.popLast() {
+                condition.unlock()
+                return slot
+            }
+            if slots.count + opening < maximum {
+                opening += 1
+                condition.unlock()
+                return try openSlot()
+            }
+            blockedThreads += 1
+            condition.wait()
+            blockedThreads -= 1
+        }
+    }
+
+    // MARK: - Asynchronous
+
+    /// Runs `body` with a connection, suspending (never blocking) until one is free. Task
+    /// cancellation ends the wait, or interrupts `body`'s statements: see the type's rules.
+    func withConnection<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+        let slot = try await acquireSuspending()
+        let token: UInt64 = condition.withLock {
+            nextID += 1
+            slot.runToken = nextID
+            return nextID
+        }
+        defer { release(slot) }
+        do {
+            return try await withTaskCancellationHandler {
+                // Checked after the handler is installed: a cancellation from now on interrupts.
+                if Task.isCancelled { throw CancellationError() }
+                return try await withCheckedThrowingContinuation { continuation in
+                    slot.queue.async {
+                        // Set on the thread that runs the body, which does not suspend.
+                        self.condition.withLock { slot.owner = pthread_self() }
+                        let result = Result { try body(slot.connection) }
+                        // Cleared before the queue's thread can run anything else.
+                        self.condition.withLock { slot.owner = nil }
+                        continuation.resume(with: result)
+                    }
+                }
+            } onCancel: {
+                self.interrupt(slot, token: token)
+            }
+        } catch let error as SQLiteError where error.code == SQLITE_INTERRUPT && Task.isCancelled {
+            throw CancellationError()
+        }
+    }
+
+    private func interrupt(_ slot: Slot, token: UInt64) {
+        condition.lock()
+        defer { condition.unlock() }
+        // Under the lock: the body cannot end (and another begin) while the flag is raised.
+        guard slot.runToken == token else { return }
+        slot.connection.interruption.raise()
+        sqlite3_interrupt(slot.connection.handle)
+    }
+
+    private func acquireSuspending() async throws -> Slot {
+        var wasWoken = false
+        while true {
+            let outcome: Slot?? = try condition.withLock { () throws -> Slot?? in
+                if Task.isCancelled {
+                    // A wake-up this waiter no longer uses goes to the next one.
+                    if wasWoken, !idle.isEmpty || slots.count + opening < maximum { wakeOne()?.resume() }
+                    throw CancellationError()
+                }
+                if let slot = idle.popLast() { return .some(slot) }
+                if slots.count + opening < maximum {
+                    opening += 1
+                    return .some(nil)
+                }
+                return nil
+            }
+            switch outcome {
+            case .some(.some(let slot)): return slot
+            case .some(.none): return try openSlot()
+            case .none:
+                // After a wake-up lost to a barging caller, wait again at the head of the queue.
+                try await waitForRelease(atHead: wasWoken)
+                wasWoken = true
+            }
+        }
+    }
+
+    /// Suspends until a connection is released (then the caller tries again) or the task is
+    /// cancelled.
+    private func waitForRelease(atHead: Bool) async throws {
+        let id: UInt64 = condition.withLock {
+            nextID += 1
+            return nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                condition.lock()
+                if Task.isCancelled {
+                    condition.unlock()
+                    continuation.resume(throwing: CancellationError())
+                } else if !idle.isEmpty || slots.count + opening < maximum {
+                    // Released between the caller's check and now.
+                    condition.unlock()
+                    continuation.resume()
+                } else {
+                    let waiter = AsyncWaiter(id: id, continuation: continuation)
+                    if atHead { asyncWaiters.insert(waiter, at: 0) } else { asyncWaiters.append(waiter) }
+                    condition.unlock()
+                }
+            }
+        } onCancel: {
+            condition.lock()
+            let index = asyncWaiters.firstIndex { $0.id == id }
+            let waiter = index.map { asyncWaiters.remove(at: $0) }
+            condition.unlock()
+            waiter?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    // MARK: - Shared
+
+    private func openSlot() throws -> Slot {
+        do {
+            let slot = Slot(try open())
+            condition.withLock {
+                opening -= 1
+                slots.append(slot)
+            }
+            return slot
+        } catch {
+            condition.lock()
+            opening -= 1
+            let woken = wakeOne()
+            condition.unlock()
+            woken?.resume()
+            throw error
+        }
+    }
+
+    private func release(_ slot: Slot) {
+        condition.lock()
+        slot.owner = nil
+        slot.runToken = 0
+        slot.connection.interruption.lower()
+        idle.append(slot)
+        let woken = wakeOne()
+        condition.unlock()
+        woken?.resume()
+    }
+
+    /// Wakes a blocked thread if there is one (it takes the connection as soon as it runs),
+    /// else returns the first async waiter to resume outside the lock. Called under the lock.
+    private func wakeOne() -> CheckedContinuation<Void, any Error>? {
+        if blockedThreads > 0 {
+            condition.signal()
+            return nil
+        }
+        return asyncWaiters.isEmpty ? nil : asyncWaiters.removeFirst().continuation
+    }
+}
+
+/// Whether a connection's body was cancelled: raised by the cancellation handler, checked
+/// before each statement starts (`sqlite3_interrupt` only stops statements that are running).
+final class InterruptionFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var raised = false
+
+    var isRaised: Bool { lock.withLock { raised } }
+    func raise() { lock.withLock { raised = true } }
+    func lower() { lock.withLock { raised = false } }
+}
