@@ -47,8 +47,9 @@ public struct RequestOptions: Sendable {
 /// Every failure is a ``RemoteError``; a failed call never changes the model passed in.
 ///
 /// - Ids and parent ids are always exactly one path segment: everything but RFC 3986's
-///   unreserved characters is percent-encoded, and `.` and `..` are sent as `%2E` and `%2E%2E`,
-///   so an id like `"1/"` or `"../2"` can never reach another resource.
+///   unreserved characters, `:` and `@` is percent-encoded (`/`, `?`, `#`, `%` included), and
+///   `.` and `..` are sent as `%2E` and `%2E%2E`, so an id like `"1/"` or `"../2"` can never
+///   reach another resource.
 /// - A parameter whose name is already in the base URL's query replaces it (`null` removes it).
 /// - Response bodies are decoded only when labelled as JSON: `application/json`, any `+json`
 ///   type (`application/vnd.api+json`, `application/problem+json`), or no `Content-Type` at
@@ -484,10 +485,12 @@ public final class RemoteStore: Sendable {
         for segment in segments { path += "/" + URLEncoding.pathSegment(segment) }
         components.percentEncodedPath = path
         var pairs: [String] = []
+        // Compared by bytes: names Swift calls equal (é and e + U+0301) are different keys to a server.
+        let replaced = Set(parameters.keys.map { Array($0.utf8) })
         for pair in (components.percentEncodedQuery ?? "").split(separator: "&") {
             let name = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
             let decoded = name.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? name
-            if parameters[decoded] == nil { pairs.append(String(pair)) }
+            if !replaced.contains(Array(decoded.utf8)) { pairs.append(String(pair)) }
         }
         for (name, value) in parameters.sorted(by: { $0.key < $1.key }) {
             for element in value.arrayValue ?? [value] {
@@ -545,9 +548,12 @@ enum URLEncoding {
     /// splits or rewrites it.
     static func queryComponent(_ text: String) -> String {
         encode(text) { byte in
-            isUnreserved(byte) || [UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: ","),
-                UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*")]
-                .contains(byte)
+            switch byte {
+            case UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: ","), UInt8(ascii: "!"),
+                UInt8(ascii: "$"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"):
+                true
+            default: isUnreserved(byte)
+            }
         }
     }
 

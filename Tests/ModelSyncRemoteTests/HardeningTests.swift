@@ -90,6 +90,10 @@ struct QueryParameterTests {
         // `null` removes the base URL's key.
         let removed = try RemoteStore.buildURL(base, [], ["key": nil])
         #expect(removed.absoluteString == "http://api.example/v1?userId=1")
+        // Names are compared by bytes: e + U+0301 is another key than é.
+        let accented = try #require(URL(string: "http://api.example/?caf%C3%A9=1"))
+        let both = try RemoteStore.buildURL(accented, [], ["cafe\u{301}": 2])
+        #expect(both.absoluteString == "http://api.example?caf%C3%A9=1&cafe%CC%81=2")
     }
 
     @Test func theServerSeesOneValuePerKey() async throws {
