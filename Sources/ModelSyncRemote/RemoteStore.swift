@@ -345,7 +345,6 @@ public final class RemoteStore: Sendable {
     /// nothing but the id its `Location` names.
     private func merging<M: RemoteResource>(_ response: RemoteResponse, into sent: M, _ request: RemoteRequest, _ call: RequestOptions) throws -> M {
         let key = M.remote.itemKey
-        var answer: JSONValue
         if response.body.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
             guard request.method == .post, let path = M.primaryKeyPath,
                 let id = response.headers["Location"].flatMap(Self.lastPathSegment)
@@ -361,17 +360,19 @@ public final class RemoteStore: Sendable {
             return sent
         }
         try checkContentType(response, request)
-        do {
-            answer = try JSONValue(parsing: response.body, maxDepth: (call.decoder ?? options.decoder).options.maxDepth)
-        } catch let error as JSONError {
-            throw RemoteError.decoding(DecodingFailure(request: RequestSummary(request), error: error, response: response))
-        }
+        let decoder = call.decoder ?? options.decoder
+        var answer = try decoding(response, request) { try JSONValue(parsing: response.body, maxDepth: decoder.options.maxDepth) }
         if !key.isEmpty { answer = answer[key] ?? .null }
         guard let fields = answer.objectValue else { return try decode(M.self, from: response, at: key, request, call) }
         var merged = try sentValue(sent)
         for (name, value) in fields { merged[name] = value }
+        return try decoding(response, request) { try decoder.decode(M.self, from: merged) }
+    }
+
+    /// Runs a decoding step, reporting a ``ModelSyncJSON/JSONError`` as ``RemoteError/decoding(_:)``.
+    private func decoding<T>(_ response: RemoteResponse, _ request: RemoteRequest, _ step: () throws -> T) throws -> T {
         do {
-            return try (call.decoder ?? options.decoder).decode(M.self, from: merged)
+            return try step()
         } catch let error as JSONError {
             throw RemoteError.decoding(DecodingFailure(request: RequestSummary(request), error: error, response: response))
         }
@@ -411,11 +412,7 @@ public final class RemoteStore: Sendable {
         _ type: T.Type, from response: RemoteResponse, at key: JSONPath, _ request: RemoteRequest, _ call: RequestOptions
     ) throws -> T {
         try checkContentType(response, request)
-        do {
-            return try (call.decoder ?? options.decoder).decode(T.self, from: response.body, at: key)
-        } catch let error as JSONError {
-            throw RemoteError.decoding(DecodingFailure(request: RequestSummary(request), error: error, response: response))
-        }
+        return try decoding(response, request) { try (call.decoder ?? options.decoder).decode(T.self, from: response.body, at: key) }
     }
 
     private func requireID<M: RemoteResource>(_ model: M) throws -> String {
