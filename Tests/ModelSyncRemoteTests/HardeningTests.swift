@@ -53,6 +53,17 @@ struct PathSegmentTests {
         }
     }
 
+    #if canImport(FoundationNetworking) || canImport(Darwin)
+    @Test func urlSessionSendsTheSegmentsAsBuilt() async throws {
+        try await withTestServer { server async throws in
+            let store = RemoteStore(baseURL: server.baseURL, transport: URLSessionTransport())
+            for (id, _) in hostileIDs { _ = try? await store.delete(Post.self, id: id) }
+            #expect(server.uris == hostileIDs.map(\.path))
+            #expect(try await store.list(Post.self).count == 100)
+        }
+    }
+    #endif
+
     @Test func idsWithSlashesAndDotsReachTheirOwnItems() async throws {
         let data: JSONValue = ["pages": [["id": "2024/intro", "title": "slash"], ["id": "..", "title": "dots"], ["id": ".", "title": "dot"]]]
         try await withStore(data: data) { store, _ async throws in
