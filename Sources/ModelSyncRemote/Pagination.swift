@@ -68,8 +68,10 @@ public struct RemotePages<M: RemoteResource>: AsyncSequence, Sendable {
         /// The next page's position: an offset or page number, or a URL; nil when done.
         private var position: Position?
         private enum Position { case number(Int), url(URL) }
-        /// The previous page's body, to notice a server that answers every page alike.
+        /// The previous page's body and item ids, to notice a server that answers every page
+        /// alike (the ids also when the body differs, e.g. by a timestamp in an envelope).
         private var previousBody: [UInt8]?
+        private var previousIDs: [String]?
         /// The URLs fetched so far, for the link-following kinds.
         private var visited: Set<String> = []
 
@@ -111,16 +113,30 @@ public struct RemotePages<M: RemoteResource>: AsyncSequence, Sendable {
             visited.insert(url.absoluteString)
             let result = try await store.getList(M.self, url: url, at: key, pages.options)
             if result.value.isEmpty { return finish(.complete) }
-            if result.response.body == previousBody { return finish(.pageRepeated, url: url) }
+            let ids = itemIDs(result.value)
+            if result.response.body == previousBody || (ids != nil && ids == previousIDs) { return finish(.pageRepeated, url: url) }
             previousBody = result.response.body
+            previousIDs = ids
             position = nextPosition(after: current, result, url: url)
             return result.value
+        }
+
+        /// The primary keys of a page's items; nil when any has none.
+        private func itemIDs(_ items: [M]) -> [String]? {
+            var ids: [String] = []
+            ids.reserveCapacity(items.count)
+            for item in items {
+                guard let id = try? item.remoteID(encoder: pages.store.options.encoder) else { return nil }
+                ids.append(id)
+            }
+            return ids
         }
 
         /// Ends the sequence, saying why.
         private mutating func finish(_ end: PagingEnd, url: URL? = nil) -> [M]? {
             position = nil
             previousBody = nil
+            previousIDs = nil
             pages.ending.withLock { $0 = end }
             if end != .complete {
                 pages.store.options.logger.warning(

@@ -28,6 +28,17 @@ extension Note: RemoteResource {
     static let remote = RemoteConfiguration(path: "notes")
 }
 
+/// A user listed inside a `data` envelope.
+@Model
+struct EnvelopedUser: Equatable {
+    var id: Int
+    var name: String
+}
+
+extension EnvelopedUser: RemoteResource {
+    static let remote = RemoteConfiguration(path: "users", listKey: "data")
+}
+
 /// Ids that must stay one path segment, and the path the server must receive for each.
 private let hostileIDs: [(id: String, path: String)] = [
     ("1/", "/posts/1%2F"),
@@ -346,6 +357,20 @@ struct IgnoredPagingTests {
             #expect(fetched.map { $0.map(\.id) } == [[1, 2]])
             #expect(pages.end == .pageRepeated)
             #expect(peer.requests.current.count == 2)
+        }
+    }
+
+    @Test func aPageOfTheSameItemsInAnotherEnvelopeIsARepeat() async throws {
+        // Every answer differs by its timestamp, but holds the same two users.
+        let count = Locked(0)
+        try await RawHTTPPeer.with({ _ in
+            let n = count.withLock { $0 += 1; return $0 }
+            let body = #"{"at": \#(n), "data": [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]}"#
+            return [.response("200 OK", headers: ["Content-Type: application/json"], body: body)]
+        }) { peer async throws in
+            let pages = RemoteStore(baseURL: peer.baseURL).pages(EnvelopedUser.self, pagination: .pages(size: 2))
+            #expect(try await collect(pages).map { $0.map(\.id) } == [[1, 2]])
+            #expect(pages.end == .pageRepeated)
         }
     }
 
