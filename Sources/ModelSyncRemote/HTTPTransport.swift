@@ -50,7 +50,7 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         let limit = maxResponseSize
         do {
             // AsyncHTTPClient's deadline ends with the head; the body needs a bound of its own.
-            return try await withExchangeTimeout(timeout, request) { [outgoing] in
+            return try await withExchangeTimeout(timeout, request, on: client.eventLoopGroup.any()) { [outgoing] in
                 let response = try await client.execute(outgoing, deadline: deadline)
                 let body = try await response.body.collect(upTo: limit)
                 return RemoteResponse(
@@ -81,21 +81,23 @@ func boundedTimeout(_ timeout: Duration) -> Duration {
 
 /// Runs `exchange`, the whole of one request and its response body, and throws
 /// ``RemoteError/timeout(_:)`` when it has not finished within `timeout`, cancelling it.
+///
+/// The exchange runs in a task of its own that an event-loop timer cancels: a timer on the
+/// loop costs far less per request than a sleeping child task would.
 func withExchangeTimeout(
-    _ timeout: Duration, _ request: RemoteRequest, _ exchange: @escaping @Sendable () async throws -> RemoteResponse
+    _ timeout: Duration, _ request: RemoteRequest, on eventLoop: any EventLoop,
+    _ exchange: @escaping @Sendable () async throws -> RemoteResponse
 ) async throws -> RemoteResponse {
-    try await withThrowingTaskGroup(of: RemoteResponse?.self) { group in
-        group.addTask { try await exchange() }
-        group.addTask {
-            try await Task.sleep(for: boundedTimeout(timeout))
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let response = first else {
-            if Task.isCancelled { throw CancellationError() }
-            throw RemoteError.timeout(RequestSummary(request))
-        }
-        return response
+    let task = Task { try await exchange() }
+    let (seconds, attoseconds) = boundedTimeout(timeout).components
+    let timer = eventLoop.scheduleTask(in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)) { task.cancel() }
+    defer { timer.cancel() }
+    do {
+        return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+    } catch {
+        // Cancelled, but not by our caller: by the timer.
+        if task.isCancelled && !Task.isCancelled { throw RemoteError.timeout(RequestSummary(request)) }
+        throw error
     }
 }
 
@@ -118,6 +120,17 @@ public struct URLSessionTransport: HTTPTransport {
         self.defaultTimeout = defaultTimeout
     }
 
+    /// URLSession's idle timeout for a request that must finish within `timeout`.
+    static func idleInterval(_ timeout: Duration) -> TimeInterval {
+        let interval = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        #if canImport(FoundationNetworking)
+        // FoundationNetworking truncates the interval to whole seconds: 0.5 s would time out at once.
+        return max(interval, 1)
+        #else
+        return interval
+        #endif
+    }
+
     public func send(_ request: RemoteRequest) async throws -> RemoteResponse {
         var outgoing = URLRequest(url: request.url)
         outgoing.httpMethod = request.method.rawValue
@@ -125,15 +138,10 @@ public struct URLSessionTransport: HTTPTransport {
         outgoing.httpBody = request.body.map { Data($0) }
         let timeout = boundedTimeout(request.timeout ?? defaultTimeout)
         // URLSession's interval is an idle timeout; the race below bounds the whole exchange.
-        var interval = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
-        #if canImport(FoundationNetworking)
-        // FoundationNetworking truncates the interval to whole seconds, so 0.5 s would time out at once.
-        interval = max(interval, 1)
-        #endif
-        outgoing.timeoutInterval = interval
+        outgoing.timeoutInterval = Self.idleInterval(timeout)
         let session = session
         do {
-            return try await withExchangeTimeout(timeout, request) { [outgoing] in
+            return try await withExchangeTimeout(timeout, request, on: HTTPClient.defaultEventLoopGroup.any()) { [outgoing] in
                 let (data, response) = try await session.data(for: outgoing)
                 guard let http = response as? HTTPURLResponse else {
                     throw RemoteError.transport(TransportFailure(request: RequestSummary(request), reason: "not an HTTP response"))
