@@ -83,7 +83,7 @@ func boundedTimeout(_ timeout: Duration) -> Duration {
 /// ``RemoteError/timeout(_:)`` when it has not finished within `timeout`, cancelling it.
 ///
 /// The exchange runs in a task of its own that an event-loop timer cancels: a timer on the
-/// loop costs far less per request than a sleeping child task would.
+/// loop costs less per request than a sleeping child task would (docs/PERFORMANCE.md).
 func withExchangeTimeout(
     _ timeout: Duration, _ request: RemoteRequest, on eventLoop: any EventLoop,
     _ exchange: @escaping @Sendable () async throws -> RemoteResponse
