@@ -43,30 +43,61 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
         for field in request.headers { outgoing.headers.add(name: field.name, value: field.value) }
         if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
-        let timeout = request.timeout ?? defaultTimeout
-        let deadline = NIODeadline.now() + TimeAmount.nanoseconds(Self.nanoseconds(timeout))
+        let timeout = boundedTimeout(request.timeout ?? defaultTimeout)
+        let (seconds, attoseconds) = timeout.components
+        let deadline = NIODeadline.now() + TimeAmount.nanoseconds(max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
+        let client = client
+        let limit = maxResponseSize
         do {
-            let response = try await client.execute(outgoing, deadline: deadline)
-            let body = try await response.body.collect(upTo: maxResponseSize)
-            return RemoteResponse(
-                status: Int(response.status.code),
-                headers: HeaderFields(response.headers.map { (name: $0.name, value: $0.value) }),
-                body: Array(body.readableBytesView)
-            )
+            // AsyncHTTPClient's deadline ends with the head; the body needs a bound of its own.
+            return try await withExchangeTimeout(timeout, request, on: client.eventLoopGroup.any()) { [outgoing] in
+                let response = try await client.execute(outgoing, deadline: deadline)
+                let body = try await response.body.collect(upTo: limit)
+                return RemoteResponse(
+                    status: Int(response.status.code),
+                    headers: HeaderFields(response.headers.map { (name: $0.name, value: $0.value) }),
+                    body: Array(body.readableBytesView)
+                )
+            }
+        } catch let error as RemoteError {
+            throw error
         } catch let error as HTTPClientError
             where [.deadlineExceeded, .connectTimeout, .readTimeout, .writeTimeout].contains(error) {
             throw RemoteError.timeout(RequestSummary(request))
-        } catch is CancellationError {
-            throw CancellationError()
+        } catch let error as HTTPClientError where [.redirectCycleDetected, .redirectLimitReached].contains(error) {
+            throw RemoteError.redirectLoop(RequestSummary(request))
         } catch {
-            throw RemoteError.transport(TransportFailure(request: RequestSummary(request), reason: String(describing: error)))
+            if error is CancellationError || Task.isCancelled { throw CancellationError() }
+            throw RemoteError.transport(TransportFailure(request: RequestSummary(request), underlyingError: error))
         }
     }
+}
 
-    private static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds.multipliedReportingOverflow(by: 1_000_000_000).overflow
-            ? .max : seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+/// The longest timeout a transport arms: longer ones (up to `Duration`'s own maximum) would
+/// overflow the clocks' nanosecond counts, and 68 years is as good as never.
+func boundedTimeout(_ timeout: Duration) -> Duration {
+    min(max(timeout, .zero), .seconds(Int64(Int32.max)))
+}
+
+/// Runs `exchange`, the whole of one request and its response body, and throws
+/// ``RemoteError/timeout(_:)`` when it has not finished within `timeout`, cancelling it.
+///
+/// The exchange runs in a task of its own that an event-loop timer cancels: a timer on the
+/// loop costs less per request than a sleeping child task would (docs/PERFORMANCE.md).
+func withExchangeTimeout(
+    _ timeout: Duration, _ request: RemoteRequest, on eventLoop: any EventLoop,
+    _ exchange: @escaping @Sendable () async throws -> RemoteResponse
+) async throws -> RemoteResponse {
+    let task = Task { try await exchange() }
+    let (seconds, attoseconds) = boundedTimeout(timeout).components
+    let timer = eventLoop.scheduleTask(in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)) { task.cancel() }
+    defer { timer.cancel() }
+    do {
+        return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+    } catch {
+        // Cancelled, but not by our caller: by the timer.
+        if task.isCancelled && !Task.isCancelled { throw RemoteError.timeout(RequestSummary(request)) }
+        throw error
     }
 }
 
@@ -89,31 +120,47 @@ public struct URLSessionTransport: HTTPTransport {
         self.defaultTimeout = defaultTimeout
     }
 
+    /// URLSession's idle timeout for a request that must finish within `timeout`.
+    static func idleInterval(_ timeout: Duration) -> TimeInterval {
+        let interval = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        #if canImport(FoundationNetworking)
+        // FoundationNetworking truncates the interval to whole seconds: 0.5 s would time out at once.
+        return max(interval, 1)
+        #else
+        return interval
+        #endif
+    }
+
     public func send(_ request: RemoteRequest) async throws -> RemoteResponse {
         var outgoing = URLRequest(url: request.url)
         outgoing.httpMethod = request.method.rawValue
         for field in request.headers { outgoing.addValue(field.value, forHTTPHeaderField: field.name) }
         outgoing.httpBody = request.body.map { Data($0) }
-        let timeout = request.timeout ?? defaultTimeout
-        outgoing.timeoutInterval = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        let timeout = boundedTimeout(request.timeout ?? defaultTimeout)
+        // URLSession's interval is an idle timeout; the race below bounds the whole exchange.
+        outgoing.timeoutInterval = Self.idleInterval(timeout)
+        let session = session
         do {
-            let (data, response) = try await session.data(for: outgoing)
-            guard let http = response as? HTTPURLResponse else {
-                throw RemoteError.transport(TransportFailure(request: RequestSummary(request), reason: "not an HTTP response"))
+            return try await withExchangeTimeout(timeout, request, on: HTTPClient.defaultEventLoopGroup.any()) { [outgoing] in
+                let (data, response) = try await session.data(for: outgoing)
+                guard let http = response as? HTTPURLResponse else {
+                    throw RemoteError.transport(TransportFailure(request: RequestSummary(request), reason: "not an HTTP response"))
+                }
+                let headers = http.allHeaderFields.compactMap { name, value -> (name: String, value: String)? in
+                    guard let name = name as? String else { return nil }
+                    return (name, String(describing: value))
+                }
+                return RemoteResponse(status: http.statusCode, headers: HeaderFields(headers), body: Array(data))
             }
-            let headers = http.allHeaderFields.compactMap { name, value -> (name: String, value: String)? in
-                guard let name = name as? String else { return nil }
-                return (name, String(describing: value))
-            }
-            return RemoteResponse(status: http.statusCode, headers: HeaderFields(headers), body: Array(data))
-        } catch let error as URLError where error.code == .timedOut {
-            throw RemoteError.timeout(RequestSummary(request))
         } catch let error as RemoteError {
             throw error
-        } catch let error as URLError where error.code == .cancelled {
-            throw CancellationError()
+        } catch let error as URLError where error.code == .timedOut {
+            throw RemoteError.timeout(RequestSummary(request))
+        } catch let error as URLError where error.code == .httpTooManyRedirects {
+            throw RemoteError.redirectLoop(RequestSummary(request))
         } catch {
-            throw RemoteError.transport(TransportFailure(request: RequestSummary(request), reason: String(describing: error)))
+            if error is CancellationError || (error as? URLError)?.code == .cancelled || Task.isCancelled { throw CancellationError() }
+            throw RemoteError.transport(TransportFailure(request: RequestSummary(request), underlyingError: error))
         }
     }
 }

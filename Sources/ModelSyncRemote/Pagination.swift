@@ -1,4 +1,5 @@
 import Foundation
+import ModelSyncCore
 import ModelSyncJSON
 
 /// How a collection is split into pages.
@@ -15,11 +16,29 @@ public enum Pagination: Sendable {
     case nextURL(results: JSONPath = "results", next: JSONPath = "next")
 }
 
+/// Why a ``RemotePages`` sequence ended.
+public enum PagingEnd: Sendable, Equatable {
+    /// The collection ran out: an empty or short page, `X-Total-Count` reached, or no next link.
+    case complete
+    /// A page held more items than asked for: the server ignores the paging parameters and
+    /// probably sent the whole collection. That page was the last one yielded.
+    case pageLongerThanRequested(requested: Int, received: Int)
+    /// A page repeated the one before it, or a next link led back to a page already fetched:
+    /// the server ignores the paging parameters. The repeat was not yielded.
+    case pageRepeated
+}
+
 /// A collection as an `AsyncSequence` of pages, fetched one at a time as you iterate.
 ///
 /// ```swift
-/// for try await page in api.pages(Post.self, pagination: .pages(size: 20)) { … }
+/// let pages = api.pages(Post.self, pagination: .pages(size: 20))
+/// for try await page in pages { … }
+/// if pages.end != .complete { … }   // the server ignored the paging parameters
 /// ```
+///
+/// Servers that ignore the paging parameters (json-server clones, many real APIs) would send
+/// the same items forever; the sequence ends when a page is longer than asked for or repeats
+/// the previous one, logs a warning, and says why in ``end``.
 public struct RemotePages<M: RemoteResource>: AsyncSequence, Sendable {
     public typealias Element = [M]
 
@@ -27,6 +46,17 @@ public struct RemotePages<M: RemoteResource>: AsyncSequence, Sendable {
     let parameters: RemoteParameters
     let pagination: Pagination
     let options: RequestOptions
+    private let ending = Locked<PagingEnd?>(nil)
+
+    init(store: RemoteStore, parameters: RemoteParameters, pagination: Pagination, options: RequestOptions) {
+        self.store = store
+        self.parameters = parameters
+        self.pagination = pagination
+        self.options = options
+    }
+
+    /// Why the latest iteration ended; nil until one has.
+    public var end: PagingEnd? { ending.current }
 
     public func makeAsyncIterator() -> Iterator {
         Iterator(pages: self)
@@ -38,9 +68,16 @@ public struct RemotePages<M: RemoteResource>: AsyncSequence, Sendable {
         /// The next page's position: an offset or page number, or a URL; nil when done.
         private var position: Position?
         private enum Position { case number(Int), url(URL) }
+        /// The previous page's body and item ids, to notice a server that answers every page
+        /// alike (the ids also when the body differs, e.g. by a timestamp in an envelope).
+        private var previousBody: [UInt8]?
+        private var previousIDs: [String]?
+        /// The URLs fetched so far, for the link-following kinds.
+        private var visited: Set<String> = []
 
         init(pages: RemotePages) {
             self.pages = pages
+            pages.ending.withLock { $0 = nil }
             // `.number(0)` for the link-following kinds means "the first request, as given".
             if case .pages(_, _, _, let first) = pages.pagination {
                 position = .number(first)
@@ -73,29 +110,74 @@ public struct RemotePages<M: RemoteResource>: AsyncSequence, Sendable {
             } else {
                 url = try await store.resourceURL(M.self, [], parameters: store.mergedParameters(M.self, call: parameters))
             }
+            visited.insert(url.absoluteString)
             let result = try await store.getList(M.self, url: url, at: key, pages.options)
+            if result.value.isEmpty { return finish(.complete) }
+            let ids = itemIDs(result.value)
+            if result.response.body == previousBody || (ids != nil && ids == previousIDs) { return finish(.pageRepeated, url: url) }
+            previousBody = result.response.body
+            previousIDs = ids
             position = nextPosition(after: current, result, url: url)
-            return result.value.isEmpty ? nil : result.value
+            return result.value
         }
 
-        private func nextPosition(after current: Position, _ result: RemoteResult<[M]>, url: URL) -> Position? {
+        /// The primary keys of a page's items; nil when any has none.
+        private func itemIDs(_ items: [M]) -> [String]? {
+            var ids: [String] = []
+            ids.reserveCapacity(items.count)
+            for item in items {
+                guard let id = try? item.remoteID(encoder: pages.store.options.encoder) else { return nil }
+                ids.append(id)
+            }
+            return ids
+        }
+
+        /// Ends the sequence, saying why.
+        private mutating func finish(_ end: PagingEnd, url: URL? = nil) -> [M]? {
+            position = nil
+            previousBody = nil
+            previousIDs = nil
+            pages.ending.withLock { $0 = end }
+            if end != .complete {
+                pages.store.options.logger.warning(
+                    "the server ignores the paging parameters; paging stopped",
+                    metadata: ["end": "\(end)", "url": "\(url?.absoluteString ?? "")"])
+            }
+            return nil
+        }
+
+        private mutating func nextPosition(after current: Position, _ result: RemoteResult<[M]>, url: URL) -> Position? {
             let count = result.value.count
             let total = result.response.headers["X-Total-Count"].flatMap(Int.init)
+            let next: Position?
             switch (pages.pagination, current) {
             case (.offset(let limit, _, _), .number(let offset)):
-                let next = offset + count
-                return count < limit || total.map({ next >= $0 }) == true ? nil : .number(next)
+                if count > limit { return end(.pageLongerThanRequested(requested: limit, received: count), url) }
+                let (following, overflow) = offset.addingReportingOverflow(count)
+                next = count < limit || overflow || total.map({ following >= $0 }) == true ? nil : .number(following)
             case (.pages(let size, _, _, let first), .number(let page)):
-                let seen = (page - first + 1) * size
-                return count < size || total.map({ seen >= $0 }) == true ? nil : .number(page + 1)
+                if count > size { return end(.pageLongerThanRequested(requested: size, received: count), url) }
+                let (pagesSeen, overflow) = (page - first).addingReportingOverflow(1)
+                let (seen, overflow2) = pagesSeen.multipliedReportingOverflow(by: size)
+                let (following, overflow3) = page.addingReportingOverflow(1)
+                next = count < size || overflow || overflow2 || overflow3 || total.map({ seen >= $0 }) == true ? nil : .number(following)
             case (.linkHeader, _):
-                return result.response.headers["Link"].flatMap { Self.nextLink($0, relativeTo: url) }.map(Position.url)
-            case (.nextURL(_, let next), _):
+                next = result.response.headers["Link"].flatMap { Self.nextLink($0, relativeTo: url) }.map(Position.url)
+            case (.nextURL(_, let key), _):
                 let body = try? JSONValue(parsing: result.response.body)
-                return body?[next]?.stringValue.flatMap { URL(string: $0, relativeTo: url)?.absoluteURL }.map(Position.url)
+                next = body?[key]?.stringValue.flatMap { URL(string: $0, relativeTo: url)?.absoluteURL }.map(Position.url)
             default:
-                return nil
+                next = nil
             }
+            if case .url(let link)? = next, visited.contains(link.absoluteString) { return end(.pageRepeated, url) }
+            if next == nil { pages.ending.withLock { $0 = .complete } }
+            return next
+        }
+
+        /// Records why the sequence ends after the page just fetched.
+        private mutating func end(_ reason: PagingEnd, _ url: URL) -> Position? {
+            _ = finish(reason, url: url)
+            return nil
         }
 
         /// The `rel="next"` target of a `Link` header.

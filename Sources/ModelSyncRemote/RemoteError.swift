@@ -19,11 +19,45 @@ public struct RequestSummary: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A request that got no response.
+///
+/// Two failures compare equal when their request and reason do; the underlying error takes
+/// no part (errors are not `Equatable`).
 public struct TransportFailure: Sendable, Hashable {
     /// The request.
     public var request: RequestSummary
-    /// What the transport reported (connection refused, reset, …).
+    /// What the transport reported (connection refused, reset, …), for display.
     public var reason: String
+    /// The error the transport threw (an `HTTPClientError`, a `URLError`, a NIO channel error,
+    /// …), for callers that match on it; nil when the transport found the fault itself.
+    public var underlyingError: (any Error & Sendable)?
+
+    /// Creates a failure; `reason` defaults to the description of `underlyingError`.
+    public init(request: RequestSummary, reason: String? = nil, underlyingError: (any Error & Sendable)? = nil) {
+        self.request = request
+        self.reason = reason ?? underlyingError.map { String(describing: $0) } ?? "no response"
+        self.underlyingError = underlyingError
+    }
+
+    public static func == (lhs: TransportFailure, rhs: TransportFailure) -> Bool {
+        lhs.request == rhs.request && lhs.reason == rhs.reason
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(request)
+        hasher.combine(reason)
+    }
+}
+
+/// A response body that is not labelled as JSON.
+public struct ContentTypeMismatch: Sendable, CustomStringConvertible {
+    /// The request.
+    public var request: RequestSummary
+    /// The response, with its `Content-Type` and body.
+    public var response: RemoteResponse
+    /// The `Content-Type` the server sent.
+    public var contentType: String
+
+    public var description: String { "\(request): expected JSON, the server sent \(contentType)" }
 }
 
 /// A response with a status other than 2xx (and other than a 304 served from the cache).
@@ -81,6 +115,12 @@ public enum RemoteError: Error, Sendable, CustomStringConvertible {
     case missingID(model: String)
     /// The URL could not be built.
     case invalidURL(String)
+    /// A response to be decoded is not labelled as JSON (see ``RemoteStore`` on which labels
+    /// are accepted); nothing was decoded.
+    case unexpectedContentType(ContentTypeMismatch)
+    /// The server redirected in a loop or more times than the transport follows. Not retried:
+    /// sending again would loop again.
+    case redirectLoop(RequestSummary)
 
     /// The server's field errors (400 / 422) as a ``ModelSyncCore/ValidationError``, by property
     /// name like the failures of ``ModelSyncCore/Model/validated()``; nil for other errors.
@@ -109,6 +149,8 @@ public enum RemoteError: Error, Sendable, CustomStringConvertible {
         case .decoding(let failure): failure.description
         case .missingID(let model): "\(model) has no id to put in the URL"
         case .invalidURL(let url): "invalid URL: \(url)"
+        case .unexpectedContentType(let mismatch): mismatch.description
+        case .redirectLoop(let request): "\(request) redirected in a loop"
         }
     }
 }

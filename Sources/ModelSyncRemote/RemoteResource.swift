@@ -18,9 +18,9 @@ public struct RemoteConfiguration: Sendable {
     public var itemKey: JSONPath
     /// The envelope key of a list in responses, e.g. `results` or `data.items`.
     public var listKey: JSONPath
-    /// Property names whose values a model sends as query parameters when it is fetched or
-    /// deleted, below call parameters and above the store's defaults (its body carries them
-    /// when it is saved).
+    /// Property names whose values a model sends as query parameters when it is fetched,
+    /// saved or deleted, below call parameters and above the store's defaults. (Creating a
+    /// child under a parent leaves them out: the parent's URL says the same.)
     public var parameterProperties: [String]
 
     /// Creates a configuration.

@@ -45,6 +45,19 @@ public struct RequestOptions: Sendable {
 /// ```
 ///
 /// Every failure is a ``RemoteError``; a failed call never changes the model passed in.
+///
+/// - Ids and parent ids are always exactly one path segment: everything but RFC 3986's
+///   unreserved characters, `:` and `@` is percent-encoded (`/`, `?`, `#`, `%` included), and
+///   `.` and `..` are sent as `%2E` and `%2E%2E`, so an id like `"1/"` or `"../2"` can never
+///   reach another resource.
+/// - A parameter whose name is already in the base URL's query replaces it (`null` removes it).
+/// - Response bodies are decoded only when labelled as JSON: `application/json`, any `+json`
+///   type (`application/vnd.api+json`, `application/problem+json`), or no `Content-Type` at
+///   all with a body that parses. Anything else is ``RemoteError/unexpectedContentType(_:)``.
+/// - The answer to a write is merged into the value that was sent: fields the server returns
+///   replace the sent ones, fields it leaves out keep their values, and an empty answer to a
+///   `POST` takes the id from its `Location` header. A write the server carried out never
+///   fails because its answer was partial.
 public final class RemoteStore: Sendable {
     /// Store-wide settings.
     public struct Options: Sendable {
@@ -67,6 +80,13 @@ public final class RemoteStore: Sendable {
         public var decoder = JSONModelDecoder()
         /// Encodes request bodies.
         public var encoder = JSONModelEncoder()
+        /// How nil properties appear in the body of a create (`POST`). Left out by default, as
+        /// Django REST Framework and Rails expect: a missing field gets the server's default or
+        /// a "required" error, where `null` would be taken as a value. A nil primary key is
+        /// always left out. `PUT` bodies follow ``encoder`` (`null` by default, so that a cleared
+        /// field is cleared on the server) and `PATCH` bodies always send `null` for a field
+        /// that changed to nil.
+        public var nilsInCreateBodies = JSONNilEncoding.omit
         /// Logs requests, retries and failures (at debug and warning levels).
         public var logger = Logger(label: "modelsync.remote")
 
@@ -105,7 +125,7 @@ public final class RemoteStore: Sendable {
         _ type: M.Type, id: some CustomStringConvertible & Sendable, parameters: RemoteParameters = [:],
         options call: RequestOptions = RequestOptions()
     ) async throws -> RemoteResult<M> {
-        let request = RemoteRequest(method: .get, url: try await resourceURL(M.self, [id.description], parameters: mergedParameters(M.self, call: parameters)))
+        let request = RemoteRequest(method: .get, url: try await resourceURL(M.self, [idSegment(id, M.self)], parameters: mergedParameters(M.self, call: parameters)))
         let response = try await send(request, call)
         return RemoteResult(value: try decode(M.self, from: response, at: M.remote.itemKey, request, call), response: response)
     }
@@ -159,6 +179,11 @@ public final class RemoteStore: Sendable {
     /// value it was loaded as — `PATCH /posts/1` with only the fields that changed. On failure
     /// `model` is unchanged.
     ///
+    /// The answer is merged into `model`: fields the server sends replace the local ones, the
+    /// others keep their values; an empty answer to a `POST` takes the id from `Location`.
+    /// Nil properties are left out of a `POST` body (see ``Options/nilsInCreateBodies``). The
+    /// model's ``RemoteConfiguration/parameterProperties`` go into the query as for a fetch.
+    ///
     /// The model is validated first (unless ``RequestOptions/validates`` is false): an invalid
     /// model throws ``ModelSyncCore/ValidationError`` and nothing is sent. Field errors the
     /// server answers with (400 / 422) are available the same way, as
@@ -169,7 +194,7 @@ public final class RemoteStore: Sendable {
         options call: RequestOptions = RequestOptions()
     ) async throws -> RemoteResponse {
         if call.validates { _ = try model.validated() }
-        let query = try await mergedParameters(M.self, call: parameters)
+        let query = try await mergedParameters(M.self, model: model, call: parameters)
         guard let id = try model.remoteID(encoder: options.encoder) else {
             return try await create(&model, url: resourceURL(M.self, [], parameters: query), call)
         }
@@ -182,12 +207,13 @@ public final class RemoteStore: Sendable {
             request = RemoteRequest(method: .put, url: url, body: try options.encoder.encode(model, at: M.remote.itemKey))
         }
         let response = try await send(request, call, model: M.self)
-        if !response.body.isEmpty { model = try decode(M.self, from: response, at: M.remote.itemKey, request, call) }
+        model = try merging(response, into: model, request, call)
         return response
     }
 
     /// `POST /posts/1/comments`: creates `child` in the collection nested under `parent`; the
-    /// returned fields flow back into `child`. Validates `child` first, like
+    /// returned fields flow back into `child` (merged as by
+    /// ``save(_:patchingChangesFrom:parameters:options:)``). Validates `child` first, like
     /// ``save(_:patchingChangesFrom:parameters:options:)``.
     @discardableResult
     public func create<Child: RemoteResource, Parent: RemoteResource>(
@@ -214,7 +240,7 @@ public final class RemoteStore: Sendable {
         _ type: M.Type, id: some CustomStringConvertible & Sendable, parameters: RemoteParameters = [:],
         options call: RequestOptions = RequestOptions()
     ) async throws -> RemoteResponse {
-        let url = try await resourceURL(M.self, [id.description], parameters: mergedParameters(M.self, call: parameters))
+        let url = try await resourceURL(M.self, [idSegment(id, M.self)], parameters: mergedParameters(M.self, call: parameters))
         return try await send(RemoteRequest(method: .delete, url: url), call)
     }
 
@@ -248,7 +274,10 @@ public final class RemoteStore: Sendable {
             do {
                 response = try await transport.send(request)
             } catch let error as RemoteError {
-                guard options.retry.retriesTransportErrors, try await retry(request, attempt, after: nil, error) else { throw error }
+                // A redirect loop or a refused URL would fail the same way again.
+                guard error.isRetryableTransportFailure, options.retry.retriesTransportErrors,
+                    try await retry(request, attempt, after: nil, error)
+                else { throw error }
                 attempt += 1
                 continue
             }
@@ -300,10 +329,77 @@ public final class RemoteStore: Sendable {
     // MARK: Helpers
 
     private func create<M: RemoteResource>(_ model: inout M, url: URL, _ call: RequestOptions) async throws -> RemoteResponse {
-        let request = RemoteRequest(method: .post, url: url, body: try options.encoder.encode(model, at: M.remote.itemKey))
+        var encoder = options.encoder
+        encoder.options.nilEncoding = options.nilsInCreateBodies
+        var value = try encoder.encodeToValue(model)
+        // The server assigns the id: `"id": null` would read as a value to a strict server.
+        if let path = M.primaryKeyPath, value[path] == .null { value[path] = nil }
+        let request = RemoteRequest(method: .post, url: url, body: try body(value, at: M.remote.itemKey))
         let response = try await send(request, call, model: M.self)
-        model = try decode(M.self, from: response, at: M.remote.itemKey, request, call)
+        model = try merging(response, into: model, request, call)
         return response
+    }
+
+    /// `sent` with what the server answered to a write: the answer's fields over the sent
+    /// ones, so that a partial answer (`{"id": 7}`) loses nothing and an empty one changes
+    /// nothing but the id its `Location` names.
+    private func merging<M: RemoteResource>(_ response: RemoteResponse, into sent: M, _ request: RemoteRequest, _ call: RequestOptions) throws -> M {
+        let key = M.remote.itemKey
+        if response.body.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
+            guard request.method == .post, let path = M.primaryKeyPath,
+                let id = response.headers["Location"].flatMap(Self.lastPathSegment)
+            else { return sent }
+            // The id's JSON type is the model's to decide: a number when it reads as one.
+            var candidates: [JSONValue] = [.string(id)]
+            if let number = try? JSONValue(parsing: id), case .number = number { candidates.insert(number, at: 0) }
+            var merged = try sentValue(sent)
+            for candidate in candidates {
+                merged[path] = candidate
+                if let model = try? (call.decoder ?? options.decoder).decode(M.self, from: merged) { return model }
+            }
+            return sent
+        }
+        try checkContentType(response, request)
+        let decoder = call.decoder ?? options.decoder
+        var answer = try decoding(response, request) { try JSONValue(parsing: response.body, maxDepth: decoder.options.maxDepth) }
+        if !key.isEmpty { answer = answer[key] ?? .null }
+        guard let fields = answer.objectValue else { return try decode(M.self, from: response, at: key, request, call) }
+        var merged = try sentValue(sent)
+        for (name, value) in fields { merged[name] = value }
+        return try decoding(response, request) { try decoder.decode(M.self, from: merged) }
+    }
+
+    /// Runs a decoding step, reporting a ``ModelSyncJSON/JSONError`` as ``RemoteError/decoding(_:)``.
+    private func decoding<T>(_ response: RemoteResponse, _ request: RemoteRequest, _ step: () throws -> T) throws -> T {
+        do {
+            return try step()
+        } catch let error as JSONError {
+            throw RemoteError.decoding(DecodingFailure(request: RequestSummary(request), error: error, response: response))
+        }
+    }
+
+    /// Every field of `model`, nils as `null`, as the base a write's answer is merged over.
+    private func sentValue<M: RemoteResource>(_ model: M) throws -> JSONValue {
+        var encoder = options.encoder
+        encoder.options.nilEncoding = .null
+        let value = try encoder.encodeToValue(model)
+        return value.objectValue == nil ? .object(JSONObject()) : value
+    }
+
+    /// The last segment of a `Location` URL (absolute or relative), percent-decoded.
+    static func lastPathSegment(_ location: String) -> String? {
+        let path = location.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        guard let last = path.split(separator: "#").first?.split(separator: "/").last else { return nil }
+        let segment = String(last).removingPercentEncoding ?? String(last)
+        return segment.isEmpty ? nil : segment
+    }
+
+    /// Throws unless a non-empty body is labelled as JSON (or not labelled at all).
+    private func checkContentType(_ response: RemoteResponse, _ request: RemoteRequest) throws {
+        guard !response.body.isEmpty, let contentType = response.headers["Content-Type"] else { return }
+        let media = (contentType.split(separator: ";").first ?? "").trimmingCharacters(in: .whitespaces).lowercased()
+        guard media != "application/json", !media.hasSuffix("+json") else { return }
+        throw RemoteError.unexpectedContentType(ContentTypeMismatch(request: RequestSummary(request), response: response, contentType: contentType))
     }
 
     func getList<M: RemoteResource>(_ type: M.Type, url: URL, at key: JSONPath, _ call: RequestOptions) async throws -> RemoteResult<[M]> {
@@ -315,21 +411,28 @@ public final class RemoteStore: Sendable {
     func decode<T: JSONDecodable>(
         _ type: T.Type, from response: RemoteResponse, at key: JSONPath, _ request: RemoteRequest, _ call: RequestOptions
     ) throws -> T {
-        do {
-            return try (call.decoder ?? options.decoder).decode(T.self, from: response.body, at: key)
-        } catch let error as JSONError {
-            throw RemoteError.decoding(DecodingFailure(request: RequestSummary(request), error: error, response: response))
-        }
+        try checkContentType(response, request)
+        return try decoding(response, request) { try (call.decoder ?? options.decoder).decode(T.self, from: response.body, at: key) }
     }
 
     private func requireID<M: RemoteResource>(_ model: M) throws -> String {
-        guard let id = try model.remoteID(encoder: options.encoder) else { throw RemoteError.missingID(model: M.schema.name) }
+        guard let id = try model.remoteID(encoder: options.encoder), !id.isEmpty else { throw RemoteError.missingID(model: M.schema.name) }
         return id
     }
 
+    /// An id given by the caller; an empty one would address the collection instead.
+    private func idSegment<M: RemoteResource>(_ id: some CustomStringConvertible, _ type: M.Type) throws -> String {
+        let text = id.description
+        guard !text.isEmpty else { throw RemoteError.missingID(model: M.schema.name) }
+        return text
+    }
+
     private func changedFields<M: RemoteResource>(from original: M, to model: M) throws -> JSONValue {
-        let before = try options.encoder.encodeToValue(original).objectValue ?? JSONObject()
-        let after = try options.encoder.encodeToValue(model).objectValue ?? JSONObject()
+        // A field that changed to nil must be sent as null, whatever the encoder's nil policy.
+        var encoder = options.encoder
+        encoder.options.nilEncoding = .null
+        let before = try encoder.encodeToValue(original).objectValue ?? JSONObject()
+        let after = try encoder.encodeToValue(model).objectValue ?? JSONObject()
         return .object(JSONObject(after.filter { before[$0.key] != $0.value }.map { ($0.key, $0.value) }))
     }
 
@@ -368,24 +471,99 @@ public final class RemoteStore: Sendable {
         return try Self.buildURL(base, segments, parameters)
     }
 
-    /// `base/segment/…?name=value&…`, segments percent-encoded, parameters sorted by name.
+    /// `base/segment/…?name=value&…`: each segment exactly one path segment, parameters sorted
+    /// by name after the base URL's own query items, whose names they replace.
     static func buildURL(_ base: URL, _ segments: [String], _ parameters: RemoteParameters) throws -> URL {
-        var url = base
-        for segment in segments { url.appendPathComponent(segment) }
-        guard !parameters.isEmpty else { return url }
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
-            throw RemoteError.invalidURL(url.absoluteString)
+        guard var components = URLComponents(url: base, resolvingAgainstBaseURL: true) else {
+            throw RemoteError.invalidURL(base.absoluteString)
         }
-        var items = components.queryItems ?? []
+        var path = components.percentEncodedPath
+        if path.hasSuffix("/") { path.removeLast() }
+        for segment in segments { path += "/" + URLEncoding.pathSegment(segment) }
+        components.percentEncodedPath = path
+        var pairs: [String] = []
+        // Compared by bytes: names Swift calls equal (é and e + U+0301) are different keys to a server.
+        let replaced = Set(parameters.keys.map { Array($0.utf8) })
+        for pair in (components.percentEncodedQuery ?? "").split(separator: "&") {
+            let name = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+            let decoded = name.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? name
+            if !replaced.contains(Array(decoded.utf8)) { pairs.append(String(pair)) }
+        }
         for (name, value) in parameters.sorted(by: { $0.key < $1.key }) {
             for element in value.arrayValue ?? [value] {
-                if let text = urlText(element) { items.append(URLQueryItem(name: name, value: text)) }
+                if let text = urlText(element) { pairs.append(URLEncoding.queryComponent(name) + "=" + URLEncoding.queryComponent(text)) }
             }
         }
-        components.queryItems = items
-        // `+` is a space to most servers; encode it.
-        components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
-        guard let result = components.url else { throw RemoteError.invalidURL(url.absoluteString) }
+        components.percentEncodedQuery = pairs.isEmpty ? nil : pairs.joined(separator: "&")
+        guard let result = components.url else { throw RemoteError.invalidURL(base.absoluteString) }
         return result
+    }
+}
+
+extension RemoteError {
+    /// Whether sending again may succeed: no answer, or none in time.
+    var isRetryableTransportFailure: Bool {
+        switch self {
+        case .transport, .timeout: true
+        default: false
+        }
+    }
+}
+
+extension RemoteResource {
+    /// Where the primary key sits in the model's JSON, if it has one.
+    static var primaryKeyPath: JSONPath? {
+        guard let key = schema.primaryKey.first, let field = schema.field(named: key) else { return nil }
+        return JSONPath(parsing: field.jsonKey)
+    }
+}
+
+/// Percent-encoding of URL parts built from data.
+enum URLEncoding {
+    private static let hex = Array("0123456789ABCDEF".utf8)
+
+    /// RFC 3986's unreserved characters: the only ones that mean the same to every server.
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            true
+        default: false
+        }
+    }
+
+    /// `text` as exactly one path segment: `/`, `?`, `#`, `%` and everything else outside the
+    /// unreserved set encoded, and `.` / `..` encoded so that no one resolves them as dot
+    /// segments.
+    static func pathSegment(_ text: String) -> String {
+        if text == "." { return "%2E" }
+        if text == ".." { return "%2E%2E" }
+        return encode(text) { isUnreserved($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: "@") }
+    }
+
+    /// A query name or value: `&`, `=`, `+`, `#`, `;` and spaces encoded, so that no server
+    /// splits or rewrites it.
+    static func queryComponent(_ text: String) -> String {
+        encode(text) { byte in
+            switch byte {
+            case UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: ","), UInt8(ascii: "!"),
+                UInt8(ascii: "$"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"):
+                true
+            default: isUnreserved(byte)
+            }
+        }
+    }
+
+    private static func encode(_ text: String, keeping allowed: (UInt8) -> Bool) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            if allowed(byte) {
+                bytes.append(byte)
+            } else {
+                bytes += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

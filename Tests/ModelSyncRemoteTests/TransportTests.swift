@@ -36,7 +36,7 @@ struct TransportTests {
         #expect(request.headers["accept"] == "application/json")
         #expect(request.headers["Content-Type"] == "application/json")
         let body = try JSONValue(parsing: request.body ?? [])
-        #expect(body == ["id": nil, "userId": 1, "title": "t", "body": "b"])
+        #expect(body == ["userId": 1, "title": "t", "body": "b"])
         #expect(post.id == 9)
     }
 

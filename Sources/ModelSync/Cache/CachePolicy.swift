@@ -74,7 +74,7 @@ extension RemoteError {
         switch self {
         case .transport, .timeout: true
         case .status(let error): error.status >= 500
-        case .decoding, .missingID, .invalidURL: false
+        case .decoding, .missingID, .invalidURL, .unexpectedContentType, .redirectLoop: false
         }
     }
 }
