@@ -70,7 +70,7 @@ struct HardeningTests {
     @Test func anOversizedBodyWithConnectionCloseIsAnsweredAndTheConnectionCloses() async throws {
         try await withServer(options: ServerOptions(maxBodySize: 1024)) { server, _ in
             // Larger than the socket buffers: the client is still writing when the server decides.
-            let body = [UInt8](repeating: UInt8(ascii: "x"), count: 4 << 20)
+            let body = [UInt8](repeating: UInt8(ascii: "x"), count: 32 << 20)
             let head = "POST /posts HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
                 + "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
             let connection = try await RawConnection.open(port: server.port)
