@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import ModelSyncCore
 import ModelSyncJSON
 
@@ -47,6 +48,12 @@ actor JSONStore {
         (root, lastModified)
     }
 
+    /// The deepest nesting a database file may have (the parser's limit).
+    static let maxDepth = 512
+    /// The deepest request body accepted: a stored item sits inside its collection inside the
+    /// document, two levels deeper than it was sent, and must still load.
+    static let maxBodyDepth = maxDepth - 2
+
     /// Reads a database file: a JSON object.
     static func load(_ file: URL) throws -> JSONObject {
         let bytes: [UInt8]
@@ -57,7 +64,7 @@ actor JSONStore {
         }
         let value: JSONValue
         do {
-            value = try JSONValue(parsing: bytes)
+            value = try JSONValue(parsing: bytes, maxDepth: maxDepth)
         } catch {
             throw ServerError.unreadableFile(path: file.path, reason: String(describing: error))
         }
@@ -70,6 +77,23 @@ actor JSONStore {
     static func save(_ root: JSONObject, to file: URL) throws {
         var bytes = JSONWriter.prettyPrinted(JSONValue.object(root).jsonBytes())
         bytes.append(UInt8(ascii: "\n"))
-        try AtomicFile.replace(file, with: bytes)
+        // Keep the file's permissions (the temporary file is created 0600).
+        var status = stat()
+        let mode = stat(file.path, &status) == 0 ? status.st_mode & 0o7777 : nil
+        try AtomicFile.replace(file, with: bytes, mode: mode)
+    }
+
+    /// Removes temporary files that a crash during ``save(_:to:)`` left next to `file`.
+    static func removeStaleTemporaryFiles(of file: URL, logger: Logger) {
+        let directory = file.deletingLastPathComponent().path
+        let prefix = AtomicFile.temporaryPrefix + file.lastPathComponent + "-"
+        do {
+            for name in try AtomicFile.fileNames(in: directory) where name.hasPrefix(prefix) {
+                _ = try AtomicFile.remove(name, in: directory)
+                logger.notice("removed a temporary file left by an interrupted write", metadata: ["file": "\(name)"])
+            }
+        } catch {
+            logger.warning("could not remove stale temporary files", metadata: ["error": "\(error)"])
+        }
     }
 }

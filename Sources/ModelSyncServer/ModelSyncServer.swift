@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import ModelSyncJSON
 import NIOCore
@@ -76,6 +77,7 @@ public final class ModelSyncServer: Sendable {
         stopsOnSignals: Bool = false
     ) async throws -> ModelSyncServer {
         let root = try JSONStore.load(file)
+        if !options.readOnly { JSONStore.removeStaleTemporaryFiles(of: file, logger: logger) }
         return try await start(
             store: JSONStore(root: root, file: options.readOnly ? nil : file), host: host, port: port,
             options: options, logger: logger, shutdownSignals: stopsOnSignals ? [.sigint, .sigterm] : []
@@ -90,7 +92,11 @@ public final class ModelSyncServer: Sendable {
         let (events, continuation) = AsyncStream<Result<Int, any Error>>.makeStream()
         let application = Application(
             responder: ServerResponder(store: store, state: state, options: options),
-            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "modelsync-server"),
+            server: .http1(configuration: HTTP1Channel.Configuration(idleTimeout: options.idleTimeout.map(TimeAmount.init))),
+            configuration: ApplicationConfiguration(
+                address: .hostname(host, port: port), serverName: "modelsync-server",
+                availableConnectionsDelegate: options.maxConnections.map { MaximumAvailableConnections($0, logger: logger) }
+            ),
             onServerRunning: { channel in continuation.yield(.success(channel.localAddress?.port ?? port)) },
             logger: logger
         )

@@ -190,7 +190,8 @@ struct Slice {
                 ?? parameters.integer("_limit", minimum: 1) ?? defaultPageSize
             let start = min((page - 1).multipliedReportingOverflow(by: size).overflow ? count : (page - 1) * size, count)
             range = start..<min(start + min(size, count), count)
-            let last = max(1, (count + size - 1) / size)
+            // `count + size - 1` would overflow for `_limit=Int.max`.
+            let last = count == 0 ? 1 : (count - 1) / size + 1
             pages = [("first", 1)]
             if page > 1 { pages.append(("prev", min(page - 1, last))) }
             if page < last { pages.append(("next", page + 1)) }

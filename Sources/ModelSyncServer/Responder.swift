@@ -52,6 +52,12 @@ struct ServerResponder: HTTPResponder {
     func respond(to request: Request, context: ServerContext) async throws -> Response {
         record(request)
         if request.method == .options { return cors(Response(status: .noContent), for: request) }
+        guard Self.allowedMethods.contains(request.method) else {
+            // TRACE, PROPFIND, CONNECT…: a method the server knows it does not serve (RFC 9110 §15.5.6).
+            var response = Self.error(APIError(status: 405, message: "\(request.method.rawValue) is not supported"))
+            response.headers[.allow] = Self.allowHeader
+            return cors(response, for: request)
+        }
         if let fault = state.nextFault() {
             switch fault {
             case .status(let status, let retryAfter, let body):
@@ -245,11 +251,13 @@ struct ServerResponder: HTTPResponder {
             var object = given
             var items = try collection(name, in: root)
             if let given = object["id"], given != .null {
-                guard let text = scalarText(given), !items.contains(where: { Self.id(of: $0) == text }) else {
+                let id = try Self.normalizedID(given)
+                guard let text = scalarText(id), !items.contains(where: { Self.id(of: $0) == text }) else {
                     throw APIError(status: 409, message: "\(name) already has an item with id \(given)")
                 }
+                object["id"] = id
             } else {
-                let next = (items.compactMap { $0["id"]?.intValue }.max() ?? 0) + 1
+                let next = Self.nextFreeID(in: items)
                 object["id"] = nil
                 object = JSONObject([("id", JSONValue.number(JSONNumber(next)))] + object.map { ($0.key, $0.value) })
             }
@@ -262,7 +270,7 @@ struct ServerResponder: HTTPResponder {
 
     private func update(_ name: String, id: String, body: JSONValue?, merge: Bool, _ request: Request) async throws -> Response {
         guard let object = body?.objectValue else { throw Self.notAnObject }
-        if let given = object["id"], scalarText(given) != id {
+        if let given = object["id"], try scalarText(Self.normalizedID(given)) != id {
             throw APIError.badRequest("the id in the body (\(given)) differs from the id in the URL (\(id))")
         }
         let stored: JSONValue = try await store.write { root in
@@ -330,21 +338,61 @@ struct ServerResponder: HTTPResponder {
     }
 
     private func readBody(_ request: inout Request, context: ServerContext) async throws -> JSONValue {
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > options.maxBodySize {
-            throw APIError(status: 413, message: "the body is larger than \(options.maxBodySize) bytes")
+        let limit = options.maxBodySize
+        // A declared length over the limit is refused without keeping any of the body.
+        var tooLarge = request.headers[.contentLength].flatMap(Int.init).map { $0 > limit } ?? false
+        var buffer = ByteBuffer()
+        var received = 0
+        // The whole body is read even when it is refused: a client that sends `Connection: close`
+        // (urllib, requests) writes all of it before reading the answer, so leaving it unread
+        // would stall both sides until the client times out. Hummingbird drains keep-alive
+        // requests the same way.
+        for try await chunk in request.body {
+            received = received > limit ? received : received + chunk.readableBytes
+            if received > limit { tooLarge = true }
+            if !tooLarge { buffer.writeImmutableBuffer(chunk) }
         }
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.collectBody(upTo: options.maxBodySize)
-        } catch is NIOTooManyBytesError {
-            throw APIError(status: 413, message: "the body is larger than \(options.maxBodySize) bytes")
-        }
+        if tooLarge { throw APIError(status: 413, message: "the body is larger than \(limit) bytes") }
+        request.body = RequestBody(buffer: buffer)
         guard buffer.readableBytes > 0 else { throw APIError.badRequest("the request needs a JSON object body") }
         do {
-            return try JSONValue(parsing: Array(buffer.readableBytesView))
+            // Stored inside the document and a collection, a body sits two levels deeper than it
+            // was sent; refusing it here keeps every accepted write loadable (JSONStore.maxDepth).
+            return try JSONValue(parsing: Array(buffer.readableBytesView), maxDepth: JSONStore.maxBodyDepth)
+        } catch let error as JSONError where error.reason == .tooDeep(limit: JSONStore.maxBodyDepth) {
+            throw APIError(status: 413, message: "the body is nested deeper than \(JSONStore.maxBodyDepth) levels")
         } catch {
             throw APIError.badRequest("malformed JSON body: \(error)")
         }
+    }
+
+    /// The methods the server answers; any other gets 405 with this list in `Allow`.
+    static let allowedMethods: Set<HTTPRequest.Method> = [.get, .head, .post, .put, .patch, .delete, .options]
+    static let allowHeader = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
+
+    /// An id as it is stored: a whole number as an integer (`1.0` is id 1), a string as it is.
+    /// Anything else is a 400: ids are integers or strings.
+    static func normalizedID(_ given: JSONValue) throws -> JSONValue {
+        switch given {
+        case .string: return given
+        case .number:
+            if let integer = given.intValue { return .number(JSONNumber(integer)) }
+        default: break
+        }
+        throw APIError.badRequest("an id must be an integer or a string, got \(given)")
+    }
+
+    /// The id for a new item: one more than the highest integer id, or, when that is `Int.max`
+    /// (data already stored can hold it), the smallest free positive integer. Never traps.
+    static func nextFreeID(in items: [JSONValue]) -> Int {
+        let taken = Set(items.compactMap(id(of:)))
+        let highest = items.compactMap { $0["id"]?.intValue }.max() ?? 0
+        var candidate = highest < Int.max ? max(highest, 0) + 1 : 1
+        // Ends within `items.count + 1` steps: each step skips an id some item holds.
+        while taken.contains(String(candidate)) {
+            candidate = candidate == Int.max ? 1 : candidate + 1
+        }
+        return candidate
     }
 
     // MARK: Helpers
@@ -404,6 +452,7 @@ struct ServerResponder: HTTPResponder {
 extension HTTPField.Name {
     static let totalCount = named("X-Total-Count")
     static let link = named("Link")
+    static let allow = named("Allow")
 
     /// A header name given as a literal token.
     private static func named(_ name: String) -> HTTPField.Name {

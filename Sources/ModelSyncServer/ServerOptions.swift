@@ -12,6 +12,12 @@ public struct ServerOptions: Sendable {
     public var defaultPageSize: Int
     /// How many recent requests ``ModelSyncServer/recordedRequests`` keeps.
     public var requestLogLimit: Int
+    /// How long a connection may send and receive nothing (while its request head or body is
+    /// being read, or between requests) before the server closes it; nil never closes one.
+    public var idleTimeout: Duration?
+    /// The most connections open at once; further clients wait to be accepted until one
+    /// closes. Nil sets no limit.
+    public var maxConnections: Int?
 
     /// Creates options; the defaults serve a writable database with no delay.
     public init(
@@ -19,13 +25,17 @@ public struct ServerOptions: Sendable {
         delay: Duration = .zero,
         maxBodySize: Int = 1 << 20,
         defaultPageSize: Int = 10,
-        requestLogLimit: Int = 1_000
+        requestLogLimit: Int = 1_000,
+        idleTimeout: Duration? = .seconds(30),
+        maxConnections: Int? = 512
     ) {
         self.readOnly = readOnly
         self.delay = delay
         self.maxBodySize = maxBodySize
         self.defaultPageSize = defaultPageSize
         self.requestLogLimit = requestLogLimit
+        self.idleTimeout = idleTimeout
+        self.maxConnections = maxConnections
     }
 }
 

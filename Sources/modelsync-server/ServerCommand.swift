@@ -33,6 +33,12 @@ struct ServerCommand: AsyncParsableCommand {
     @Option(help: "The largest request body accepted, in bytes.")
     var maxBodySize = 1 << 20
 
+    @Option(help: "Close a connection that sends and receives nothing for this many seconds (0: never).")
+    var idleTimeout = 30
+
+    @Option(help: "The most connections open at once (0: no limit).")
+    var maxConnections = 512
+
     @Option(help: "Answer a share of requests (0–1) with --fail-status, for testing clients.")
     var failRate = 0.0
 
@@ -46,13 +52,20 @@ struct ServerCommand: AsyncParsableCommand {
         guard (0...1).contains(failRate), (0...1).contains(dropRate) else {
             throw ValidationError("--fail-rate and --drop-rate must be between 0 and 1")
         }
+        guard idleTimeout >= 0, maxConnections >= 0 else {
+            throw ValidationError("--idle-timeout and --max-connections must not be negative")
+        }
         guard delay >= 0, maxBodySize > 0, (0...65535).contains(port), (100...599).contains(failStatus) else {
             throw ValidationError("--delay, --max-body-size, --port and --fail-status must be in range")
         }
     }
 
     func run() async throws {
-        let options = ServerOptions(readOnly: readOnly, delay: .milliseconds(delay), maxBodySize: maxBodySize)
+        let options = ServerOptions(
+            readOnly: readOnly, delay: .milliseconds(delay), maxBodySize: maxBodySize,
+            idleTimeout: idleTimeout > 0 ? .seconds(idleTimeout) : nil,
+            maxConnections: maxConnections > 0 ? maxConnections : nil
+        )
         let server = try await ModelSyncServer.start(
             file: URL(fileURLWithPath: file), host: host, port: port, options: options,
             stopsOnSignals: true
@@ -63,6 +76,8 @@ struct ServerCommand: AsyncParsableCommand {
         print("modelsync-server: serving \(file) at \(server.baseURL)\(readOnly ? " (read-only)" : "")")
         for name in resources { print("  \(server.baseURL)/\(name)") }
         print("Press Ctrl-C to stop.")
+        // A supervising process reads the address from a pipe, where stdout is block-buffered.
+        fflush(nil)
         await server.waitUntilStopped()
     }
 }

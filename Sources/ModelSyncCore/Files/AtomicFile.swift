@@ -56,12 +56,16 @@ package enum AtomicFile {
     /// holds either its old content or the new one: the bytes go to a new temporary file in the
     /// same directory, which is flushed to disk, renamed over the file (an atomic step), and the
     /// directory is flushed so that the rename itself survives a power loss.
-    package static func replace(_ name: String, in directory: String, with bytes: [UInt8], temporaryName: String) throws {
+    /// `mode`, when given, is set on the new file (before it replaces the old one) instead of 0600.
+    package static func replace(
+        _ name: String, in directory: String, with bytes: [UInt8], temporaryName: String, mode: mode_t? = nil
+    ) throws {
         let temporary = "\(directory)/\(temporaryName)"
         let flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC
         let descriptor = try retryingOnInterrupt("open(\(temporary))") { open(temporary, flags, 0o600) }
         do {
             defer { close(descriptor) }
+            if let mode { try check("fchmod(\(temporary))", fchmod(descriptor, mode)) }
             try writeAll(bytes, to: descriptor, path: temporary)
             try check("fsync(\(temporary))", fsync(descriptor))
         } catch {
@@ -78,11 +82,11 @@ package enum AtomicFile {
     }
 
     /// Replaces the file at `file` with `bytes` (see ``replace(_:in:with:temporaryName:)``).
-    package static func replace(_ file: URL, with bytes: [UInt8]) throws {
+    package static func replace(_ file: URL, with bytes: [UInt8], mode: mode_t? = nil) throws {
         let name = file.lastPathComponent
         try replace(
             name, in: file.deletingLastPathComponent().path, with: bytes,
-            temporaryName: "\(temporaryPrefix)\(name)-\(UUID().uuidString)")
+            temporaryName: "\(temporaryPrefix)\(name)-\(UUID().uuidString)", mode: mode)
     }
 
     /// Removes the file `name` in `directory`; false when there was none.

@@ -1,0 +1,155 @@
+import AsyncHTTPClient
+import Foundation
+import ModelSyncJSON
+import ModelSyncServer
+import NIOHTTP1
+import Testing
+
+/// Regression tests for issue 13, items 1–6: hostile numbers, ids, depths, bodies and
+/// connections never trap or hang the server.
+@Suite("Hardening: hostile input never traps or hangs the server", .timeLimit(.minutes(2)))
+struct HardeningTests {
+    private static let huge = String(Int.max)
+
+    @Test(arguments: [
+        "_page=1&_limit=\(huge)", "_page=1&_per_page=\(huge)", "_page=\(huge)&_limit=\(huge)",
+        "_page=\(huge)", "_start=\(huge)&_limit=\(huge)", "_start=\(huge)&_end=\(huge)", "_limit=\(huge)",
+    ])
+    func hugePagingNumbersAreClamped(query: String) async throws {
+        try await withServer { _, base async throws in
+            let reply = try await send(.GET, "\(base)/posts?\(query)")
+            #expect(reply.status == 200)
+            #expect(reply.header("X-Total-Count") == "5")
+        }
+    }
+
+    @Test func pagingNumbersTooBigForIntAre400() async throws {
+        try await withServer { _, base async throws in
+            #expect(try await send(.GET, "\(base)/posts?_page=1&_limit=99999999999999999999").status == 400)
+        }
+    }
+
+    @Test func aPostAfterTheLargestIDTakesTheNextFreeIDAndSurvivesARestart() async throws {
+        try await withDatabaseFile(#"{"posts": [{"id": 1}, {"id": 2}, {"id": "3"}]}"#) { file async throws in
+            let server = try await ModelSyncServer.start(file: file)
+            let created = try await send(.POST, "\(server.baseURL)/posts", body: #"{"id": \#(Self.huge)}"#)
+            #expect(created.status == 201)
+            let next = try await send(.POST, "\(server.baseURL)/posts", body: #"{"title": "after max"}"#)
+            await server.shutdown()
+            #expect(next.status == 201)
+            // 1, 2 and "3" are taken: the smallest free id is 4.
+            #expect(next.json?["id"] == 4)
+
+            let restarted = try await ModelSyncServer.start(file: file)
+            let again = try await send(.POST, "\(restarted.baseURL)/posts", body: "{}")
+            await restarted.shutdown()
+            #expect(again.status == 201)
+            #expect(again.json?["id"] == 5)
+        }
+    }
+
+    private static func nested(_ levels: Int) -> String {
+        String(repeating: #"{"a":"#, count: levels) + "1" + String(repeating: "}", count: levels)
+    }
+
+    @Test func everyBodyAWriteAcceptsLoadsAgain() async throws {
+        try await withDatabaseFile(#"{"posts": []}"#) { file async throws in
+            let server = try await ModelSyncServer.start(file: file)
+            let deepest = try await send(.POST, "\(server.baseURL)/posts", body: Self.nested(510))
+            let tooDeep = try await send(.POST, "\(server.baseURL)/posts", body: Self.nested(511))
+            await server.shutdown()
+            #expect(deepest.status == 201)
+            #expect(tooDeep.status == 413)
+            let restarted = try await ModelSyncServer.start(file: file)
+            let count = await restarted.data["posts"]?.arrayValue?.count
+            await restarted.shutdown()
+            #expect(count == 1)
+        }
+    }
+
+    @Test func anOversizedBodyWithConnectionCloseIsAnsweredAndTheConnectionCloses() async throws {
+        try await withServer(options: ServerOptions(maxBodySize: 1024)) { server, _ in
+            // Larger than the socket buffers: the client is still writing when the server decides.
+            let body = [UInt8](repeating: UInt8(ascii: "x"), count: 32 << 20)
+            let head = "POST /posts HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                + "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+            let connection = try await RawConnection.open(port: server.port)
+            let received = try await connection.exchange(head: head, body: body)
+            #expect(received.hasPrefix("HTTP/1.1 413"))
+        }
+    }
+
+    @Test func anUnfinishedRequestIsClosedAfterTheIdleTimeout() async throws {
+        try await withServer(options: ServerOptions(idleTimeout: .milliseconds(200))) { server, _ in
+            let connection = try await RawConnection.open(port: server.port)
+            // The head never ends; returning at all means the server closed the connection.
+            let received = try await connection.exchange(head: "GET /posts HTTP/1.1\r\nHost: localhost\r\n")
+            #expect(received.isEmpty)
+        }
+    }
+
+    @Test func anIdleKeepAliveConnectionIsClosed() async throws {
+        try await withServer(options: ServerOptions(idleTimeout: .milliseconds(200))) { server, _ in
+            let connection = try await RawConnection.open(port: server.port)
+            let received = try await connection.exchange(head: "GET /profile HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            #expect(received.hasPrefix("HTTP/1.1 200"))
+        }
+    }
+
+    @Test(arguments: ["TRACE", "PROPFIND", "CONNECT", "MKCOL"])
+    func unsupportedMethodsAre405WithAllow(method: String) async throws {
+        try await withServer { _, base async throws in
+            let reply = try await send(HTTPMethod(rawValue: method), "\(base)/posts/1")
+            #expect(reply.status == 405)
+            #expect(reply.header("Allow") == "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS")
+        }
+    }
+
+    @Test func aWholeNumberIDIsAnIntegerID() async throws {
+        try await withServer { server, base async throws in
+            #expect(try await send(.POST, "\(base)/posts", body: #"{"id": 1.0}"#).status == 409)
+            #expect(try await send(.POST, "\(base)/posts", body: #"{"id": 1e0}"#).status == 409)
+            let created = try await send(.POST, "\(base)/posts", body: #"{"id": 7.0}"#)
+            #expect(created.status == 201)
+            #expect(created.json?["id"]?.description == "7")
+            #expect(try await send(.GET, "\(base)/posts/7").status == 200)
+            #expect(try await send(.PATCH, "\(base)/posts/7", body: #"{"id": 7.0, "title": "x"}"#).status == 200)
+            #expect(await server.data["posts"]?.arrayValue?.count == 6)
+        }
+    }
+
+    @Test(arguments: [#"{}"#, #"[]"#, "true", "1.5", "1e30"])
+    func anIDThatIsNotAnIntegerOrStringIs400(id: String) async throws {
+        try await withServer { server, base async throws in
+            #expect(try await send(.POST, "\(base)/posts", body: #"{"id": \#(id)}"#).status == 400)
+            #expect(await server.data["posts"]?.arrayValue?.count == 5)
+        }
+    }
+
+    @Test(arguments: [0o644, 0o640, 0o666])
+    func aWriteKeepsTheFileMode(mode: Int) async throws {
+        try await withDatabaseFile(#"{"posts": []}"#) { file async throws in
+            try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: file.path)
+            let server = try await ModelSyncServer.start(file: file)
+            let reply = try await send(.POST, "\(server.baseURL)/posts", body: "{}")
+            await server.shutdown()
+            #expect(reply.status == 201)
+            let after = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
+            #expect(after == mode)
+        }
+    }
+
+    @Test func temporaryFilesLeftByACrashAreRemovedAtStart() async throws {
+        try await withDatabaseFile(#"{"posts": []}"#) { file async throws in
+            let directory = file.deletingLastPathComponent()
+            let stale = directory.appendingPathComponent(".tmp-db.json-0F1E2D3C")
+            let unrelated = directory.appendingPathComponent(".tmp-other.json-0F1E2D3C")
+            try Data("{\"posts\": [".utf8).write(to: stale)
+            try Data().write(to: unrelated)
+            let server = try await ModelSyncServer.start(file: file)
+            await server.shutdown()
+            let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+            #expect(names == [".tmp-other.json-0F1E2D3C", "db.json"])
+        }
+    }
+}
