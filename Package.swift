@@ -56,6 +56,8 @@ let package = Package(
         // Umbrella: re-exports the layers and declares the macros.
         .target(name: "ModelSync", dependencies: ["ModelSyncCore", "ModelSyncJSON", "ModelSyncSQLite", "ModelSyncRemote", "ModelSyncStorage", "ModelSyncMacros"]),
         .executableTarget(name: "modelsync-demo", dependencies: ["ModelSync", "ModelSyncServer"]),
+        // Crash tests' child process: one scenario per file, killed with SIGKILL by the tests.
+        .executableTarget(name: "modelsync-stress-child", dependencies: ["ModelSync"]),
 
         // Remote: RemoteStore over an HTTPTransport (AsyncHTTPClient by default, URLSession).
         .target(
