@@ -111,7 +111,7 @@ let package = Package(
         .testTarget(
             name: "ModelSyncServerTests",
             dependencies: [
-                "ModelSyncServer",
+                "ModelSyncServer", "ModelSyncTesting",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -247,7 +247,16 @@ struct ServerResponder: HTTPResponder {
 
     private func create(in name: String, body: JSONValue?, request: Request) async throws -> Response {
         guard let given = body?.objectValue else { throw Self.notAnObject }
-        let stored: JSONValue = try await store.write { root in
+        let idempotencyKey = try IdempotencyKeys.key(in: request.headers)
+        let now = Date()
+        let (stored, replayed): (JSONValue, Bool) = try await store.write { root in
+            if let idempotencyKey {
+                switch IdempotencyKeys.lookup(idempotencyKey, collection: name, body: .object(given), in: root, now: now) {
+                case .replay(let first): return (first, true)
+                case .reusedForAnotherRequest: throw APIError(status: 422, message: "this Idempotency-Key was sent with another request")
+                case .unknown: break
+                }
+            }
             var object = given
             var items = try collection(name, in: root)
             if let given = object["id"], given != .null {
@@ -263,9 +272,14 @@ struct ServerResponder: HTTPResponder {
             }
             items.append(.object(object))
             root[name] = .array(items)
-            return .object(object)
+            if let idempotencyKey {
+                IdempotencyKeys.remember(idempotencyKey, collection: name, body: .object(given), response: .object(object), in: &root, now: now)
+            }
+            return (.object(object), false)
         }
-        return Self.written(stored, status: .created)
+        var response = Self.written(stored, status: .created)
+        if replayed, let header = IdempotencyKeys.replayedHeader { response.headers[header] = "true" }
+        return response
     }
 
     private func update(_ name: String, id: String, body: JSONValue?, merge: Bool, _ request: Request) async throws -> Response {

@@ -16,6 +16,7 @@ struct Demo {
             try await RemoteSection.run()
             try await StorageSection.run()
             try await IdentityCacheSection.run()
+            try await OfflineWritesSection.run()
             print("\nDone.")
         } catch {
             print("\nThe demo failed: \(error)")

@@ -21,6 +21,8 @@ func fail(_ message: String) -> Never {
 switch arguments.first {
 case "batch-saves":
     BatchSaves.run(Array(arguments.dropFirst()))
+case "sync-writes":
+    exit(await SyncWrites.run(Array(arguments.dropFirst())))
 default:
-    fail("usage: modelsync-stress-child <scenario> [arguments]; scenarios: batch-saves")
+    fail("usage: modelsync-stress-child <scenario> [arguments]; scenarios: batch-saves, sync-writes")
 }

@@ -9,26 +9,9 @@ import Glibc
 import Darwin
 #endif
 
-/// The `modelsync-stress-child` executable, built beside the test bundle by `swift build`
-/// (it is not a dependency of the tests, so a filtered build may lack it).
-enum StressChild {
-    static let url: URL? = {
-        var directories: [URL] = []
-        if let executable = Bundle.main.executableURL { directories.append(executable.deletingLastPathComponent()) }
-        // On macOS the tests run inside `ModelSyncPackageTests.xctest/Contents/MacOS`.
-        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-            directories.append(bundle.bundleURL.deletingLastPathComponent())
-        }
-        if let argument = CommandLine.arguments.first {
-            directories.append(URL(fileURLWithPath: argument).deletingLastPathComponent())
-        }
-        return directories.lazy.map { $0.appendingPathComponent("modelsync-stress-child") }
-            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }()
-
-    /// Whether a missing child must fail the run instead of skipping (`CI=true`).
-    static let isRequired = ProcessInfo.processInfo.environment["CI"] == "true"
-}
+/// The `modelsync-stress-child` executable (not a dependency of the tests, so a filtered build
+/// may lack it).
+private let stressChild = StressMode.builtExecutable(named: "modelsync-stress-child")
 
 /// A running child: its process and the lines it has written so far.
 final class ChildProcess {
@@ -73,9 +56,9 @@ struct BatchSaveCrashTests {
 
     // Skipped when the child was not built (`swift build --build-tests` builds it); under
     // CI=true it runs and fails instead, so a CI run can never pass without it.
-    @Test(.enabled(if: StressChild.url != nil || StressChild.isRequired, "modelsync-stress-child is not built"))
+    @Test(.enabled(if: stressChild != nil || StressMode.componentsRequired, "modelsync-stress-child is not built"))
     func batchesAreAllOrNothingAfterSIGKILL() throws {
-        let child = try #require(StressChild.url, "modelsync-stress-child is missing beside the test bundle")
+        let child = try #require(stressChild, "modelsync-stress-child is missing beside the test bundle")
         let directory = try TemporaryDirectory()
         let path = directory.path("batches.sqlite")
         var random = SeededGenerator(seed: 0x5EED_0013)

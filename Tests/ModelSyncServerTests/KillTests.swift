@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import ModelSyncJSON
 import ModelSyncServer
+import ModelSyncTesting
 import Testing
 
 #if canImport(Glibc)
@@ -11,16 +12,7 @@ import Darwin
 #endif
 
 /// The `modelsync-server` executable built next to the test bundle, if it is there.
-private let serverExecutable: URL? = {
-    let candidates = [
-        Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
-    ].map { $0.appendingPathComponent("modelsync-server") }
-    return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-}()
-
-/// Under CI the test must run: a missing executable is then a failure, not a skip.
-private let mustRun = ProcessInfo.processInfo.environment["CI"] == "true"
+private let serverExecutable = StressMode.builtExecutable(named: "modelsync-server")
 
 /// A small deterministic generator, so that a failing run can be repeated with its seed.
 private struct SeededGenerator: RandomNumberGenerator {
@@ -114,7 +106,7 @@ struct ServerKillTests {
     @Test(
         // The executable is built with the tests (`swift build --build-tests`); a filtered build
         // may leave it out, and then there is nothing to kill.
-        .enabled(if: serverExecutable != nil || mustRun, "the modelsync-server executable is not built")
+        .enabled(if: serverExecutable != nil || StressMode.componentsRequired, "the modelsync-server executable is not built")
     )
     func everyAcknowledgedWriteSurvivesKill9() async throws {
         let executable = try #require(serverExecutable, "modelsync-server must be built next to the tests")

@@ -418,3 +418,33 @@ extension ReadmeSQLiteExampleTests {
         }
     }
 }
+
+@Suite struct ReadmeOfflineWritesExampleTests {
+    typealias Post = Readme.Post
+
+    @Test func offlineWritesSection() async throws {
+        let directory = try TemporaryDirectory(prefix: "readme-sync")
+        defer { directory.remove() }
+        try await withTestServer { server in
+            let api = RemoteStore(baseURL: server.baseURL)
+            let db = try Database(path: directory.path("app.sqlite"), models: [Post.self])
+
+            let sync = SyncStore(remote: api, database: db, models: [Post.self])
+            var post = Post(userId: 1, text: "Written offline")
+            try await sync.save(&post)                 // row + outbox entry in one transaction; no network
+            post.text = "Edited offline"
+            try await sync.save(&post)                 // coalesced into the pending create
+            let local = try await db.read { try Post.all($0) }   // local queries see it at once
+            #expect(local.map(\.text) == ["Edited offline"] && post.id == -1)
+            try await sync.push()                      // POST /posts (Idempotency-Key); the real id replaces the temporary one
+            for await status in sync.statusUpdates() { // pending count, pushing or idle, last error, parked entries
+                #expect(status.pendingCount == 0)
+                break
+            }
+            sync.startAutomaticPush()                  // after every change; backs off after failures
+            sync.stopAutomaticPush()
+            let stored = try await db.read { try Post.all($0) }
+            #expect(stored.count == 1 && (stored.first?.id ?? 0) > 0)
+        }
+    }
+}

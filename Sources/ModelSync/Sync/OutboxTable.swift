@@ -1,0 +1,162 @@
+import Foundation
+import ModelSyncCore
+import ModelSyncJSON
+import ModelSyncSQLite
+
+/// The sync bookkeeping tables, in the app's own database file so that a local write and its
+/// outbox entry commit in one transaction.
+///
+/// `base_values` (the row before the first pending change) and `server_version` are stored now
+/// for conditional requests and three-way merges; `modelsync_row_versions` and
+/// `modelsync_cursors` are for pulls. Adding those features needs no migration of these tables.
+enum OutboxTable {
+    static let schema = """
+        CREATE TABLE IF NOT EXISTS modelsync_outbox (
+            sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+            model TEXT NOT NULL,
+            local_key TEXT NOT NULL,
+            operation TEXT NOT NULL,
+            body TEXT NOT NULL,
+            changed_fields TEXT NOT NULL,
+            base_values TEXT,
+            server_version TEXT,
+            idempotency_key TEXT,
+            temporary_key INTEGER NOT NULL DEFAULT 0,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            state TEXT NOT NULL DEFAULT 'pending',
+            last_error TEXT,
+            field_errors TEXT
+        );
+        CREATE INDEX IF NOT EXISTS modelsync_outbox_row ON modelsync_outbox(model, local_key);
+        CREATE TABLE IF NOT EXISTS modelsync_key_rewrites (
+            model TEXT NOT NULL, temporary_key TEXT NOT NULL, server_key TEXT NOT NULL,
+            PRIMARY KEY (model, temporary_key)
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS modelsync_row_versions (
+            model TEXT NOT NULL, key TEXT NOT NULL, version TEXT NOT NULL, PRIMARY KEY (model, key)
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS modelsync_cursors (resource TEXT PRIMARY KEY, cursor TEXT NOT NULL) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS modelsync_counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+        """
+
+    /// One row of `modelsync_outbox`.
+    struct Row: Sendable {
+        var sequence: Int64
+        var model: String
+        var localKey: JSONValue
+        var operation: OutboxOperation
+        var body: JSONValue
+        var changedFields: [String]
+        var baseValues: JSONValue?
+        var idempotencyKey: String?
+        var temporaryKey: Bool
+        var attempts: Int
+        var state: OutboxEntryState
+        var lastError: String?
+        var fieldErrors: [String: [String]]
+
+        var publicEntry: OutboxEntry {
+            OutboxEntry(sequence: sequence, model: model, localKey: localKey, operation: operation, changedFields: changedFields,
+                        state: state, attempts: attempts, lastError: lastError, fieldErrors: fieldErrors)
+        }
+    }
+
+    static let columns = "sequence, model, local_key, operation, body, changed_fields, base_values, idempotency_key, temporary_key, attempts, state, last_error, field_errors"
+
+    static func text(_ value: JSONValue) -> String { String(decoding: value.jsonBytes(), as: UTF8.self) }
+
+    static func decode(_ values: [SQLValue]) throws -> Row {
+        guard values.count == 13, case .integer(let sequence) = values[0] else {
+            throw SyncError.corruptEntry(sequence: -1, reason: "unexpected columns")
+        }
+        func string(_ index: Int) -> String? { if case .text(let text) = values[index] { return text } else { return nil } }
+        func integer(_ index: Int) -> Int64 { if case .integer(let value) = values[index] { return value } else { return 0 } }
+        func json(_ index: Int) throws -> JSONValue? {
+            guard let text = string(index) else { return nil }
+            do { return try JSONValue(parsing: text) } catch { throw SyncError.corruptEntry(sequence: sequence, reason: "\(error)") }
+        }
+        guard let model = string(1), let key = try json(2), let operation = string(3).flatMap(OutboxOperation.init(rawValue:)),
+              let body = try json(4), let state = string(10).flatMap(OutboxEntryState.init(rawValue:))
+        else { throw SyncError.corruptEntry(sequence: sequence, reason: "missing or unknown column value") }
+        var fieldErrors: [String: [String]] = [:]
+        if case .object(let object)? = try json(12) {
+            for (name, messages) in object { fieldErrors[name] = messages.arrayValue?.compactMap(\.stringValue) ?? [] }
+        }
+        return Row(
+            sequence: sequence, model: model, localKey: key, operation: operation, body: body,
+            changedFields: try json(5)?.arrayValue?.compactMap(\.stringValue) ?? [], baseValues: try json(6),
+            idempotencyKey: string(7), temporaryKey: integer(8) != 0, attempts: Int(integer(9)), state: state,
+            lastError: string(11), fieldErrors: fieldErrors)
+    }
+
+    static func entries(_ db: SQLiteConnection, where condition: String, _ arguments: [SQLValue] = [], limit: Int? = nil) throws -> [Row] {
+        try db.rows("SELECT \(columns) FROM modelsync_outbox WHERE \(condition) ORDER BY sequence" + (limit.map { " LIMIT \($0)" } ?? ""), arguments).map(decode)
+    }
+
+    /// The oldest pending entry whose row has no parked entry (a row's later changes wait for
+    /// its refused one).
+    static func head(_ db: SQLiteConnection) throws -> Row? {
+        try entries(db, where: """
+            state = 'pending' AND NOT EXISTS (
+                SELECT 1 FROM modelsync_outbox AS parked
+                WHERE parked.state = 'parked' AND parked.model = modelsync_outbox.model
+                  AND parked.local_key = modelsync_outbox.local_key AND parked.sequence < modelsync_outbox.sequence)
+            """, limit: 1).first
+    }
+
+    static func insert(_ row: Row, _ db: SQLiteConnection) throws {
+        try db.execute(
+            """
+            INSERT INTO modelsync_outbox (model, local_key, operation, body, changed_fields, base_values, idempotency_key, temporary_key)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [.text(row.model), .text(text(row.localKey)), .text(row.operation.rawValue), .text(text(row.body)),
+             .text(text(.array(row.changedFields.map(JSONValue.string)))), row.baseValues.map { .text(text($0)) } ?? .null,
+             row.idempotencyKey.map(SQLValue.text) ?? .null, .integer(row.temporaryKey ? 1 : 0)])
+    }
+
+    static func replace(_ row: Row, _ db: SQLiteConnection) throws {
+        try db.execute(
+            "UPDATE modelsync_outbox SET operation = ?, body = ?, changed_fields = ?, base_values = ? WHERE sequence = ?",
+            [.text(row.operation.rawValue), .text(text(row.body)), .text(text(.array(row.changedFields.map(JSONValue.string)))),
+             row.baseValues.map { .text(text($0)) } ?? .null, .integer(row.sequence)])
+    }
+
+    static func delete(_ sequence: Int64, _ db: SQLiteConnection) throws {
+        try db.execute("DELETE FROM modelsync_outbox WHERE sequence = ?", [.integer(sequence)])
+    }
+
+    static func pendingCount(_ db: SQLiteConnection) throws -> Int {
+        guard case .integer(let count)? = try db.scalar("SELECT count(*) FROM modelsync_outbox WHERE state = 'pending'") else { return 0 }
+        return Int(count)
+    }
+
+    /// The next temporary integer key: -1, -2, … (servers assign positive ids).
+    static func nextTemporaryKey(_ db: SQLiteConnection) throws -> Int64 {
+        try db.execute("""
+            INSERT INTO modelsync_counters (name, value) VALUES ('temporary_key', -1)
+            ON CONFLICT (name) DO UPDATE SET value = value - 1
+            """)
+        guard case .integer(let value)? = try db.scalar("SELECT value FROM modelsync_counters WHERE name = 'temporary_key'") else {
+            throw SyncError.corruptEntry(sequence: -1, reason: "temporary key counter missing")
+        }
+        return value
+    }
+
+    /// The server key a temporary key was rewritten to, if it was.
+    static func rewrittenKey(model: String, _ key: JSONValue, _ db: SQLiteConnection) throws -> JSONValue? {
+        guard case .text(let text)? = try db.scalar(
+            "SELECT server_key FROM modelsync_key_rewrites WHERE model = ? AND temporary_key = ?", [.text(model), .text(Self.text(key))])
+        else { return nil }
+        return try JSONValue(parsing: text)
+    }
+}
+
+extension JSONValue {
+    /// The value as a SQL primary-key value: integers and strings only.
+    func primaryKeySQLValue(model: String) throws -> SQLValue {
+        if let integer = intValue { return .integer(Int64(integer)) }
+        if let string = stringValue { return .text(string) }
+        throw SyncError.unsupportedKey(model: model)
+    }
+}

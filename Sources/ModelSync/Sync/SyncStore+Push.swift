@@ -1,0 +1,303 @@
+import Foundation
+import ModelSyncCore
+import ModelSyncJSON
+import ModelSyncRemote
+import ModelSyncSQLite
+
+extension SyncStore {
+    // MARK: Replay
+
+    /// Sends the queued entries in order until the queue is empty, one push at a time.
+    ///
+    /// Each acknowledgement is applied in one transaction: the server's fields into the row
+    /// (unless newer local changes are queued for it), a temporary key rewritten, the entry
+    /// deleted. A 400 / 422 parks the entry and the push goes on with other rows.
+    ///
+    /// - Throws: ``SyncError/paused(status:)`` after a 401 / 403 (the queue stays paused until
+    ///   ``resume()``); ``SyncError/willRetry(sequence:underlying:)`` when an entry failed with a
+    ///   transport error, 5xx or 429 and stays queued; a `SQLiteError`.
+    @discardableResult
+    public func push() async throws -> PushSummary {
+        try await withPushGate { try await pushQueued() }
+    }
+
+    private func pushQueued() async throws -> PushSummary {
+        state.withLock { $0.activity = .pushing }
+        changed()
+        defer {
+            state.withLock { $0.activity = .idle }
+            changed()
+        }
+        var summary = PushSummary(sent: 0, parked: 0, remaining: 0)
+        while true {
+            if let status = state.withLock({ $0.pausedStatus }) { throw SyncError.paused(status: status) }
+            let head: OutboxTable.Row? = try await database.write { db in
+                try self.prepareTables(db)
+                let head = try OutboxTable.head(db)
+                // Inside the transaction, so that no save coalesces into the entry being sent.
+                self.state.withLock { $0.inFlight = head?.sequence }
+                return head
+            }
+            guard let entry = head else { break }
+            do {
+                guard let type = state.withLock({ $0.models[entry.model] }) else { throw SyncError.unknownModel(entry.model) }
+                try await send(type, entry)
+                state.withLock { $0.inFlight = nil }
+                summary.sent += 1
+            } catch {
+                state.withLock { $0.inFlight = nil }
+                if try await handleFailure(error, of: entry) { summary.parked += 1 } else { throw SyncError.willRetry(sequence: entry.sequence, underlying: "\(error)") }
+            }
+        }
+        state.withLock { $0.lastError = nil }
+        return summary
+    }
+
+    /// Records a failure; returns true when the entry was parked and the push may go on.
+    private func handleFailure(_ error: any Error, of entry: OutboxTable.Row) async throws -> Bool {
+        let text = "\(error)"
+        let status = (error as? RemoteError)?.status
+        switch status {
+        case 400?, 422?:
+            var errors = JSONValue.object(JSONObject())
+            if case .status(let failure)? = error as? RemoteError {
+                for (name, messages) in failure.fieldErrors { errors[name] = .array(messages.map(JSONValue.string)) }
+            }
+            let fieldErrors = errors
+            try await database.write { db in
+                try db.execute(
+                    "UPDATE modelsync_outbox SET state = 'parked', attempts = attempts + 1, last_error = ?, field_errors = ? WHERE sequence = ?",
+                    [.text(text), .text(OutboxTable.text(fieldErrors)), .integer(entry.sequence)])
+            }
+            state.withLock { $0.lastError = text }
+            return true
+        case 401?, 403?:
+            state.withLock { state in
+                state.pausedStatus = status
+                state.lastError = text
+            }
+            throw SyncError.paused(status: status ?? 401)
+        default:
+            try await database.write { db in
+                try db.execute("UPDATE modelsync_outbox SET attempts = attempts + 1, last_error = ? WHERE sequence = ?",
+                               [.text(text), .integer(entry.sequence)])
+            }
+            state.withLock { $0.lastError = text }
+            return false
+        }
+    }
+
+    private func send<M: SyncedModel>(_ type: M.Type, _ entry: OutboxTable.Row) async throws {
+        let key = try SyncKey(M.self)
+        switch entry.operation {
+        case .create:
+            var body = entry.body
+            if entry.temporaryKey { body[key.path] = nil }
+            var headers = HeaderFields()
+            headers["Idempotency-Key"] = entry.idempotencyKey ?? "modelsync-\(entry.sequence)"
+            let request = RemoteRequest(method: .post, url: try await remote.resourceURL(for: M.self), body: Self.wrapped(body, M.self))
+            // Safe to resend: the key makes the server answer a repeat with the first response.
+            let response = try await remote.send(request, options: RequestOptions(headers: headers, isIdempotent: true))
+            var server = body
+            if let answer = try Self.answer(response, M.self), case .object(let fields) = answer {
+                for (name, value) in fields { server[name] = value }
+            } else if let location = response.headers["Location"], let last = location.split(separator: "/").last {
+                server[key.path] = Int(last).map { .number(JSONNumber($0)) } ?? .string(String(last))
+            }
+            guard let serverKey = server[key.path], serverKey != .null else {
+                throw SyncError.corruptEntry(sequence: entry.sequence, reason: "the server's answer to the create has no key")
+            }
+            let value = try remote.options.decoder.decode(M.self, from: server.jsonBytes())
+            let stored = try await database.write { db in try self.acknowledgeCreate(entry, key: key, serverKey: serverKey, value, db) }
+            if entry.temporaryKey, let id = entry.localKey.identityID { identityMap.remove(M.self, id: id) }
+            if let stored { identityMap.store(stored) }
+        case .update:
+            guard let id = SyncKey.urlSegment(entry.localKey) else { throw SyncError.unsupportedKey(model: key.model) }
+            let request = RemoteRequest(method: .patch, url: try await remote.resourceURL(for: M.self, id: id), body: Self.wrapped(entry.body, M.self))
+            let response = try await remote.send(request)
+            let value = try Self.answer(response, M.self).map { try remote.options.decoder.decode(M.self, from: $0.jsonBytes()) }
+            let stored = try await database.write { db in try self.acknowledge(entry, key: key, value, db) }
+            if let stored { identityMap.store(stored) }
+        case .delete:
+            guard let id = SyncKey.urlSegment(entry.localKey) else { throw SyncError.unsupportedKey(model: key.model) }
+            do {
+                _ = try await remote.send(RemoteRequest(method: .delete, url: try await remote.resourceURL(for: M.self, id: id)))
+            } catch let error as RemoteError where error.status == 404 || error.status == 410 {
+                // Already gone: what the delete asked for.
+            }
+            _ = try await database.write { db in try self.acknowledge(entry, key: key, nil as M?, db) }
+        }
+    }
+
+    /// Applies an acknowledged create: the temporary key becomes the server's everywhere, the
+    /// server's fields go into the row unless newer local changes wait, the entry goes.
+    private func acknowledgeCreate<M: SyncedModel>(
+        _ entry: OutboxTable.Row, key: SyncKey, serverKey: JSONValue, _ value: M, _ db: SQLiteConnection
+    ) throws -> M? {
+        if entry.temporaryKey && serverKey != entry.localKey {
+            try rewriteKey(M.self, key: key, from: entry.localKey, to: serverKey, db)
+        }
+        var rewritten = entry
+        rewritten.localKey = serverKey
+        return try acknowledge(rewritten, key: key, value, db)
+    }
+
+    /// Deletes the entry and, when no later change of the row waits and the row still exists,
+    /// stores the server's value. Returns the stored value.
+    private func acknowledge<M: SyncedModel>(_ entry: OutboxTable.Row, key: SyncKey, _ value: M?, _ db: SQLiteConnection) throws -> M? {
+        try OutboxTable.delete(entry.sequence, db)
+        guard let value else { return nil }
+        let later = try OutboxTable.entries(db, where: "model = ? AND local_key = ?", [.text(key.model), .text(OutboxTable.text(entry.localKey))])
+        guard later.isEmpty, try M.find(key: [entry.localKey.primaryKeySQLValue(model: key.model)], db) != nil else { return nil }
+        try value.upsert(db, validate: false)
+        return value
+    }
+
+    /// Rewrites a temporary key in one transaction: the row, the entries naming it, the
+    /// foreign keys of local rows pointing at it (the models' `BelongsTo` relations).
+    private func rewriteKey<M: SyncedModel>(_ type: M.Type, key: SyncKey, from temporary: JSONValue, to server: JSONValue, _ db: SQLiteConnection) throws {
+        let old = try temporary.primaryKeySQLValue(model: key.model)
+        let new = try server.primaryKeySQLValue(model: key.model)
+        // Children still point at the temporary key until they are rewritten below.
+        try db.execute("PRAGMA defer_foreign_keys = ON")
+        try db.execute("UPDATE \(quotedIdentifier(key.table)) SET \(quotedIdentifier(key.column)) = ? WHERE \(quotedIdentifier(key.column)) = ?", [new, old])
+        let oldText = OutboxTable.text(temporary)
+        for var entry in try OutboxTable.entries(db, where: "model = ? AND local_key = ?", [.text(key.model), .text(oldText)]) {
+            if entry.body[key.path] != nil { entry.body[key.path] = server }
+            try OutboxTable.replace(entry, db)
+        }
+        try db.execute("UPDATE modelsync_outbox SET local_key = ?, temporary_key = 0 WHERE model = ? AND local_key = ?",
+                       [.text(OutboxTable.text(server)), .text(key.model), .text(oldText)])
+        try db.execute("INSERT OR REPLACE INTO modelsync_key_rewrites (model, temporary_key, server_key) VALUES (?, ?, ?)",
+                       [.text(key.model), .text(oldText), .text(OutboxTable.text(server))])
+        for child in state.withLock({ Array($0.models.values) }) {
+            try rewriteForeignKeys(child, parent: M.self, from: temporary, to: server, db)
+        }
+    }
+
+    private func rewriteForeignKeys<Child: SyncedModel, Parent: SyncedModel>(
+        _ child: Child.Type, parent: Parent.Type, from temporary: JSONValue, to server: JSONValue, _ db: SQLiteConnection
+    ) throws {
+        for relation in Child.relations {
+            guard let belongsTo = relation as? BelongsTo<Child, Parent>, belongsTo.parentKey == nil,
+                  let field = Child.schema.field(named: belongsTo.foreignKey) else { continue }
+            let column = quotedIdentifier(field.column)
+            try db.execute("UPDATE \(quotedIdentifier(Child.schema.table)) SET \(column) = ? WHERE \(column) = ?",
+                           [try server.primaryKeySQLValue(model: Parent.schema.name), try temporary.primaryKeySQLValue(model: Parent.schema.name)])
+            let path = JSONPath(parsing: field.jsonKey)
+            for var entry in try OutboxTable.entries(db, where: "model = ?", [.text(Child.schema.name)]) where entry.body[path] == temporary {
+                entry.body[path] = server
+                try OutboxTable.replace(entry, db)
+            }
+        }
+    }
+
+    static func wrapped<M: SyncedModel>(_ body: JSONValue, _ type: M.Type) -> [UInt8] {
+        var document = JSONValue.null
+        document[M.remote.itemKey] = body
+        return document.jsonBytes()
+    }
+
+    /// The record in a response body, or nil for an empty one.
+    static func answer<M: SyncedModel>(_ response: RemoteResponse, _ type: M.Type) throws -> JSONValue? {
+        guard !response.body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) else { return nil }
+        return try JSONValue(parsing: response.body)[M.remote.itemKey]
+    }
+
+    // MARK: Parked entries, pausing
+
+    /// Sends a parked entry again (after the app fixed the row with ``save(_:)``, which updates
+    /// the parked entry).
+    public func retry(_ entry: OutboxEntry) async throws {
+        try await database.write { db in
+            try db.execute("UPDATE modelsync_outbox SET state = 'pending', field_errors = NULL WHERE sequence = ?", [.integer(entry.sequence)])
+            if db.changes == 0 { throw SyncError.noSuchEntry(entry.sequence) }
+        }
+        changed()
+    }
+
+    /// Drops a parked entry and the row's later ones, and puts the row back as the server has
+    /// it: a refused create's row is deleted; otherwise the server's record is fetched (and the
+    /// row deleted when the server has none).
+    ///
+    /// - Throws: ``SyncError/noSuchEntry(_:)``; a ``ModelSyncRemote/RemoteError`` when the
+    ///   server's record cannot be read (nothing is changed then).
+    public func discard(_ entry: OutboxEntry) async throws {
+        guard let type = state.withLock({ $0.models[entry.model] }) else { throw SyncError.unknownModel(entry.model) }
+        try await discard(type, entry)
+        changed()
+    }
+
+    private func discard<M: SyncedModel>(_ type: M.Type, _ entry: OutboxEntry) async throws {
+        let key = try SyncKey(M.self)
+        var serverValue: M?
+        if entry.operation != .create {
+            guard let id = SyncKey.urlSegment(entry.localKey) else { throw SyncError.unsupportedKey(model: key.model) }
+            do {
+                serverValue = try await remote.fetch(M.self, id: id)
+            } catch let error as RemoteError where error.status == 404 || error.status == 410 {
+                serverValue = nil
+            }
+        }
+        let restored = serverValue
+        try await database.write { db in
+            let rows = try OutboxTable.entries(db, where: "model = ? AND local_key = ? AND sequence >= ?",
+                                               [.text(key.model), .text(OutboxTable.text(entry.localKey)), .integer(entry.sequence)])
+            guard rows.first?.sequence == entry.sequence else { throw SyncError.noSuchEntry(entry.sequence) }
+            for row in rows { try OutboxTable.delete(row.sequence, db) }
+            if let restored {
+                try restored.upsert(db, validate: false)
+            } else if let local = try M.find(key: [entry.localKey.primaryKeySQLValue(model: key.model)], db) {
+                try local.delete(db)
+            }
+        }
+        if let restored { identityMap.store(restored) } else if let id = entry.localKey.identityID { identityMap.remove(M.self, id: id) }
+    }
+
+    /// Restarts a queue paused by a 401 / 403, for example after refreshing a token.
+    public func resume() {
+        state.withLock { $0.pausedStatus = nil }
+        changed()
+    }
+
+    // MARK: Automatic replay
+
+    /// Starts pushing in the background: after every local change, and after a failure again
+    /// with ``backoff`` until the queue is empty or paused. Calling it again does nothing.
+    public func startAutomaticPush() {
+        state.withLock { state in
+            guard state.automaticPush == nil else { return }
+            state.automaticPush = Task { [weak self] in
+                guard let wakeUps = self?.wakeUps else { return }
+                for await _ in wakeUps {
+                    guard let self else { return }
+                    await self.pushWithBackoff()
+                }
+            }
+        }
+        wake.yield()
+    }
+
+    /// Stops the background pushing started by ``startAutomaticPush()``.
+    public func stopAutomaticPush() {
+        state.withLock { state in
+            state.automaticPush?.cancel()
+            state.automaticPush = nil
+        }
+    }
+
+    private func pushWithBackoff() async {
+        var delay = backoff.initial
+        while !Task.isCancelled {
+            do {
+                try await push()
+                return
+            } catch SyncError.paused {
+                return
+            } catch {
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, backoff.maximum)
+            }
+        }
+    }
+}

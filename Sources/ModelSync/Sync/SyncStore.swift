@@ -1,0 +1,374 @@
+import Foundation
+import ModelSyncCore
+import ModelSyncJSON
+import ModelSyncRemote
+import ModelSyncSQLite
+
+/// Local-first writes: models are saved to their SQLite table and to a durable outbox in one
+/// transaction, and the outbox is replayed to the server later, in order.
+///
+/// ```swift
+/// let sync = SyncStore(remote: api, database: db, models: [Post.self])
+/// var post = Post(id: nil, userId: 1, title: "Draft", text: "…")
+/// try await sync.save(&post)        // local row + outbox entry; no network; post.id is temporary
+/// post.title = "Final"
+/// try await sync.save(&post)        // coalesced into the pending create
+/// try await sync.push()             // POST /posts with an Idempotency-Key; the real id replaces the temporary one
+/// ```
+///
+/// - Saves and deletes never touch the network. Local queries and live observations see them
+///   at once.
+/// - The outbox coalesces per row: create + updates → one create; updates → one `PATCH` of the
+///   union of changed fields; create + delete → nothing; update + delete → one delete.
+/// - A row saved with a nil primary key gets a temporary one (-1, -2, … or `local-…`). When the
+///   server assigns the real key, one transaction rewrites the row, the pending entries, the
+///   foreign keys of the `BelongsTo` relations of the given models, and the identity map.
+/// - Transport errors, 5xx and 429 keep the entry (``startAutomaticPush()`` backs off); 400 /
+///   422 park it with the server's field errors; 401 / 403 pause the queue until ``resume()``.
+public final class SyncStore: Sendable {
+    /// The server side.
+    public let remote: RemoteStore
+    /// The local side: the models' tables and the outbox live in this database.
+    public let database: Database
+    /// The canonical values of the synced models.
+    public let identityMap: IdentityMap
+    /// The delays between automatic attempts after a failure.
+    public let backoff: SyncBackoff
+
+    struct State {
+        var models: [String: any SyncedModel.Type] = [:]
+        var inFlight: Int64?
+        var pausedStatus: Int?
+        var lastError: String?
+        var activity = SyncActivity.idle
+        var tablesReady = false
+        var observers: [Int: AsyncStream<SyncStatus>.Continuation] = [:]
+        var nextObserver = 0
+        var automaticPush: Task<Void, Never>?
+    }
+
+    let state = Locked(State())
+    let gate = PushGate()
+    private let wakeSignal: AsyncStream<Void>
+    let wake: AsyncStream<Void>.Continuation
+
+    /// Creates a store over `remote` and `database`. List in `models` every type whose changes
+    /// may be in the outbox (so that entries left by an earlier run can be sent) and whose
+    /// foreign keys must follow temporary keys; types passed to ``save(_:)`` are added too.
+    public init(
+        remote: RemoteStore, database: Database, models: [any SyncedModel.Type] = [], identityMap: IdentityMap = IdentityMap(),
+        backoff: SyncBackoff = SyncBackoff()
+    ) {
+        self.remote = remote
+        self.database = database
+        self.identityMap = identityMap
+        self.backoff = backoff
+        (wakeSignal, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        state.withLock { state in
+            for model in models { state.models[model.schema.name] = model }
+        }
+    }
+
+    deinit {
+        state.withLock { $0.automaticPush?.cancel() }
+        wake.finish()
+    }
+
+    // MARK: Local writes
+
+    /// Saves `model` to its table and queues the change, in one transaction; no network.
+    ///
+    /// A nil primary key is replaced by a temporary one, written back into `model`. A model
+    /// still holding a temporary key the server has since replaced is saved under the real one.
+    ///
+    /// - Throws: ``ModelSyncCore/ValidationError`` when the model is invalid (nothing is
+    ///   written); ``SyncError/unsupportedKey(model:)``; a `SQLiteError`.
+    public func save<M: SyncedModel>(_ model: inout M) async throws {
+        _ = try model.validated()
+        let key = try SyncKey(M.self)
+        register(M.self)
+        let encoder = remote.options.encoder
+        let decoder = remote.options.decoder
+        let value = model
+        let json = try encoder.encodeToValue(model)
+        let saved: M = try await database.write { db in
+            try self.prepareTables(db)
+            var json = json
+            var row = value
+            var keyValue = json[key.path] ?? .null
+            var temporary = false
+            if keyValue == .null {
+                temporary = true
+                keyValue = .number(JSONNumber(try OutboxTable.nextTemporaryKey(db)))
+                json[key.path] = keyValue
+                if let decoded = try? decoder.decode(M.self, from: json.jsonBytes()) {
+                    row = decoded
+                } else {
+                    // A text key: the temporary key is text too.
+                    keyValue = .string("local-" + UUID().uuidString.lowercased())
+                    json[key.path] = keyValue
+                    row = try decoder.decode(M.self, from: json.jsonBytes())
+                }
+            } else if let serverKey = try OutboxTable.rewrittenKey(model: key.model, keyValue, db) {
+                keyValue = serverKey
+                json[key.path] = serverKey
+                row = try decoder.decode(M.self, from: json.jsonBytes())
+            }
+            let before = try M.find(key: [keyValue.primaryKeySQLValue(model: key.model)], db).map(encoder.encodeToValue)
+            try row.upsert(db, validate: false)
+            try self.recordSave(key: key, keyValue, before: before, after: json, temporary: temporary, db)
+            return row
+        }
+        model = saved
+        identityMap.store(saved)
+        changed()
+    }
+
+    /// Deletes `model`'s row and queues the delete, in one transaction; no network. Deleting a
+    /// row whose create is still queued drops both: the server never hears of it.
+    ///
+    /// - Throws: ``ModelSyncRemote/RemoteError/missingID(model:)`` for a model without a key;
+    ///   a `SQLiteError`, or the relations' delete rules.
+    public func delete<M: SyncedModel>(_ model: M) async throws {
+        let key = try SyncKey(M.self)
+        register(M.self)
+        let encoder = remote.options.encoder
+        let givenKey = try encoder.encodeToValue(model)[key.path] ?? .null
+        guard givenKey != .null else { throw RemoteError.missingID(model: key.model) }
+        let keyValue = try await database.write { db in
+            try self.prepareTables(db)
+            let keyValue = try OutboxTable.rewrittenKey(model: key.model, givenKey, db) ?? givenKey
+            let before = try M.find(key: [keyValue.primaryKeySQLValue(model: key.model)], db)
+            if let before { try before.delete(db) }
+            try self.recordDelete(key: key, keyValue, before: before.map(encoder.encodeToValue), db)
+            return keyValue
+        }
+        if let id = keyValue.identityID { identityMap.remove(M.self, id: id) }
+        changed()
+    }
+
+    // MARK: Coalescing
+
+    /// The row's queued entries that may still change: all but the one being sent.
+    private func openEntries(_ key: SyncKey, _ keyValue: JSONValue, _ db: SQLiteConnection) throws -> [OutboxTable.Row] {
+        let inFlight = state.withLock { $0.inFlight }
+        return try OutboxTable.entries(
+            db, where: "model = ? AND local_key = ? AND sequence IS NOT ?",
+            [.text(key.model), .text(OutboxTable.text(keyValue)), inFlight.map(SQLValue.integer) ?? .null])
+    }
+
+    private func recordSave(key: SyncKey, _ keyValue: JSONValue, before: JSONValue?, after: JSONValue, temporary: Bool, _ db: SQLiteConnection) throws {
+        let open = try openEntries(key, keyValue, db)
+        let allFields = after.objectValue?.keys ?? []
+        guard let before else {
+            if var deleted = open.last, deleted.operation == .delete {
+                // Deleted and saved again under the same key: the server's record is replaced.
+                deleted.operation = .update
+                deleted.body = after
+                deleted.changedFields = allFields
+                return try OutboxTable.replace(deleted, db)
+            }
+            return try OutboxTable.insert(OutboxTable.Row(
+                sequence: 0, model: key.model, localKey: keyValue, operation: .create, body: after, changedFields: allFields,
+                baseValues: nil, idempotencyKey: UUID().uuidString.lowercased(), temporaryKey: temporary, attempts: 0,
+                state: .pending, lastError: nil, fieldErrors: [:]), db)
+        }
+        let beforeFields = before.objectValue?.keys ?? []
+        let changedFields = (allFields + beforeFields.filter { !allFields.contains($0) }).filter { before[$0] != after[$0] }
+        guard !changedFields.isEmpty else { return }
+        if var pending = open.last, pending.operation != .delete {
+            pending.changedFields += changedFields.filter { !pending.changedFields.contains($0) }
+            if pending.operation == .create {
+                pending.body = after
+            } else {
+                for field in changedFields { pending.body[field] = after[field] ?? .null }
+            }
+            return try OutboxTable.replace(pending, db)
+        }
+        var body = JSONValue.object(JSONObject())
+        for field in changedFields { body[field] = after[field] ?? .null }
+        try OutboxTable.insert(OutboxTable.Row(
+            sequence: 0, model: key.model, localKey: keyValue, operation: .update, body: body, changedFields: changedFields,
+            baseValues: before, idempotencyKey: nil, temporaryKey: false, attempts: 0, state: .pending, lastError: nil,
+            fieldErrors: [:]), db)
+    }
+
+    private func recordDelete(key: SyncKey, _ keyValue: JSONValue, before: JSONValue?, _ db: SQLiteConnection) throws {
+        let open = try openEntries(key, keyValue, db)
+        let inFlight = state.withLock { $0.inFlight }
+        let createInFlight = try inFlight.map { try OutboxTable.entries(db, where: "sequence = ?", [.integer($0)]) }?
+            .contains { $0.model == key.model && $0.localKey == keyValue } ?? false
+        if open.contains(where: { $0.operation == .create }) && !createInFlight {
+            // The server never saw the row: nothing to send.
+            for entry in open { try OutboxTable.delete(entry.sequence, db) }
+            return
+        }
+        if var last = open.last {
+            for entry in open.dropLast() { try OutboxTable.delete(entry.sequence, db) }
+            last.operation = .delete
+            last.body = .object(JSONObject())
+            last.changedFields = []
+            return try OutboxTable.replace(last, db)
+        }
+        try OutboxTable.insert(OutboxTable.Row(
+            sequence: 0, model: key.model, localKey: keyValue, operation: .delete, body: .object(JSONObject()), changedFields: [],
+            baseValues: before, idempotencyKey: nil, temporaryKey: false, attempts: 0, state: .pending, lastError: nil,
+            fieldErrors: [:]), db)
+    }
+
+    // MARK: Bookkeeping
+
+    func register<M: SyncedModel>(_ type: M.Type) {
+        state.withLock { state in
+            if state.models[M.schema.name] == nil { state.models[M.schema.name] = M.self }
+        }
+    }
+
+    func prepareTables(_ db: SQLiteConnection) throws {
+        guard !state.withLock({ $0.tablesReady }) else { return }
+        try db.executeScript(OutboxTable.schema)
+        state.withLock { $0.tablesReady = true }
+    }
+
+    /// Wakes the automatic pusher and tells the status observers.
+    func changed() {
+        wake.yield()
+        publishStatus()
+    }
+
+    // MARK: Status
+
+    /// The outbox's status now, then after every change, newest first when the reader lags.
+    public func statusUpdates() -> AsyncStream<SyncStatus> {
+        let (stream, continuation) = AsyncStream.makeStream(of: SyncStatus.self, bufferingPolicy: .bufferingNewest(1))
+        let id = state.withLock { state in
+            defer { state.nextObserver += 1 }
+            state.observers[state.nextObserver] = continuation
+            return state.nextObserver
+        }
+        continuation.onTermination = { [weak self] _ in _ = self?.state.withLock { $0.observers.removeValue(forKey: id) } }
+        publishStatus()
+        return stream
+    }
+
+    /// The outbox's status now.
+    public func status() async throws -> SyncStatus {
+        let (pending, parked) = try await database.write { db in
+            try self.prepareTables(db)
+            return (try OutboxTable.pendingCount(db), try OutboxTable.entries(db, where: "state = 'parked'").map(\.publicEntry))
+        }
+        return state.withLock { state in
+            SyncStatus(pendingCount: pending, activity: state.activity, isPaused: state.pausedStatus != nil,
+                       lastError: state.lastError, parked: parked)
+        }
+    }
+
+    private func publishStatus() {
+        guard !state.withLock({ $0.observers.isEmpty }) else { return }
+        Task {
+            guard let status = try? await self.status() else { return }
+            for observer in self.state.withLock({ Array($0.observers.values) }) { observer.yield(status) }
+        }
+    }
+
+    /// The entries the server refused (400 / 422), oldest first.
+    public func parkedEntries() async throws -> [OutboxEntry] {
+        try await status().parked
+    }
+
+    /// The parked entry of `model`'s row, if the server refused its change: the app shows its
+    /// ``OutboxEntry/fieldErrors`` beside the row.
+    public func parkedEntry<M: SyncedModel>(for model: M) async throws -> OutboxEntry? {
+        let key = try SyncKey(M.self)
+        let keyValue = try remote.options.encoder.encodeToValue(model)[key.path] ?? .null
+        return try await parkedEntries().first { $0.model == key.model && $0.localKey == keyValue }
+    }
+
+    /// How many entries wait to be sent (parked ones excluded).
+    public func pendingCount() async throws -> Int {
+        try await status().pendingCount
+    }
+}
+
+/// The delays between automatic push attempts after a failure: doubling from `initial` up to
+/// `maximum`.
+public struct SyncBackoff: Sendable, Hashable {
+    /// The first delay.
+    public var initial: Duration
+    /// The longest delay.
+    public var maximum: Duration
+
+    /// Creates a policy.
+    public init(initial: Duration = .milliseconds(500), maximum: Duration = .seconds(60)) {
+        self.initial = initial
+        self.maximum = maximum
+    }
+}
+
+/// How sync finds a model's primary key: in its JSON, its table and the outbox.
+struct SyncKey: Sendable {
+    var model: String
+    var path: JSONPath
+    var table: String
+    var column: String
+
+    init<M: SyncedModel>(_ type: M.Type) throws {
+        guard M.schema.primaryKey.count == 1, let field = M.schema.field(named: M.schema.primaryKey[0]) else {
+            throw SyncError.unsupportedKey(model: M.schema.name)
+        }
+        model = M.schema.name
+        path = JSONPath(parsing: field.jsonKey)
+        table = M.schema.table
+        column = field.column
+    }
+
+    /// The key as one URL path segment.
+    static func urlSegment(_ key: JSONValue) -> String? {
+        if let integer = key.intValue { return String(integer) }
+        return key.stringValue
+    }
+}
+
+/// One push at a time: a later caller waits for the running one to finish.
+actor PushGate {
+    private var running = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func acquire() async {
+        guard running else { running = true; return }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    func release() {
+        if waiters.isEmpty { running = false } else { waiters.removeFirst().resume() }
+    }
+}
+
+extension SyncStore {
+    func withPushGate<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        await gate.acquire()
+        do {
+            let result = try await body()
+            await gate.release()
+            return result
+        } catch {
+            await gate.release()
+            throw error
+        }
+    }
+
+    var wakeUps: AsyncStream<Void> { wakeSignal }
+}
+
+extension JSONValue {
+    /// The key as the identity map takes it.
+    var identityID: (any Sendable)? {
+        if let integer = intValue { return integer }
+        return stringValue
+    }
+}
+
+/// SQL identifier quoting.
+func quotedIdentifier(_ name: String) -> String {
+    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+}

@@ -1,0 +1,104 @@
+import Foundation
+import ModelSync
+import ModelSyncServer
+import ModelSyncTesting
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `modelsync-stress-child`, built beside the test bundle by `swift build --build-tests`.
+private let stressChild = StressMode.builtExecutable(named: "modelsync-stress-child")
+
+/// The lines a pipe delivers, until it closes.
+private func lines(of pipe: Pipe) -> AsyncStream<String> {
+    AsyncStream { continuation in
+        let pending = Locked([UInt8]())
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty {
+                handle.readabilityHandler = nil
+                continuation.finish()
+                return
+            }
+            let complete: [String] = pending.withLock { buffer in
+                buffer += data
+                var lines: [String] = []
+                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                    lines.append(String(decoding: buffer[..<newline], as: UTF8.self))
+                    buffer.removeSubrange(...newline)
+                }
+                return lines
+            }
+            for line in complete { continuation.yield(line) }
+        }
+    }
+}
+
+@Suite struct SyncCrashTests {
+    // The child is an executable of this package; a test build without it cannot run this
+    // (skipped, except under CI=true, where it fails).
+    @Test(
+        .enabled(if: stressChild != nil || StressMode.componentsRequired, "modelsync-stress-child is not built"),
+        .timeLimit(.minutes(5)))
+    func everyAcknowledgedWriteReachesTheServerExactlyOnceDespiteKills() async throws {
+        let stressChild = try #require(stressChild, "modelsync-stress-child is missing beside the test bundle")
+        let runs = StressMode.count(3, stress: 50)
+        let directory = try TemporaryDirectory(prefix: "modelsync-sync-crash")
+        defer { directory.remove() }
+        let databasePath = directory.path("app.sqlite")
+        try await withTestServer(data: ["notes": []]) { server in
+            var acknowledged = Set<String>()
+            for run in 0..<runs {
+                let process = Process()
+                process.executableURL = stressChild
+                process.arguments = ["sync-writes", databasePath, server.baseURL.absoluteString, String(run * 1_000_000)]
+                let output = Pipe()
+                process.standardOutput = output
+                let exited = AsyncStream<Void> { continuation in
+                    process.terminationHandler = { _ in
+                        continuation.yield()
+                        continuation.finish()
+                    }
+                }
+                try process.run()
+                // Kill after a random number of acknowledged saves: mid-save, mid-push, anywhere.
+                let killAfter = Int.random(in: 1...40)
+                var seen = 0
+                for await line in lines(of: output) where line.hasPrefix("saved ") {
+                    acknowledged.insert(String(line.dropFirst("saved ".count)))
+                    seen += 1
+                    if seen == killAfter { break }
+                }
+                kill(process.processIdentifier, SIGKILL)
+                for await _ in exited {}
+            }
+
+            // The app restarts and pushes what is left.
+            let database = try Database(path: databasePath, models: [StressNote.self])
+            let sync = SyncStore(remote: RemoteStore(baseURL: server.baseURL), database: database, models: [StressNote.self])
+            try await sync.push()
+            let titles = (await server.data["notes"]?.arrayValue ?? []).compactMap { $0["title"]?.stringValue }
+            var counts: [String: Int] = [:]
+            for title in titles { counts[title, default: 0] += 1 }
+            #expect(counts.values.allSatisfy { $0 == 1 }, "duplicated on the server: \(counts.filter { $0.value > 1 })")
+            let missing = acknowledged.filter { counts[$0] == nil }
+            #expect(missing.isEmpty, "acknowledged but not on the server: \(missing.sorted())")
+            #expect(try await sync.pendingCount() == 0)
+        }
+    }
+}
+
+/// The child's model (`Sources/modelsync-stress-child/SyncWrites.swift`): the same name, so the same table and outbox entries.
+@Model
+struct StressNote {
+    var id: Int?
+    var title: String
+}
+
+extension StressNote: RemoteResource {
+    static let remote = RemoteConfiguration(path: "notes")
+}

@@ -1,0 +1,61 @@
+import Foundation
+import ModelSync
+import ModelSyncServer
+import ModelSyncTesting
+import Testing
+
+/// Models of the sync tests, over the bundled server's `notes` and `replies` collections.
+@Model
+struct SyncNote: Equatable {
+    var id: Int?
+    var title: String
+    var body: String = ""
+    var stars: Int = 0
+}
+
+extension SyncNote: RemoteResource {
+    static let remote = RemoteConfiguration(path: "notes")
+}
+
+@Model
+struct SyncReply: Equatable {
+    var id: Int?
+    var noteId: Int
+    var text: String
+
+    static let note = belongsTo(SyncNote.self, foreignKey: \.noteId, onDelete: .cascade)
+    static let relations: [any ModelRelation<SyncReply>] = [note]
+}
+
+extension SyncReply: RemoteResource {
+    static let remote = RemoteConfiguration(path: "replies")
+}
+
+/// A sync store over a SQLite file in a fresh directory and a new in-process server with
+/// empty `notes` and `replies`.
+func withSyncFixture<T>(
+    data: JSONValue = ["notes": [], "replies": []],
+    _ body: (SyncStore, ModelSyncServer, TemporaryDirectory) async throws -> T
+) async throws -> T {
+    let directory = try TemporaryDirectory(prefix: "modelsync-sync")
+    defer { directory.remove() }
+    return try await withTestServer(data: data) { server in
+        let database = try Database(path: directory.path("app.sqlite"), models: [SyncNote.self, SyncReply.self])
+        let store = SyncStore(remote: RemoteStore(baseURL: server.baseURL), database: database, models: [SyncNote.self, SyncReply.self])
+        return try await body(store, server, directory)
+    }
+}
+
+/// The records of a server collection, by id.
+func serverRecords(_ server: ModelSyncServer, _ name: String) async -> [Int: JSONValue] {
+    var records: [Int: JSONValue] = [:]
+    for record in await server.data[name]?.arrayValue ?? [] {
+        if let id = record["id"]?.intValue { records[id] = record }
+    }
+    return records
+}
+
+/// The requests the server received that are not reads.
+func writeRequests(_ server: ModelSyncServer) -> [RecordedRequest] {
+    server.recordedRequests.filter { $0.method != "GET" && $0.method != "HEAD" }
+}
