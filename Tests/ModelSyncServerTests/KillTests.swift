@@ -14,18 +14,6 @@ import Darwin
 /// The `modelsync-server` executable built next to the test bundle, if it is there.
 private let serverExecutable = StressMode.builtExecutable(named: "modelsync-server")
 
-/// A small deterministic generator, so that a failing run can be repeated with its seed.
-private struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// A `modelsync-server` child process.
 private final class ServerProcess: Sendable {
     let process: Process
@@ -111,7 +99,7 @@ struct ServerKillTests {
     func everyAcknowledgedWriteSurvivesKill9() async throws {
         let executable = try #require(serverExecutable, "modelsync-server must be built next to the tests")
         let seed = UInt64(ProcessInfo.processInfo.environment["MODELSYNC_SEED"] ?? "") ?? 13
-        var random = SeededGenerator(state: seed)
+        var random = SeededGenerator(seed: seed)
         try await withDatabaseFile(#"{"posts": []}"#) { file async throws in
             var acknowledged: [String] = []
             for round in 0..<Self.rounds {
