@@ -54,7 +54,13 @@ let package = Package(
             ]
         ),
         // Umbrella: re-exports the layers and declares the macros.
-        .target(name: "ModelSync", dependencies: ["ModelSyncCore", "ModelSyncJSON", "ModelSyncSQLite", "ModelSyncRemote", "ModelSyncStorage", "ModelSyncMacros"]),
+        .target(
+            name: "ModelSync",
+            dependencies: [
+                "ModelSyncCore", "ModelSyncJSON", "ModelSyncSQLite", "ModelSyncRemote", "ModelSyncStorage", "ModelSyncMacros",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(name: "modelsync-demo", dependencies: ["ModelSync", "ModelSyncServer"]),
 
         // Remote: RemoteStore over an HTTPTransport (AsyncHTTPClient by default, URLSession).

@@ -7,7 +7,7 @@ extension Workload {
         JSONWorkloads.decode,
         JSONWorkloads.encode,
     ] + SQLiteWorkloads.all + QueryWorkloads.all + RelationWorkloads.all + ObservationWorkloads.all + RemoteWorkloads.all
-        + StorageWorkloads.all + IdentityWorkloads.all + ConcurrentAsyncWorkloads.all
+        + StorageWorkloads.all + IdentityWorkloads.all + ConcurrentAsyncWorkloads.all + SyncWorkloads.all
 }
 
 /// `modelsync-bench`: times ModelSync against its peers and prints a table and `RESULT` lines.

@@ -93,15 +93,11 @@ enum OutboxTable {
         try db.rows("SELECT \(columns) FROM modelsync_outbox WHERE \(condition) ORDER BY sequence" + (limit.map { " LIMIT \($0)" } ?? ""), arguments).map(decode)
     }
 
-    /// The oldest pending entry whose row has no parked entry (a row's later changes wait for
-    /// its refused one).
-    static func head(_ db: SQLiteConnection) throws -> Row? {
-        try entries(db, where: """
-            state = 'pending' AND NOT EXISTS (
-                SELECT 1 FROM modelsync_outbox AS parked
-                WHERE parked.state = 'parked' AND parked.model = modelsync_outbox.model
-                  AND parked.local_key = modelsync_outbox.local_key AND parked.sequence < modelsync_outbox.sequence)
-            """, limit: 1).first
+    /// The oldest entries, pending and parked, up to `limit` beyond the parked ones: a parked
+    /// entry holds back its row's later changes and its children's.
+    static func queue(_ db: SQLiteConnection, limit: Int) throws -> [Row] {
+        guard case .integer(let parked)? = try db.scalar("SELECT count(*) FROM modelsync_outbox WHERE state = 'parked'") else { return [] }
+        return try entries(db, where: "1", limit: Int(parked) + limit)
     }
 
     static func insert(_ row: Row, _ db: SQLiteConnection) throws {

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import ModelSyncCore
 import ModelSyncJSON
 import ModelSyncRemote
@@ -29,28 +30,88 @@ extension SyncStore {
             changed()
         }
         var summary = PushSummary(sent: 0, parked: 0, remaining: 0)
-        while true {
-            if let status = state.withLock({ $0.pausedStatus }) { throw SyncError.paused(status: status) }
-            let head: OutboxTable.Row? = try await database.write { db in
-                try self.prepareTables(db)
-                let head = try OutboxTable.head(db)
-                // Inside the transaction, so that no save coalesces into the entry being sent.
-                self.state.withLock { $0.inFlight = head?.sequence }
-                return head
-            }
-            guard let entry = head else { break }
-            do {
-                guard let type = state.withLock({ $0.models[entry.model] }) else { throw SyncError.unknownModel(entry.model) }
-                try await send(type, entry)
-                state.withLock { $0.inFlight = nil }
-                summary.sent += 1
-            } catch {
-                state.withLock { $0.inFlight = nil }
-                if try await handleFailure(error, of: entry) { summary.parked += 1 } else { throw SyncError.willRetry(sequence: entry.sequence, underlying: "\(error)") }
+        // The first failure that stops the push (a retryable error, a pause); entries already
+        // sent are still awaited, so that their acknowledgements are applied.
+        var stop: (any Error)?
+        let window = max(1, maxConcurrentRequests)
+        try await withThrowingTaskGroup(of: (OutboxTable.Row, (any Error)?).self) { group in
+            var running = 0
+            while true {
+                if stop == nil, let status = state.withLock({ $0.pausedStatus }) { stop = SyncError.paused(status: status) }
+                if stop == nil && running < window {
+                    let started: [OutboxTable.Row]
+                    do {
+                        started = try await startIndependentEntries(limit: window - running)
+                    } catch {
+                        stop = error
+                        started = []
+                    }
+                    for entry in started {
+                        running += 1
+                        group.addTask {
+                            do {
+                                guard let type = self.state.withLock({ $0.models[entry.model] }) else { throw SyncError.unknownModel(entry.model) }
+                                try await self.send(type, entry)
+                                return (entry, nil)
+                            } catch {
+                                return (entry, error)
+                            }
+                        }
+                    }
+                }
+                guard running > 0, let (entry, failure) = try await group.next() else { break }
+                running -= 1
+                state.withLock { _ = $0.inFlight.remove(entry.sequence) }
+                guard let failure else {
+                    summary.sent += 1
+                    continue
+                }
+                do {
+                    if try await handleFailure(failure, of: entry) { summary.parked += 1 } else if stop == nil {
+                        stop = SyncError.willRetry(sequence: entry.sequence, underlying: "\(failure)")
+                    }
+                } catch {
+                    if stop == nil { stop = error }
+                }
             }
         }
+        if let stop {
+            logger.debug("push stopped; entries stay queued", metadata: ["sent": "\(summary.sent)", "reason": "\(stop)"])
+            throw stop
+        }
         state.withLock { $0.lastError = nil }
+        summary.remaining = try await pendingCount()
+        logger.debug("push finished", metadata: ["sent": "\(summary.sent)", "parked": "\(summary.parked)", "remaining": "\(summary.remaining)"])
         return summary
+    }
+
+    /// Marks as in flight, in one transaction, up to `limit` of the oldest pending entries that
+    /// depend on no earlier unfinished entry, and returns them.
+    ///
+    /// Two entries depend on each other when they change the same row, or when one's body
+    /// points (through a `BelongsTo` foreign key) at the other's row: a child waits for its
+    /// parent's create (and its real key), a parent's delete waits for its children's writes.
+    /// Independent entries go out concurrently; each row's changes stay in order.
+    private func startIndependentEntries(limit: Int) async throws -> [OutboxTable.Row] {
+        let models = state.withLock { $0.models }
+        return try await database.write { db in
+            try self.prepareTables(db)
+            let inFlight = self.state.withLock { $0.inFlight }
+            // Every unfinished entry older than a candidate is in flight, parked, or among the
+            // candidates before it, so reading a bounded prefix of the queue is enough.
+            var earlier: [OutboxDependencies] = []
+            var started: [OutboxTable.Row] = []
+            for entry in try OutboxTable.queue(db, limit: inFlight.count + limit * 4) where started.count < limit {
+                let dependencies = try OutboxDependencies(entry, models)
+                if entry.state == .pending, !inFlight.contains(entry.sequence), !earlier.contains(where: { $0.conflicts(with: dependencies) }) {
+                    started.append(entry)
+                }
+                earlier.append(dependencies)
+            }
+            // Inside the transaction, so that no save coalesces into an entry being sent.
+            self.state.withLock { $0.inFlight.formUnion(started.map(\.sequence)) }
+            return started
+        }
     }
 
     /// Records a failure; returns true when the entry was parked and the push may go on.
@@ -70,12 +131,15 @@ extension SyncStore {
                     [.text(text), .text(OutboxTable.text(fieldErrors)), .integer(entry.sequence)])
             }
             state.withLock { $0.lastError = text }
+            logger.notice("the server refused an outbox entry; it is parked", metadata: [
+                "sequence": "\(entry.sequence)", "model": "\(entry.model)", "status": "\(status ?? 0)"])
             return true
         case 401?, 403?:
             state.withLock { state in
                 state.pausedStatus = status
                 state.lastError = text
             }
+            logger.notice("the server refused the credentials; the outbox is paused until resume()", metadata: ["status": "\(status ?? 0)"])
             throw SyncError.paused(status: status ?? 401)
         default:
             try await database.write { db in
@@ -108,9 +172,10 @@ extension SyncStore {
                 throw SyncError.corruptEntry(sequence: entry.sequence, reason: "the server's answer to the create has no key")
             }
             let value = try remote.options.decoder.decode(M.self, from: server.jsonBytes())
-            let stored = try await database.write { db in try self.acknowledgeCreate(entry, key: key, serverKey: serverKey, value, db) }
+            let (stored, children) = try await database.write { db in try self.acknowledgeCreate(entry, key: key, serverKey: serverKey, value, db) }
             if entry.temporaryKey, let id = entry.localKey.identityID { identityMap.remove(M.self, id: id) }
             if let stored { identityMap.store(stored) }
+            for child in children { refreshIfHeld(child) }
         case .update:
             guard let id = SyncKey.urlSegment(entry.localKey) else { throw SyncError.unsupportedKey(model: key.model) }
             let request = RemoteRequest(method: .patch, url: try await remote.resourceURL(for: M.self, id: id), body: Self.wrapped(entry.body, M.self))
@@ -131,15 +196,24 @@ extension SyncStore {
 
     /// Applies an acknowledged create: the temporary key becomes the server's everywhere, the
     /// server's fields go into the row unless newer local changes wait, the entry goes.
+    /// Returns the stored value and the local rows whose foreign keys were rewritten.
     private func acknowledgeCreate<M: SyncedModel>(
         _ entry: OutboxTable.Row, key: SyncKey, serverKey: JSONValue, _ value: M, _ db: SQLiteConnection
-    ) throws -> M? {
+    ) throws -> (M?, [any SyncedModel]) {
+        var children: [any SyncedModel] = []
         if entry.temporaryKey && serverKey != entry.localKey {
-            try rewriteKey(M.self, key: key, from: entry.localKey, to: serverKey, db)
+            children = try rewriteKey(M.self, key: key, from: entry.localKey, to: serverKey, db)
         }
         var rewritten = entry
         rewritten.localKey = serverKey
-        return try acknowledge(rewritten, key: key, value, db)
+        return (try acknowledge(rewritten, key: key, value, db), children)
+    }
+
+    /// Replaces the identity map's value of `value`'s type and key, if it holds one: a child
+    /// whose parent's temporary key was rewritten must not keep the old key in memory.
+    private func refreshIfHeld<M: SyncedModel>(_ value: M) {
+        guard let key = value.identityKey, identityMap.value(M.self, key: key) != nil else { return }
+        identityMap.store(value, key: key)
     }
 
     /// Deletes the entry and, when no later change of the row waits and the row still exists,
@@ -154,8 +228,11 @@ extension SyncStore {
     }
 
     /// Rewrites a temporary key in one transaction: the row, the entries naming it, the
-    /// foreign keys of local rows pointing at it (the models' `BelongsTo` relations).
-    private func rewriteKey<M: SyncedModel>(_ type: M.Type, key: SyncKey, from temporary: JSONValue, to server: JSONValue, _ db: SQLiteConnection) throws {
+    /// foreign keys of local rows pointing at it (the models' `BelongsTo` relations). Returns
+    /// the rewritten child rows.
+    private func rewriteKey<M: SyncedModel>(
+        _ type: M.Type, key: SyncKey, from temporary: JSONValue, to server: JSONValue, _ db: SQLiteConnection
+    ) throws -> [any SyncedModel] {
         let old = try temporary.primaryKeySQLValue(model: key.model)
         let new = try server.primaryKeySQLValue(model: key.model)
         // Children still point at the temporary key until they are rewritten below.
@@ -170,26 +247,40 @@ extension SyncStore {
                        [.text(OutboxTable.text(server)), .text(key.model), .text(oldText)])
         try db.execute("INSERT OR REPLACE INTO modelsync_key_rewrites (model, temporary_key, server_key) VALUES (?, ?, ?)",
                        [.text(key.model), .text(oldText), .text(OutboxTable.text(server))])
+        logger.debug("temporary key replaced by the server's", metadata: ["model": "\(key.model)", "temporary": "\(oldText)", "server": "\(OutboxTable.text(server))"])
+        var children: [any SyncedModel] = []
         for child in state.withLock({ Array($0.models.values) }) {
-            try rewriteForeignKeys(child, parent: M.self, from: temporary, to: server, db)
+            children += try rewriteForeignKeys(child, parent: M.self, from: temporary, to: server, db)
         }
+        return children
     }
 
     private func rewriteForeignKeys<Child: SyncedModel, Parent: SyncedModel>(
         _ child: Child.Type, parent: Parent.Type, from temporary: JSONValue, to server: JSONValue, _ db: SQLiteConnection
-    ) throws {
+    ) throws -> [Child] {
+        var rewritten: [Child] = []
         for relation in Child.relations {
             guard let belongsTo = relation as? BelongsTo<Child, Parent>, belongsTo.parentKey == nil,
                   let field = Child.schema.field(named: belongsTo.foreignKey) else { continue }
             let column = quotedIdentifier(field.column)
-            try db.execute("UPDATE \(quotedIdentifier(Child.schema.table)) SET \(column) = ? WHERE \(column) = ?",
-                           [try server.primaryKeySQLValue(model: Parent.schema.name), try temporary.primaryKeySQLValue(model: Parent.schema.name)])
+            let (old, new) = (try temporary.primaryKeySQLValue(model: Parent.schema.name), try server.primaryKeySQLValue(model: Parent.schema.name))
+            try db.execute("UPDATE \(quotedIdentifier(Child.schema.table)) SET \(column) = ? WHERE \(column) = ?", [new, old])
+            if db.changes > 0 { rewritten += try Child.all(db, where: "\(column) = ?", [new]) }
             let path = JSONPath(parsing: field.jsonKey)
-            for var entry in try OutboxTable.entries(db, where: "model = ?", [.text(Child.schema.name)]) where entry.body[path] == temporary {
+            // Only entries whose body holds the temporary key (SQLite's JSON path of the key).
+            let sqlPath = "$" + path.components.map { component in
+                switch component {
+                case .key(let name): ".\"" + name.replacingOccurrences(of: "\"", with: "\\\"") + "\""
+                case .index(let index): "[\(index)]"
+                }
+            }.joined()
+            for var entry in try OutboxTable.entries(db, where: "model = ? AND json_extract(body, ?) = ?", [.text(Child.schema.name), .text(sqlPath), old])
+            where entry.body[path] == temporary {
                 entry.body[path] = server
                 try OutboxTable.replace(entry, db)
             }
         }
+        return rewritten
     }
 
     static func wrapped<M: SyncedModel>(_ body: JSONValue, _ type: M.Type) -> [UInt8] {

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import ModelSyncCore
 import ModelSyncJSON
 import ModelSyncRemote
@@ -34,10 +35,15 @@ public final class SyncStore: Sendable {
     public let identityMap: IdentityMap
     /// The delays between automatic attempts after a failure.
     public let backoff: SyncBackoff
+    /// How many entries a push sends at once. Entries of one row, and a child's entries and
+    /// its parent's, always go in order; independent ones go concurrently.
+    public let maxConcurrentRequests: Int
+    /// Where the store reports pushes, parked entries, pauses and key rewrites.
+    public let logger: Logger
 
     struct State {
         var models: [String: any SyncedModel.Type] = [:]
-        var inFlight: Int64?
+        var inFlight: Set<Int64> = []
         var pausedStatus: Int?
         var lastError: String?
         var activity = SyncActivity.idle
@@ -57,8 +63,10 @@ public final class SyncStore: Sendable {
     /// foreign keys must follow temporary keys; types passed to ``save(_:)`` are added too.
     public init(
         remote: RemoteStore, database: Database, models: [any SyncedModel.Type] = [], identityMap: IdentityMap = IdentityMap(),
-        backoff: SyncBackoff = SyncBackoff()
+        backoff: SyncBackoff = SyncBackoff(), maxConcurrentRequests: Int = 8, logger: Logger = Logger(label: "modelsync.sync")
     ) {
+        self.logger = logger
+        self.maxConcurrentRequests = maxConcurrentRequests
         self.remote = remote
         self.database = database
         self.identityMap = identityMap
@@ -149,12 +157,11 @@ public final class SyncStore: Sendable {
 
     // MARK: Coalescing
 
-    /// The row's queued entries that may still change: all but the one being sent.
+    /// The row's queued entries that may still change: all but the ones being sent.
     private func openEntries(_ key: SyncKey, _ keyValue: JSONValue, _ db: SQLiteConnection) throws -> [OutboxTable.Row] {
         let inFlight = state.withLock { $0.inFlight }
-        return try OutboxTable.entries(
-            db, where: "model = ? AND local_key = ? AND sequence IS NOT ?",
-            [.text(key.model), .text(OutboxTable.text(keyValue)), inFlight.map(SQLValue.integer) ?? .null])
+        return try OutboxTable.entries(db, where: "model = ? AND local_key = ?", [.text(key.model), .text(OutboxTable.text(keyValue))])
+            .filter { !inFlight.contains($0.sequence) }
     }
 
     private func recordSave(key: SyncKey, _ keyValue: JSONValue, before: JSONValue?, after: JSONValue, temporary: Bool, _ db: SQLiteConnection) throws {
@@ -196,8 +203,8 @@ public final class SyncStore: Sendable {
     private func recordDelete(key: SyncKey, _ keyValue: JSONValue, before: JSONValue?, _ db: SQLiteConnection) throws {
         let open = try openEntries(key, keyValue, db)
         let inFlight = state.withLock { $0.inFlight }
-        let createInFlight = try inFlight.map { try OutboxTable.entries(db, where: "sequence = ?", [.integer($0)]) }?
-            .contains { $0.model == key.model && $0.localKey == keyValue } ?? false
+        let createInFlight = try OutboxTable.entries(db, where: "model = ? AND local_key = ? AND operation = 'create'", [.text(key.model), .text(OutboxTable.text(keyValue))])
+            .contains { inFlight.contains($0.sequence) }
         if open.contains(where: { $0.operation == .create }) && !createInFlight {
             // The server never saw the row: nothing to send.
             for entry in open { try OutboxTable.delete(entry.sequence, db) }

@@ -1,0 +1,169 @@
+import Foundation
+import ModelSync
+import ModelSyncServer
+
+/// A post as the sync workloads keep it: a nil id until the server assigns one.
+@Model
+struct SyncBenchPost: Equatable {
+    var id: Int?
+    var userId: Int
+    var title: String
+    var body: String
+}
+
+extension SyncBenchPost: RemoteResource {
+    static let remote = RemoteConfiguration(path: "posts")
+}
+
+/// `sync_push`: the same 2,000 edits (about half creates, a third updates, the rest deletes,
+/// many of them to rows edited before) reach the bundled server, started in-process over 500
+/// existing posts.
+///
+/// - ours: the edits are queued offline in a `SyncStore` (untimed, in `reset`), then one timed
+///   `push()` sends the coalesced outbox, independent rows concurrently.
+/// - peer `remote_loop`: a loop of `RemoteStore.save` / `delete`, one request per edit, as an
+///   app without an outbox would do online.
+///
+/// Both end with the same server data (checked once before timing). A `REQUESTS` line gives
+/// the requests each side sent.
+enum SyncWorkloads {
+    static let existingPosts = 500
+
+    static let push = Workload(
+        name: "sync_push",
+        summary: "push 2,000 queued edits (creates, updates, deletes; many to the same rows) to the bundled server; peer: remote_loop (RemoteStore.save/delete per edit)",
+        unit: .requestsPerSecond,
+        sizes: [WorkloadSize(2_000, quick: true)]
+    ) { size in
+        let edits = Edit.script(count: size.count)
+        var seed = JSONObject()
+        seed["posts"] = .array((1...existingPosts).map { id in
+            ["id": .number(JSONNumber(id)), "userId": .number(JSONNumber(id % 10 + 1)), "title": .string("post \(id)"), "body": "seeded"]
+        })
+        var options = ServerOptions()
+        options.requestLogLimit = 100_000
+        let server = try await ModelSyncServer.start(data: .object(seed), options: options)
+        var remoteOptions = RemoteStore.Options()
+        remoteOptions.caching = false
+        let remote = RemoteStore(baseURL: server.baseURL, options: remoteOptions)
+        let files = try Files()
+        let queued = QueuedSync()
+
+        @Sendable func queueEdits() async throws -> SyncStore {
+            try await server.reset()
+            let path = files.directory.appendingPathComponent("sync-\(UUID().uuidString).sqlite").path
+            let database = try Database(path: path, models: [SyncBenchPost.self])
+            try await database.write { db in
+                for id in 1...existingPosts { try SyncBenchPost(id: id, userId: id % 10 + 1, title: "post \(id)", body: "seeded").upsert(db) }
+            }
+            let sync = SyncStore(remote: remote, database: database, models: [SyncBenchPost.self])
+            var posts: [Int: SyncBenchPost] = [:]
+            for id in 1...existingPosts { posts[id] = SyncBenchPost(id: id, userId: id % 10 + 1, title: "post \(id)", body: "seeded") }
+            try await Edit.apply(edits, to: &posts, save: { try await sync.save(&$0) }, delete: { try await sync.delete($0) })
+            server.clearRecordedRequests()
+            return sync
+        }
+        let ours = Contender.ours(reset: { await queued.set(try await queueEdits()) }) {
+            guard let sync = await queued.store else { throw BenchmarkError("sync_push: nothing queued") }
+            let summary = try await sync.push()
+            guard summary.remaining == 0 && summary.parked == 0 else { throw BenchmarkError("sync_push: \(summary)") }
+            return summary.sent
+        }
+        let peer = Contender(name: "remote_loop", reset: { try await server.reset(); server.clearRecordedRequests() }) {
+            var posts: [Int: SyncBenchPost] = [:]
+            for id in 1...existingPosts { posts[id] = SyncBenchPost(id: id, userId: id % 10 + 1, title: "post \(id)", body: "seeded") }
+            try await Edit.apply(edits, to: &posts, save: { try await remote.save(&$0) }, delete: { try await remote.delete($0) })
+            return posts.count
+        }
+        return PreparedWorkload(ours: ours, peers: [peer]) {
+            try await ours.reset()
+            _ = try await ours.run()
+            let oursRequests = server.recordedRequests.count
+            let oursData = try comparable(await server.data)
+            try await peer.reset()
+            _ = try await peer.run()
+            let peerRequests = server.recordedRequests.count
+            let peerData = try comparable(await server.data)
+            guard oursData == peerData else { throw BenchmarkError("sync_push: the server's data differs after the two runs") }
+            FileHandle.standardError.write(Data("REQUESTS sync_push ours=\(oursRequests) remote_loop=\(peerRequests) edits=\(size.count)\n".utf8))
+        }
+    }
+
+    static let all = [push]
+
+    /// The store whose outbox the next timed run pushes.
+    actor QueuedSync {
+        var store: SyncStore?
+        func set(_ store: SyncStore) { self.store = store }
+    }
+
+    /// The posts' contents by title (ids differ: the server numbers creates in arrival order,
+    /// which concurrent sending changes).
+    static func comparable(_ data: JSONValue) throws -> [String: String] {
+        var posts: [String: String] = [:]
+        for post in data["posts"]?.arrayValue ?? [] {
+            guard let title = post["title"]?.stringValue else { throw BenchmarkError("sync_push: a post without a title") }
+            posts[title] = (post["body"]?.stringValue ?? "") + "|" + String(post["userId"]?.intValue ?? -1)
+        }
+        return posts
+    }
+
+    /// One edit of the script.
+    enum Edit {
+        case create(index: Int)
+        case update(target: Int, revision: Int)
+        case delete(target: Int)
+
+        /// A fixed script: rows are named by creation order (existing posts are 1…500, the
+        /// created ones 501…); updates and deletes pick among the rows still alive.
+        static func script(count: Int) -> [Edit] {
+            var generator = SeededGenerator(seed: 0x5EED_5F0C)
+            var alive = Array(1...existingPosts)
+            var next = existingPosts + 1
+            var edits: [Edit] = []
+            for revision in 0..<count {
+                let roll = generator.int(in: 0...99)
+                if roll < 50 || alive.isEmpty {
+                    edits.append(.create(index: next))
+                    alive.append(next)
+                    next += 1
+                } else {
+                    // Recent rows are edited more often: half of the picks come from the last 40.
+                    let recent = generator.int(in: 0...1) == 0
+                    let position = recent ? max(0, alive.count - 1 - generator.int(in: 0...39)) : generator.int(in: 0...(alive.count - 1))
+                    if roll < 85 {
+                        edits.append(.update(target: alive[position], revision: revision))
+                    } else {
+                        edits.append(.delete(target: alive[position]))
+                        alive.remove(at: position)
+                    }
+                }
+            }
+            return edits
+        }
+
+        /// Applies the script through `save` and `delete`; `posts` maps a row's script name to
+        /// its current value (with the key the store gave it).
+        static func apply(
+            _ edits: [Edit], to posts: inout [Int: SyncBenchPost],
+            save: (inout SyncBenchPost) async throws -> Void, delete: (SyncBenchPost) async throws -> Void
+        ) async throws {
+            for edit in edits {
+                switch edit {
+                case .create(let index):
+                    var post = SyncBenchPost(id: nil, userId: index % 10 + 1, title: "post \(index)", body: "created")
+                    try await save(&post)
+                    posts[index] = post
+                case .update(let target, let revision):
+                    guard var post = posts[target] else { throw BenchmarkError("sync_push: no row \(target)") }
+                    post.body = "revision \(revision)"
+                    try await save(&post)
+                    posts[target] = post
+                case .delete(let target):
+                    guard let post = posts.removeValue(forKey: target) else { throw BenchmarkError("sync_push: no row \(target)") }
+                    try await delete(post)
+                }
+            }
+        }
+    }
+}
