@@ -6,9 +6,9 @@ import ModelSyncSQLite
 /// The sync bookkeeping tables, in the app's own database file so that a local write and its
 /// outbox entry commit in one transaction.
 ///
-/// `base_values` (the row before the first pending change) and `server_version` are stored now
-/// for conditional requests and three-way merges; `modelsync_row_versions` and
-/// `modelsync_cursors` are for pulls. Adding those features needs no migration of these tables.
+/// `base_values` (the row before the first pending change) and `server_version` (sent as
+/// `If-Match`) serve conflict detection and three-way merges; `modelsync_row_versions` holds
+/// each row's last known server version and `modelsync_cursors` each resource's pull cursor.
 enum OutboxTable {
     static let schema = """
         CREATE TABLE IF NOT EXISTS modelsync_outbox (
@@ -54,6 +54,8 @@ enum OutboxTable {
         var state: OutboxEntryState
         var lastError: String?
         var fieldErrors: [String: [String]]
+        /// The row's server version when the entry's base was taken: sent as `If-Match`.
+        var serverVersion: String? = nil
 
         var publicEntry: OutboxEntry {
             OutboxEntry(sequence: sequence, model: model, localKey: localKey, operation: operation, changedFields: changedFields,
@@ -61,12 +63,12 @@ enum OutboxTable {
         }
     }
 
-    static let columns = "sequence, model, local_key, operation, body, changed_fields, base_values, idempotency_key, temporary_key, attempts, state, last_error, field_errors"
+    static let columns = "sequence, model, local_key, operation, body, changed_fields, base_values, idempotency_key, temporary_key, attempts, state, last_error, field_errors, server_version"
 
     static func text(_ value: JSONValue) -> String { String(decoding: value.jsonBytes(), as: UTF8.self) }
 
     static func decode(_ values: [SQLValue]) throws -> Row {
-        guard values.count == 13, case .integer(let sequence) = values[0] else {
+        guard values.count == 14, case .integer(let sequence) = values[0] else {
             throw SyncError.corruptEntry(sequence: -1, reason: "unexpected columns")
         }
         func string(_ index: Int) -> String? { if case .text(let text) = values[index] { return text } else { return nil } }
@@ -86,7 +88,7 @@ enum OutboxTable {
             sequence: sequence, model: model, localKey: key, operation: operation, body: body,
             changedFields: try json(5)?.arrayValue?.compactMap(\.stringValue) ?? [], baseValues: try json(6),
             idempotencyKey: string(7), temporaryKey: integer(8) != 0, attempts: Int(integer(9)), state: state,
-            lastError: string(11), fieldErrors: fieldErrors)
+            lastError: string(11), fieldErrors: fieldErrors, serverVersion: string(13))
     }
 
     static func entries(_ db: SQLiteConnection, where condition: String, _ arguments: [SQLValue] = [], limit: Int? = nil) throws -> [Row] {
@@ -103,12 +105,58 @@ enum OutboxTable {
     static func insert(_ row: Row, _ db: SQLiteConnection) throws {
         try db.execute(
             """
-            INSERT INTO modelsync_outbox (model, local_key, operation, body, changed_fields, base_values, idempotency_key, temporary_key)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO modelsync_outbox (model, local_key, operation, body, changed_fields, base_values, idempotency_key, temporary_key, server_version)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [.text(row.model), .text(text(row.localKey)), .text(row.operation.rawValue), .text(text(row.body)),
              .text(text(.array(row.changedFields.map(JSONValue.string)))), row.baseValues.map { .text(text($0)) } ?? .null,
-             row.idempotencyKey.map(SQLValue.text) ?? .null, .integer(row.temporaryKey ? 1 : 0)])
+             row.idempotencyKey.map(SQLValue.text) ?? .null, .integer(row.temporaryKey ? 1 : 0), row.serverVersion.map(SQLValue.text) ?? .null])
+    }
+
+    /// Replaces everything an entry asks for, keeping its place in the queue: a conflict's
+    /// resolution turns an entry into another request.
+    static func rewrite(_ row: Row, _ db: SQLiteConnection) throws {
+        try db.execute(
+            """
+            UPDATE modelsync_outbox SET operation = ?, body = ?, changed_fields = ?, base_values = ?, idempotency_key = ?,
+                temporary_key = ?, server_version = ?, state = 'pending', field_errors = NULL WHERE sequence = ?
+            """,
+            [.text(row.operation.rawValue), .text(text(row.body)), .text(text(.array(row.changedFields.map(JSONValue.string)))),
+             row.baseValues.map { .text(text($0)) } ?? .null, row.idempotencyKey.map(SQLValue.text) ?? .null,
+             .integer(row.temporaryKey ? 1 : 0), row.serverVersion.map(SQLValue.text) ?? .null, .integer(row.sequence)])
+    }
+
+    // MARK: Server versions
+
+    /// The server version of a row, as last seen in a response or a pull.
+    static func version(model: String, _ key: JSONValue, _ db: SQLiteConnection) throws -> String? {
+        guard case .text(let version)? = try db.scalar(
+            "SELECT version FROM modelsync_row_versions WHERE model = ? AND key = ?", [.text(model), .text(text(key))]) else { return nil }
+        return version
+    }
+
+    /// Records a row's server version; nil forgets it (the record is gone).
+    static func setVersion(_ version: String?, model: String, _ key: JSONValue, _ db: SQLiteConnection) throws {
+        if let version {
+            try db.execute("INSERT OR REPLACE INTO modelsync_row_versions (model, key, version) VALUES (?, ?, ?)",
+                           [.text(model), .text(text(key)), .text(version)])
+        } else {
+            try db.execute("DELETE FROM modelsync_row_versions WHERE model = ? AND key = ?", [.text(model), .text(text(key))])
+        }
+    }
+
+    /// The stored pull cursor of a resource.
+    static func cursor(_ resource: String, _ db: SQLiteConnection) throws -> String? {
+        guard case .text(let cursor)? = try db.scalar("SELECT cursor FROM modelsync_cursors WHERE resource = ?", [.text(resource)]) else { return nil }
+        return cursor
+    }
+
+    static func setCursor(_ cursor: String?, _ resource: String, _ db: SQLiteConnection) throws {
+        if let cursor {
+            try db.execute("INSERT OR REPLACE INTO modelsync_cursors (resource, cursor) VALUES (?, ?)", [.text(resource), .text(cursor)])
+        } else {
+            try db.execute("DELETE FROM modelsync_cursors WHERE resource = ?", [.text(resource)])
+        }
     }
 
     static func replace(_ row: Row, _ db: SQLiteConnection) throws {

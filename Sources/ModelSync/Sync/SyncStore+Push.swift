@@ -29,12 +29,12 @@ extension SyncStore {
             state.withLock { $0.activity = .idle }
             changed()
         }
-        var summary = PushSummary(sent: 0, parked: 0, remaining: 0)
+        var summary = PushSummary()
         // The first failure that stops the push (a retryable error, a pause); entries already
         // sent are still awaited, so that their acknowledgements are applied.
         var stop: (any Error)?
         let window = max(1, maxConcurrentRequests)
-        try await withThrowingTaskGroup(of: (OutboxTable.Row, (any Error)?).self) { group in
+        try await withThrowingTaskGroup(of: (OutboxTable.Row, Result<SendOutcome, any Error>).self) { group in
             var running = 0
             while true {
                 if stop == nil, let status = state.withLock({ $0.pausedStatus }) { stop = SyncError.paused(status: status) }
@@ -51,20 +51,27 @@ extension SyncStore {
                         group.addTask {
                             do {
                                 guard let type = self.state.withLock({ $0.models[entry.model] }) else { throw SyncError.unknownModel(entry.model) }
-                                try await self.send(type, entry)
-                                return (entry, nil)
+                                return (entry, .success(try await self.send(type, entry)))
                             } catch {
-                                return (entry, error)
+                                return (entry, .failure(error))
                             }
                         }
                     }
                 }
-                guard running > 0, let (entry, failure) = try await group.next() else { break }
+                guard running > 0, let (entry, result) = try await group.next() else { break }
                 running -= 1
                 state.withLock { _ = $0.inFlight.remove(entry.sequence) }
-                guard let failure else {
+                let failure: any Error
+                switch result {
+                case .success(.acknowledged):
                     summary.sent += 1
                     continue
+                case .success(.conflictResolved):
+                    // The entry was rewritten against the server's record; it goes again if needed.
+                    summary.conflicts += 1
+                    continue
+                case .failure(let error):
+                    failure = error
                 }
                 do {
                     if try await handleFailure(failure, of: entry) { summary.parked += 1 } else if stop == nil {
@@ -151,7 +158,15 @@ extension SyncStore {
         }
     }
 
-    private func send<M: SyncedModel>(_ type: M.Type, _ entry: OutboxTable.Row) async throws {
+    /// What sending an entry came to.
+    enum SendOutcome: Sendable {
+        /// The server applied it; the entry is gone.
+        case acknowledged
+        /// The server's record had changed (412) or gone (404): the policy rewrote the entry.
+        case conflictResolved
+    }
+
+    private func send<M: SyncedModel>(_ type: M.Type, _ entry: OutboxTable.Row) async throws -> SendOutcome {
         let key = try SyncKey(M.self)
         switch entry.operation {
         case .create:
@@ -172,33 +187,49 @@ extension SyncStore {
                 throw SyncError.corruptEntry(sequence: entry.sequence, reason: "the server's answer to the create has no key")
             }
             let value = try remote.options.decoder.decode(M.self, from: server.jsonBytes())
-            let (stored, children) = try await database.write { db in try self.acknowledgeCreate(entry, key: key, serverKey: serverKey, value, db) }
+            let version = version(M.self, response: response, record: server)
+            let (stored, children) = try await database.write { db in
+                try self.acknowledgeCreate(entry, key: key, serverKey: serverKey, value, version: version, db)
+            }
             if entry.temporaryKey, let id = entry.localKey.identityID { identityMap.remove(M.self, id: id) }
             if let stored { identityMap.store(stored) }
             for child in children { refreshIfHeld(child) }
-        case .update:
+        case .update, .delete:
             guard let id = SyncKey.urlSegment(entry.localKey) else { throw SyncError.unsupportedKey(model: key.model) }
-            let request = RemoteRequest(method: .patch, url: try await remote.resourceURL(for: M.self, id: id), body: Self.wrapped(entry.body, M.self))
-            let response = try await remote.send(request)
-            let value = try Self.answer(response, M.self).map { try remote.options.decoder.decode(M.self, from: $0.jsonBytes()) }
-            let stored = try await database.write { db in try self.acknowledge(entry, key: key, value, db) }
-            if let stored { identityMap.store(stored) }
-        case .delete:
-            guard let id = SyncKey.urlSegment(entry.localKey) else { throw SyncError.unsupportedKey(model: key.model) }
+            var headers = HeaderFields()
+            if let version = entry.serverVersion { headers["If-Match"] = version }
+            let url = try await remote.resourceURL(for: M.self, id: id)
+            let response: RemoteResponse?
             do {
-                _ = try await remote.send(RemoteRequest(method: .delete, url: try await remote.resourceURL(for: M.self, id: id)))
-            } catch let error as RemoteError where error.status == 404 || error.status == 410 {
-                // Already gone: what the delete asked for.
+                response = try await remote.send(
+                    entry.operation == .update ? RemoteRequest(method: .patch, url: url, body: Self.wrapped(entry.body, M.self)) : RemoteRequest(method: .delete, url: url),
+                    options: RequestOptions(headers: headers))
+            } catch let error as RemoteError where error.status == 412 || (error.status == 404 && entry.operation == .update) {
+                // The record changed or went since the change was based on it.
+                let current = try await currentRecord(M.self, after: error, id: id)
+                let (outcome, conflict) = try await database.write { db in
+                    try self.rebase(M.self, key: key, entry.localKey, server: current.record, version: current.version, sending: entry.sequence, db)
+                }
+                outcome.apply(to: identityMap)
+                report(conflict.map { [$0] } ?? [])
+                return .conflictResolved
+            } catch let error as RemoteError where entry.operation == .delete && (error.status == 404 || error.status == 410) {
+                response = nil  // Already gone: what the delete asked for.
             }
-            _ = try await database.write { db in try self.acknowledge(entry, key: key, nil as M?, db) }
+            let record = try response.flatMap { try Self.answer($0, M.self) }
+            let value = try record.map { try remote.options.decoder.decode(M.self, from: $0.jsonBytes()) }
+            let version = entry.operation == .delete ? nil : version(M.self, response: response, record: record)
+            let stored = try await database.write { db in try self.acknowledge(entry, key: key, value, version: version, db) }
+            if let stored { identityMap.store(stored) }
         }
+        return .acknowledged
     }
 
     /// Applies an acknowledged create: the temporary key becomes the server's everywhere, the
     /// server's fields go into the row unless newer local changes wait, the entry goes.
     /// Returns the stored value and the local rows whose foreign keys were rewritten.
     private func acknowledgeCreate<M: SyncedModel>(
-        _ entry: OutboxTable.Row, key: SyncKey, serverKey: JSONValue, _ value: M, _ db: SQLiteConnection
+        _ entry: OutboxTable.Row, key: SyncKey, serverKey: JSONValue, _ value: M, version: String?, _ db: SQLiteConnection
     ) throws -> (M?, [any SyncedModel]) {
         var children: [any SyncedModel] = []
         if entry.temporaryKey && serverKey != entry.localKey {
@@ -206,7 +237,7 @@ extension SyncStore {
         }
         var rewritten = entry
         rewritten.localKey = serverKey
-        return (try acknowledge(rewritten, key: key, value, db), children)
+        return (try acknowledge(rewritten, key: key, value, version: version, db), children)
     }
 
     /// Replaces the identity map's value of `value`'s type and key, if it holds one: a child
@@ -216,10 +247,14 @@ extension SyncStore {
         identityMap.store(value, key: key)
     }
 
-    /// Deletes the entry and, when no later change of the row waits and the row still exists,
+    /// Deletes the entry, records the row's new server version (later entries of the row are
+    /// now based on it) and, when no later change of the row waits and the row still exists,
     /// stores the server's value. Returns the stored value.
-    private func acknowledge<M: SyncedModel>(_ entry: OutboxTable.Row, key: SyncKey, _ value: M?, _ db: SQLiteConnection) throws -> M? {
+    private func acknowledge<M: SyncedModel>(_ entry: OutboxTable.Row, key: SyncKey, _ value: M?, version: String?, _ db: SQLiteConnection) throws -> M? {
         try OutboxTable.delete(entry.sequence, db)
+        try OutboxTable.setVersion(version, model: key.model, entry.localKey, db)
+        try db.execute("UPDATE modelsync_outbox SET server_version = ? WHERE model = ? AND local_key = ?",
+                       [version.map(SQLValue.text) ?? .null, .text(key.model), .text(OutboxTable.text(entry.localKey))])
         guard let value else { return nil }
         let later = try OutboxTable.entries(db, where: "model = ? AND local_key = ?", [.text(key.model), .text(OutboxTable.text(entry.localKey))])
         guard later.isEmpty, try M.find(key: [entry.localKey.primaryKeySQLValue(model: key.model)], db) != nil else { return nil }

@@ -48,6 +48,10 @@ public final class SyncStore: Sendable {
         var lastError: String?
         var activity = SyncActivity.idle
         var tablesReady = false
+        var configurations: [String: SyncModelConfiguration] = [:]
+        var paginations: [String: Pagination] = [:]
+        var conflictCount = 0
+        var recentConflicts: [SyncConflict] = []
         var observers: [Int: AsyncStream<SyncStatus>.Continuation] = [:]
         var nextObserver = 0
         var automaticPush: Task<Void, Never>?
@@ -157,11 +161,12 @@ public final class SyncStore: Sendable {
 
     // MARK: Coalescing
 
-    /// The row's queued entries that may still change: all but the ones being sent.
-    private func openEntries(_ key: SyncKey, _ keyValue: JSONValue, _ db: SQLiteConnection) throws -> [OutboxTable.Row] {
+    /// The row's queued entries that may still change: all but the ones being sent (except
+    /// `including`, an entry whose sending is being resolved).
+    func openEntries(_ key: SyncKey, _ keyValue: JSONValue, _ db: SQLiteConnection, including: Int64? = nil) throws -> [OutboxTable.Row] {
         let inFlight = state.withLock { $0.inFlight }
         return try OutboxTable.entries(db, where: "model = ? AND local_key = ?", [.text(key.model), .text(OutboxTable.text(keyValue))])
-            .filter { !inFlight.contains($0.sequence) }
+            .filter { !inFlight.contains($0.sequence) || $0.sequence == including }
     }
 
     private func recordSave(key: SyncKey, _ keyValue: JSONValue, before: JSONValue?, after: JSONValue, temporary: Bool, _ db: SQLiteConnection) throws {
@@ -197,7 +202,7 @@ public final class SyncStore: Sendable {
         try OutboxTable.insert(OutboxTable.Row(
             sequence: 0, model: key.model, localKey: keyValue, operation: .update, body: body, changedFields: changedFields,
             baseValues: before, idempotencyKey: nil, temporaryKey: false, attempts: 0, state: .pending, lastError: nil,
-            fieldErrors: [:]), db)
+            fieldErrors: [:], serverVersion: try OutboxTable.version(model: key.model, keyValue, db)), db)
     }
 
     private func recordDelete(key: SyncKey, _ keyValue: JSONValue, before: JSONValue?, _ db: SQLiteConnection) throws {
@@ -220,7 +225,7 @@ public final class SyncStore: Sendable {
         try OutboxTable.insert(OutboxTable.Row(
             sequence: 0, model: key.model, localKey: keyValue, operation: .delete, body: .object(JSONObject()), changedFields: [],
             baseValues: before, idempotencyKey: nil, temporaryKey: false, attempts: 0, state: .pending, lastError: nil,
-            fieldErrors: [:]), db)
+            fieldErrors: [:], serverVersion: try OutboxTable.version(model: key.model, keyValue, db)), db)
     }
 
     // MARK: Bookkeeping
@@ -266,7 +271,7 @@ public final class SyncStore: Sendable {
         }
         return state.withLock { state in
             SyncStatus(pendingCount: pending, activity: state.activity, isPaused: state.pausedStatus != nil,
-                       lastError: state.lastError, parked: parked)
+                       lastError: state.lastError, parked: parked, conflictCount: state.conflictCount, conflicts: state.recentConflicts)
         }
     }
 

@@ -54,6 +54,8 @@ public enum SyncActivity: Sendable, Hashable {
     case idle
     /// Entries are being sent.
     case pushing
+    /// Changes are being pulled from the server.
+    case pulling
 }
 
 /// A snapshot of the outbox, delivered by ``SyncStore/statusUpdates()``.
@@ -68,25 +70,40 @@ public struct SyncStatus: Sendable, Hashable {
     public var lastError: String?
     /// Entries the server refused, waiting for the app to fix or discard them.
     public var parked: [OutboxEntry]
+    /// How many conflicts this store resolved since it was created.
+    public var conflictCount: Int
+    /// The latest resolved conflicts (at most ``recentConflictLimit``), oldest first, each with
+    /// the local and the server's values.
+    public var conflicts: [SyncConflict]
+
+    /// How many resolved conflicts ``conflicts`` keeps.
+    public static let recentConflictLimit = 100
 
     /// The status of an empty, idle outbox.
-    public init(pendingCount: Int = 0, activity: SyncActivity = .idle, isPaused: Bool = false, lastError: String? = nil, parked: [OutboxEntry] = []) {
+    public init(
+        pendingCount: Int = 0, activity: SyncActivity = .idle, isPaused: Bool = false, lastError: String? = nil, parked: [OutboxEntry] = [],
+        conflictCount: Int = 0, conflicts: [SyncConflict] = []
+    ) {
         self.pendingCount = pendingCount
         self.activity = activity
         self.isPaused = isPaused
         self.lastError = lastError
         self.parked = parked
+        self.conflictCount = conflictCount
+        self.conflicts = conflicts
     }
 }
 
 /// What one ``SyncStore/push()`` did.
 public struct PushSummary: Sendable, Hashable {
     /// Entries the server acknowledged.
-    public var sent: Int
+    public var sent: Int = 0
     /// Entries parked by this push (400 / 422).
-    public var parked: Int
+    public var parked: Int = 0
     /// Entries still pending afterwards.
-    public var remaining: Int
+    public var remaining: Int = 0
+    /// Conflicts (412, or an edit of a record deleted on the server) resolved by the policy.
+    public var conflicts: Int = 0
 }
 
 /// Errors of the sync layer.
@@ -103,6 +120,8 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
     case corruptEntry(sequence: Int64, reason: String)
     /// Sending failed and the entry stays queued; `underlying` is the failure.
     case willRetry(sequence: Int64, underlying: String)
+    /// The server's change feed answered something a pull cannot use (nothing was changed).
+    case unexpectedFeed(model: String, reason: String)
 
     public var description: String {
         switch self {
@@ -112,6 +131,7 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .noSuchEntry(let sequence): "no outbox entry \(sequence)"
         case .corruptEntry(let sequence, let reason): "outbox entry \(sequence) cannot be read: \(reason)"
         case .willRetry(let sequence, let underlying): "outbox entry \(sequence) stays queued: \(underlying)"
+        case .unexpectedFeed(let model, let reason): "pulling \(model): \(reason)"
         }
     }
 }

@@ -1,0 +1,179 @@
+import Foundation
+import Logging
+import ModelSyncCore
+import ModelSyncJSON
+import ModelSyncRemote
+import ModelSyncSQLite
+
+/// How one model type syncs: its conflict policy and where its versions come from.
+struct SyncModelConfiguration: Sendable {
+    var resolve: @Sendable (_ base: JSONValue?, _ local: JSONValue?, _ server: JSONValue?, _ codec: SyncCodec) throws -> JSONValue?
+    var version: VersionSource
+}
+
+/// What applying the server's record did to a local row, for the identity map (updated after
+/// the transaction commits).
+enum RowOutcome<M: SyncedModel> {
+    case stored(M)
+    case removed(JSONValue)
+    case unchanged
+
+    func apply(to identityMap: IdentityMap) {
+        switch self {
+        case .stored(let model): identityMap.store(model)
+        case .removed(let key): if let id = key.identityID { identityMap.remove(M.self, id: id) }
+        case .unchanged: break
+        }
+    }
+}
+
+extension SyncStore {
+    /// Sets how `type` resolves conflicts, where its server versions come from, and how a full
+    /// reconcile pages through a server without a change feed (nil: one request for the whole
+    /// list). Types not configured use ``ConflictPolicy/merge(_:)``, ``VersionSource/etag`` and
+    /// one request.
+    public func configure<M: SyncedModel>(
+        _ type: M.Type, conflicts: ConflictPolicy<M> = .merge(), version: VersionSource = .etag, pagination: Pagination? = nil
+    ) {
+        register(M.self)
+        state.withLock { state in
+            state.configurations[M.schema.name] = SyncModelConfiguration(resolve: conflicts.resolve, version: version)
+            state.paginations[M.schema.name] = pagination
+        }
+    }
+
+    func configuration<M: SyncedModel>(for type: M.Type) -> SyncModelConfiguration {
+        state.withLock { $0.configurations[M.schema.name] }
+            ?? SyncModelConfiguration(resolve: ConflictPolicy<M>.merge().resolve, version: .etag)
+    }
+
+    var codec: SyncCodec { SyncCodec(encoder: remote.options.encoder, decoder: remote.options.decoder) }
+
+    /// The server version a response (and the record it carries) gives a row.
+    func version<M: SyncedModel>(_ type: M.Type, response: RemoteResponse?, record: JSONValue?) -> String? {
+        switch configuration(for: M.self).version {
+        case .etag:
+            return response?.headers["ETag"]
+        case .field(let name):
+            guard let value = record?[JSONPath(parsing: name)], value != .null else { return nil }
+            return "\"" + (value.stringValue ?? OutboxTable.text(value)) + "\""
+        }
+    }
+
+    /// Makes the server's record (nil: deleted on the server) the row's state, rebasing the
+    /// row's pending changes on it.
+    ///
+    /// - No pending change: the row becomes the server's record (or is deleted).
+    /// - Pending changes based on this very record: only the version moves.
+    /// - Otherwise the server changed the record under the local changes: the model's
+    ///   ``ConflictPolicy`` decides from the base, the local row and the server's record, the
+    ///   row becomes the resolution, and the row's entries become the one request that takes
+    ///   the server's record to it (none when they agree), conditional on the new version.
+    func rebase<M: SyncedModel>(
+        _ type: M.Type, key: SyncKey, _ keyValue: JSONValue, server rawServer: JSONValue?, version: String?,
+        sending: Int64? = nil, _ db: SQLiteConnection
+    ) throws -> (RowOutcome<M>, SyncConflict?) {
+        let codec = self.codec
+        // Through the model and back, so that it compares with local values field by field.
+        let serverModel = try codec.decode(M.self, rawServer)
+        let server = try serverModel.map(codec.encode)
+        let localModel = try M.find(key: [keyValue.primaryKeySQLValue(model: key.model)], db)
+        let local = try localModel.map(codec.encode)
+        let open = try openEntries(key, keyValue, db, including: sending)
+        try OutboxTable.setVersion(server == nil ? nil : version, model: key.model, keyValue, db)
+        guard var entry = open.first else {
+            if server == local { return (.unchanged, nil) }
+            if let serverModel {
+                try serverModel.upsert(db, validate: false)
+                return (.stored(serverModel), nil)
+            }
+            return (try deleteRow(key, keyValue, exists: localModel != nil, db), nil)
+        }
+        if server == entry.baseValues {
+            // Nothing moved under the local changes (a pending create meets no record either).
+            try db.execute("UPDATE modelsync_outbox SET server_version = ? WHERE model = ? AND local_key = ?",
+                           [version.map(SQLValue.text) ?? .null, .text(key.model), .text(OutboxTable.text(keyValue))])
+            return (.unchanged, nil)
+        }
+        let resolved = try configuration(for: M.self).resolve(entry.baseValues, local, server, codec)
+        let conflict = SyncConflict(model: key.model, key: keyValue, base: entry.baseValues, local: local, server: server, resolved: resolved)
+        for later in open.dropFirst() { try OutboxTable.delete(later.sequence, db) }
+        entry.baseValues = server
+        entry.serverVersion = server == nil ? nil : version
+        let outcome: RowOutcome<M>
+        switch (resolved, server) {
+        case (let resolved?, let server?):
+            guard let model = try codec.decode(M.self, resolved) else { return (.unchanged, conflict) }
+            try model.upsert(db, validate: false)
+            outcome = .stored(model)
+            let fields = Set(resolved.objectValue?.keys ?? []).union(server.objectValue?.keys ?? []).filter { resolved[$0] != server[$0] }.sorted()
+            if fields.isEmpty {
+                try OutboxTable.delete(entry.sequence, db)
+            } else {
+                var body = JSONValue.object(JSONObject())
+                for field in fields { body[field] = resolved[field] ?? .null }
+                (entry.operation, entry.body, entry.changedFields) = (.update, body, fields)
+                try OutboxTable.rewrite(entry, db)
+            }
+        case (let resolved?, nil):
+            // Kept locally, gone on the server: created again, under the same key.
+            guard let model = try codec.decode(M.self, resolved) else { return (.unchanged, conflict) }
+            try model.upsert(db, validate: false)
+            outcome = .stored(model)
+            (entry.operation, entry.body, entry.changedFields) = (.create, resolved, resolved.objectValue?.keys ?? [])
+            (entry.idempotencyKey, entry.temporaryKey) = (UUID().uuidString.lowercased(), false)
+            try OutboxTable.rewrite(entry, db)
+        case (nil, .some):
+            outcome = try deleteRow(key, keyValue, exists: localModel != nil, db)
+            (entry.operation, entry.body, entry.changedFields) = (.delete, .object(JSONObject()), [])
+            try OutboxTable.rewrite(entry, db)
+        case (nil, nil):
+            outcome = try deleteRow(key, keyValue, exists: localModel != nil, db)
+            try OutboxTable.delete(entry.sequence, db)
+        }
+        return (outcome, conflict)
+    }
+
+    /// Deletes a row the server no longer has. Foreign keys are checked at commit, so that a
+    /// pull may delete a parent before the children it also deletes.
+    private func deleteRow<M: SyncedModel>(_ key: SyncKey, _ keyValue: JSONValue, exists: Bool, _ db: SQLiteConnection) throws -> RowOutcome<M> {
+        guard exists else { return .unchanged }
+        try db.execute("PRAGMA defer_foreign_keys = ON")
+        try db.execute("DELETE FROM \(quotedIdentifier(key.table)) WHERE \(quotedIdentifier(key.column)) = ?",
+                       [keyValue.primaryKeySQLValue(model: key.model)])
+        return .removed(keyValue)
+    }
+
+    /// Tells the status observers and the log about a resolved conflict.
+    func report(_ conflicts: [SyncConflict]) {
+        guard !conflicts.isEmpty else { return }
+        state.withLock { state in
+            state.conflictCount += conflicts.count
+            state.recentConflicts = Array((state.recentConflicts + conflicts).suffix(SyncStatus.recentConflictLimit))
+        }
+        for conflict in conflicts {
+            logger.info("conflict resolved", metadata: [
+                "model": "\(conflict.model)", "key": "\(OutboxTable.text(conflict.key))",
+                "kept": "\(conflict.resolved.map(OutboxTable.text) ?? "deleted")"])
+        }
+        changed()
+    }
+
+    /// The server's current record after a 412 or a 404: the 412's `current` member when the
+    /// server sends one (modelsync-server does), else a GET of the item; nil when it is gone.
+    func currentRecord<M: SyncedModel>(_ type: M.Type, after error: RemoteError, id: String) async throws -> (record: JSONValue?, version: String?) {
+        if case .status(let failure) = error {
+            if failure.status == 404 || failure.status == 410 { return (nil, nil) }
+            if let body = try? JSONValue(parsing: failure.response.body), let current = body["current"], current != .null {
+                return (current, version(M.self, response: failure.response, record: current))
+            }
+        }
+        do {
+            let response = try await remote.send(RemoteRequest(method: .get, url: try await remote.resourceURL(for: M.self, id: id)))
+            let record = try Self.answer(response, M.self)
+            return (record, version(M.self, response: response, record: record))
+        } catch let error as RemoteError where error.status == 404 || error.status == 410 {
+            return (nil, nil)
+        }
+    }
+}

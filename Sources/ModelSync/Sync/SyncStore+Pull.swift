@@ -1,0 +1,181 @@
+import Foundation
+import Logging
+import ModelSyncCore
+import ModelSyncJSON
+import ModelSyncRemote
+import ModelSyncSQLite
+
+/// What one ``SyncStore/pull(_:)`` did.
+public struct PullSummary: Sendable, Hashable {
+    /// Records stored (new or changed).
+    public var upserted = 0
+    /// Local rows deleted because the server deleted them.
+    public var deleted = 0
+    /// Rows with pending local changes that the server had changed: resolved by the policy.
+    public var conflicts = 0
+    /// Whether the whole collection was read: the server has no change feed, or the cursor was
+    /// older than the feed's tombstones.
+    public var fullResync = false
+    /// Requests sent.
+    public var requests = 0
+}
+
+extension SyncStore {
+    /// The most changes one feed request asks for.
+    static let feedPageSize = 1_000
+
+    /// Brings `type`'s local rows up to date with the server, keeping pending local changes.
+    ///
+    /// - Against a server with a change feed (`modelsync-server`): asks for the changes since
+    ///   the stored cursor (`GET /posts?_since=<cursor>`), and applies each page in one
+    ///   transaction: upserts, deletions (tombstones) and the new cursor. A cursor older than the
+    ///   server keeps tombstones for (410) starts over with a full resync.
+    /// - Against a server without one (Django REST Framework, json-server), which answers the
+    ///   plain list: a full reconcile reads the whole list (paging as set by
+    ///   ``configure(_:conflicts:version:pagination:)``), stores it, and deletes the local rows
+    ///   the server no longer has, in one transaction.
+    ///
+    /// Rows with pending local changes are rebased: the local edits stay on top of the
+    /// server's record, and a field changed on both sides goes through the model's
+    /// ``ConflictPolicy``. Pulls and pushes never run at the same time.
+    ///
+    /// - Throws: a ``ModelSyncRemote/RemoteError`` (nothing is changed), ``SyncError``, or a
+    ///   `SQLiteError`.
+    @discardableResult
+    public func pull<M: SyncedModel>(_ type: M.Type) async throws -> PullSummary {
+        register(M.self)
+        let key = try SyncKey(M.self)
+        return try await withPushGate {
+            state.withLock { $0.activity = .pulling }
+            changed()
+            defer {
+                state.withLock { $0.activity = .idle }
+                changed()
+            }
+            var summary = PullSummary()
+            var cursor = try await database.write { db in
+                try self.prepareTables(db)
+                return try OutboxTable.cursor(key.model, db)
+            } ?? "0"
+            while true {
+                let url = try await remote.resourceURL(for: M.self).appending(queryItems: [
+                    URLQueryItem(name: "_since", value: cursor), URLQueryItem(name: "_limit", value: String(Self.feedPageSize)),
+                ])
+                let response: RemoteResponse
+                summary.requests += 1
+                do {
+                    response = try await remote.send(RemoteRequest(method: .get, url: url))
+                } catch let error as RemoteError where error.status == 410 {
+                    // Tombstones older than the cursor are gone: read everything, then follow
+                    // the feed from its horizon.
+                    guard case .status(let failure) = error, let horizon = (try? JSONValue(parsing: failure.response.body))?["horizon"]?.stringValue else {
+                        throw error
+                    }
+                    try await reconcile(M.self, key: key, feedCursor: horizon, &summary)
+                    cursor = horizon
+                    continue
+                }
+                let body = try JSONValue(parsing: response.body)
+                guard let changes = body["changes"]?.arrayValue, let next = body["next"]?.stringValue else {
+                    // The server ignored `_since` (a plain list, or a paged envelope): it has no feed.
+                    try await reconcile(M.self, key: key, feedCursor: nil, &summary)
+                    break
+                }
+                try await apply(M.self, key: key, changes: changes, cursor: next, &summary)
+                cursor = next
+                guard body["more"] == .bool(true) else { break }
+            }
+            logger.debug("pull finished", metadata: [
+                "model": "\(key.model)", "upserted": "\(summary.upserted)", "deleted": "\(summary.deleted)", "conflicts": "\(summary.conflicts)"])
+            return summary
+        }
+    }
+
+    /// Applies one page of the feed and stores the cursor, in one transaction.
+    private func apply<M: SyncedModel>(_ type: M.Type, key: SyncKey, changes: [JSONValue], cursor: String, _ summary: inout PullSummary) async throws {
+        let (outcomes, conflicts) = try await database.write { db in
+            var outcomes: [RowOutcome<M>] = []
+            var conflicts: [SyncConflict] = []
+            for change in changes {
+                let deleted = change["deleted"] == .bool(true)
+                let record = deleted ? nil : change["record"]
+                guard let keyValue = record?[key.path] ?? change["id"], keyValue != .null else {
+                    throw SyncError.unexpectedFeed(model: key.model, reason: "a change names no record")
+                }
+                let version = change["seq"].map { "\"" + OutboxTable.text($0) + "\"" }
+                let (outcome, conflict) = try self.rebase(M.self, key: key, keyValue, server: record, version: version, db)
+                outcomes.append(outcome)
+                if let conflict { conflicts.append(conflict) }
+            }
+            try OutboxTable.setCursor(cursor, key.model, db)
+            return (outcomes, conflicts)
+        }
+        finish(outcomes, conflicts, &summary)
+    }
+
+    /// Reads the whole collection and makes the local table equal to it (pending local changes
+    /// rebased on top), in one transaction; stores `feedCursor` when given.
+    private func reconcile<M: SyncedModel>(_ type: M.Type, key: SyncKey, feedCursor: String?, _ summary: inout PullSummary) async throws {
+        summary.fullResync = true
+        var records: [JSONValue] = []
+        if let pagination = state.withLock({ $0.paginations[key.model] }) {
+            let pages = remote.pages(M.self, pagination: pagination)
+            for try await page in pages {
+                summary.requests += 1
+                records += try page.map(codec.encode)
+            }
+        } else {
+            summary.requests += 1
+            records = try await remote.list(M.self).map(codec.encode)
+        }
+        let serverRecords = records
+        let (outcomes, conflicts) = try await database.write { db in
+            var outcomes: [RowOutcome<M>] = []
+            var conflicts: [SyncConflict] = []
+            var seen = Set<String>()
+            for record in serverRecords {
+                guard let keyValue = record[key.path], keyValue != .null else { continue }
+                seen.insert(OutboxTable.text(keyValue))
+                let (outcome, conflict) = try self.rebase(
+                    M.self, key: key, keyValue, server: record, version: self.version(M.self, response: nil, record: record), db)
+                outcomes.append(outcome)
+                if let conflict { conflicts.append(conflict) }
+            }
+            // Local rows the server no longer has, except those created locally and not sent yet.
+            let column = quotedIdentifier(key.column)
+            for row in try db.rows("SELECT \(column) FROM \(quotedIdentifier(key.table))") {
+                guard let value = row.first, let keyValue = JSONValue(primaryKey: value), !seen.contains(OutboxTable.text(keyValue)) else { continue }
+                let (outcome, conflict) = try self.rebase(M.self, key: key, keyValue, server: nil, version: nil, db)
+                outcomes.append(outcome)
+                if let conflict { conflicts.append(conflict) }
+            }
+            if let feedCursor { try OutboxTable.setCursor(feedCursor, key.model, db) }
+            return (outcomes, conflicts)
+        }
+        finish(outcomes, conflicts, &summary)
+    }
+
+    private func finish<M: SyncedModel>(_ outcomes: [RowOutcome<M>], _ conflicts: [SyncConflict], _ summary: inout PullSummary) {
+        for outcome in outcomes {
+            outcome.apply(to: identityMap)
+            switch outcome {
+            case .stored: summary.upserted += 1
+            case .removed: summary.deleted += 1
+            case .unchanged: break
+            }
+        }
+        summary.conflicts += conflicts.count
+        report(conflicts)
+    }
+}
+
+extension JSONValue {
+    /// A primary-key column's value as JSON: integers and text.
+    init?(primaryKey value: SQLValue) {
+        switch value {
+        case .integer(let integer): self = .number(JSONNumber(integer))
+        case .text(let text): self = .string(text)
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import ModelSync
+import ModelSyncServer
+import ModelSyncTesting
+import Testing
+
+/// Conflicts: the outbox sends `If-Match`, and a 412 (or a 404 for an edited record) goes
+/// through the model's policy. "Another client" is a plain RemoteStore on the same server.
+@Suite struct ConflictTests {
+    /// A note created through the sync store and pushed, so that its version is known; then
+    /// `other` changes it on the server and `local` changes it locally.
+    func conflict(
+        policy: ConflictPolicy<SyncNote>?,
+        other: @escaping @Sendable (RemoteStore, SyncNote) async throws -> Void,
+        local: (inout SyncNote) -> Void,
+        check: @escaping (SyncStore, ModelSyncServer, SyncNote, PushSummary) async throws -> Void
+    ) async throws {
+        try await withSyncFixture { sync, server, _ in
+            if let policy { sync.configure(SyncNote.self, conflicts: policy) }
+            var note = SyncNote(id: nil, title: "A", body: "base", stars: 1)
+            try await sync.save(&note)
+            try await sync.push()
+            // The pushed row, under the key the server gave it.
+            note = try #require(try await sync.database.read { db in try SyncNote.all(db).first })
+            let otherClient = RemoteStore(baseURL: server.baseURL)
+            try await other(otherClient, note)
+            local(&note)
+            try await sync.save(&note)
+            let summary = try await sync.push()
+            try await check(sync, server, note, summary)
+        }
+    }
+
+    static func edit(_ change: @escaping @Sendable (inout SyncNote) -> Void) -> @Sendable (RemoteStore, SyncNote) async throws -> Void {
+        { remote, note in
+            var theirs = try await remote.fetch(SyncNote.self, id: note.id ?? 0)
+            change(&theirs)
+            try await remote.save(&theirs)
+        }
+    }
+
+    func localRow(_ sync: SyncStore, _ id: Int?) async throws -> SyncNote? {
+        try await sync.database.read { db in try SyncNote.find(id ?? 0, db) }
+    }
+
+    @Test func mergeKeepsBothSidesOfDifferentFields() async throws {
+        try await conflict(policy: nil, other: Self.edit { $0.title = "server title" }, local: { $0.body = "local body"; $0.stars = 5 }) { sync, server, note, summary in
+            #expect(summary.conflicts == 1)
+            let record = try #require(await serverRecords(server, "notes")[note.id ?? 0])
+            #expect(record["title"]?.stringValue == "server title" && record["body"]?.stringValue == "local body" && record["stars"]?.intValue == 5)
+            let row = try await localRow(sync, note.id)
+            #expect(row?.title == "server title" && row?.body == "local body")
+            let status = try await sync.status()
+            #expect(status.conflictCount == 1)
+            #expect(status.conflicts.first?.server?["title"]?.stringValue == "server title")
+            #expect(status.conflicts.first?.local?["body"]?.stringValue == "local body")
+            // The resolved PATCH was conditional on the server's new version.
+            let patches = server.recordedRequests.filter { $0.method == "PATCH" }
+            #expect(patches.count == 2 && patches.allSatisfy { $0.header("If-Match") != nil })
+        }
+    }
+
+    @Test func mergeGivesAFieldChangedOnBothSidesToTheResolver() async throws {
+        try await conflict(policy: nil, other: Self.edit { $0.title = "server" }, local: { $0.title = "local" }) { sync, server, note, _ in
+            #expect(await serverRecords(server, "notes")[note.id ?? 0]?["title"]?.stringValue == "server")
+            let row = try await localRow(sync, note.id)
+            #expect(row?.title == "server")
+        }
+        try await conflict(policy: .merge { $0.local }, other: Self.edit { $0.title = "server" }, local: { $0.title = "local" }) { sync, server, note, _ in
+            #expect(await serverRecords(server, "notes")[note.id ?? 0]?["title"]?.stringValue == "local")
+            let row = try await localRow(sync, note.id)
+            #expect(row?.title == "local")
+        }
+    }
+
+    @Test func serverWinsDropsTheLocalChange() async throws {
+        try await conflict(policy: .serverWins, other: Self.edit { $0.title = "server" }, local: { $0.body = "local" }) { sync, server, note, summary in
+            #expect(summary.conflicts == 1 && summary.sent == 0)
+            let row = try await localRow(sync, note.id)
+            #expect(row?.title == "server" && row?.body == "base")
+            #expect(await serverRecords(server, "notes")[note.id ?? 0]?["body"]?.stringValue == "base")
+            let pending = try await sync.pendingCount()
+            #expect(pending == 0)
+        }
+    }
+
+    @Test func clientWinsOverwritesTheServer() async throws {
+        try await conflict(policy: .clientWins, other: Self.edit { $0.title = "server"; $0.stars = 9 }, local: { $0.title = "local" }) { sync, server, note, _ in
+            let record = await serverRecords(server, "notes")[note.id ?? 0]
+            #expect(record?["title"]?.stringValue == "local" && record?["stars"]?.intValue == 1)
+        }
+    }
+
+    @Test func aCustomResolverSeesAllThreeVersions() async throws {
+        let policy = ConflictPolicy<SyncNote>.custom { base, local, server in
+            guard var server, let local, let base else { return server }
+            server.stars = server.stars + local.stars - base.stars
+            return server
+        }
+        try await conflict(policy: policy, other: Self.edit { $0.stars += 10 }, local: { $0.stars += 2 }) { sync, server, note, _ in
+            #expect(await serverRecords(server, "notes")[note.id ?? 0]?["stars"]?.intValue == 13)
+            let row = try await localRow(sync, note.id)
+            #expect(row?.stars == 13)
+        }
+    }
+
+    @Test func anEditOfARecordDeletedOnTheServer() async throws {
+        let delete: @Sendable (RemoteStore, SyncNote) async throws -> Void = { remote, note in try await remote.delete(note) }
+        // Merge (the default): the server's delete wins.
+        try await conflict(policy: nil, other: delete, local: { $0.title = "edited" }) { sync, server, note, summary in
+            #expect(summary.conflicts == 1)
+            let row = try await localRow(sync, note.id)
+            #expect(row == nil)
+            #expect(await serverRecords(server, "notes").isEmpty)
+            let pending = try await sync.pendingCount()
+            #expect(pending == 0)
+        }
+        // Client wins: the record is created again, under its key.
+        try await conflict(policy: .clientWins, other: delete, local: { $0.title = "edited" }) { sync, server, note, _ in
+            #expect(await serverRecords(server, "notes")[note.id ?? 0]?["title"]?.stringValue == "edited")
+            let row = try await localRow(sync, note.id)
+            #expect(row?.title == "edited")
+        }
+    }
+
+    @Test func aLocalDeleteOfARecordEditedOnTheServer() async throws {
+        try await withSyncFixture { sync, server, _ in
+            var note = SyncNote(id: nil, title: "A")
+            try await sync.save(&note)
+            try await sync.push()
+            note = try #require(try await sync.database.read { db in try SyncNote.all(db).first })
+            try await Self.edit { $0.title = "kept" }(RemoteStore(baseURL: server.baseURL), note)
+            try await sync.delete(note)
+            let summary = try await sync.push()
+            // Merge: the server's edit wins over the local delete; the row comes back.
+            #expect(summary.conflicts == 1)
+            #expect(await serverRecords(server, "notes")[note.id ?? 0]?["title"]?.stringValue == "kept")
+            let row = try await localRow(sync, note.id)
+            #expect(row?.title == "kept")
+        }
+    }
+}

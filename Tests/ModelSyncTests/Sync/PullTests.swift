@@ -1,0 +1,73 @@
+import Foundation
+import ModelSync
+import ModelSyncServer
+import ModelSyncTesting
+import Testing
+
+/// Pulls: deletions, additions and changes reach the local table; pending local changes stay
+/// on top. These run against the bundled server and against servers without a change feed.
+@Suite struct PullTests {
+    static let seed: JSONValue = ["notes": [["id": 1, "title": "one", "body": "", "stars": 0],
+                                            ["id": 2, "title": "two", "body": "", "stars": 0],
+                                            ["id": 3, "title": "three", "body": "", "stars": 0]], "replies": []]
+
+    func titles(_ sync: SyncStore) async throws -> [Int: String] {
+        let rows = try await sync.database.read { db in try SyncNote.all(db) }
+        return Dictionary(uniqueKeysWithValues: rows.compactMap { row in row.id.map { ($0, row.title) } })
+    }
+
+    @Test func aPullBringsChangesAndDeletionsAndKeepsPendingEdits() async throws {
+        try await withSyncFixture(data: Self.seed) { sync, server, _ in
+            try await sync.pull(SyncNote.self)
+            #expect(try await titles(sync) == [1: "one", 2: "two", 3: "three"])
+
+            // Another client: deletes 2, renames 3, adds one.
+            let other = RemoteStore(baseURL: server.baseURL)
+            try await other.delete(SyncNote(id: 2, title: "two"))
+            var three = try await other.fetch(SyncNote.self, id: 3)
+            three.title = "three (server)"
+            try await other.save(&three)
+            var added = SyncNote(id: nil, title: "four")
+            try await other.save(&added)
+            // Meanwhile, offline: an edit of 3's stars and a new note.
+            var local = SyncNote(id: 3, title: "three", stars: 7)
+            try await sync.save(&local)
+            var created = SyncNote(id: nil, title: "local")
+            try await sync.save(&created)
+
+            let summary = try await sync.pull(SyncNote.self)
+            #expect(summary.deleted == 1)
+            let rows = try await sync.database.read { db in try SyncNote.all(db) }
+            let byTitle = Dictionary(uniqueKeysWithValues: rows.map { ($0.title, $0) })
+            #expect(Set(byTitle.keys) == ["one", "three (server)", "four", "local"])
+            // The pending edit stays on top of the server's new record.
+            #expect(byTitle["three (server)"]?.stars == 7)
+            #expect(sync.identityMap.value(SyncNote.self, id: 2) == nil)
+
+            // Pushing then makes the server equal the local table.
+            try await sync.push()
+            let records = await serverRecords(server, "notes")
+            let pushed = try await sync.database.read { db in try SyncNote.all(db) }
+            #expect(records.count == pushed.count)
+            for row in pushed {
+                let id = try #require(row.id)
+                let record = try #require(records[id])
+                #expect(record["title"]?.stringValue == row.title && record["stars"]?.intValue == row.stars)
+            }
+        }
+    }
+
+    @Test func aPulledDeletionOfALocallyEditedRowGoesThroughThePolicy() async throws {
+        try await withSyncFixture(data: Self.seed) { sync, server, _ in
+            try await sync.pull(SyncNote.self)
+            try await RemoteStore(baseURL: server.baseURL).delete(SyncNote(id: 1, title: "one"))
+            var edited = SyncNote(id: 1, title: "edited")
+            try await sync.save(&edited)
+            let summary = try await sync.pull(SyncNote.self)
+            // Merge: the server's delete wins; the pending edit goes with the row.
+            #expect(summary.conflicts == 1)
+            #expect(try await titles(sync)[1] == nil)
+            #expect(try await sync.pendingCount() == 0)
+        }
+    }
+}
