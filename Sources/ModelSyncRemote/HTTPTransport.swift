@@ -11,6 +11,9 @@ import NIOHTTP1
 public protocol HTTPTransport: Sendable {
     /// Sends `request` and returns the response with its whole body.
     func send(_ request: RemoteRequest) async throws -> RemoteResponse
+    /// Sends `request` and hands over its body as it arrives; the response holds the status and
+    /// headers. A default implementation waits for the whole body.
+    func stream(_ request: RemoteRequest) async throws -> (response: RemoteResponse, body: AsyncThrowingStream<[UInt8], any Error>)
 }
 
 /// The default transport: AsyncHTTPClient (SwiftNIO).
@@ -70,6 +73,39 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
             if error is CancellationError || Task.isCancelled { throw CancellationError() }
             throw RemoteError.transport(TransportFailure(request: RequestSummary(request), underlyingError: error))
         }
+    }
+}
+
+extension AsyncHTTPClientTransport {
+    /// Sends `request` and hands over its body chunk by chunk as it arrives (Server-Sent
+    /// Events, long downloads). The request's timeout (or ``defaultTimeout``) bounds the wait for
+    /// the response head only: a stream may stay open for as long as the caller iterates.
+    public func stream(_ request: RemoteRequest) async throws -> (response: RemoteResponse, body: AsyncThrowingStream<[UInt8], any Error>) {
+        var outgoing = HTTPClientRequest(url: request.url.absoluteString)
+        outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
+        for field in request.headers { outgoing.headers.add(name: field.name, value: field.value) }
+        if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
+        let (seconds, attoseconds) = boundedTimeout(request.timeout ?? defaultTimeout).components
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(outgoing, timeout: .nanoseconds(max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)))
+        } catch {
+            if error is CancellationError || Task.isCancelled { throw CancellationError() }
+            throw RemoteError.transport(TransportFailure(request: RequestSummary(request), underlyingError: error))
+        }
+        let head = RemoteResponse(status: Int(response.status.code), headers: HeaderFields(response.headers.map { (name: $0.name, value: $0.value) }), body: [])
+        let (body, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
+        let reader = Task {
+            do {
+                for try await buffer in response.body { continuation.yield(Array(buffer.readableBytesView)) }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        // The consumer stopping (or its task cancelled) ends the request.
+        continuation.onTermination = { _ in reader.cancel() }
+        return (head, body)
     }
 }
 

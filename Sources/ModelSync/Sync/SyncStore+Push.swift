@@ -187,9 +187,9 @@ extension SyncStore {
                 throw SyncError.corruptEntry(sequence: entry.sequence, reason: "the server's answer to the create has no key")
             }
             let value = try remote.options.decoder.decode(M.self, from: server.jsonBytes())
-            let version = version(M.self, response: response, record: server)
+            let serverVersion = version(M.self, response: response, record: server)
             let (stored, children) = try await database.write { db in
-                try self.acknowledgeCreate(entry, key: key, serverKey: serverKey, value, version: version, db)
+                try self.acknowledgeCreate(entry, key: key, serverKey: serverKey, value, version: serverVersion, db)
             }
             if entry.temporaryKey, let id = entry.localKey.identityID { identityMap.remove(M.self, id: id) }
             if let stored { identityMap.store(stored) }
@@ -218,8 +218,8 @@ extension SyncStore {
             }
             let record = try response.flatMap { try Self.answer($0, M.self) }
             let value = try record.map { try remote.options.decoder.decode(M.self, from: $0.jsonBytes()) }
-            let version = entry.operation == .delete ? nil : version(M.self, response: response, record: record)
-            let stored = try await database.write { db in try self.acknowledge(entry, key: key, value, version: version, db) }
+            let serverVersion = entry.operation == .delete ? nil : version(M.self, response: response, record: record)
+            let stored = try await database.write { db in try self.acknowledge(entry, key: key, value, version: serverVersion, db) }
             if let stored { identityMap.store(stored) }
         }
         return .acknowledged

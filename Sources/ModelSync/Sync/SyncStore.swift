@@ -55,6 +55,7 @@ public final class SyncStore: Sendable {
         var observers: [Int: AsyncStream<SyncStatus>.Continuation] = [:]
         var nextObserver = 0
         var automaticPush: Task<Void, Never>?
+        var livePull: Task<Void, Never>?
     }
 
     let state = Locked(State())
@@ -82,7 +83,10 @@ public final class SyncStore: Sendable {
     }
 
     deinit {
-        state.withLock { $0.automaticPush?.cancel() }
+        state.withLock { state in
+            state.automaticPush?.cancel()
+            state.livePull?.cancel()
+        }
         wake.finish()
     }
 
