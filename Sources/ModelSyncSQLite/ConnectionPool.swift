@@ -22,10 +22,10 @@ final class ConnectionPool: @unchecked Sendable {
     /// Its mutable members are used under the pool's lock.
     private final class Slot: @unchecked Sendable {
         let connection: SQLiteConnection
-        /// Where async bodies run: a serial queue per connection, so that a long statement
-        /// never occupies a thread of the cooperative pool (which the task that cancels it
-        /// may need).
-        let queue = DispatchQueue(label: "modelsync.connection")
+        /// Where async bodies run: the connection's own thread, so that a long statement never
+        /// occupies a thread of the cooperative pool (which the task that cancels it may
+        /// need), and the process has one thread per open connection, never more.
+        let thread = ConnectionThread()
         /// The thread running a body on the connection.
         var owner: pthread_t?
         /// The async body the connection runs, so that a late cancellation handler never
@@ -33,6 +33,8 @@ final class ConnectionPool: @unchecked Sendable {
         var runToken: UInt64 = 0
 
         init(_ connection: SQLiteConnection) { self.connection = connection }
+
+        deinit { thread.stop() }
     }
 
     private struct AsyncWaiter {
@@ -127,7 +129,7 @@ final class ConnectionPool: @unchecked Sendable {
                 // Checked after the handler is installed: a cancellation from now on interrupts.
                 if Task.isCancelled { throw CancellationError() }
                 return try await withCheckedThrowingContinuation { continuation in
-                    slot.queue.async {
+                    slot.thread.run {
                         // Set on the thread that runs the body, which does not suspend.
                         self.condition.withLock { slot.owner = pthread_self() }
                         let result = Result { try body(slot.connection) }
@@ -263,4 +265,52 @@ final class InterruptionFlag: @unchecked Sendable {
     var isRaised: Bool { lock.withLock { raised } }
     func raise() { lock.withLock { raised = true } }
     func lower() { lock.withLock { raised = false } }
+}
+
+/// A thread that runs the jobs given to it one at a time, in order.
+///
+/// A serial `DispatchQueue` would do the same, but Dispatch may drain it on a new thread each
+/// time while idle ones linger: under load the process grew to dozens of threads. One thread per
+/// connection bounds them by the pool's size.
+final class ConnectionThread: @unchecked Sendable {
+    private let condition = NSCondition()
+    /// Used under `condition`.
+    private var jobs: [@Sendable () -> Void] = []
+    private var stopped = false
+
+    init() {
+        let thread = Thread { [self] in loop() }
+        thread.name = "modelsync.connection"
+        thread.start()
+    }
+
+    /// Runs `job` on the thread, after the jobs given before it.
+    func run(_ job: @escaping @Sendable () -> Void) {
+        condition.withLock {
+            jobs.append(job)
+            condition.signal()
+        }
+    }
+
+    /// Lets the thread end once its jobs are done.
+    func stop() {
+        condition.withLock {
+            stopped = true
+            condition.signal()
+        }
+    }
+
+    private func loop() {
+        while true {
+            condition.lock()
+            while jobs.isEmpty && !stopped { condition.wait() }
+            guard !jobs.isEmpty else {
+                condition.unlock()
+                return
+            }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job()
+        }
+    }
 }

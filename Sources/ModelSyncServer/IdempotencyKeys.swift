@@ -5,13 +5,13 @@ import ModelSyncJSON
 /// The `Idempotency-Key` of creates: a repeated key gets the first response and creates
 /// nothing.
 ///
-/// Keys live in the data itself, under ``member``, so that a record and the key that created it
-/// are saved by the same atomic file write: a crash cannot keep one without the other. They are
+/// Keys live in the bookkeeping (``Bookkeeping/idempotency``), saved with the data, so that a
+/// record and the key that created it are saved by the same atomic file write: a crash cannot
+/// keep one without the other. They are
 /// kept for ``retention`` and at most ``capacity`` of them (the oldest go first). Keys are stored
 /// by their UTF-8 bytes (hex), so that two keys Swift calls equal but whose bytes differ stay
 /// apart.
 enum IdempotencyKeys {
-    static let member = "_idempotency"
     static let retention: TimeInterval = 24 * 60 * 60
     static let capacity = 10_000
     static let maximumLength = 255
@@ -34,16 +34,16 @@ enum IdempotencyKeys {
         return key.utf8.map { byte in String(byte, radix: 16).count == 1 ? "0" + String(byte, radix: 16) : String(byte, radix: 16) }.joined()
     }
 
-    static func lookup(_ key: String, collection: String, body: JSONValue, in root: JSONObject, now: Date) -> Lookup {
-        guard let record = root[member]?[key], !isExpired(record, now: now) else { return .unknown }
+    static func lookup(_ key: String, collection: String, body: JSONValue, in records: JSONObject, now: Date) -> Lookup {
+        guard let record = records[key], !isExpired(record, now: now) else { return .unknown }
         guard record["collection"] == .string(collection), record["request"] == body, let response = record["response"] else {
             return .reusedForAnotherRequest
         }
         return .replay(response)
     }
 
-    static func remember(_ key: String, collection: String, body: JSONValue, response: JSONValue, in root: inout JSONObject, now: Date) {
-        var records = JSONObject((root[member]?.objectValue ?? JSONObject()).filter { !isExpired($0.value, now: now) }.map { ($0.key, $0.value) })
+    static func remember(_ key: String, collection: String, body: JSONValue, response: JSONValue, in stored: inout JSONObject, now: Date) {
+        var records = JSONObject(stored.filter { !isExpired($0.value, now: now) }.map { ($0.key, $0.value) })
         // Insertion order is age order: the oldest go first.
         while records.count >= capacity, let oldest = records.keys.first { records.removeValue(forKey: oldest) }
         var record = JSONValue.object(JSONObject())
@@ -52,7 +52,7 @@ enum IdempotencyKeys {
         record["response"] = response
         record["at"] = .number(JSONNumber(Int64(now.timeIntervalSince1970)))
         records[key] = record
-        root[member] = .object(records)
+        stored = records
     }
 
     private static func isExpired(_ record: JSONValue, now: Date) -> Bool {

@@ -9,26 +9,49 @@ import ModelSyncJSON
 /// A write works on a copy; the copy replaces the data only once it is saved, so a failed save
 /// (or a rejected request) leaves both the file and the served data as they were.
 actor JSONStore {
+    /// The served data (bookkeeping taken out).
     private(set) var root: JSONObject
+    /// Versions, tombstones, idempotency keys: saved with the data, never served.
+    private(set) var book: Bookkeeping
     /// When the data last changed (second precision, for `Last-Modified`).
     private(set) var lastModified: Date
     private let file: URL?
     /// The data the store started with, for `reset()`.
-    private let initial: JSONObject
+    private let initial: (root: JSONObject, book: Bookkeeping)
+    /// The open change streams (`/_changes/stream`).
+    private var subscribers: [Int: AsyncStream<Bookkeeping.Change>.Continuation] = [:]
+    private var nextSubscriber = 0
+    private var closed = false
 
+    /// A store over `root` as loaded (with or without a bookkeeping member). Records without a
+    /// version get one, the same at every start (in the data's order), so the file is left as
+    /// it is until the next write saves them.
     init(root: JSONObject, file: URL?) {
+        var root = root
+        var book = Bookkeeping.extract(from: &root)
+        _ = book.versionUnversionedRecords(in: root)
         self.root = root
-        self.initial = root
+        self.book = book
+        self.initial = (root, book)
         self.file = file
         self.lastModified = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
     }
 
-    /// Applies `change` to a copy of the data, saves it, and only then makes it current.
-    func write<T: Sendable>(_ change: @Sendable (inout JSONObject) throws -> T) throws -> T {
+    /// Applies `change` to a copy of the data and the bookkeeping, saves both, and only then
+    /// makes them current; then tells the change streams.
+    func write<T: Sendable>(_ change: @Sendable (inout JSONObject, inout Bookkeeping) throws -> T) throws -> T {
         var copy = root
-        let result = try change(&copy)
-        if let file { try Self.save(copy, to: file) }
+        var bookCopy = book
+        let before = book.sequence
+        let result = try change(&copy, &bookCopy)
+        if let file { try Self.save(copy, bookCopy, to: file) }
         root = copy
+        book = bookCopy
+        if !subscribers.isEmpty && book.sequence > before {
+            for change in book.changes(after: before, in: nil, limit: Int.max - 1, root: root).changes {
+                for subscriber in subscribers.values { subscriber.yield(change) }
+            }
+        }
         // `Last-Modified` has second precision: a write within the same second as the last one
         // (or as a read that saw it) must still move it forward, or `If-Modified-Since` would get
         // a 304 for data that changed.
@@ -40,19 +63,39 @@ actor JSONStore {
     /// Puts back the data the store started with (saving it to the file, like any write).
     func reset() throws {
         let initial = initial
-        try write { $0 = initial }
+        try write { root, book in (root, book) = (initial.root, initial.book) }
     }
 
-    /// The data and when it last changed, read together so they agree.
-    func snapshot() -> (root: JSONObject, lastModified: Date) {
-        (root, lastModified)
+    /// The data, its bookkeeping and when it last changed, read together so they agree.
+    func snapshot() -> (root: JSONObject, book: Bookkeeping, lastModified: Date) {
+        (root, book, lastModified)
+    }
+
+    /// A stream of every change committed from now on; it ends when the server shuts down.
+    func subscribe() -> (id: Int, changes: AsyncStream<Bookkeeping.Change>) {
+        let (stream, continuation) = AsyncStream.makeStream(of: Bookkeeping.Change.self, bufferingPolicy: .bufferingNewest(10_000))
+        let id = nextSubscriber
+        nextSubscriber += 1
+        if closed { continuation.finish() } else { subscribers[id] = continuation }
+        return (id, stream)
+    }
+
+    func unsubscribe(_ id: Int) {
+        subscribers.removeValue(forKey: id)?.finish()
+    }
+
+    /// Ends every change stream, and any opened later: the server is shutting down.
+    func closeSubscriptions() {
+        closed = true
+        for subscriber in subscribers.values { subscriber.finish() }
+        subscribers.removeAll()
     }
 
     /// The deepest nesting a database file may have (the parser's limit).
     static let maxDepth = 512
-    /// The deepest request body accepted: a stored item sits inside its collection inside the
-    /// document, two levels deeper than it was sent, and must still load.
-    static let maxBodyDepth = maxDepth - 2
+    /// The deepest request body accepted: a create's answer kept for its idempotency key sits
+    /// four levels down (`_modelsync.idempotency.<key>.response`), and must still load.
+    static let maxBodyDepth = maxDepth - 4
 
     /// Reads a database file: a JSON object.
     static func load(_ file: URL) throws -> JSONObject {
@@ -72,10 +115,12 @@ actor JSONStore {
         return object
     }
 
-    /// Writes `root` next to `file` and renames it over `file`, so that a crash leaves either
-    /// the old file or the new one, never half of one.
-    static func save(_ root: JSONObject, to file: URL) throws {
-        var bytes = JSONWriter.prettyPrinted(JSONValue.object(root).jsonBytes())
+    /// Writes `root` with its bookkeeping next to `file` and renames it over `file`, so that a
+    /// crash leaves either the old file or the new one, never half of one.
+    static func save(_ root: JSONObject, _ book: Bookkeeping, to file: URL) throws {
+        var document = root
+        document[Bookkeeping.member] = book.saved
+        var bytes = JSONWriter.prettyPrinted(JSONValue.object(document).jsonBytes())
         bytes.append(UInt8(ascii: "\n"))
         // Keep the file's permissions (the temporary file is created 0600).
         var status = stat()

@@ -129,6 +129,8 @@ public final class ModelSyncServer: Sendable {
     /// Stops accepting connections, lets requests in flight finish, and returns once the server
     /// has stopped. Calling it again does nothing.
     public func shutdown() async {
+        // Open change streams would otherwise keep their requests, and the server, running.
+        await store.closeSubscriptions()
         await group.triggerGracefulShutdown()
         await running.value
     }

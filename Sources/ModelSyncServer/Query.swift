@@ -5,6 +5,22 @@ import ModelSyncJSON
 struct APIError: Error {
     var status: Int
     var message: String
+    /// More members of the error body (`current` of a 412, `horizon` of a 410).
+    var details: JSONObject = JSONObject()
+    /// The ETag header of the answer (a 412's current version).
+    var etag: String?
+
+    init(status: Int, message: String, details: JSONObject = JSONObject()) {
+        self.status = status
+        self.message = message
+        self.details = details
+    }
+
+    /// A 412 with the current record.
+    init(status: Int, message: String, current: JSONValue, etag: String) {
+        self.init(status: status, message: message, details: ["current": current])
+        self.etag = etag
+    }
 
     static func badRequest(_ message: String) -> APIError { APIError(status: 400, message: message) }
     static func notFound(_ message: String) -> APIError { APIError(status: 404, message: message) }

@@ -111,7 +111,15 @@ struct ServerResponder: HTTPResponder {
         }
         var body: JSONValue?
         if !isRead && method != .delete { body = try await readBody(&request, context: context) }
-        let (root, modified) = await store.snapshot()
+        let (root, book, modified) = await store.snapshot()
+        if segments.first == "_changes" && options.servesChangeFeed {
+            guard isRead else { throw APIError(status: 405, message: "the change feed is read-only") }
+            switch segments.count {
+            case 1: return try feed(parameters, collections: nil, root: root, book: book)
+            case 2 where segments[1] == "stream": return try await stream(parameters, request: request, book: book)
+            default: throw APIError.notFound("no route for \(request.uri.path)")
+            }
+        }
 
         switch segments.count {
         case 1 where segments[0] == "db" && root["db"] == nil:
@@ -122,7 +130,9 @@ struct ServerResponder: HTTPResponder {
             switch root[name] {
             case .array(let items)?:
                 switch method {
-                case .get, .head: return try list(items, of: name, parameters, root: root, modified: modified, request)
+                case .get, .head:
+                    if options.servesChangeFeed && parameters.values("_since").first != nil { return try feed(parameters, collections: [name], root: root, book: book) }
+                    return try list(items, of: name, parameters, root: root, modified: modified, request)
                 case .post: return try await create(in: name, body: body, request: request)
                 default: throw APIError(status: 405, message: "\(method.rawValue) is not allowed on a collection")
                 }
@@ -142,7 +152,9 @@ struct ServerResponder: HTTPResponder {
             case .get, .head:
                 guard let item = items.first(where: { Self.id(of: $0) == id }) else { throw Self.missing(name, id) }
                 let embedded = try embed([item], of: name, parameters, root: root)
-                return conditional(embedded[0], modified: modified, request)
+                // The version is the item's ETag; an embedded read is another representation.
+                let version = embedded[0] == item ? book.version(collection: name, id: id).map(Bookkeeping.etag) : nil
+                return conditional(embedded[0], modified: modified, request, etag: version)
             case .put, .patch: return try await update(name, id: id, body: body, merge: method == .patch, request)
             case .delete: return try await delete(name, id: id, request)
             default: throw APIError(status: 405, message: "\(method.rawValue) is not allowed on an item")
@@ -227,9 +239,9 @@ struct ServerResponder: HTTPResponder {
     /// Answers a read with the value, its `ETag` and `Last-Modified`, and 304 when the client's
     /// copy is current (`If-None-Match`, or else `If-Modified-Since`). `modified` comes from the
     /// same store snapshot as `value`.
-    private func conditional(_ value: JSONValue, modified: Date, _ request: Request) -> Response {
+    private func conditional(_ value: JSONValue, modified: Date, _ request: Request, etag version: String? = nil) -> Response {
         let bytes = value.jsonBytes()
-        let etag = Self.etag(bytes)
+        let etag = version ?? Self.etag(bytes)
         var headers = HTTPFields()
         headers[.eTag] = etag
         headers[.lastModified] = HTTPDate.format(modified)
@@ -249,10 +261,10 @@ struct ServerResponder: HTTPResponder {
         guard let given = body?.objectValue else { throw Self.notAnObject }
         let idempotencyKey = try IdempotencyKeys.key(in: request.headers)
         let now = Date()
-        let (stored, replayed): (JSONValue, Bool) = try await store.write { root in
+        let (stored, replayed, version): (JSONValue, Bool, Int?) = try await store.write { root, book in
             if let idempotencyKey {
-                switch IdempotencyKeys.lookup(idempotencyKey, collection: name, body: .object(given), in: root, now: now) {
-                case .replay(let first): return (first, true)
+                switch IdempotencyKeys.lookup(idempotencyKey, collection: name, body: .object(given), in: book.idempotency, now: now) {
+                case .replay(let first): return (first, true, first["id"].flatMap(scalarText).flatMap { book.version(collection: name, id: $0) })
                 case .reusedForAnotherRequest: throw APIError(status: 422, message: "this Idempotency-Key was sent with another request")
                 case .unknown: break
                 }
@@ -272,12 +284,13 @@ struct ServerResponder: HTTPResponder {
             }
             items.append(.object(object))
             root[name] = .array(items)
+            let version = book.recordWrite(collection: name, id: object["id"] ?? .null)
             if let idempotencyKey {
-                IdempotencyKeys.remember(idempotencyKey, collection: name, body: .object(given), response: .object(object), in: &root, now: now)
+                IdempotencyKeys.remember(idempotencyKey, collection: name, body: .object(given), response: .object(object), in: &book.idempotency, now: now)
             }
-            return (.object(object), false)
+            return (.object(object), false, version)
         }
-        var response = Self.written(stored, status: .created)
+        var response = Self.written(stored, status: .created, version: version)
         if replayed, let header = IdempotencyKeys.replayedHeader { response.headers[header] = "true" }
         return response
     }
@@ -287,24 +300,24 @@ struct ServerResponder: HTTPResponder {
         if let given = object["id"], try scalarText(Self.normalizedID(given)) != id {
             throw APIError.badRequest("the id in the body (\(given)) differs from the id in the URL (\(id))")
         }
-        let stored: JSONValue = try await store.write { root in
+        let (stored, version): (JSONValue, Int) = try await store.write { root, book in
             var items = try collection(name, in: root)
             guard let index = items.firstIndex(where: { Self.id(of: $0) == id }) else { throw Self.missing(name, id) }
-            try Self.checkIfMatch(items[index], request)
+            try Self.checkIfMatch(items[index], version: book.version(collection: name, id: id), request)
             var updated = merge ? items[index].objectValue ?? JSONObject() : JSONObject([("id", items[index]["id"] ?? .null)])
             for (key, value) in object where key != "id" { updated[key] = value }
             items[index] = .object(updated)
             root[name] = .array(items)
-            return items[index]
+            return (items[index], book.recordWrite(collection: name, id: items[index]["id"] ?? .null))
         }
-        return Self.written(stored, status: .ok)
+        return Self.written(stored, status: .ok, version: version)
     }
 
     private func updateSingular(_ name: String, body: JSONValue?, merge: Bool, _ request: Request) async throws -> Response {
         guard let object = body?.objectValue else { throw Self.notAnObject }
-        let stored: JSONValue = try await store.write { root in
+        let stored: JSONValue = try await store.write { root, _ in
             let current = root[name] ?? .null
-            try Self.checkIfMatch(current, request)
+            try Self.checkIfMatch(current, version: nil, request)
             var updated = merge ? current.objectValue ?? JSONObject() : JSONObject()
             for (key, value) in object { updated[key] = value }
             root[name] = .object(updated)
@@ -314,21 +327,25 @@ struct ServerResponder: HTTPResponder {
     }
 
     private func delete(_ name: String, id: String, _ request: Request) async throws -> Response {
-        try await store.write { root in
+        let now = Date()
+        let limits = options.feedLimits
+        try await store.write { root, book in
             var items = try collection(name, in: root)
             guard let index = items.firstIndex(where: { Self.id(of: $0) == id }) else { throw Self.missing(name, id) }
-            try Self.checkIfMatch(items[index], request)
+            try Self.checkIfMatch(items[index], version: book.version(collection: name, id: id), request)
+            book.recordDelete(collection: name, id: items[index]["id"] ?? .null, now: now, limits: limits)
             items.remove(at: index)
             root[name] = .array(items)
         }
         return Self.written([:], status: .ok)
     }
 
-    /// A JSON response; with an `ETag` for stored items.
-    private static func written(_ value: JSONValue, status: HTTPResponse.Status) -> Response {
+    /// A JSON response; with an `ETag` for stored items: their version, or (singular
+    /// resources, which have none) a hash of the body.
+    private static func written(_ value: JSONValue, status: HTTPResponse.Status, version: Int? = nil) -> Response {
         let bytes = value.jsonBytes()
         var response = json(bytes: bytes, status: status)
-        response.headers[.eTag] = etag(bytes)
+        response.headers[.eTag] = version.map(Bookkeeping.etag) ?? etag(bytes)
         return response
     }
 
@@ -343,11 +360,14 @@ struct ServerResponder: HTTPResponder {
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
-    /// `If-Match` on a write: 412 when the item changed since the client read it.
-    private static func checkIfMatch(_ current: JSONValue, _ request: Request) throws {
+    /// `If-Match` on a write: 412 when the item changed since the client read it. The answer
+    /// carries the current record and its ETag, so that the client can resolve the conflict
+    /// without another request.
+    private static func checkIfMatch(_ current: JSONValue, version: Int?, _ request: Request) throws {
         guard let match = request.headers[.ifMatch] else { return }
-        guard matches(match, etag(current.jsonBytes())) else {
-            throw APIError(status: 412, message: "the resource changed since it was read (If-Match failed)")
+        let currentTag = version.map(Bookkeeping.etag) ?? etag(current.jsonBytes())
+        guard matches(match, currentTag) else {
+            throw APIError(status: 412, message: "the resource changed since it was read (If-Match failed)", current: current, etag: currentTag)
         }
     }
 
@@ -428,7 +448,11 @@ struct ServerResponder: HTTPResponder {
     }
 
     static func error(_ error: APIError) -> Response {
-        json(["error": .string(error.message)], status: HTTPResponse.Status(code: error.status))
+        var body: JSONValue = ["error": .string(error.message)]
+        for (key, value) in error.details { body[key] = value }
+        var response = json(body, status: HTTPResponse.Status(code: error.status))
+        if let etag = error.etag { response.headers[.eTag] = etag }
+        return response
     }
 
     static let notAnObject = APIError.badRequest("the body must be a JSON object")
@@ -467,6 +491,7 @@ extension HTTPField.Name {
     static let totalCount = named("X-Total-Count")
     static let link = named("Link")
     static let allow = named("Allow")
+    static let lastEventID = named("Last-Event-ID")
 
     /// A header name given as a literal token.
     private static func named(_ name: String) -> HTTPField.Name {

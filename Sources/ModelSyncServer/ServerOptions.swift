@@ -18,6 +18,14 @@ public struct ServerOptions: Sendable {
     /// The most connections open at once; further clients wait to be accepted until one
     /// closes. Nil sets no limit.
     public var maxConnections: Int?
+    /// Whether the server answers `/_changes`, `/_changes/stream` and `?_since=`. Off, it
+    /// behaves like json-server (404, and `_since` ignored), for testing clients against
+    /// servers without a feed.
+    public var servesChangeFeed: Bool
+    /// How long deletions stay in the change feed.
+    public var feedLimits: FeedLimits
+    /// How often an open change stream (`/_changes/stream`) sends a keep-alive comment.
+    public var keepAliveInterval: Duration
 
     /// Creates options; the defaults serve a writable database with no delay.
     public init(
@@ -27,8 +35,14 @@ public struct ServerOptions: Sendable {
         defaultPageSize: Int = 10,
         requestLogLimit: Int = 1_000,
         idleTimeout: Duration? = .seconds(30),
-        maxConnections: Int? = 512
+        maxConnections: Int? = 512,
+        servesChangeFeed: Bool = true,
+        feedLimits: FeedLimits = FeedLimits(),
+        keepAliveInterval: Duration = .seconds(15)
     ) {
+        self.servesChangeFeed = servesChangeFeed
+        self.feedLimits = feedLimits
+        self.keepAliveInterval = keepAliveInterval
         self.readOnly = readOnly
         self.delay = delay
         self.maxBodySize = maxBodySize

@@ -16,9 +16,13 @@ import Testing
         return Dictionary(uniqueKeysWithValues: rows.compactMap { row in row.id.map { ($0, row.title) } })
     }
 
-    @Test func aPullBringsChangesAndDeletionsAndKeepsPendingEdits() async throws {
-        try await withSyncFixture(data: Self.seed) { sync, server, _ in
-            try await sync.pull(SyncNote.self)
+    /// With the bundled server's change feed, and without it (as against json-server).
+    static let servers = [ServerOptions(), ServerOptions(servesChangeFeed: false)]
+
+    @Test(arguments: servers) func aPullBringsChangesAndDeletionsAndKeepsPendingEdits(_ options: ServerOptions) async throws {
+        try await withSyncFixture(data: Self.seed, serverOptions: options) { sync, server, _ in
+            let first = try await sync.pull(SyncNote.self)
+            #expect(first.fullResync == !options.servesChangeFeed)
             #expect(try await titles(sync) == [1: "one", 2: "two", 3: "three"])
 
             // Another client: deletes 2, renames 3, adds one.
@@ -37,6 +41,9 @@ import Testing
 
             let summary = try await sync.pull(SyncNote.self)
             #expect(summary.deleted == 1)
+            // The delta holds only what changed; a full reconcile reads everything.
+            #expect(summary.fullResync == !options.servesChangeFeed)
+            if options.servesChangeFeed { #expect(summary.upserted == 2) }
             let rows = try await sync.database.read { db in try SyncNote.all(db) }
             let byTitle = Dictionary(uniqueKeysWithValues: rows.map { ($0.title, $0) })
             #expect(Set(byTitle.keys) == ["one", "three (server)", "four", "local"])
@@ -57,8 +64,8 @@ import Testing
         }
     }
 
-    @Test func aPulledDeletionOfALocallyEditedRowGoesThroughThePolicy() async throws {
-        try await withSyncFixture(data: Self.seed) { sync, server, _ in
+    @Test(arguments: servers) func aPulledDeletionOfALocallyEditedRowGoesThroughThePolicy(_ options: ServerOptions) async throws {
+        try await withSyncFixture(data: Self.seed, serverOptions: options) { sync, server, _ in
             try await sync.pull(SyncNote.self)
             try await RemoteStore(baseURL: server.baseURL).delete(SyncNote(id: 1, title: "one"))
             var edited = SyncNote(id: 1, title: "edited")
@@ -68,6 +75,47 @@ import Testing
             #expect(summary.conflicts == 1)
             #expect(try await titles(sync)[1] == nil)
             #expect(try await sync.pendingCount() == 0)
+        }
+    }
+
+    @Test func aCursorOlderThanTheTombstonesStartsOver() async throws {
+        let options = ServerOptions(feedLimits: FeedLimits(tombstoneCapacity: 1))
+        try await withSyncFixture(data: Self.seed, serverOptions: options) { sync, server, _ in
+            try await sync.pull(SyncNote.self)
+            let other = RemoteStore(baseURL: server.baseURL)
+            try await other.delete(SyncNote(id: 1, title: "one"))
+            try await other.delete(SyncNote(id: 2, title: "two"))
+            let summary = try await sync.pull(SyncNote.self)
+            #expect(summary.fullResync && summary.deleted == 2)
+            #expect(try await titles(sync) == [3: "three"])
+            // Back on the feed afterwards.
+            try await other.delete(SyncNote(id: 3, title: "three"))
+            let next = try await sync.pull(SyncNote.self)
+            #expect(!next.fullResync && next.deleted == 1)
+        }
+    }
+
+    @Test func pulledRowsCarryVersionsSoEditsAreConditional() async throws {
+        try await withSyncFixture(data: Self.seed) { sync, server, _ in
+            try await sync.pull(SyncNote.self)
+            var note = SyncNote(id: 2, title: "mine")
+            try await sync.save(&note)
+            try await sync.push()
+            let patch = try #require(server.recordedRequests.last { $0.method == "PATCH" })
+            #expect(patch.header("If-Match") == #""2""#)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aLivePullFollowsTheServer() async throws {
+        try await withSyncFixture(data: Self.seed) { sync, server, _ in
+            var updates = sync.database.observe(SyncNote.self).makeAsyncIterator()
+            sync.startLivePull([SyncNote.self])
+            defer { sync.stopLivePull() }
+            // The first pull brings the three notes.
+            while let rows = try await updates.next(), rows.count != 3 {}
+            var added = SyncNote(id: nil, title: "from elsewhere")
+            try await RemoteStore(baseURL: server.baseURL).save(&added)
+            while let rows = try await updates.next(), !rows.contains(where: { $0.title == "from elsewhere" }) {}
         }
     }
 }

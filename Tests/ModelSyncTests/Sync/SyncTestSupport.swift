@@ -36,11 +36,12 @@ extension SyncReply: RemoteResource {
 func withSyncFixture<T>(
     data: JSONValue = ["notes": [], "replies": []],
     maxConcurrentRequests: Int = 8,
+    serverOptions: ServerOptions = ServerOptions(),
     _ body: (SyncStore, ModelSyncServer, TemporaryDirectory) async throws -> T
 ) async throws -> T {
     let directory = try TemporaryDirectory(prefix: "modelsync-sync")
     defer { directory.remove() }
-    return try await withTestServer(data: data) { server in
+    return try await withTestServer(data: data, options: serverOptions) { server in
         let database = try Database(path: directory.path("app.sqlite"), models: [SyncNote.self, SyncReply.self])
         let store = SyncStore(
             remote: RemoteStore(baseURL: server.baseURL), database: database, models: [SyncNote.self, SyncReply.self],

@@ -1,0 +1,203 @@
+import Foundation
+import ModelSyncCore
+import ModelSyncJSON
+
+/// What the server keeps beside the data: the change sequence, each record's version, the
+/// tombstones of deleted records, and the idempotency keys of creates.
+///
+/// It is saved in the data file under one member, ``member``, by the same atomic write as the
+/// records it describes, and never served: loading takes it out of the served data.
+///
+/// - Every write to an item of a collection takes the next value of ``sequence``; that value is
+///   the record's version (its ETag is `"<version>"`), or its tombstone's.
+/// - Tombstones are kept for a bounded time and number; dropping one raises ``horizon``, and a
+///   client whose cursor is below it must read everything again (410).
+struct Bookkeeping: Sendable {
+    static let member = "_modelsync"
+    /// Where idempotency keys were kept before there was bookkeeping (still read).
+    static let legacyIdempotencyMember = "_idempotency"
+
+    /// One deleted record.
+    struct Tombstone: Sendable {
+        var collection: String
+        var id: JSONValue
+        var sequence: Int
+        var at: Int
+    }
+
+    /// The last sequence value handed out.
+    var sequence = 0
+    /// Each record's version, by collection and id (by the id's bytes).
+    var versions: [String: [ExactText: Int]] = [:]
+    /// Deleted records, oldest first.
+    var tombstones: [Tombstone] = []
+    /// The highest sequence of a dropped tombstone: cursors below it are too old.
+    var horizon = 0
+    /// The idempotency-key records (see ``IdempotencyKeys``).
+    var idempotency = JSONObject()
+
+    /// Whether a top-level member is bookkeeping rather than data.
+    static func isReserved(_ name: String) -> Bool {
+        name == member || name == legacyIdempotencyMember
+    }
+
+    // MARK: Recording writes
+
+    /// Gives a written record the next version and returns it.
+    @discardableResult
+    mutating func recordWrite(collection: String, id: JSONValue) -> Int {
+        sequence += 1
+        if let text = scalarText(id) { versions[collection, default: [:]][ExactText(text)] = sequence }
+        return sequence
+    }
+
+    /// Replaces a deleted record's version with a tombstone, and drops the tombstones beyond
+    /// the limits.
+    mutating func recordDelete(collection: String, id: JSONValue, now: Date, limits: FeedLimits) {
+        sequence += 1
+        if let text = scalarText(id) { versions[collection]?.removeValue(forKey: ExactText(text)) }
+        tombstones.append(Tombstone(collection: collection, id: id, sequence: sequence, at: Int(now.timeIntervalSince1970)))
+        let oldest = Int(now.timeIntervalSince1970) - Int(min(limits.tombstoneRetention, Double(Int32.max)))
+        var dropped = 0
+        while dropped < tombstones.count, tombstones.count - dropped > limits.tombstoneCapacity || tombstones[dropped].at < oldest {
+            horizon = max(horizon, tombstones[dropped].sequence)
+            dropped += 1
+        }
+        if dropped > 0 { tombstones.removeFirst(dropped) }
+    }
+
+    /// The version of a record, if it has one.
+    func version(collection: String, id: String) -> Int? {
+        versions[collection]?[ExactText(id)]
+    }
+
+    /// The strong ETag of a version.
+    static func etag(_ version: Int) -> String { "\"\(version)\"" }
+
+    /// Gives every record that has no version one, in the data's order (collections by name):
+    /// data written by json-server or by hand. The same data always gets the same versions.
+    /// Returns whether any was given.
+    mutating func versionUnversionedRecords(in root: JSONObject) -> Bool {
+        var assigned = false
+        for name in root.keys.sorted() {
+            guard let items = root[name]?.arrayValue else { continue }
+            for item in items {
+                guard let id = item["id"], let text = scalarText(id), versions[name]?[ExactText(text)] == nil else { continue }
+                recordWrite(collection: name, id: id)
+                assigned = true
+            }
+        }
+        return assigned
+    }
+
+    // MARK: Saving and loading
+
+    /// Takes the bookkeeping out of loaded data (leaving only the served data in `root`).
+    static func extract(from root: inout JSONObject) -> Bookkeeping {
+        var book = Bookkeeping()
+        if let legacy = root.removeValue(forKey: legacyIdempotencyMember)?.objectValue { book.idempotency = legacy }
+        guard let saved = root.removeValue(forKey: member) else { return book }
+        book.sequence = saved["sequence"]?.intValue ?? 0
+        book.horizon = saved["horizon"]?.intValue ?? 0
+        for (collection, ids) in saved["versions"]?.objectValue ?? JSONObject() {
+            var versions: [ExactText: Int] = [:]
+            for (id, version) in ids.objectValue ?? JSONObject() {
+                if let version = version.intValue { versions[ExactText(id)] = version }
+            }
+            book.versions[collection] = versions
+        }
+        book.tombstones = (saved["tombstones"]?.arrayValue ?? []).compactMap { stone in
+            guard let collection = stone["collection"]?.stringValue, let id = stone["id"], let sequence = stone["seq"]?.intValue else { return nil }
+            return Tombstone(collection: collection, id: id, sequence: sequence, at: stone["at"]?.intValue ?? 0)
+        }
+        if let keys = saved["idempotency"]?.objectValue {
+            for (key, record) in keys { book.idempotency[key] = record }
+        }
+        return book
+    }
+
+    /// The bookkeeping as the member saved with the data.
+    var saved: JSONValue {
+        var object = JSONObject()
+        object["sequence"] = .number(JSONNumber(sequence))
+        object["horizon"] = .number(JSONNumber(horizon))
+        var collections = JSONObject()
+        for (collection, ids) in versions.sorted(by: { $0.key < $1.key }) {
+            collections[collection] = .object(JSONObject(ids.map { ($0.key.text, JSONValue.number(JSONNumber($0.value))) }))
+        }
+        object["versions"] = .object(collections)
+        object["tombstones"] = .array(tombstones.map { stone in
+            ["collection": .string(stone.collection), "id": stone.id, "seq": .number(JSONNumber(stone.sequence)), "at": .number(JSONNumber(stone.at))]
+        })
+        object["idempotency"] = .object(idempotency)
+        return .object(object)
+    }
+
+    // MARK: Reading the feed
+
+    /// One entry of the feed.
+    struct Change: Sendable {
+        var sequence: Int
+        var collection: String
+        var id: JSONValue
+        /// The record now; nil for a deletion.
+        var record: JSONValue?
+
+        var json: JSONValue {
+            var object = JSONObject()
+            object["seq"] = .number(JSONNumber(sequence))
+            object["collection"] = .string(collection)
+            object["id"] = id
+            object["deleted"] = .bool(record == nil)
+            if let record { object["record"] = record }
+            return .object(object)
+        }
+    }
+
+    /// The changes after `since` in `collections` (all when nil), oldest first: each record at
+    /// most once, in its current state, and the tombstones. At most `limit`; the flag says
+    /// whether more follow.
+    func changes(after since: Int, in collections: Set<String>?, limit: Int, root: JSONObject) -> (changes: [Change], more: Bool) {
+        var found: [(sequence: Int, collection: String, id: ExactText)] = []
+        for (collection, ids) in versions where collections?.contains(collection) ?? true {
+            for (id, version) in ids where version > since { found.append((version, collection, id)) }
+        }
+        var changes: [Change] = []
+        if !found.isEmpty {
+            found.sort { $0.sequence < $1.sequence }
+            let wanted = found.prefix(limit + 1)
+            var records: [String: [ExactText: JSONValue]] = [:]
+            for collection in Set(wanted.map(\.collection)) {
+                var byID: [ExactText: JSONValue] = [:]
+                for item in root[collection]?.arrayValue ?? [] {
+                    if let id = item["id"].flatMap(scalarText) { byID[ExactText(id)] = item }
+                }
+                records[collection] = byID
+            }
+            changes = wanted.compactMap { entry in
+                guard let record = records[entry.collection]?[entry.id] else { return nil }
+                return Change(sequence: entry.sequence, collection: entry.collection, id: record["id"] ?? .null, record: record)
+            }
+        }
+        for stone in tombstones where stone.sequence > since && (collections?.contains(stone.collection) ?? true) {
+            changes.append(Change(sequence: stone.sequence, collection: stone.collection, id: stone.id, record: nil))
+        }
+        changes.sort { $0.sequence < $1.sequence }
+        let more = changes.count > limit
+        return (Array(changes.prefix(limit)), more)
+    }
+}
+
+/// How long deletions stay visible in the change feed.
+public struct FeedLimits: Sendable, Hashable {
+    /// Seconds a tombstone is kept (7 days by default).
+    public var tombstoneRetention: TimeInterval
+    /// The most tombstones kept (the oldest go first).
+    public var tombstoneCapacity: Int
+
+    /// Creates limits.
+    public init(tombstoneRetention: TimeInterval = 7 * 24 * 60 * 60, tombstoneCapacity: Int = 100_000) {
+        self.tombstoneRetention = tombstoneRetention
+        self.tombstoneCapacity = tombstoneCapacity
+    }
+}

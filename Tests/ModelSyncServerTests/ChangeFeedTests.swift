@@ -1,0 +1,126 @@
+import Foundation
+import ModelSync
+import ModelSyncJSON
+import ModelSyncServer
+import Testing
+
+/// The change feed: versions as ETags, If-Match against them, `/_changes`, `?_since=`,
+/// tombstones and the horizon, the bookkeeping kept out of the data, the live stream.
+@Suite struct ChangeFeedTests {
+    static let data: JSONValue = ["posts": [["id": 1, "title": "a"], ["id": 2, "title": "b"]], "tags": [["id": "x"]], "profile": ["name": "p"]]
+
+    func changes(_ base: String, _ query: String) async throws -> (changes: [JSONValue], next: String?, more: Bool?, status: Int) {
+        let reply = try await send(.GET, base + query)
+        return (reply.json?["changes"]?.arrayValue ?? [], reply.json?["next"]?.stringValue, reply.json?["more"]?.boolValue, reply.status)
+    }
+
+    @Test func everyWriteTakesTheNextSequenceAndItsETagIsTheVersion() async throws {
+        try await withServer(Self.data) { _, url in
+            let base = url + "/"
+            // Loaded records get versions in the data's order: posts 1, 2, then tags.
+            #expect(try await send(.GET, base + "posts/2").header("ETag") == #""2""#)
+            let created = try await send(.POST, base + "posts", body: #"{"title": "c"}"#)
+            #expect(created.header("ETag") == #""4""#)
+            let patched = try await send(.PATCH, base + "posts/1", body: #"{"title": "a2"}"#, headers: [("If-Match", #""1""#)])
+            #expect(patched.status == 200 && patched.header("ETag") == #""5""#)
+            // A stale version: 412 with the current record and its ETag.
+            let stale = try await send(.PUT, base + "posts/1", body: #"{"title": "lost"}"#, headers: [("If-Match", #""1""#)])
+            #expect(stale.status == 412)
+            #expect(stale.json?["current"]?["title"]?.stringValue == "a2" && stale.header("ETag") == #""5""#)
+            let staleDelete = try await send(.DELETE, base + "posts/1", headers: [("If-Match", #""4""#)])
+            #expect(staleDelete.status == 412)
+            #expect(try await send(.DELETE, base + "posts/1", headers: [("If-Match", "*")]).status == 200)
+            #expect(try await send(.PATCH, base + "posts/1", body: "{}", headers: [("If-Match", "*")]).status == 404)
+        }
+    }
+
+    @Test func theFeedListsEachRecordOnceInOrderWithTombstones() async throws {
+        try await withServer(Self.data) { _, url in
+            let base = url + "/"
+            _ = try await send(.PATCH, base + "posts/1", body: #"{"title": "a2"}"#)   // 4
+            _ = try await send(.POST, base + "posts", body: #"{"title": "c"}"#)        // 5 (id 3)
+            _ = try await send(.PATCH, base + "posts/1", body: #"{"title": "a3"}"#)   // 6
+            _ = try await send(.DELETE, base + "posts/2")                              // 7
+            let all = try await changes(base, "_changes")
+            #expect(all.changes.compactMap { $0["seq"]?.intValue } == [3, 5, 6, 7])
+            #expect(all.changes[2]["record"]?["title"]?.stringValue == "a3")
+            #expect(all.changes[3]["deleted"]?.boolValue == true && all.changes[3]["id"]?.intValue == 2)
+            #expect(all.next == "7" && all.more == false)
+
+            let paged = try await changes(base, "_changes?since=3&limit=2")
+            #expect(paged.changes.compactMap { $0["seq"]?.intValue } == [5, 6] && paged.next == "6" && paged.more == true)
+            let rest = try await changes(base, "_changes?since=6&limit=2")
+            #expect(rest.changes.compactMap { $0["seq"]?.intValue } == [7] && rest.next == "7" && rest.more == false)
+            // A quiet feed still moves the cursor to the present.
+            let filtered = try await changes(base, "_changes?since=3&collections=tags")
+            #expect(filtered.changes.isEmpty && filtered.next == "7")
+            // The same for one collection through its list route.
+            let posts = try await changes(base, "posts?_since=5")
+            #expect(posts.changes.compactMap { $0["seq"]?.intValue } == [6, 7])
+            #expect(try await changes(base, "_changes?since=-1").status == 400)
+            #expect(try await changes(base, "_changes?since=abc").status == 400)
+            #expect(try await changes(base, "_changes?limit=0").status == 400)
+        }
+    }
+
+    @Test func droppedTombstonesMakeOldCursorsGone() async throws {
+        let options = ServerOptions(feedLimits: FeedLimits(tombstoneCapacity: 2))
+        try await withServer(["posts": [["id": 1], ["id": 2], ["id": 3], ["id": 4]]], options: options) { _, url in
+            let base = url + "/"
+            for id in 1...3 { _ = try await send(.DELETE, base + "posts/\(id)") }   // 5, 6, 7: the first is dropped
+            let gone = try await changes(base, "_changes?since=4")
+            #expect(gone.status == 410)
+            let reply = try await send(.GET, base + "_changes/stream?since=0")
+            #expect(reply.status == 410 && reply.json?["horizon"]?.stringValue == "5")
+            let fresh = try await changes(base, "_changes?since=5")
+            #expect(fresh.status == 200 && fresh.changes.compactMap { $0["seq"]?.intValue } == [6, 7])
+        }
+    }
+
+    @Test func theBookkeepingIsSavedWithTheDataAndNeverServed() async throws {
+        try await withDatabaseFile(#"{"posts": [{"id": 1, "title": "a"}], "_idempotency": {}}"#) { file in
+            let server = try await ModelSyncServer.start(file: file)
+            let base = server.baseURL.absoluteString + "/"
+            _ = try await send(.POST, base + "posts", body: #"{"title": "b"}"#, headers: [("Idempotency-Key", "k1")])
+            _ = try await send(.DELETE, base + "posts/1")
+            #expect(try await send(.GET, base + "_modelsync").status == 404)
+            #expect(try await send(.GET, base + "_idempotency").status == 404)
+            #expect(try await send(.POST, base + "_modelsync", body: "{}").status == 404)
+            let db = try await send(.GET, base + "db").json
+            #expect(db?["_modelsync"] == nil && db?["_idempotency"] == nil)
+            await server.shutdown()
+
+            let restarted = try await ModelSyncServer.start(file: file)
+            let again = restarted.baseURL.absoluteString + "/"
+            let feed = try await changes(again, "_changes")
+            #expect(feed.changes.compactMap { $0["seq"]?.intValue } == [2, 3] && feed.next == "3")
+            // The idempotency key survived the restart: the repeat creates nothing.
+            let repeated = try await send(.POST, again + "posts", body: #"{"title": "b"}"#, headers: [("Idempotency-Key", "k1")])
+            #expect(repeated.header("Idempotent-Replayed") == "true" && repeated.header("ETag") == #""2""#)
+            #expect(await restarted.data["posts"]?.arrayValue?.count == 1)
+            await restarted.shutdown()
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func theStreamSendsTheBacklogThenLiveChangesAndEndsAtShutdown() async throws {
+        let server = try await ModelSyncServer.start(data: Self.data)
+        let base = server.baseURL.absoluteString + "/"
+        let remote = RemoteStore(baseURL: server.baseURL)
+        var events = remote.events(at: try #require(URL(string: base + "_changes/stream?since=1&collections=posts"))).makeAsyncIterator()
+        // The backlog: post 2 (tags are filtered out).
+        let first = try #require(try await events.next())
+        #expect(first.id == "2" && first.event == "change")
+        // Live: a write after the stream opened.
+        _ = try await send(.PATCH, base + "posts/1", body: #"{"title": "live"}"#)
+        _ = try await send(.POST, base + "tags", body: #"{"id": "y"}"#)
+        _ = try await send(.DELETE, base + "posts/2")
+        let live = try #require(try await events.next())
+        #expect(live.id == "4")
+        #expect(try JSONValue(parsing: Array(live.data.utf8))["record"]?["title"]?.stringValue == "live")
+        let deletion = try #require(try await events.next())
+        #expect(deletion.id == "6" && deletion.data.contains(#""deleted":true"#))
+        // Shutting down with the stream open completes, and ends the stream.
+        await server.shutdown()
+        #expect(try await events.next() == nil)
+    }
+}
