@@ -2,8 +2,8 @@ import Foundation
 import ModelSync
 import ModelSyncServer
 
-/// Offline writes: SyncStore saves locally with an outbox entry, coalesces, then pushes to the
-/// bundled server.
+/// Offline writes and sync: SyncStore saves locally with an outbox entry, coalesces, pushes to
+/// the bundled server, then meets a concurrent edit (a merged conflict) and pulls a deletion.
 enum OfflineWritesSection {
     static func run() async throws {
         section("Offline writes with SyncStore")
@@ -38,5 +38,28 @@ enum OfflineWritesSection {
         let stored = try await database.read { db in try DemoPost.all(db, where: "title = ?", [.text("Edited offline")]) }
         step("push: one POST; the server's id replaces the temporary one",
              "sent \(summary.sent)\n" + requests.joined(separator: "\n") + "\nlocal id now \(stored.first?.id ?? 0)")
+
+        // Another client renames the post on the server while this one edits its text.
+        guard var mine = stored.first, let id = mine.id else { return }
+        let elsewhere = RemoteStore(baseURL: server.baseURL)
+        var theirs = try await elsewhere.fetch(DemoPost.self, id: id)
+        theirs.title = "Renamed elsewhere"
+        try await elsewhere.save(&theirs)
+        mine.text = "Text edited here"
+        try await sync.save(&mine)
+        server.clearRecordedRequests()
+        let merged = try await sync.push()
+        let record = await server.data["posts"]?.arrayValue?.first { $0["id"]?.intValue == id }
+        step("push again: If-Match meets a newer version (412); the default policy merges field by field",
+             server.recordedRequests.map { "\($0.method) \($0.uri) If-Match: \($0.header("If-Match") ?? "-")" }.joined(separator: "\n")
+                + "\nconflicts \(merged.conflicts); on the server: title \(record?["title"]?.stringValue ?? "?"), body \(record?["body"]?.stringValue ?? "?")")
+
+        // The other client deletes a post this one has; a pull brings the deletion.
+        try await sync.pull(DemoPost.self)
+        try await elsewhere.delete(DemoPost(id: 1, userId: 1, title: "", text: ""))
+        let pulled = try await sync.pull(DemoPost.self)
+        let first = try await database.read { db in try DemoPost.find(1, db) }
+        step("pull: the changes since the stored cursor, in one transaction",
+             "\(pulled.upserted) stored, \(pulled.deleted) deleted; post 1 is \(first == nil ? "gone" : "still here") locally")
     }
 }

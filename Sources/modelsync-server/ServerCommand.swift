@@ -48,12 +48,21 @@ struct ServerCommand: AsyncParsableCommand {
     @Option(help: "Drop the connection on a share of requests (0–1), for testing clients.")
     var dropRate = 0.0
 
+    @Option(help: "Keep deletions in the change feed for this many seconds; older cursors must resync (410).")
+    var tombstoneRetention = 7 * 24 * 60 * 60
+
+    @Option(help: "Keep at most this many deletions in the change feed.")
+    var tombstoneCapacity = 100_000
+
     func validate() throws {
         guard (0...1).contains(failRate), (0...1).contains(dropRate) else {
             throw ValidationError("--fail-rate and --drop-rate must be between 0 and 1")
         }
         guard idleTimeout >= 0, maxConnections >= 0 else {
             throw ValidationError("--idle-timeout and --max-connections must not be negative")
+        }
+        guard tombstoneRetention >= 0, tombstoneCapacity >= 0 else {
+            throw ValidationError("--tombstone-retention and --tombstone-capacity must not be negative")
         }
         guard delay >= 0, maxBodySize > 0, (0...65535).contains(port), (100...599).contains(failStatus) else {
             throw ValidationError("--delay, --max-body-size, --port and --fail-status must be in range")
@@ -64,7 +73,8 @@ struct ServerCommand: AsyncParsableCommand {
         let options = ServerOptions(
             readOnly: readOnly, delay: .milliseconds(delay), maxBodySize: maxBodySize,
             idleTimeout: idleTimeout > 0 ? .seconds(idleTimeout) : nil,
-            maxConnections: maxConnections > 0 ? maxConnections : nil
+            maxConnections: maxConnections > 0 ? maxConnections : nil,
+            feedLimits: FeedLimits(tombstoneRetention: TimeInterval(tombstoneRetention), tombstoneCapacity: tombstoneCapacity)
         )
         let server = try await ModelSyncServer.start(
             file: URL(fileURLWithPath: file), host: host, port: port, options: options,

@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import NIOPosix
 
@@ -33,7 +34,11 @@ struct RawConnection {
                 }
                 group.addTask {
                     var received: [UInt8] = []
-                    for try await chunk in inbound { received += chunk.readableBytesView }
+                    do {
+                        for try await chunk in inbound { received += chunk.readableBytesView }
+                    } catch let error as IOError where error.errnoCode == ECONNRESET {
+                        // A reset is the server closing too (it may close with bytes unread).
+                    }
                     return received
                 }
                 var received: [UInt8] = []

@@ -448,3 +448,29 @@ extension ReadmeSQLiteExampleTests {
         }
     }
 }
+
+@Suite struct ReadmeSyncExampleTests {
+    typealias Post = Readme.Post
+
+    @Test(.timeLimit(.minutes(1))) func syncSection() async throws {
+        let directory = try TemporaryDirectory(prefix: "readme-sync2")
+        defer { directory.remove() }
+        try await withTestServer { server in
+            let api = RemoteStore(baseURL: server.baseURL)
+            let db = try Database(path: directory.path("app.sqlite"), models: [Post.self])
+
+            let sync = SyncStore(remote: api, database: db, models: [Post.self])
+            sync.configure(Post.self, conflicts: .merge())   // the default; or .serverWins, .clientWins, .custom { … }
+            try await sync.pull(Post.self)                   // a delta after the stored cursor, in one transaction
+            try await sync.push()                            // PATCH / DELETE carry If-Match; a 412 goes to the policy
+            sync.startLivePull([Post.self])                  // pull as soon as the server reports a change
+            let conflicts = try await sync.status().conflicts  // each with the base, local, server and kept values
+            sync.stopLivePull()
+
+            #expect(conflicts.isEmpty)
+            let pulled = try await db.read { try Post.all($0) }
+            let served = await server.data["posts"]?.arrayValue?.count
+            #expect(pulled.count == served)
+        }
+    }
+}

@@ -89,7 +89,110 @@ enum SyncWorkloads {
         }
     }
 
-    static let all = [push]
+    /// `sync_pull`: the server holds 10,000 posts, and 1% of them changed (80 edits, 10
+    /// deletions, 10 new posts) since the client's last pull; the client's table holds the
+    /// 10,000 as they were (a copy of the same SQLite file for each run, untimed).
+    ///
+    /// - ours: `SyncStore.pull`, a delta from the server's change feed after the stored cursor.
+    /// - peer `list_reconcile`: what an app does without a feed, one `RemoteStore.list` of the
+    ///   whole collection, then one transaction that upserts every post and deletes the local
+    ///   rows the server no longer has.
+    static let pull = Workload(
+        name: "sync_pull",
+        summary: "bring 10,000 local posts up to date after 1% changed on the server; peer: list_reconcile (full list + upsert + delete missing)",
+        unit: .rowsPerSecond,
+        sizes: [WorkloadSize(10_000, quick: true)]
+    ) { size in
+        var seed = JSONObject()
+        seed["posts"] = .array((1...size.count).map { id in
+            ["id": .number(JSONNumber(id)), "userId": .number(JSONNumber(id % 10 + 1)), "title": .string("post \(id)"), "body": "seeded"]
+        })
+        let server = try await ModelSyncServer.start(data: .object(seed))
+        var remoteOptions = RemoteStore.Options()
+        remoteOptions.caching = false
+        let remote = RemoteStore(baseURL: server.baseURL, options: remoteOptions)
+        let files = try Files()
+        // The client as of the last pull: every post, and the feed's cursor.
+        let template = files.directory.appendingPathComponent("template.sqlite").path
+        do {
+            let database = try Database(path: template, models: [SyncBenchPost.self])
+            try await SyncStore(remote: remote, database: database, models: [SyncBenchPost.self]).pull(SyncBenchPost.self)
+            try await database.write { db in try db.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+        }
+        @Sendable func changeOnePercent() async throws {
+            try await server.reset()
+            for index in 0..<size.count / 100 {
+                let id = index * 97 % size.count + 1
+                switch index % 10 {
+                case 0: try await remote.delete(SyncBenchPost(id: id, userId: 0, title: "", body: ""))
+                case 1:
+                    var post = SyncBenchPost(id: nil, userId: 1, title: "new \(index)", body: "created")
+                    try await remote.save(&post)
+                default:
+                    var post = try await remote.fetch(SyncBenchPost.self, id: id)
+                    post.body = "changed \(index)"
+                    try await remote.save(&post)
+                }
+            }
+        }
+        @Sendable func freshClient(_ name: String) throws -> Database {
+            let path = files.directory.appendingPathComponent("\(name)-\(UUID().uuidString).sqlite").path
+            try FileManager.default.copyItem(atPath: template, toPath: path)
+            return try Database(path: path, models: [SyncBenchPost.self])
+        }
+        let oursStore = QueuedSync()
+        let peerDatabase = QueuedDatabase()
+        let ours = Contender.ours(reset: {
+            try await changeOnePercent()
+            await oursStore.set(SyncStore(remote: remote, database: try freshClient("ours"), models: [SyncBenchPost.self]))
+        }) {
+            guard let sync = await oursStore.store else { throw BenchmarkError("sync_pull: no client") }
+            let summary = try await sync.pull(SyncBenchPost.self)
+            return summary.upserted + summary.deleted
+        }
+        let peer = Contender(name: "list_reconcile", reset: {
+            try await changeOnePercent()
+            await peerDatabase.set(try freshClient("peer"))
+        }) {
+            guard let database = await peerDatabase.database else { throw BenchmarkError("sync_pull: no client") }
+            let posts = try await remote.list(SyncBenchPost.self)
+            return try await database.write { db in
+                var seen = Set<Int>()
+                for post in posts {
+                    try post.upsert(db, validate: false)
+                    if let id = post.id { seen.insert(id) }
+                }
+                var deleted = 0
+                let table = "\"" + SyncBenchPost.schema.table + "\""
+                for case .integer(let id)? in try db.rows("SELECT id FROM \(table)").map(\.first) where !seen.contains(Int(id)) {
+                    try db.execute("DELETE FROM \(table) WHERE id = ?", [.integer(id)])
+                    deleted += 1
+                }
+                return posts.count + deleted
+            }
+        }
+        return PreparedWorkload(ours: ours, peers: [peer]) {
+            try await ours.reset()
+            _ = try await ours.run()
+            try await peer.reset()
+            _ = try await peer.run()
+            guard let oursDatabase = await oursStore.store?.database, let peerDB = await peerDatabase.database else {
+                throw BenchmarkError("sync_pull: no clients")
+            }
+            let oursRows = try await oursDatabase.read { db in try SyncBenchPost.all(db, order: "id") }
+            let peerRows = try await peerDB.read { db in try SyncBenchPost.all(db, order: "id") }
+            try expectEqual(oursRows, peerRows, "sync_pull: the two clients' tables")
+            guard oursRows.count == size.count else { throw BenchmarkError("sync_pull: \(oursRows.count) rows, expected \(size.count)") }
+        }
+    }
+
+    static let all = [push, pull]
+
+    /// The database the next timed run of the peer reconciles into.
+    actor QueuedDatabase {
+        var database: Database?
+        func set(_ database: Database) { self.database = database }
+    }
 
     /// The store whose outbox the next timed run pushes.
     actor QueuedSync {
