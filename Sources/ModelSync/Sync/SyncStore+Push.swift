@@ -33,15 +33,16 @@ extension SyncStore {
         // The first failure that stops the push (a retryable error, a pause); entries already
         // sent are still awaited, so that their acknowledgements are applied.
         var stop: (any Error)?
-        let window = max(1, maxConcurrentRequests)
+        let width = min(max(1, maxConcurrentRequests), PushWindow.size / 2)
+        var window = PushWindow()
         try await withThrowingTaskGroup(of: (OutboxTable.Row, Result<SendOutcome, any Error>).self) { group in
             var running = 0
             while true {
                 if stop == nil, let status = state.withLock({ $0.pausedStatus }) { stop = SyncError.paused(status: status) }
-                if stop == nil && running < window {
+                if stop == nil && running < width {
                     let started: [OutboxTable.Row]
                     do {
-                        started = try await startIndependentEntries(limit: window - running)
+                        started = try await startIndependentEntries(limit: width - running, &window)
                     } catch {
                         stop = error
                         started = []
@@ -60,6 +61,7 @@ extension SyncStore {
                 }
                 guard running > 0, let (entry, result) = try await group.next() else { break }
                 running -= 1
+                window.finished.insert(entry.sequence)
                 state.withLock { _ = $0.inFlight.remove(entry.sequence) }
                 let failure: any Error
                 switch result {
@@ -92,32 +94,73 @@ extension SyncStore {
         return summary
     }
 
-    /// Marks as in flight, in one transaction, up to `limit` of the oldest pending entries that
-    /// depend on no earlier unfinished entry, and returns them.
+    /// The head of the queue as a push last read it, so that starting an entry does not read
+    /// and decode the queue again each time. It is read again when the outbox changed
+    /// otherwise than by this push's acknowledgements (``SyncStore/State/outboxGeneration``), or
+    /// when every entry in it has started.
+    struct PushWindow {
+        static let size = 256
+        var entries: [(row: OutboxTable.Row, dependencies: OutboxDependencies)] = []
+        var generation = -1
+        /// Whether the read stopped at ``size``: more entries may follow.
+        var truncated = false
+        /// Entries of `entries` acknowledged (or failed) since the read.
+        var finished: Set<Int64> = []
+    }
+
+    /// Marks as in flight up to `limit` of the oldest pending entries that depend on no
+    /// earlier unfinished entry, and returns them.
     ///
     /// Two entries depend on each other when they change the same row, or when one's body
     /// points (through a `BelongsTo` foreign key) at the other's row: a child waits for its
     /// parent's create (and its real key), a parent's delete waits for its children's writes.
-    /// Independent entries go out concurrently; each row's changes stay in order.
-    private func startIndependentEntries(limit: Int) async throws -> [OutboxTable.Row] {
-        let models = state.withLock { $0.models }
-        return try await database.write { db in
-            try self.prepareTables(db)
-            let inFlight = self.state.withLock { $0.inFlight }
-            // Every unfinished entry older than a candidate is in flight, parked, or among the
-            // candidates before it, so reading a bounded prefix of the queue is enough.
+    /// A parked entry holds back the same. Independent entries go out concurrently; each row's
+    /// changes stay in order.
+    func startIndependentEntries(limit: Int, _ window: inout PushWindow) async throws -> [OutboxTable.Row] {
+        while true {
+            let (generation, inFlight) = state.withLock { ($0.outboxGeneration, $0.inFlight) }
+            if generation != window.generation {
+                window = try await readWindow()
+                continue
+            }
             var earlier: [OutboxDependencies] = []
             var started: [OutboxTable.Row] = []
-            for entry in try OutboxTable.queue(db, limit: inFlight.count + limit * 4) where started.count < limit {
-                let dependencies = try OutboxDependencies(entry, models)
-                if entry.state == .pending, !inFlight.contains(entry.sequence), !earlier.contains(where: { $0.conflicts(with: dependencies) }) {
-                    started.append(entry)
+            var waiting = false
+            for (entry, dependencies) in window.entries where !window.finished.contains(entry.sequence) {
+                guard started.count < limit else { break }
+                if entry.state == .pending, !inFlight.contains(entry.sequence) {
+                    if earlier.contains(where: { $0.conflicts(with: dependencies) }) { waiting = true } else { started.append(entry) }
                 }
                 earlier.append(dependencies)
             }
-            // Inside the transaction, so that no save coalesces into an entry being sent.
-            self.state.withLock { $0.inFlight.formUnion(started.map(\.sequence)) }
-            return started
+            if started.isEmpty && !waiting && window.truncated {
+                // Everything read has been sent: read on.
+                window = try await readWindow()
+                if window.entries.allSatisfy({ window.finished.contains($0.row.sequence) }) { return [] }
+                continue
+            }
+            // Marked only if no save or rewrite changed the outbox since it was read: a save
+            // coalesces into an entry only while it is not in flight (see `openEntries`).
+            let marked = state.withLock { state -> Bool in
+                guard state.outboxGeneration == window.generation else { return false }
+                state.inFlight.formUnion(started.map(\.sequence))
+                return true
+            }
+            if marked { return started }
+        }
+    }
+
+    private func readWindow() async throws -> PushWindow {
+        let models = state.withLock { $0.models }
+        return try await database.write { db in
+            try self.prepareTables(db)
+            // Read inside the transaction: a change after it bumps the generation again.
+            let generation = self.state.withLock { $0.outboxGeneration }
+            let rows = try OutboxTable.queue(db, limit: PushWindow.size)
+            let pending = rows.filter { $0.state == .pending }.count
+            return PushWindow(
+                entries: try rows.map { ($0, try OutboxDependencies($0, models)) }, generation: generation,
+                truncated: pending >= PushWindow.size)
         }
     }
 
@@ -136,6 +179,7 @@ extension SyncStore {
                 try db.execute(
                     "UPDATE modelsync_outbox SET state = 'parked', attempts = attempts + 1, last_error = ?, field_errors = ? WHERE sequence = ?",
                     [.text(text), .text(OutboxTable.text(fieldErrors)), .integer(entry.sequence)])
+                self.outboxChanged()
             }
             state.withLock { $0.lastError = text }
             logger.notice("the server refused an outbox entry; it is parked", metadata: [
@@ -255,6 +299,7 @@ extension SyncStore {
         try OutboxTable.setVersion(version, model: key.model, entry.localKey, db)
         try db.execute("UPDATE modelsync_outbox SET server_version = ? WHERE model = ? AND local_key = ?",
                        [version.map(SQLValue.text) ?? .null, .text(key.model), .text(OutboxTable.text(entry.localKey))])
+        if db.changes > 0 { outboxChanged() }
         guard let value else { return nil }
         let later = try OutboxTable.entries(db, where: "model = ? AND local_key = ?", [.text(key.model), .text(OutboxTable.text(entry.localKey))])
         guard later.isEmpty, try M.find(key: [entry.localKey.primaryKeySQLValue(model: key.model)], db) != nil else { return nil }
@@ -280,6 +325,7 @@ extension SyncStore {
         }
         try db.execute("UPDATE modelsync_outbox SET local_key = ?, temporary_key = 0 WHERE model = ? AND local_key = ?",
                        [.text(OutboxTable.text(server)), .text(key.model), .text(oldText)])
+        if db.changes > 0 { outboxChanged() }
         try db.execute("INSERT OR REPLACE INTO modelsync_key_rewrites (model, temporary_key, server_key) VALUES (?, ?, ?)",
                        [.text(key.model), .text(oldText), .text(OutboxTable.text(server))])
         logger.debug("temporary key replaced by the server's", metadata: ["model": "\(key.model)", "temporary": "\(oldText)", "server": "\(OutboxTable.text(server))"])
@@ -313,6 +359,7 @@ extension SyncStore {
             where entry.body[path] == temporary {
                 entry.body[path] = server
                 try OutboxTable.replace(entry, db)
+                outboxChanged()
             }
         }
         return rewritten
@@ -338,6 +385,7 @@ extension SyncStore {
         try await database.write { db in
             try db.execute("UPDATE modelsync_outbox SET state = 'pending', field_errors = NULL WHERE sequence = ?", [.integer(entry.sequence)])
             if db.changes == 0 { throw SyncError.noSuchEntry(entry.sequence) }
+            self.outboxChanged()
         }
         changed()
     }
@@ -371,6 +419,7 @@ extension SyncStore {
                                                [.text(key.model), .text(OutboxTable.text(entry.localKey)), .integer(entry.sequence)])
             guard rows.first?.sequence == entry.sequence else { throw SyncError.noSuchEntry(entry.sequence) }
             for row in rows { try OutboxTable.delete(row.sequence, db) }
+            self.outboxChanged()
             if let restored {
                 try restored.upsert(db, validate: false)
             } else if let local = try M.find(key: [entry.localKey.primaryKeySQLValue(model: key.model)], db) {

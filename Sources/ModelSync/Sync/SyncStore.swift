@@ -44,6 +44,9 @@ public final class SyncStore: Sendable {
     struct State {
         var models: [String: any SyncedModel.Type] = [:]
         var inFlight: Set<Int64> = []
+        /// Bumped, inside the transaction, by every change to the outbox other than a push's
+        /// own acknowledgements, so that a push knows its window is stale.
+        var outboxGeneration = 0
         var pausedStatus: Int?
         var lastError: String?
         var activity = SyncActivity.idle
@@ -168,7 +171,12 @@ public final class SyncStore: Sendable {
     /// The row's queued entries that may still change: all but the ones being sent (except
     /// `including`, an entry whose sending is being resolved).
     func openEntries(_ key: SyncKey, _ keyValue: JSONValue, _ db: SQLiteConnection, including: Int64? = nil) throws -> [OutboxTable.Row] {
-        let inFlight = state.withLock { $0.inFlight }
+        // The caller changes these entries: one step with reading what is in flight, so that a
+        // push either started an entry before (and it is left alone) or sees the change.
+        let inFlight = state.withLock { state in
+            state.outboxGeneration += 1
+            return state.inFlight
+        }
         return try OutboxTable.entries(db, where: "model = ? AND local_key = ?", [.text(key.model), .text(OutboxTable.text(keyValue))])
             .filter { !inFlight.contains($0.sequence) || $0.sequence == including }
     }
@@ -211,7 +219,7 @@ public final class SyncStore: Sendable {
 
     private func recordDelete(key: SyncKey, _ keyValue: JSONValue, before: JSONValue?, _ db: SQLiteConnection) throws {
         let open = try openEntries(key, keyValue, db)
-        let inFlight = state.withLock { $0.inFlight }
+        let inFlight = state.withLock { $0.inFlight }  // read after `openEntries` above
         let createInFlight = try OutboxTable.entries(db, where: "model = ? AND local_key = ? AND operation = 'create'", [.text(key.model), .text(OutboxTable.text(keyValue))])
             .contains { inFlight.contains($0.sequence) }
         if open.contains(where: { $0.operation == .create }) && !createInFlight {
@@ -244,6 +252,11 @@ public final class SyncStore: Sendable {
         guard !state.withLock({ $0.tablesReady }) else { return }
         try db.executeScript(OutboxTable.schema)
         state.withLock { $0.tablesReady = true }
+    }
+
+    /// Tells a running push that the outbox changed under it (call inside the transaction).
+    func outboxChanged() {
+        state.withLock { $0.outboxGeneration += 1 }
     }
 
     /// Wakes the automatic pusher and tells the status observers.

@@ -4,14 +4,16 @@ import GRDB
 // GRDB 7 peer of `sqlite_concurrent_async`, in a file of its own because GRDB and ModelSync
 // both name a type `Database`.
 
-/// GRDB's side: a `DatabasePool` with 4 readers, WAL and `synchronous = NORMAL` like
-/// ModelSync's `Database`, used through `try await pool.read/write`.
+/// GRDB's side: a `DatabasePool` with 4 readers, WAL, `synchronous = NORMAL` and a 5-second
+/// busy timeout like ModelSync's `Database` (GRDB's default fails at once on a busy file, which
+/// a run once met), used through `try await pool.read/write`.
 struct GRDBConcurrentPeer: Sendable {
     let pool: DatabasePool
 
     static func pool(path: String, rows: Int) async throws -> GRDBConcurrentPeer {
         var configuration = Configuration()
         configuration.maximumReaderCount = 4
+        configuration.busyMode = .timeout(5)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }

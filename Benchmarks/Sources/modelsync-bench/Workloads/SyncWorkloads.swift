@@ -117,7 +117,7 @@ enum SyncWorkloads {
         do {
             let database = try Database(path: template, models: [SyncBenchPost.self])
             try await SyncStore(remote: remote, database: database, models: [SyncBenchPost.self]).pull(SyncBenchPost.self)
-            try await database.write { db in try db.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+            try database.writeWithoutTransaction { db in try db.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
         }
         @Sendable func changeOnePercent() async throws {
             try await server.reset()
