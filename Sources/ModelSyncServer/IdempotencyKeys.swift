@@ -42,17 +42,27 @@ enum IdempotencyKeys {
         return .replay(response)
     }
 
-    static func remember(_ key: String, collection: String, body: JSONValue, response: JSONValue, in stored: inout JSONObject, now: Date) {
-        var records = JSONObject(stored.filter { !isExpired($0.value, now: now) }.map { ($0.key, $0.value) })
-        // Insertion order is age order: the oldest go first.
-        while records.count >= capacity, let oldest = records.keys.first { records.removeValue(forKey: oldest) }
+    static func remember(_ key: String, collection: String, body: JSONValue, response: JSONValue, in records: inout JSONObject, now: Date) {
+        // Insertion order is age order. Pruning rebuilds the object, so it runs only when the
+        // oldest key expired or the capacity is reached, and then makes room for a tenth more:
+        // a create costs O(1) on average, not O(keys).
+        if records.count >= capacity || oldestIsExpired(records, now: now) {
+            let kept = records.filter { !isExpired($0.value, now: now) }.suffix(capacity - capacity / 10 - 1)
+            records = JSONObject(kept.map { ($0.key, $0.value) })
+        }
         var record = JSONValue.object(JSONObject())
         record["collection"] = .string(collection)
         record["request"] = body
         record["response"] = response
         record["at"] = .number(JSONNumber(Int64(now.timeIntervalSince1970)))
         records[key] = record
-        stored = records
+    }
+
+    /// In a function of its own, so that the iterator (which shares the object's storage) is
+    /// gone before the object is appended to, which would otherwise copy it.
+    private static func oldestIsExpired(_ records: JSONObject, now: Date) -> Bool {
+        var members = records.makeIterator()
+        return members.next().map { isExpired($0.value, now: now) } ?? false
     }
 
     private static func isExpired(_ record: JSONValue, now: Date) -> Bool {

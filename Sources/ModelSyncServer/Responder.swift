@@ -419,8 +419,14 @@ struct ServerResponder: HTTPResponder {
     /// The id for a new item: one more than the highest integer id, or, when that is `Int.max`
     /// (data already stored can hold it), the smallest free positive integer. Never traps.
     static func nextFreeID(in items: [JSONValue]) -> Int {
+        let highest = items.lazy.compactMap { $0["id"]?.intValue }.max() ?? 0
+        if highest < Int.max {
+            // Free unless a string id spells it: one pass, no set built.
+            let candidate = max(highest, 0) + 1
+            let text = String(candidate)
+            if !items.contains(where: { $0["id"]?.stringValue == text }) { return candidate }
+        }
         let taken = Set(items.compactMap(id(of:)))
-        let highest = items.compactMap { $0["id"]?.intValue }.max() ?? 0
         var candidate = highest < Int.max ? max(highest, 0) + 1 : 1
         // Ends within `items.count + 1` steps: each step skips an id some item holds.
         while taken.contains(String(candidate)) {

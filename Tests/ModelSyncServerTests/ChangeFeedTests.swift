@@ -1,7 +1,7 @@
 import Foundation
 import ModelSync
 import ModelSyncJSON
-import ModelSyncServer
+@testable import ModelSyncServer
 import Testing
 
 /// The change feed: versions as ETags, If-Match against them, `/_changes`, `?_since=`,
@@ -122,5 +122,24 @@ import Testing
         // Shutting down with the stream open completes, and ends the stream.
         await server.shutdown()
         #expect(try await events.next() == nil)
+    }
+}
+
+@Suite struct IdempotencyKeyPruningTests {
+    @Test func keysArePrunedInBatchesByAgeAndCapacity() {
+        var records = JSONObject()
+        let start = Date(timeIntervalSince1970: 1_000_000)
+        for index in 0..<IdempotencyKeys.capacity {
+            IdempotencyKeys.remember("k\(index)", collection: "posts", body: [:], response: [:], in: &records, now: start)
+        }
+        #expect(records.count == IdempotencyKeys.capacity)
+        // At capacity, the next key makes room for a tenth more, dropping the oldest.
+        IdempotencyKeys.remember("newest", collection: "posts", body: [:], response: [:], in: &records, now: start)
+        #expect(records.count == IdempotencyKeys.capacity - IdempotencyKeys.capacity / 10)
+        #expect(records["newest"] != nil && records["k0"] == nil && records["k\(IdempotencyKeys.capacity - 1)"] != nil)
+        // Once the oldest expired, every expired key goes.
+        let later = start.addingTimeInterval(IdempotencyKeys.retention + 1)
+        IdempotencyKeys.remember("fresh", collection: "posts", body: [:], response: [:], in: &records, now: later)
+        #expect(records.count == 1 && records["fresh"] != nil)
     }
 }
