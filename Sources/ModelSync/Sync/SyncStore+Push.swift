@@ -277,7 +277,7 @@ extension SyncStore {
     ) throws -> (M?, [any SyncedModel]) {
         var children: [any SyncedModel] = []
         if entry.temporaryKey && serverKey != entry.localKey {
-            children = try rewriteKey(M.self, key: key, from: entry.localKey, to: serverKey, db)
+            children = try rewriteKey(M.self, key: key, from: entry.localKey, to: serverKey, acknowledged: entry.sequence, db)
         }
         var rewritten = entry
         rewritten.localKey = serverKey
@@ -311,7 +311,7 @@ extension SyncStore {
     /// foreign keys of local rows pointing at it (the models' `BelongsTo` relations). Returns
     /// the rewritten child rows.
     private func rewriteKey<M: SyncedModel>(
-        _ type: M.Type, key: SyncKey, from temporary: JSONValue, to server: JSONValue, _ db: SQLiteConnection
+        _ type: M.Type, key: SyncKey, from temporary: JSONValue, to server: JSONValue, acknowledged: Int64, _ db: SQLiteConnection
     ) throws -> [any SyncedModel] {
         let old = try temporary.primaryKeySQLValue(model: key.model)
         let new = try server.primaryKeySQLValue(model: key.model)
@@ -319,13 +319,16 @@ extension SyncStore {
         try db.execute("PRAGMA defer_foreign_keys = ON")
         try db.execute("UPDATE \(quotedIdentifier(key.table)) SET \(quotedIdentifier(key.column)) = ? WHERE \(quotedIdentifier(key.column)) = ?", [new, old])
         let oldText = OutboxTable.text(temporary)
-        for var entry in try OutboxTable.entries(db, where: "model = ? AND local_key = ?", [.text(key.model), .text(oldText)]) {
+        // The row's later entries (the acknowledged one is deleted next).
+        let later = try OutboxTable.entries(db, where: "model = ? AND local_key = ? AND sequence != ?", [.text(key.model), .text(oldText), .integer(acknowledged)])
+        for var entry in later {
             if entry.body[key.path] != nil { entry.body[key.path] = server }
+            entry.localKey = server
             try OutboxTable.replace(entry, db)
+            try db.execute("UPDATE modelsync_outbox SET local_key = ?, temporary_key = 0 WHERE sequence = ?",
+                           [.text(OutboxTable.text(server)), .integer(entry.sequence)])
         }
-        try db.execute("UPDATE modelsync_outbox SET local_key = ?, temporary_key = 0 WHERE model = ? AND local_key = ?",
-                       [.text(OutboxTable.text(server)), .text(key.model), .text(oldText)])
-        if db.changes > 0 { outboxChanged() }
+        if !later.isEmpty { outboxChanged() }
         try db.execute("INSERT OR REPLACE INTO modelsync_key_rewrites (model, temporary_key, server_key) VALUES (?, ?, ?)",
                        [.text(key.model), .text(oldText), .text(OutboxTable.text(server))])
         logger.debug("temporary key replaced by the server's", metadata: ["model": "\(key.model)", "temporary": "\(oldText)", "server": "\(OutboxTable.text(server))"])
