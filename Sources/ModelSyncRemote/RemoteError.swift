@@ -183,3 +183,22 @@ extension HTTPStatusError {
         return result
     }
 }
+
+extension HTTPStatusError {
+    /// The error for a non-2xx `response`: for a 400 or 422, the field errors of its body, by
+    /// property name when `model`'s schema maps the JSON key (by JSON key otherwise).
+    public init(response: RemoteResponse, request: RequestSummary, model: (any Model.Type)? = nil) {
+        let byJSONKey = [400, 422].contains(response.status) ? HTTPStatusError.fieldErrors(in: response.body) : [:]
+        let schema = model?.schema
+        // Failures in schema field order, then unknown keys by name, so the error is stable.
+        let order = { (key: String) in schema?.fields.firstIndex { $0.jsonKey == key } ?? Int.max }
+        let failures = byJSONKey.sorted { (order($0.key), $0.key) < (order($1.key), $1.key) }.flatMap { key, messages in
+            let name = schema?.fields.first { $0.jsonKey == key }?.name ?? key
+            return messages.map { ValidationFailure(fields: [name], jsonKeys: [key], message: $0) }
+        }
+        let fields = Dictionary(failures.map { ($0.fields[0], [$0.message]) }, uniquingKeysWith: +)
+        self.init(
+            request: request, response: response, fieldErrors: fields,
+            validationError: failures.isEmpty ? nil : ValidationError(model: schema?.name ?? request.url.lastPathComponent, failures: failures))
+    }
+}

@@ -312,18 +312,7 @@ public final class RemoteStore: Sendable {
     }
 
     private func statusError(_ response: RemoteResponse, _ request: RequestSummary, model: (any Model.Type)? = nil) -> HTTPStatusError {
-        let byJSONKey = [400, 422].contains(response.status) ? HTTPStatusError.fieldErrors(in: response.body) : [:]
-        let schema = model?.schema
-        // Failures in schema field order, then unknown keys by name, so the error is stable.
-        let order = { (key: String) in schema?.fields.firstIndex { $0.jsonKey == key } ?? Int.max }
-        let failures = byJSONKey.sorted { (order($0.key), $0.key) < (order($1.key), $1.key) }.flatMap { key, messages in
-            let name = schema?.fields.first { $0.jsonKey == key }?.name ?? key
-            return messages.map { ValidationFailure(fields: [name], jsonKeys: [key], message: $0) }
-        }
-        let fields = Dictionary(failures.map { ($0.fields[0], [$0.message]) }, uniquingKeysWith: +)
-        return HTTPStatusError(
-            request: request, response: response, fieldErrors: fields,
-            validationError: failures.isEmpty ? nil : ValidationError(model: schema?.name ?? request.url.lastPathComponent, failures: failures))
+        HTTPStatusError(response: response, request: request, model: model)
     }
 
     // MARK: Helpers

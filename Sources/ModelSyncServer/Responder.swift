@@ -112,7 +112,11 @@ struct ServerResponder: HTTPResponder {
         var body: JSONValue?
         if !isRead && method != .delete { body = try await readBody(&request, context: context) }
         let (root, book, modified) = await store.snapshot()
-        if segments.first == "_changes" && options.servesChangeFeed {
+        if segments == ["_batch"] && options.servesSyncExtensions {
+            guard method == .post else { throw APIError(status: 405, message: "a batch is POSTed") }
+            return try await batch(body)
+        }
+        if segments.first == "_changes" && options.servesSyncExtensions {
             guard isRead else { throw APIError(status: 405, message: "the change feed is read-only") }
             switch segments.count {
             case 1: return try feed(parameters, collections: nil, root: root, book: book)
@@ -131,7 +135,7 @@ struct ServerResponder: HTTPResponder {
             case .array(let items)?:
                 switch method {
                 case .get, .head:
-                    if options.servesChangeFeed && parameters.values("_since").first != nil { return try feed(parameters, collections: [name], root: root, book: book) }
+                    if options.servesSyncExtensions && parameters.values("_since").first != nil { return try feed(parameters, collections: [name], root: root, book: book) }
                     return try list(items, of: name, parameters, root: root, modified: modified, request)
                 case .post: return try await create(in: name, body: body, request: request)
                 default: throw APIError(status: 405, message: "\(method.rawValue) is not allowed on a collection")
@@ -259,65 +263,32 @@ struct ServerResponder: HTTPResponder {
 
     private func create(in name: String, body: JSONValue?, request: Request) async throws -> Response {
         guard let given = body?.objectValue else { throw Self.notAnObject }
-        let idempotencyKey = try IdempotencyKeys.key(in: request.headers)
-        let now = Date()
-        let (stored, replayed, version): (JSONValue, Bool, Int?) = try await store.write { root, book in
-            if let idempotencyKey {
-                switch IdempotencyKeys.lookup(idempotencyKey, collection: name, body: .object(given), in: book.idempotency, now: now) {
-                case .replay(let first): return (first, true, first["id"].flatMap(scalarText).flatMap { book.version(collection: name, id: $0) })
-                case .reusedForAnotherRequest: throw APIError(status: 422, message: "this Idempotency-Key was sent with another request")
-                case .unknown: break
-                }
-            }
-            var object = given
-            var items = try collection(name, in: root)
-            if let given = object["id"], given != .null {
-                let id = try Self.normalizedID(given)
-                guard let text = scalarText(id), !items.contains(where: { Self.id(of: $0) == text }) else {
-                    throw APIError(status: 409, message: "\(name) already has an item with id \(given)")
-                }
-                object["id"] = id
-            } else {
-                let next = Self.nextFreeID(in: items)
-                object["id"] = nil
-                object = JSONObject([("id", JSONValue.number(JSONNumber(next)))] + object.map { ($0.key, $0.value) })
-            }
-            items.append(.object(object))
-            root[name] = .array(items)
-            let version = book.recordWrite(collection: name, id: object["id"] ?? .null)
-            if let idempotencyKey {
-                IdempotencyKeys.remember(idempotencyKey, collection: name, body: .object(given), response: .object(object), in: &book.idempotency, now: now)
-            }
-            return (.object(object), false, version)
-        }
-        var response = Self.written(stored, status: .created, version: version)
-        if replayed, let header = IdempotencyKeys.replayedHeader { response.headers[header] = "true" }
-        return response
+        let write = ItemWrite.create(collection: name, body: given, idempotencyKey: try IdempotencyKeys.key(in: request.headers))
+        return try await apply(write, ifMatch: nil)
     }
 
     private func update(_ name: String, id: String, body: JSONValue?, merge: Bool, _ request: Request) async throws -> Response {
         guard let object = body?.objectValue else { throw Self.notAnObject }
-        if let given = object["id"], try scalarText(Self.normalizedID(given)) != id {
-            throw APIError.badRequest("the id in the body (\(given)) differs from the id in the URL (\(id))")
-        }
-        let (stored, version): (JSONValue, Int) = try await store.write { root, book in
-            var items = try collection(name, in: root)
-            guard let index = items.firstIndex(where: { Self.id(of: $0) == id }) else { throw Self.missing(name, id) }
-            try Self.checkIfMatch(items[index], version: book.version(collection: name, id: id), request)
-            var updated = merge ? items[index].objectValue ?? JSONObject() : JSONObject([("id", items[index]["id"] ?? .null)])
-            for (key, value) in object where key != "id" { updated[key] = value }
-            items[index] = .object(updated)
-            root[name] = .array(items)
-            return (items[index], book.recordWrite(collection: name, id: items[index]["id"] ?? .null))
-        }
-        return Self.written(stored, status: .ok, version: version)
+        return try await apply(.update(collection: name, id: id, body: object, merge: merge), ifMatch: request.headers[.ifMatch])
+    }
+
+    private func delete(_ name: String, id: String, _ request: Request) async throws -> Response {
+        try await apply(.delete(collection: name, id: id), ifMatch: request.headers[.ifMatch])
+    }
+
+    private func apply(_ write: ItemWrite, ifMatch: String?) async throws -> Response {
+        let (now, limits) = (Date(), options.feedLimits)
+        let result = try await store.write { root, book in try write.apply(ifMatch: ifMatch, to: &root, &book, now: now, limits: limits) }
+        var response = Self.written(result.body, status: HTTPResponse.Status(code: result.status), version: result.version)
+        if result.replayed, let header = IdempotencyKeys.replayedHeader { response.headers[header] = "true" }
+        return response
     }
 
     private func updateSingular(_ name: String, body: JSONValue?, merge: Bool, _ request: Request) async throws -> Response {
         guard let object = body?.objectValue else { throw Self.notAnObject }
         let stored: JSONValue = try await store.write { root, _ in
             let current = root[name] ?? .null
-            try Self.checkIfMatch(current, version: nil, request)
+            try Self.checkIfMatch(current, version: nil, request.headers[.ifMatch])
             var updated = merge ? current.objectValue ?? JSONObject() : JSONObject()
             for (key, value) in object { updated[key] = value }
             root[name] = .object(updated)
@@ -326,23 +297,9 @@ struct ServerResponder: HTTPResponder {
         return Self.written(stored, status: .ok)
     }
 
-    private func delete(_ name: String, id: String, _ request: Request) async throws -> Response {
-        let now = Date()
-        let limits = options.feedLimits
-        try await store.write { root, book in
-            var items = try collection(name, in: root)
-            guard let index = items.firstIndex(where: { Self.id(of: $0) == id }) else { throw Self.missing(name, id) }
-            try Self.checkIfMatch(items[index], version: book.version(collection: name, id: id), request)
-            book.recordDelete(collection: name, id: items[index]["id"] ?? .null, now: now, limits: limits)
-            items.remove(at: index)
-            root[name] = .array(items)
-        }
-        return Self.written([:], status: .ok)
-    }
-
     /// A JSON response; with an `ETag` for stored items: their version, or (singular
     /// resources, which have none) a hash of the body.
-    private static func written(_ value: JSONValue, status: HTTPResponse.Status, version: Int? = nil) -> Response {
+    static func written(_ value: JSONValue, status: HTTPResponse.Status, version: Int? = nil) -> Response {
         let bytes = value.jsonBytes()
         var response = json(bytes: bytes, status: status)
         response.headers[.eTag] = version.map(Bookkeeping.etag) ?? etag(bytes)
@@ -363,8 +320,8 @@ struct ServerResponder: HTTPResponder {
     /// `If-Match` on a write: 412 when the item changed since the client read it. The answer
     /// carries the current record and its ETag, so that the client can resolve the conflict
     /// without another request.
-    private static func checkIfMatch(_ current: JSONValue, version: Int?, _ request: Request) throws {
-        guard let match = request.headers[.ifMatch] else { return }
+    static func checkIfMatch(_ current: JSONValue, version: Int?, _ ifMatch: String?) throws {
+        guard let match = ifMatch else { return }
         let currentTag = version.map(Bookkeeping.etag) ?? etag(current.jsonBytes())
         guard matches(match, currentTag) else {
             throw APIError(status: 412, message: "the resource changed since it was read (If-Match failed)", current: current, etag: currentTag)

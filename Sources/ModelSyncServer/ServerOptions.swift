@@ -18,10 +18,11 @@ public struct ServerOptions: Sendable {
     /// The most connections open at once; further clients wait to be accepted until one
     /// closes. Nil sets no limit.
     public var maxConnections: Int?
-    /// Whether the server answers `/_changes`, `/_changes/stream` and `?_since=`. Off, it
-    /// behaves like json-server (404, and `_since` ignored), for testing clients against
-    /// servers without a feed.
-    public var servesChangeFeed: Bool
+    /// Whether the server answers what sync clients use beyond json-server: the change feed
+    /// (`/_changes`, `/_changes/stream`, `?_since=`) and `POST /_batch`. Off, it behaves like
+    /// json-server (404, and `_since` ignored), for testing clients against servers without
+    /// them.
+    public var servesSyncExtensions: Bool
     /// How long deletions stay in the change feed.
     public var feedLimits: FeedLimits
     /// How often an open change stream (`/_changes/stream`) sends a keep-alive comment.
@@ -36,11 +37,11 @@ public struct ServerOptions: Sendable {
         requestLogLimit: Int = 1_000,
         idleTimeout: Duration? = .seconds(30),
         maxConnections: Int? = 512,
-        servesChangeFeed: Bool = true,
+        servesSyncExtensions: Bool = true,
         feedLimits: FeedLimits = FeedLimits(),
         keepAliveInterval: Duration = .seconds(15)
     ) {
-        self.servesChangeFeed = servesChangeFeed
+        self.servesSyncExtensions = servesSyncExtensions
         self.feedLimits = feedLimits
         self.keepAliveInterval = keepAliveInterval
         self.readOnly = readOnly

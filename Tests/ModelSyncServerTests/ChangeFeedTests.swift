@@ -143,3 +143,43 @@ import Testing
         #expect(records.count == 1 && records["fresh"] != nil)
     }
 }
+
+@Suite struct BatchTests {
+    @Test func aBatchAppliesEachOperationAndAnswersEachOnItsOwn() async throws {
+        try await withServer(["posts": [["id": 1, "title": "a"], ["id": 2, "title": "b"]]]) { server, url in
+            let body = """
+                {"operations": [
+                  {"method": "POST", "path": "/posts", "headers": {"Idempotency-Key": "k"}, "body": {"title": "c"}},
+                  {"method": "PATCH", "path": "/posts/1", "headers": {"if-match": "\\"1\\""}, "body": {"title": "a2"}},
+                  {"method": "PATCH", "path": "/posts/2", "headers": {"If-Match": "\\"99\\""}, "body": {"title": "lost"}},
+                  {"method": "DELETE", "path": "/posts/7"},
+                  {"method": "GET", "path": "/posts"},
+                  {"method": "DELETE", "path": "/posts/2"}
+                ]}
+                """
+            let reply = try await send(.POST, url + "/_batch", body: body)
+            let results = try #require(reply.json?["results"]?.arrayValue)
+            #expect(results.compactMap { $0["status"]?.intValue } == [201, 200, 412, 404, 400, 200])
+            #expect(results[0]["etag"]?.stringValue == #""3""# && results[0]["body"]?["id"]?.intValue == 3)
+            #expect(results[2]["body"]?["current"]?["title"]?.stringValue == "b" && results[2]["etag"]?.stringValue == #""2""#)
+            let titles = await server.data["posts"]?.arrayValue?.compactMap { $0["title"]?.stringValue }
+            #expect(titles == ["a2", "c"])
+            // The create's key is remembered like any other.
+            let again = try await send(.POST, url + "/_batch", body: #"{"operations": [{"method": "POST", "path": "/posts", "headers": {"Idempotency-Key": "k"}, "body": {"title": "c"}}]}"#)
+            #expect(again.json?["results"]?[0]?["replayed"]?.boolValue == true)
+            #expect(await server.data["posts"]?.arrayValue?.count == 2)
+        }
+    }
+
+    @Test func malformedAndOversizedBatchesAreRefused() async throws {
+        try await withServer(["posts": []]) { _, url async throws in
+            #expect(try await send(.POST, url + "/_batch", body: "{}").status == 400)
+            #expect(try await send(.GET, url + "/_batch").status == 405)
+            let many = Array(repeating: #"{"method": "DELETE", "path": "/posts/1"}"#, count: 1_001).joined(separator: ",")
+            #expect(try await send(.POST, url + "/_batch", body: #"{"operations": [\#(many)]}"#).status == 413)
+        }
+        try await withServer(["posts": []], options: ServerOptions(servesSyncExtensions: false)) { _, url async throws in
+            #expect(try await send(.POST, url + "/_batch", body: #"{"operations": []}"#).status == 404)
+        }
+    }
+}

@@ -35,52 +35,56 @@ extension SyncStore {
         var stop: (any Error)?
         let width = min(max(1, maxConcurrentRequests), PushWindow.size / 2)
         var window = PushWindow()
-        try await withThrowingTaskGroup(of: (OutboxTable.Row, Result<SendOutcome, any Error>).self) { group in
+        try await withThrowingTaskGroup(of: [(OutboxTable.Row, Result<SendOutcome, any Error>)].self) { group in
+            // Requests (or batches) in flight.
             var running = 0
             while true {
                 if stop == nil, let status = state.withLock({ $0.pausedStatus }) { stop = SyncError.paused(status: status) }
-                if stop == nil && running < width {
+                // A server that takes batches gets the independent entries in batches, two in
+                // flight; any other gets them one per request, `width` in flight.
+                let batching = maxBatchSize > 1 && state.withLock({ $0.takesBatches }) != false
+                if stop == nil && running < (batching ? 2 : width) {
                     let started: [OutboxTable.Row]
                     do {
-                        started = try await startIndependentEntries(limit: width - running, &window)
+                        started = try await startIndependentEntries(limit: batching ? maxBatchSize : width - running, &window)
                     } catch {
                         stop = error
                         started = []
                     }
-                    for entry in started {
+                    if batching && started.count > 1 {
                         running += 1
-                        group.addTask {
-                            do {
-                                guard let type = self.state.withLock({ $0.models[entry.model] }) else { throw SyncError.unknownModel(entry.model) }
-                                return (entry, .success(try await self.send(type, entry)))
-                            } catch {
-                                return (entry, .failure(error))
-                            }
+                        group.addTask { await self.sendBatch(started) }
+                    } else {
+                        for entry in started {
+                            running += 1
+                            group.addTask { [(entry, await self.sendAlone(entry))] }
                         }
                     }
                 }
-                guard running > 0, let (entry, result) = try await group.next() else { break }
+                guard running > 0, let outcomes = try await group.next() else { break }
                 running -= 1
-                window.finished.insert(entry.sequence)
-                state.withLock { _ = $0.inFlight.remove(entry.sequence) }
-                let failure: any Error
-                switch result {
-                case .success(.acknowledged):
-                    summary.sent += 1
-                    continue
-                case .success(.conflictResolved):
-                    // The entry was rewritten against the server's record; it goes again if needed.
-                    summary.conflicts += 1
-                    continue
-                case .failure(let error):
-                    failure = error
-                }
-                do {
-                    if try await handleFailure(failure, of: entry) { summary.parked += 1 } else if stop == nil {
-                        stop = SyncError.willRetry(sequence: entry.sequence, underlying: "\(failure)")
+                for (entry, result) in outcomes {
+                    window.finished.insert(entry.sequence)
+                    state.withLock { _ = $0.inFlight.remove(entry.sequence) }
+                    let failure: any Error
+                    switch result {
+                    case .success(.acknowledged):
+                        summary.sent += 1
+                        continue
+                    case .success(.conflictResolved):
+                        // The entry was rewritten against the server's record; it goes again if needed.
+                        summary.conflicts += 1
+                        continue
+                    case .failure(let error):
+                        failure = error
                     }
-                } catch {
-                    if stop == nil { stop = error }
+                    do {
+                        if try await handleFailure(failure, of: entry) { summary.parked += 1 } else if stop == nil {
+                            stop = SyncError.willRetry(sequence: entry.sequence, underlying: "\(failure)")
+                        }
+                    } catch {
+                        if stop == nil { stop = error }
+                    }
                 }
             }
         }
@@ -210,18 +214,58 @@ extension SyncStore {
         case conflictResolved
     }
 
+    /// Sends one entry in a request of its own.
+    func sendAlone(_ entry: OutboxTable.Row) async -> Result<SendOutcome, any Error> {
+        do {
+            guard let type = state.withLock({ $0.models[entry.model] }) else { throw SyncError.unknownModel(entry.model) }
+            return .success(try await send(type, entry))
+        } catch {
+            return .failure(error)
+        }
+    }
+
     private func send<M: SyncedModel>(_ type: M.Type, _ entry: OutboxTable.Row) async throws -> SendOutcome {
+        let (request, options) = try await request(M.self, for: entry)
+        let response: Result<RemoteResponse, any Error>
+        do {
+            response = .success(try await remote.send(request, options: options))
+        } catch {
+            response = .failure(error)
+        }
+        return try await handle(M.self, entry, response)
+    }
+
+    /// The request that carries an entry.
+    func request<M: SyncedModel>(_ type: M.Type, for entry: OutboxTable.Row) async throws -> (RemoteRequest, RequestOptions) {
         let key = try SyncKey(M.self)
+        var headers = HeaderFields()
         switch entry.operation {
         case .create:
             var body = entry.body
             if entry.temporaryKey { body[key.path] = nil }
-            var headers = HeaderFields()
             headers["Idempotency-Key"] = entry.idempotencyKey ?? "modelsync-\(entry.sequence)"
-            let request = RemoteRequest(method: .post, url: try await remote.resourceURL(for: M.self), body: Self.wrapped(body, M.self))
             // Safe to resend: the key makes the server answer a repeat with the first response.
-            let response = try await remote.send(request, options: RequestOptions(headers: headers, isIdempotent: true))
-            var server = body
+            return (RemoteRequest(method: .post, url: try await remote.resourceURL(for: M.self), body: Self.wrapped(body, M.self)),
+                    RequestOptions(headers: headers, isIdempotent: true))
+        case .update, .delete:
+            guard let id = SyncKey.urlSegment(entry.localKey) else { throw SyncError.unsupportedKey(model: key.model) }
+            if let version = entry.serverVersion { headers["If-Match"] = version }
+            let url = try await remote.resourceURL(for: M.self, id: id)
+            let request = entry.operation == .update
+                ? RemoteRequest(method: .patch, url: url, body: Self.wrapped(entry.body, M.self)) : RemoteRequest(method: .delete, url: url)
+            return (request, RequestOptions(headers: headers))
+        }
+    }
+
+    /// Applies the server's answer to an entry (or rethrows its failure, for the caller's
+    /// failure handling): an acknowledgement, or a conflict resolved by the policy.
+    func handle<M: SyncedModel>(_ type: M.Type, _ entry: OutboxTable.Row, _ answer: Result<RemoteResponse, any Error>) async throws -> SendOutcome {
+        let key = try SyncKey(M.self)
+        switch entry.operation {
+        case .create:
+            let response = try answer.get()
+            var server = entry.body
+            if entry.temporaryKey { server[key.path] = nil }
             if let answer = try Self.answer(response, M.self), case .object(let fields) = answer {
                 for (name, value) in fields { server[name] = value }
             } else if let location = response.headers["Location"], let last = location.split(separator: "/").last {
@@ -239,17 +283,12 @@ extension SyncStore {
             if let stored { identityMap.store(stored) }
             for child in children { refreshIfHeld(child) }
         case .update, .delete:
-            guard let id = SyncKey.urlSegment(entry.localKey) else { throw SyncError.unsupportedKey(model: key.model) }
-            var headers = HeaderFields()
-            if let version = entry.serverVersion { headers["If-Match"] = version }
-            let url = try await remote.resourceURL(for: M.self, id: id)
             let response: RemoteResponse?
             do {
-                response = try await remote.send(
-                    entry.operation == .update ? RemoteRequest(method: .patch, url: url, body: Self.wrapped(entry.body, M.self)) : RemoteRequest(method: .delete, url: url),
-                    options: RequestOptions(headers: headers))
+                response = try answer.get()
             } catch let error as RemoteError where error.status == 412 || (error.status == 404 && entry.operation == .update) {
                 // The record changed or went since the change was based on it.
+                guard let id = SyncKey.urlSegment(entry.localKey) else { throw SyncError.unsupportedKey(model: key.model) }
                 let current = try await currentRecord(M.self, after: error, id: id)
                 let (outcome, conflict) = try await database.write { db in
                     try self.rebase(M.self, key: key, entry.localKey, server: current.record, version: current.version, sending: entry.sequence, db)

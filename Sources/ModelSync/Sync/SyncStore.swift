@@ -38,12 +38,17 @@ public final class SyncStore: Sendable {
     /// How many entries a push sends at once. Entries of one row, and a child's entries and
     /// its parent's, always go in order; independent ones go concurrently.
     public let maxConcurrentRequests: Int
+    /// The most entries sent in one `POST /_batch` to a server that takes batches
+    /// (`modelsync-server`); 1 sends every entry in a request of its own.
+    public let maxBatchSize: Int
     /// Where the store reports pushes, parked entries, pauses and key rewrites.
     public let logger: Logger
 
     struct State {
         var models: [String: any SyncedModel.Type] = [:]
         var inFlight: Set<Int64> = []
+        /// Whether the server answers `POST /_batch`; nil until a push finds out.
+        var takesBatches: Bool?
         /// Bumped, inside the transaction, by every change to the outbox other than a push's
         /// own acknowledgements, so that a push knows its window is stale.
         var outboxGeneration = 0
@@ -71,8 +76,10 @@ public final class SyncStore: Sendable {
     /// foreign keys must follow temporary keys; types passed to ``save(_:)`` are added too.
     public init(
         remote: RemoteStore, database: Database, models: [any SyncedModel.Type] = [], identityMap: IdentityMap = IdentityMap(),
-        backoff: SyncBackoff = SyncBackoff(), maxConcurrentRequests: Int = 8, logger: Logger = Logger(label: "modelsync.sync")
+        backoff: SyncBackoff = SyncBackoff(), maxConcurrentRequests: Int = 8, maxBatchSize: Int = 100,
+        logger: Logger = Logger(label: "modelsync.sync")
     ) {
+        self.maxBatchSize = max(1, maxBatchSize)
         self.logger = logger
         self.maxConcurrentRequests = maxConcurrentRequests
         self.remote = remote

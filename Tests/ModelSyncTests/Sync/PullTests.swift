@@ -17,12 +17,12 @@ import Testing
     }
 
     /// With the bundled server's change feed, and without it (as against json-server).
-    static let servers = [ServerOptions(), ServerOptions(servesChangeFeed: false)]
+    static let servers = [ServerOptions(), ServerOptions(servesSyncExtensions: false)]
 
     @Test(arguments: servers) func aPullBringsChangesAndDeletionsAndKeepsPendingEdits(_ options: ServerOptions) async throws {
         try await withSyncFixture(data: Self.seed, serverOptions: options) { sync, server, _ in
             let first = try await sync.pull(SyncNote.self)
-            #expect(first.fullResync == !options.servesChangeFeed)
+            #expect(first.fullResync == !options.servesSyncExtensions)
             #expect(try await titles(sync) == [1: "one", 2: "two", 3: "three"])
 
             // Another client: deletes 2, renames 3, adds one.
@@ -42,8 +42,8 @@ import Testing
             let summary = try await sync.pull(SyncNote.self)
             #expect(summary.deleted == 1)
             // The delta holds only what changed; a full reconcile reads everything.
-            #expect(summary.fullResync == !options.servesChangeFeed)
-            if options.servesChangeFeed { #expect(summary.upserted == 2) }
+            #expect(summary.fullResync == !options.servesSyncExtensions)
+            if options.servesSyncExtensions { #expect(summary.upserted == 2) }
             let rows = try await sync.database.read { db in try SyncNote.all(db) }
             let byTitle = Dictionary(uniqueKeysWithValues: rows.map { ($0.title, $0) })
             #expect(Set(byTitle.keys) == ["one", "three (server)", "four", "local"])

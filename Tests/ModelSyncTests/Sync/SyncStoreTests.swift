@@ -42,8 +42,10 @@ import Testing
     }
 
     @Test func coalescesEachRowsChangesIntoOneRequest() async throws {
+        // No batches: every entry is a request of its own, counted in the server's log.
         try await withSyncFixture(data: ["notes": [["id": 1, "title": "A", "body": "", "stars": 0],
-                                                   ["id": 2, "title": "B", "body": "", "stars": 0]], "replies": []]) { sync, server, _ in
+                                                   ["id": 2, "title": "B", "body": "", "stars": 0]], "replies": []],
+                                  maxBatchSize: 1) { sync, server, _ in
             // Rows the app already has from the server.
             try await sync.database.write { db in
                 try SyncNote(id: 1, title: "A").upsert(db)
@@ -209,7 +211,7 @@ import Testing
 
     @Test func validationFailuresParkTheEntryWithFieldErrors() async throws {
         // One request at a time, so that the injected refusal meets the first entry.
-        try await withSyncFixture(maxConcurrentRequests: 1) { sync, server, _ in
+        try await withSyncFixture(maxConcurrentRequests: 1, maxBatchSize: 1) { sync, server, _ in
             var bad = SyncNote(id: nil, title: "bad")
             try await sync.save(&bad)
             var good = SyncNote(id: nil, title: "good")
@@ -284,6 +286,67 @@ import Testing
                 if status.pendingCount == 0 && status.activity == .idle && records.count == 1 { break }
             }
             #expect(await serverRecords(server, "notes").count == 1)
+        }
+    }
+}
+
+@Suite struct SyncBatchTests {
+    @Test func independentEntriesGoInOneBatch() async throws {
+        try await withSyncFixture(data: ["notes": [["id": 1, "title": "A", "body": "", "stars": 0]], "replies": []]) { sync, server, _ in
+            try await sync.pull(SyncNote.self)
+            for index in 0..<5 {
+                var note = SyncNote(id: nil, title: "new \(index)")
+                try await sync.save(&note)
+            }
+            var edited = SyncNote(id: 1, title: "A2")
+            try await sync.save(&edited)
+            server.clearRecordedRequests()
+            let summary = try await sync.push()
+            #expect(summary.sent == 6)
+            #expect(writeRequests(server).map(\.uri) == ["/_batch"])
+            let records = await serverRecords(server, "notes")
+            #expect(records.count == 6 && records[1]?["title"]?.stringValue == "A2")
+            let rows = try await sync.database.read { db in try SyncNote.all(db) }
+            #expect(rows.allSatisfy { ($0.id ?? 0) > 0 } && rows.count == 6)
+        }
+    }
+
+    @Test func aConflictInsideABatchGoesToThePolicy() async throws {
+        try await withSyncFixture(data: ["notes": [["id": 1, "title": "A", "body": "", "stars": 0],
+                                                   ["id": 2, "title": "B", "body": "", "stars": 0]], "replies": []]) { sync, server, _ in
+            try await sync.pull(SyncNote.self)
+            var theirs = try await RemoteStore(baseURL: server.baseURL).fetch(SyncNote.self, id: 1)
+            theirs.title = "server"
+            try await RemoteStore(baseURL: server.baseURL).save(&theirs)
+            var first = SyncNote(id: 1, title: "A", stars: 4)
+            var second = SyncNote(id: 2, title: "B2")
+            try await sync.save(&first)
+            try await sync.save(&second)
+            let summary = try await sync.push()
+            #expect(summary.conflicts == 1 && summary.sent == 2)
+            let records = await serverRecords(server, "notes")
+            #expect(records[1]?["title"]?.stringValue == "server" && records[1]?["stars"]?.intValue == 4)
+            #expect(records[2]?["title"]?.stringValue == "B2")
+        }
+    }
+
+    @Test func aServerWithoutBatchesGetsOneRequestPerEntry() async throws {
+        try await withSyncFixture(serverOptions: ServerOptions(servesSyncExtensions: false)) { sync, server, _ in
+            for index in 0..<3 {
+                var note = SyncNote(id: nil, title: "n\(index)")
+                try await sync.save(&note)
+            }
+            try await sync.push()
+            #expect(writeRequests(server).map(\.uri).sorted() == ["/_batch", "/notes", "/notes", "/notes"])
+            var more = SyncNote(id: nil, title: "later")
+            var other = SyncNote(id: nil, title: "later too")
+            try await sync.save(&more)
+            try await sync.save(&other)
+            server.clearRecordedRequests()
+            try await sync.push()
+            // Remembered: no second try.
+            #expect(writeRequests(server).map(\.uri) == ["/notes", "/notes"])
+            #expect(await serverRecords(server, "notes").count == 5)
         }
     }
 }

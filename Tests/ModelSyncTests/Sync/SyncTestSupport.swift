@@ -36,6 +36,7 @@ extension SyncReply: RemoteResource {
 func withSyncFixture<T>(
     data: JSONValue = ["notes": [], "replies": []],
     maxConcurrentRequests: Int = 8,
+    maxBatchSize: Int = 100,
     serverOptions: ServerOptions = ServerOptions(),
     _ body: (SyncStore, ModelSyncServer, TemporaryDirectory) async throws -> T
 ) async throws -> T {
@@ -45,7 +46,7 @@ func withSyncFixture<T>(
         let database = try Database(path: directory.path("app.sqlite"), models: [SyncNote.self, SyncReply.self])
         let store = SyncStore(
             remote: RemoteStore(baseURL: server.baseURL), database: database, models: [SyncNote.self, SyncReply.self],
-            maxConcurrentRequests: maxConcurrentRequests)
+            maxConcurrentRequests: maxConcurrentRequests, maxBatchSize: maxBatchSize)
         return try await body(store, server, directory)
     }
 }

@@ -1,0 +1,109 @@
+import Foundation
+import Logging
+import ModelSyncCore
+import ModelSyncJSON
+import ModelSyncRemote
+import ModelSyncSQLite
+
+/// Sending independent outbox entries in one request: `POST /_batch` (modelsync-server), each
+/// operation answered on its own and handled exactly as if it had been sent alone.
+extension SyncStore {
+    /// Sends `entries` as one batch; a server without `/_batch` (404, 405) is remembered and
+    /// gets them one by one.
+    func sendBatch(_ entries: [OutboxTable.Row]) async -> [(OutboxTable.Row, Result<SendOutcome, any Error>)] {
+        var prepared: [(entry: OutboxTable.Row, type: any SyncedModel.Type, request: RemoteRequest, options: RequestOptions)] = []
+        var alone: [OutboxTable.Row] = []
+        var operations: [JSONValue] = []
+        for entry in entries {
+            guard let type = state.withLock({ $0.models[entry.model] }),
+                  let (request, options) = try? await request(for: type, entry),
+                  let operation = operation(request, options) else {
+                alone.append(entry)
+                continue
+            }
+            prepared.append((entry, type, request, options))
+            operations.append(operation)
+        }
+        var outcomes: [(OutboxTable.Row, Result<SendOutcome, any Error>)] = []
+        if prepared.count > 1 {
+            let batch = RemoteRequest(
+                method: .post, url: remote.baseURL.appendingPathComponent("_batch"),
+                body: JSONValue.object(["operations": .array(operations)]).jsonBytes())
+            do {
+                // Resending is safe: creates carry idempotency keys, updates and deletes If-Match.
+                let response = try await remote.send(batch, options: RequestOptions(isIdempotent: true))
+                guard let results = try JSONValue(parsing: response.body)["results"]?.arrayValue, results.count == prepared.count else {
+                    throw SyncError.unexpectedFeed(model: "_batch", reason: "the batch's answer does not hold one result per operation")
+                }
+                state.withLock { $0.takesBatches = true }
+                for (item, result) in zip(prepared, results) {
+                    outcomes.append((item.entry, await handle(item.type, item.entry, answer(result, to: item.request, item.type))))
+                }
+            } catch let error as RemoteError where error.status == 404 || error.status == 405 {
+                logger.debug("the server takes no batches; sending one request per entry", metadata: ["status": "\(error.status ?? 0)"])
+                state.withLock { $0.takesBatches = false }
+                alone += prepared.map(\.entry)
+            } catch let error as RemoteError where [400, 413, 422].contains(error.status ?? 0) {
+                // The batch itself was refused (too large, say): its entries go one by one,
+                // so that a refusal reaches only the entry it is about.
+                logger.debug("the server refused a batch; sending its entries one by one", metadata: ["error": "\(error)"])
+                alone += prepared.map(\.entry)
+            } catch {
+                // The whole batch failed (transport, 5xx): each entry keeps the failure.
+                outcomes += prepared.map { ($0.entry, .failure(error)) }
+            }
+        } else {
+            alone += prepared.map(\.entry)
+        }
+        for entry in alone { outcomes.append((entry, await sendAlone(entry))) }
+        return outcomes
+    }
+
+    private func request(for type: any SyncedModel.Type, _ entry: OutboxTable.Row) async throws -> (RemoteRequest, RequestOptions) {
+        func open<M: SyncedModel>(_ type: M.Type) async throws -> (RemoteRequest, RequestOptions) { try await request(M.self, for: entry) }
+        return try await open(type)
+    }
+
+    private func handle(_ type: any SyncedModel.Type, _ entry: OutboxTable.Row, _ answer: Result<RemoteResponse, any Error>) async -> Result<SendOutcome, any Error> {
+        func open<M: SyncedModel>(_ type: M.Type) async -> Result<SendOutcome, any Error> {
+            do { return .success(try await handle(M.self, entry, answer)) } catch { return .failure(error) }
+        }
+        return await open(type)
+    }
+
+    /// The batch operation for a request, or nil when it cannot go in a batch: another host or
+    /// base path (a resource with its own base URL), or query parameters the batch would drop.
+    private func operation(_ request: RemoteRequest, _ options: RequestOptions) -> JSONValue? {
+        let base = remote.baseURL.path.hasSuffix("/") ? String(remote.baseURL.path.dropLast()) : remote.baseURL.path
+        guard let components = URLComponents(url: request.url, resolvingAgainstBaseURL: false),
+              request.url.scheme == remote.baseURL.scheme, request.url.host == remote.baseURL.host, request.url.port == remote.baseURL.port,
+              components.query == nil, components.percentEncodedPath.hasPrefix(base + "/") else { return nil }
+        var headers = JSONObject()
+        for field in options.headers { headers[field.name] = .string(field.value) }
+        var operation: JSONValue = [
+            "method": .string(request.method.rawValue), "path": .string(String(components.percentEncodedPath.dropFirst(base.count))),
+            "headers": .object(headers),
+        ]
+        if let body = request.body {
+            guard let value = try? JSONValue(parsing: body) else { return nil }
+            operation["body"] = value
+        }
+        return operation
+    }
+
+    /// One result of a batch as the response (or the failure) the request alone would have got.
+    private func answer(_ result: JSONValue, to request: RemoteRequest, _ type: any SyncedModel.Type) -> Result<RemoteResponse, any Error> {
+        guard let status = result["status"]?.intValue else {
+            return .failure(SyncError.unexpectedFeed(model: "_batch", reason: "a result without a status"))
+        }
+        var headers = HeaderFields()
+        if let etag = result["etag"]?.stringValue { headers["ETag"] = etag }
+        if result["replayed"] == .bool(true) { headers["Idempotent-Replayed"] = "true" }
+        headers["Content-Type"] = "application/json"
+        let response = RemoteResponse(status: status, headers: headers, body: (result["body"] ?? .null).jsonBytes())
+        guard (200..<300).contains(status) else {
+            return .failure(RemoteError.status(HTTPStatusError(response: response, request: RequestSummary(request), model: type)))
+        }
+        return .success(response)
+    }
+}
