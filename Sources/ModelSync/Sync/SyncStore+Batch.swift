@@ -16,7 +16,7 @@ extension SyncStore {
         var operations: [JSONValue] = []
         for entry in entries {
             guard let type = state.withLock({ $0.models[entry.model] }),
-                  let (request, options) = try? await request(for: type, entry),
+                  let (request, options) = try? await requestOfAny(type, entry),
                   let operation = operation(request, options) else {
                 alone.append(entry)
                 continue
@@ -36,8 +36,22 @@ extension SyncStore {
                     throw SyncError.unexpectedFeed(model: "_batch", reason: "the batch's answer does not hold one result per operation")
                 }
                 state.withLock { $0.takesBatches = true }
+                // Every applied operation is acknowledged in one transaction; the others
+                // (conflicts, refusals) are handled one by one, as if sent alone.
+                var acknowledged: [(OutboxTable.Row, Acknowledgement)] = []
                 for (item, result) in zip(prepared, results) {
-                    outcomes.append((item.entry, await handle(item.type, item.entry, answer(result, to: item.request, item.type))))
+                    let answer = answer(result, to: item.request, item.type)
+                    if case .success(let response) = answer, let acknowledgement = try? acknowledgementOfAny(item.type, item.entry, response) {
+                        acknowledged.append((item.entry, acknowledgement))
+                    } else {
+                        outcomes.append((item.entry, await handleAny(item.type, item.entry, answer)))
+                    }
+                }
+                do {
+                    try await apply(acknowledged.map(\.1))
+                    outcomes += acknowledged.map { ($0.0, .success(.acknowledged)) }
+                } catch {
+                    outcomes += acknowledged.map { ($0.0, .failure(error)) }
                 }
             } catch let error as RemoteError where error.status == 404 || error.status == 405 {
                 logger.debug("the server takes no batches; sending one request per entry", metadata: ["status": "\(error.status ?? 0)"])
@@ -59,12 +73,17 @@ extension SyncStore {
         return outcomes
     }
 
-    private func request(for type: any SyncedModel.Type, _ entry: OutboxTable.Row) async throws -> (RemoteRequest, RequestOptions) {
+    private func requestOfAny(_ type: any SyncedModel.Type, _ entry: OutboxTable.Row) async throws -> (RemoteRequest, RequestOptions) {
         func open<M: SyncedModel>(_ type: M.Type) async throws -> (RemoteRequest, RequestOptions) { try await request(M.self, for: entry) }
         return try await open(type)
     }
 
-    private func handle(_ type: any SyncedModel.Type, _ entry: OutboxTable.Row, _ answer: Result<RemoteResponse, any Error>) async -> Result<SendOutcome, any Error> {
+    private func acknowledgementOfAny(_ type: any SyncedModel.Type, _ entry: OutboxTable.Row, _ response: RemoteResponse) throws -> Acknowledgement {
+        func open<M: SyncedModel>(_ type: M.Type) throws -> Acknowledgement { try acknowledgement(M.self, entry, response) }
+        return try open(type)
+    }
+
+    private func handleAny(_ type: any SyncedModel.Type, _ entry: OutboxTable.Row, _ answer: Result<RemoteResponse, any Error>) async -> Result<SendOutcome, any Error> {
         func open<M: SyncedModel>(_ type: M.Type) async -> Result<SendOutcome, any Error> {
             do { return .success(try await handle(M.self, entry, answer)) } catch { return .failure(error) }
         }

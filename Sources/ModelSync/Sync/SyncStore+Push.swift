@@ -261,9 +261,46 @@ extension SyncStore {
     /// failure handling): an acknowledgement, or a conflict resolved by the policy.
     func handle<M: SyncedModel>(_ type: M.Type, _ entry: OutboxTable.Row, _ answer: Result<RemoteResponse, any Error>) async throws -> SendOutcome {
         let key = try SyncKey(M.self)
+        let response: RemoteResponse?
+        do {
+            response = try answer.get()
+        } catch let error as RemoteError where entry.operation != .create && (error.status == 412 || (error.status == 404 && entry.operation == .update)) {
+            // The record changed or went since the change was based on it.
+            guard let id = SyncKey.urlSegment(entry.localKey) else { throw SyncError.unsupportedKey(model: key.model) }
+            let current = try await currentRecord(M.self, after: error, id: id)
+            let (outcome, conflict) = try await database.write { db in
+                try self.rebase(M.self, key: key, entry.localKey, server: current.record, version: current.version, sending: entry.sequence, db)
+            }
+            outcome.apply(to: identityMap)
+            report(conflict.map { [$0] } ?? [])
+            return .conflictResolved
+        } catch let error as RemoteError where entry.operation == .delete && (error.status == 404 || error.status == 410) {
+            response = nil  // Already gone: what the delete asked for.
+        }
+        try await apply([try acknowledgement(M.self, entry, response)])
+        return .acknowledged
+    }
+
+    /// An acknowledgement ready to apply: its database part runs in a transaction (its own, or
+    /// one for a whole batch), and returns the identity-map part, run after the commit.
+    struct Acknowledgement: Sendable {
+        let write: @Sendable (SQLiteConnection) throws -> @Sendable () -> Void
+    }
+
+    /// Applies acknowledgements in one transaction, then their identity-map parts.
+    func apply(_ acknowledgements: [Acknowledgement]) async throws {
+        let followUps = try await database.write { db in try acknowledgements.map { try $0.write(db) } }
+        for followUp in followUps { followUp() }
+    }
+
+    /// The acknowledgement of an entry the server applied (`response` nil: a delete of a
+    /// record already gone).
+    func acknowledgement<M: SyncedModel>(_ type: M.Type, _ entry: OutboxTable.Row, _ response: RemoteResponse?) throws -> Acknowledgement {
+        let key = try SyncKey(M.self)
+        let identityMap = identityMap
         switch entry.operation {
         case .create:
-            let response = try answer.get()
+            guard let response else { throw SyncError.corruptEntry(sequence: entry.sequence, reason: "a create without an answer") }
             var server = entry.body
             if entry.temporaryKey { server[key.path] = nil }
             if let answer = try Self.answer(response, M.self), case .object(let fields) = answer {
@@ -276,36 +313,23 @@ extension SyncStore {
             }
             let value = try remote.options.decoder.decode(M.self, from: server.jsonBytes())
             let serverVersion = version(M.self, response: response, record: server)
-            let (stored, children) = try await database.write { db in
-                try self.acknowledgeCreate(entry, key: key, serverKey: serverKey, value, version: serverVersion, db)
-            }
-            if entry.temporaryKey, let id = entry.localKey.identityID { identityMap.remove(M.self, id: id) }
-            if let stored { identityMap.store(stored) }
-            for child in children { refreshIfHeld(child) }
-        case .update, .delete:
-            let response: RemoteResponse?
-            do {
-                response = try answer.get()
-            } catch let error as RemoteError where error.status == 412 || (error.status == 404 && entry.operation == .update) {
-                // The record changed or went since the change was based on it.
-                guard let id = SyncKey.urlSegment(entry.localKey) else { throw SyncError.unsupportedKey(model: key.model) }
-                let current = try await currentRecord(M.self, after: error, id: id)
-                let (outcome, conflict) = try await database.write { db in
-                    try self.rebase(M.self, key: key, entry.localKey, server: current.record, version: current.version, sending: entry.sequence, db)
+            return Acknowledgement { db in
+                let (stored, children) = try self.acknowledgeCreate(entry, key: key, serverKey: serverKey, value, version: serverVersion, db)
+                return {
+                    if entry.temporaryKey, let id = entry.localKey.identityID { identityMap.remove(M.self, id: id) }
+                    if let stored { identityMap.store(stored) }
+                    for child in children { self.refreshIfHeld(child) }
                 }
-                outcome.apply(to: identityMap)
-                report(conflict.map { [$0] } ?? [])
-                return .conflictResolved
-            } catch let error as RemoteError where entry.operation == .delete && (error.status == 404 || error.status == 410) {
-                response = nil  // Already gone: what the delete asked for.
             }
+        case .update, .delete:
             let record = try response.flatMap { try Self.answer($0, M.self) }
             let value = try record.map { try remote.options.decoder.decode(M.self, from: $0.jsonBytes()) }
             let serverVersion = entry.operation == .delete ? nil : version(M.self, response: response, record: record)
-            let stored = try await database.write { db in try self.acknowledge(entry, key: key, value, version: serverVersion, db) }
-            if let stored { identityMap.store(stored) }
+            return Acknowledgement { db in
+                let stored = try self.acknowledge(entry, key: key, value, version: serverVersion, db)
+                return { if let stored { identityMap.store(stored) } }
+            }
         }
-        return .acknowledged
     }
 
     /// Applies an acknowledged create: the temporary key becomes the server's everywhere, the
