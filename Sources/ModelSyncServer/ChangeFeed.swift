@@ -166,11 +166,15 @@ struct Bookkeeping: Sendable {
         if !found.isEmpty {
             found.sort { $0.sequence < $1.sequence }
             let wanted = found.prefix(limit + 1)
+            // One pass over each collection concerned, keeping only the records asked for.
             var records: [String: [ExactText: JSONValue]] = [:]
-            for collection in Set(wanted.map(\.collection)) {
+            for (collection, ids) in Dictionary(grouping: wanted, by: \.collection) {
+                let asked = Set(ids.map(\.id))
                 var byID: [ExactText: JSONValue] = [:]
                 for item in root[collection]?.arrayValue ?? [] {
-                    if let id = item["id"].flatMap(scalarText) { byID[ExactText(id)] = item }
+                    guard let id = item["id"].flatMap(scalarText) else { continue }
+                    let key = ExactText(id)
+                    if asked.contains(key) { byID[key] = item }
                 }
                 records[collection] = byID
             }

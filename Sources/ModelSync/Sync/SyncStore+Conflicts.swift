@@ -71,9 +71,20 @@ extension SyncStore {
     ///   the server's record to it (none when they agree), conditional on the new version.
     func rebase<M: SyncedModel>(
         _ type: M.Type, key: SyncKey, _ keyValue: JSONValue, server rawServer: JSONValue?, version: String?,
-        sending: Int64? = nil, _ db: SQLiteConnection
+        sending: Int64? = nil, pendingKeys: Set<String>? = nil, skipsUnchanged: Bool = true, _ db: SQLiteConnection
     ) throws -> (RowOutcome<M>, SyncConflict?) {
         let codec = self.codec
+        if let pendingKeys, !pendingKeys.contains(OutboxTable.text(keyValue)) {
+            // No pending change (the caller read which rows have one): the record is the row.
+            try OutboxTable.setVersion(rawServer == nil ? nil : version, model: key.model, keyValue, db)
+            guard let serverModel = try codec.decode(M.self, rawServer) else { return (try deleteRow(key, keyValue, exists: nil, db), nil) }
+            if skipsUnchanged, let local = try M.find(key: [keyValue.primaryKeySQLValue(model: key.model)], db),
+               try codec.encode(local) == codec.encode(serverModel) {
+                return (.unchanged, nil)
+            }
+            try serverModel.upsert(db, validate: false)
+            return (.stored(serverModel), nil)
+        }
         // Through the model and back, so that it compares with local values field by field.
         let serverModel = try codec.decode(M.self, rawServer)
         let server = try serverModel.map(codec.encode)
@@ -136,12 +147,20 @@ extension SyncStore {
 
     /// Deletes a row the server no longer has. Foreign keys are checked at commit, so that a
     /// pull may delete a parent before the children it also deletes.
-    private func deleteRow<M: SyncedModel>(_ key: SyncKey, _ keyValue: JSONValue, exists: Bool, _ db: SQLiteConnection) throws -> RowOutcome<M> {
-        guard exists else { return .unchanged }
+    /// `exists` nil: not known, the delete tells.
+    private func deleteRow<M: SyncedModel>(_ key: SyncKey, _ keyValue: JSONValue, exists: Bool?, _ db: SQLiteConnection) throws -> RowOutcome<M> {
+        guard exists != false else { return .unchanged }
         try db.execute("PRAGMA defer_foreign_keys = ON")
         try db.execute("DELETE FROM \(quotedIdentifier(key.table)) WHERE \(quotedIdentifier(key.column)) = ?",
                        [keyValue.primaryKeySQLValue(model: key.model)])
-        return .removed(keyValue)
+        return db.changes > 0 ? .removed(keyValue) : .unchanged
+    }
+
+    /// The keys (as JSON text) of `key`'s rows that have outbox entries.
+    func pendingKeys(_ key: SyncKey, _ db: SQLiteConnection) throws -> Set<String> {
+        Set(try db.rows("SELECT DISTINCT local_key FROM modelsync_outbox WHERE model = ?", [.text(key.model)]).compactMap { row in
+            if case .text(let text)? = row.first { return text } else { return nil }
+        })
     }
 
     /// Tells the status observers and the log about a resolved conflict.

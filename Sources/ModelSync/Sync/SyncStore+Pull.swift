@@ -96,6 +96,7 @@ extension SyncStore {
         let (outcomes, conflicts) = try await database.write { db in
             var outcomes: [RowOutcome<M>] = []
             var conflicts: [SyncConflict] = []
+            let pending = try self.pendingKeys(key, db)
             for change in changes {
                 let deleted = change["deleted"] == .bool(true)
                 let record = deleted ? nil : change["record"]
@@ -103,7 +104,9 @@ extension SyncStore {
                     throw SyncError.unexpectedFeed(model: key.model, reason: "a change names no record")
                 }
                 let version = change["seq"].map { "\"" + OutboxTable.text($0) + "\"" }
-                let (outcome, conflict) = try self.rebase(M.self, key: key, keyValue, server: record, version: version, db)
+                // A change in the feed is a change: stored without comparing.
+                let (outcome, conflict) = try self.rebase(
+                    M.self, key: key, keyValue, server: record, version: version, pendingKeys: pending, skipsUnchanged: false, db)
                 outcomes.append(outcome)
                 if let conflict { conflicts.append(conflict) }
             }
@@ -133,11 +136,12 @@ extension SyncStore {
             var outcomes: [RowOutcome<M>] = []
             var conflicts: [SyncConflict] = []
             var seen = Set<String>()
+            let pending = try self.pendingKeys(key, db)
             for record in serverRecords {
                 guard let keyValue = record[key.path], keyValue != .null else { continue }
                 seen.insert(OutboxTable.text(keyValue))
                 let (outcome, conflict) = try self.rebase(
-                    M.self, key: key, keyValue, server: record, version: self.version(M.self, response: nil, record: record), db)
+                    M.self, key: key, keyValue, server: record, version: self.version(M.self, response: nil, record: record), pendingKeys: pending, db)
                 outcomes.append(outcome)
                 if let conflict { conflicts.append(conflict) }
             }
@@ -145,7 +149,7 @@ extension SyncStore {
             let column = quotedIdentifier(key.column)
             for row in try db.rows("SELECT \(column) FROM \(quotedIdentifier(key.table))") {
                 guard let value = row.first, let keyValue = JSONValue(primaryKey: value), !seen.contains(OutboxTable.text(keyValue)) else { continue }
-                let (outcome, conflict) = try self.rebase(M.self, key: key, keyValue, server: nil, version: nil, db)
+                let (outcome, conflict) = try self.rebase(M.self, key: key, keyValue, server: nil, version: nil, pendingKeys: pending, db)
                 outcomes.append(outcome)
                 if let conflict { conflicts.append(conflict) }
             }
