@@ -45,13 +45,7 @@ extension SyncStore {
     public func pull<M: SyncedModel>(_ type: M.Type) async throws -> PullSummary {
         register(M.self)
         let key = try SyncKey(M.self)
-        return try await withPushGate {
-            state.withLock { $0.activity = .pulling }
-            changed()
-            defer {
-                state.withLock { $0.activity = .idle }
-                changed()
-            }
+        return try await withPushGate(.pulling) {
             var summary = PullSummary()
             var cursor = try await database.write { db in
                 try self.prepareTables(db)

@@ -19,16 +19,10 @@ extension SyncStore {
     ///   transport error, 5xx or 429 and stays queued; a `SQLiteError`.
     @discardableResult
     public func push() async throws -> PushSummary {
-        try await withPushGate { try await pushQueued() }
+        try await withPushGate(.pushing) { try await pushQueued() }
     }
 
     private func pushQueued() async throws -> PushSummary {
-        state.withLock { $0.activity = .pushing }
-        changed()
-        defer {
-            state.withLock { $0.activity = .idle }
-            changed()
-        }
         var summary = PushSummary()
         // The first failure that stops the push (a retryable error, a pause); entries already
         // sent are still awaited, so that their acknowledgements are applied.

@@ -381,16 +381,22 @@ actor PushGate {
 }
 
 extension SyncStore {
-    func withPushGate<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+    /// Runs `body` alone (one push or pull at a time), with the status showing `activity`.
+    func withPushGate<T: Sendable>(_ activity: SyncActivity, _ body: () async throws -> T) async throws -> T {
         await gate.acquire()
+        state.withLock { $0.activity = activity }
+        changed()
+        let result: Result<T, any Error>
         do {
-            let result = try await body()
-            await gate.release()
-            return result
+            result = .success(try await body())
         } catch {
-            await gate.release()
-            throw error
+            result = .failure(error)
         }
+        // Idle before the gate opens, so that the next holder's activity is not overwritten.
+        state.withLock { $0.activity = .idle }
+        changed()
+        await gate.release()
+        return try result.get()
     }
 
     var wakeUps: AsyncStream<Void> { wakeSignal }
