@@ -183,3 +183,22 @@ import Testing
         }
     }
 }
+
+@Suite struct FeedIndexTests {
+    @Test func theFeedFindsRecordsAfterTheyMove() async throws {
+        let posts: JSONValue = .array((1...6).map { id in ["id": .number(JSONNumber(id)), "title": .string("t\(id)")] })
+        try await withServer(["posts": posts]) { _, url in
+            let base = url + "/"
+            // The first read builds the store's index by id.
+            _ = try await send(.GET, base + "posts?_since=0")
+            _ = try await send(.DELETE, base + "posts/2")                                   // 7: later records move up
+            _ = try await send(.PATCH, base + "posts/5", body: #"{"title": "five"}"#)       // 8
+            _ = try await send(.POST, base + "posts", body: #"{"title": "seven"}"#)         // 9
+            _ = try await send(.PATCH, base + "posts/6", body: #"{"title": "six"}"#)        // 10
+            let feed = try await send(.GET, base + "posts?_since=6").json?["changes"]?.arrayValue ?? []
+            #expect(feed.compactMap { $0["seq"]?.intValue } == [7, 8, 9, 10])
+            #expect(feed.map { $0["record"]?["title"]?.stringValue } == [nil, "five", "seven", "six"])
+            #expect(feed.compactMap { $0["id"]?.intValue } == [2, 5, 7, 6])
+        }
+    }
+}
