@@ -90,7 +90,8 @@ struct HardeningTests {
     }
 
     @Test func anIdleKeepAliveConnectionIsClosed() async throws {
-        try await withServer(options: ServerOptions(idleTimeout: .milliseconds(200))) { server, _ in
+        // Long enough that a slow, loaded test process still sends its request in time.
+        try await withServer(options: ServerOptions(idleTimeout: .seconds(2))) { server, _ in
             let connection = try await RawConnection.open(port: server.port)
             let received = try await connection.exchange(head: "GET /profile HTTP/1.1\r\nHost: localhost\r\n\r\n")
             #expect(received.hasPrefix("HTTP/1.1 200"))
