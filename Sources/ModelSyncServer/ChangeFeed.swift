@@ -35,9 +35,6 @@ struct Bookkeeping: Sendable {
     var horizon = 0
     /// The idempotency-key records (see ``IdempotencyKeys``).
     var idempotency = JSONObject()
-    /// What the current write created and deleted, for the store's index (not saved).
-    var created: [(collection: String, id: ExactText)] = []
-    var deletedFrom: Set<String> = []
 
     /// Whether a top-level member is bookkeeping rather than data.
     static func isReserved(_ name: String) -> Bool {
@@ -50,10 +47,7 @@ struct Bookkeeping: Sendable {
     @discardableResult
     mutating func recordWrite(collection: String, id: JSONValue) -> Int {
         sequence += 1
-        if let text = scalarText(id) {
-            let key = ExactText(text)
-            if versions[collection, default: [:]].updateValue(sequence, forKey: key) == nil { created.append((collection, key)) }
-        }
+        if let text = scalarText(id) { versions[collection, default: [:]][ExactText(text)] = sequence }
         return sequence
     }
 
@@ -62,7 +56,6 @@ struct Bookkeeping: Sendable {
     mutating func recordDelete(collection: String, id: JSONValue, now: Date, limits: FeedLimits) {
         sequence += 1
         if let text = scalarText(id) { versions[collection]?.removeValue(forKey: ExactText(text)) }
-        deletedFrom.insert(collection)
         tombstones.append(Tombstone(collection: collection, id: id, sequence: sequence, at: Int(now.timeIntervalSince1970)))
         let oldest = Int(now.timeIntervalSince1970) - Int(min(limits.tombstoneRetention, Double(Int32.max)))
         var dropped = 0
@@ -163,11 +156,8 @@ struct Bookkeeping: Sendable {
 
     /// The changes after `since` in `collections` (all when nil), oldest first: each record at
     /// most once, in its current state, and the tombstones. At most `limit`; the flag says
-    /// whether more follow. `records` finds a collection's records by id (see
-    /// ``scanRecords(in:)``; the store keeps an index).
-    func changes(
-        after since: Int, in collections: Set<String>?, limit: Int, records: (String, Set<ExactText>) -> [ExactText: JSONValue]
-    ) -> (changes: [Change], more: Bool) {
+    /// whether more follow.
+    func changes(after since: Int, in collections: Set<String>?, limit: Int, root: JSONObject) -> (changes: [Change], more: Bool) {
         var found: [(sequence: Int, collection: String, id: ExactText)] = []
         for (collection, ids) in versions where collections?.contains(collection) ?? true {
             for (id, version) in ids where version > since { found.append((version, collection, id)) }
@@ -176,12 +166,20 @@ struct Bookkeeping: Sendable {
         if !found.isEmpty {
             found.sort { $0.sequence < $1.sequence }
             let wanted = found.prefix(limit + 1)
-            var byCollection: [String: [ExactText: JSONValue]] = [:]
+            // One pass over each collection concerned, keeping only the records asked for.
+            var records: [String: [ExactText: JSONValue]] = [:]
             for (collection, ids) in Dictionary(grouping: wanted, by: \.collection) {
-                byCollection[collection] = records(collection, Set(ids.map(\.id)))
+                let asked = Set(ids.map(\.id))
+                var byID: [ExactText: JSONValue] = [:]
+                for item in root[collection]?.arrayValue ?? [] {
+                    guard let id = item["id"].flatMap(scalarText) else { continue }
+                    let key = ExactText(id)
+                    if asked.contains(key) { byID[key] = item }
+                }
+                records[collection] = byID
             }
             changes = wanted.compactMap { entry in
-                guard let record = byCollection[entry.collection]?[entry.id] else { return nil }
+                guard let record = records[entry.collection]?[entry.id] else { return nil }
                 return Change(sequence: entry.sequence, collection: entry.collection, id: record["id"] ?? .null, record: record)
             }
         }
@@ -191,19 +189,6 @@ struct Bookkeeping: Sendable {
         changes.sort { $0.sequence < $1.sequence }
         let more = changes.count > limit
         return (Array(changes.prefix(limit)), more)
-    }
-
-    /// Finds records by one pass over their collection.
-    static func scanRecords(in root: JSONObject) -> (String, Set<ExactText>) -> [ExactText: JSONValue] {
-        { collection, asked in
-            var byID: [ExactText: JSONValue] = [:]
-            for item in root[collection]?.arrayValue ?? [] {
-                guard let id = item["id"].flatMap(scalarText) else { continue }
-                let key = ExactText(id)
-                if asked.contains(key) { byID[key] = item }
-            }
-            return byID
-        }
     }
 }
 

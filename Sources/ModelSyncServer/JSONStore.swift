@@ -22,10 +22,6 @@ actor JSONStore {
     private var subscribers: [Int: AsyncStream<Bookkeeping.Change>.Continuation] = [:]
     private var nextSubscriber = 0
     private var closed = false
-    /// Where each record of a collection sits in its array, by id bytes, for the change feed:
-    /// built on first use, extended by creates (appends), dropped by deletes; every use checks
-    /// the id it finds, so a stale entry costs a rebuild, never a wrong record.
-    private var positions: [String: [ExactText: Int]] = [:]
 
     /// A store over `root` as loaded (with or without a bookkeeping member). Records without a
     /// version get one, the same at every start (in the data's order), so the file is left as
@@ -34,7 +30,6 @@ actor JSONStore {
         var root = root
         var book = Bookkeeping.extract(from: &root)
         _ = book.versionUnversionedRecords(in: root)
-        book.created = []
         self.root = root
         self.book = book
         self.initial = (root, book)
@@ -50,13 +45,10 @@ actor JSONStore {
         let before = book.sequence
         let result = try change(&copy, &bookCopy)
         if let file { try Self.save(copy, bookCopy, to: file) }
-        let (created, deletedFrom) = (bookCopy.created, bookCopy.deletedFrom)
-        (bookCopy.created, bookCopy.deletedFrom) = ([], [])
         root = copy
         book = bookCopy
-        updatePositions(created: created, deletedFrom: deletedFrom)
         if !subscribers.isEmpty && book.sequence > before {
-            for change in changes(after: before, in: nil, limit: Int.max - 1).changes {
+            for change in book.changes(after: before, in: nil, limit: Int.max - 1, root: root).changes {
                 for subscriber in subscribers.values { subscriber.yield(change) }
             }
         }
@@ -72,59 +64,11 @@ actor JSONStore {
     func reset() throws {
         let initial = initial
         try write { root, book in (root, book) = (initial.root, initial.book) }
-        positions.removeAll()
     }
 
     /// The data, its bookkeeping and when it last changed, read together so they agree.
     func snapshot() -> (root: JSONObject, book: Bookkeeping, lastModified: Date) {
         (root, book, lastModified)
-    }
-
-    /// The change feed after `since`, with the bookkeeping it was read from.
-    func changes(after since: Int, in collections: Set<String>?, limit: Int) -> (changes: [Bookkeeping.Change], more: Bool, book: Bookkeeping) {
-        let (changes, more) = book.changes(after: since, in: collections, limit: limit) { collection, asked in
-            self.records(collection, asked)
-        }
-        return (changes, more, book)
-    }
-
-    /// The records of `collection` with the `asked` ids, through the positions index.
-    private func records(_ collection: String, _ asked: Set<ExactText>) -> [ExactText: JSONValue] {
-        let items = root[collection]?.arrayValue ?? []
-        for attempt in 0..<2 {
-            if positions[collection] == nil || attempt == 1 {
-                var index: [ExactText: Int] = [:]
-                for (position, item) in items.enumerated() {
-                    if let id = item["id"].flatMap(scalarText) { index[ExactText(id)] = position }
-                }
-                positions[collection] = index
-            }
-            var found: [ExactText: JSONValue] = [:]
-            var stale = false
-            for id in asked {
-                guard let position = positions[collection]?[id] else { continue }
-                guard position < items.count, let text = items[position]["id"].flatMap(scalarText), ExactText(text) == id else {
-                    stale = true
-                    break
-                }
-                found[id] = items[position]
-            }
-            if !stale { return found }
-        }
-        return Bookkeeping.scanRecords(in: root)(collection, asked)
-    }
-
-    private func updatePositions(created: [(collection: String, id: ExactText)], deletedFrom: Set<String>) {
-        for collection in deletedFrom { positions[collection] = nil }
-        for (collection, id) in created where positions[collection] != nil {
-            // Creates append: look for the id from the end.
-            let items = root[collection]?.arrayValue ?? []
-            if let position = items.indices.reversed().first(where: { items[$0]["id"].flatMap(scalarText).map(ExactText.init) == id }) {
-                positions[collection]?[id] = position
-            } else {
-                positions[collection] = nil
-            }
-        }
     }
 
     /// A stream of every change committed from now on; it ends when the server shuts down.

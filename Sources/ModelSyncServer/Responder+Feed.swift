@@ -13,7 +13,7 @@ extension ServerResponder {
 
     /// `{"changes": [...], "next": "<cursor>", "more": false}`: the changes after the cursor,
     /// oldest first. `collections` nil reads the `collections` parameter (all when absent).
-    func feed(_ parameters: QueryParameters, collections: Set<String>?, book: Bookkeeping) async throws -> Response {
+    func feed(_ parameters: QueryParameters, collections: Set<String>?, root: JSONObject, book: Bookkeeping) throws -> Response {
         let isCollection = collections != nil
         let since = try Self.cursor(parameters.values(isCollection ? "_since" : "since").first, book: book)
         let limitText = parameters.values(isCollection ? "_limit" : "limit").first
@@ -21,9 +21,8 @@ extension ServerResponder {
             throw APIError.badRequest("the feed's limit must be a positive integer")
         }
         let names = collections ?? Self.collectionFilter(parameters)
-        // Read again in the store: the same data, through its index by id.
-        let (changes, more, current) = await store.changes(after: since, in: names, limit: min(limit, Self.maximumFeedLimit))
-        let next = more ? changes.last?.sequence ?? since : max(current.sequence, since)
+        let (changes, more) = book.changes(after: since, in: names, limit: min(limit, Self.maximumFeedLimit), root: root)
+        let next = more ? changes.last?.sequence ?? since : max(book.sequence, since)
         let body: JSONValue = ["changes": .array(changes.map(\.json)), "next": .string(String(next)), "more": .bool(more)]
         return Self.json(body, status: .ok)
     }
@@ -37,7 +36,8 @@ extension ServerResponder {
         let keepAlive = options.keepAliveInterval
         // Subscribed before the backlog is read, so that nothing committed in between is lost.
         let (subscription, live) = await store.subscribe()
-        let backlog = await store.changes(after: since, in: names, limit: Int.max - 1).changes
+        let (backlogRoot, backlogBook, _) = await store.snapshot()
+        let backlog = backlogBook.changes(after: since, in: names, limit: Int.max - 1, root: backlogRoot).changes
         enum Event: Sendable {
             case change(Bookkeeping.Change)
             case keepAlive

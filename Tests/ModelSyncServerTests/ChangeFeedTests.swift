@@ -184,12 +184,11 @@ import Testing
     }
 }
 
-@Suite struct FeedIndexTests {
+@Suite struct FeedAfterMovesTests {
     @Test func theFeedFindsRecordsAfterTheyMove() async throws {
         let posts: JSONValue = .array((1...6).map { id in ["id": .number(JSONNumber(id)), "title": .string("t\(id)")] })
         try await withServer(["posts": posts]) { _, url in
             let base = url + "/"
-            // The first read builds the store's index by id.
             _ = try await send(.GET, base + "posts?_since=0")
             _ = try await send(.DELETE, base + "posts/2")                                   // 7: later records move up
             _ = try await send(.PATCH, base + "posts/5", body: #"{"title": "five"}"#)       // 8
