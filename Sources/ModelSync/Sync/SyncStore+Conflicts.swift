@@ -61,7 +61,7 @@ extension SyncStore {
     }
 
     /// Makes the server's record (nil: deleted on the server) the row's state, rebasing the
-    /// row's pending changes on it.
+    /// row's pending changes on it. `decoded` is the record as a model, when the caller has it.
     ///
     /// - No pending change: the row becomes the server's record (or is deleted).
     /// - Pending changes based on this very record: only the version moves.
@@ -71,13 +71,15 @@ extension SyncStore {
     ///   the server's record to it (none when they agree), conditional on the new version.
     func rebase<M: SyncedModel>(
         _ type: M.Type, key: SyncKey, _ keyValue: JSONValue, server rawServer: JSONValue?, version: String?,
-        sending: Int64? = nil, pendingKeys: Set<String>? = nil, skipsUnchanged: Bool = true, _ db: SQLiteConnection
+        sending: Int64? = nil, pendingKeys: Set<String>? = nil, skipsUnchanged: Bool = true, decoded: M? = nil, _ db: SQLiteConnection
     ) throws -> (RowOutcome<M>, SyncConflict?) {
         let codec = self.codec
         if let pendingKeys, !pendingKeys.contains(OutboxTable.text(keyValue)) {
             // No pending change (the caller read which rows have one): the record is the row.
             try OutboxTable.setVersion(rawServer == nil ? nil : version, model: key.model, keyValue, db)
-            guard let serverModel = try codec.decode(M.self, rawServer) else { return (try deleteRow(key, keyValue, exists: nil, db), nil) }
+            guard let serverModel = try rawServer == nil ? nil : decoded ?? codec.decode(M.self, rawServer) else {
+                return (try deleteRow(key, keyValue, exists: nil, db), nil)
+            }
             if skipsUnchanged, let local = try M.find(key: [keyValue.primaryKeySQLValue(model: key.model)], db),
                try codec.encode(local) == codec.encode(serverModel) {
                 return (.unchanged, nil)

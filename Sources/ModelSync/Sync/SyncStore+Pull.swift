@@ -75,7 +75,15 @@ extension SyncStore {
                     try await reconcile(M.self, key: key, feedCursor: nil, &summary)
                     break
                 }
-                try await apply(M.self, key: key, changes: changes, cursor: next, &summary)
+                // Records decode straight from the response's bytes (parsed once), not from
+                // each record written out again.
+                let document = try JSONDocument(bytes: response.body)
+                let decoder = remote.options.decoder
+                let models = try changes.indices.map { index -> M? in
+                    guard changes[index]["deleted"] != .bool(true), changes[index]["record"] != nil else { return nil }
+                    return try decoder.decode(M.self, from: document, at: JSONPath([.key("changes"), .index(index), .key("record")]))
+                }
+                try await apply(M.self, key: key, changes: changes, models: models, cursor: next, &summary)
                 cursor = next
                 guard body["more"] == .bool(true) else { break }
             }
@@ -86,12 +94,14 @@ extension SyncStore {
     }
 
     /// Applies one page of the feed and stores the cursor, in one transaction.
-    private func apply<M: SyncedModel>(_ type: M.Type, key: SyncKey, changes: [JSONValue], cursor: String, _ summary: inout PullSummary) async throws {
+    private func apply<M: SyncedModel>(
+        _ type: M.Type, key: SyncKey, changes: [JSONValue], models: [M?], cursor: String, _ summary: inout PullSummary
+    ) async throws {
         let (outcomes, conflicts) = try await database.write { db in
             var outcomes: [RowOutcome<M>] = []
             var conflicts: [SyncConflict] = []
             let pending = try self.pendingKeys(key, db)
-            for change in changes {
+            for (change, model) in zip(changes, models) {
                 let deleted = change["deleted"] == .bool(true)
                 let record = deleted ? nil : change["record"]
                 guard let keyValue = record?[key.path] ?? change["id"], keyValue != .null else {
@@ -100,7 +110,8 @@ extension SyncStore {
                 let version = change["seq"].map { "\"" + OutboxTable.text($0) + "\"" }
                 // A change in the feed is a change: stored without comparing.
                 let (outcome, conflict) = try self.rebase(
-                    M.self, key: key, keyValue, server: record, version: version, pendingKeys: pending, skipsUnchanged: false, db)
+                    M.self, key: key, keyValue, server: record, version: version, pendingKeys: pending, skipsUnchanged: false,
+                    decoded: model, db)
                 outcomes.append(outcome)
                 if let conflict { conflicts.append(conflict) }
             }
