@@ -36,13 +36,9 @@ enum SyncWorkloads {
         sizes: [WorkloadSize(2_000, quick: true)]
     ) { size in
         let edits = Edit.script(count: size.count)
-        var seed = JSONObject()
-        seed["posts"] = .array((1...existingPosts).map { id in
-            ["id": .number(JSONNumber(id)), "userId": .number(JSONNumber(id % 10 + 1)), "title": .string("post \(id)"), "body": "seeded"]
-        })
         var options = ServerOptions()
         options.requestLogLimit = 100_000
-        let server = try await ModelSyncServer.start(data: .object(seed), options: options)
+        let server = try await ModelSyncServer.start(data: seedData(posts: existingPosts), options: options)
         var remoteOptions = RemoteStore.Options()
         remoteOptions.caching = false
         let remote = RemoteStore(baseURL: server.baseURL, options: remoteOptions)
@@ -103,11 +99,7 @@ enum SyncWorkloads {
         unit: .rowsPerSecond,
         sizes: [WorkloadSize(10_000, quick: true)]
     ) { size in
-        var seed = JSONObject()
-        seed["posts"] = .array((1...size.count).map { id in
-            ["id": .number(JSONNumber(id)), "userId": .number(JSONNumber(id % 10 + 1)), "title": .string("post \(id)"), "body": "seeded"]
-        })
-        let server = try await ModelSyncServer.start(data: .object(seed))
+        let server = try await ModelSyncServer.start(data: seedData(posts: size.count))
         var remoteOptions = RemoteStore.Options()
         remoteOptions.caching = false
         let remote = RemoteStore(baseURL: server.baseURL, options: remoteOptions)
@@ -193,6 +185,13 @@ enum SyncWorkloads {
     }
 
     static let all = [push, pull]
+
+    /// The server's data: `count` posts, ids 1…count.
+    static func seedData(posts count: Int) -> JSONValue {
+        ["posts": .array((1...count).map { id in
+            ["id": .number(JSONNumber(id)), "userId": .number(JSONNumber(id % 10 + 1)), "title": .string("post \(id)"), "body": "seeded"]
+        })]
+    }
 
     /// The database the next timed run of the peer reconciles into.
     actor QueuedDatabase {
