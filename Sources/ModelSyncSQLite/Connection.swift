@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import ModelSyncCore
 
 /// One SQLite connection: what `Database.read { }` and `Database.write { }` hand to their
 /// closures, and what ActiveRecord operations take (`try post.save(db)`).
@@ -330,23 +331,12 @@ private struct TableStatementKey: Hashable {
 /// calls equal, such as `'café'` precomposed and decomposed, are different statements), and
 /// bounded: beyond `capacity`, the least recently used one is finalized.
 struct StatementCache {
-    private struct Key: Hashable {
-        var sql: String
-
-        static func == (lhs: Key, rhs: Key) -> Bool { lhs.sql.utf8.elementsEqual(rhs.sql.utf8) }
-
-        func hash(into hasher: inout Hasher) {
-            var sql = sql
-            sql.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-        }
-    }
-
     private struct Entry {
         var statement: SQLStatement
         var lastUse: UInt64
     }
 
-    private var entries: [Key: Entry] = [:]
+    private var entries: [ExactText: Entry] = [:]
     private var clock: UInt64 = 0
     let capacity: Int
 
@@ -356,11 +346,10 @@ struct StatementCache {
 
     subscript(sql: String) -> SQLStatement? {
         mutating get {
-            let key = Key(sql: sql)
-            guard entries[key] != nil else { return nil }
+            guard let index = entries.index(forKey: ExactText(sql)) else { return nil }
             clock &+= 1
-            entries[key]?.lastUse = clock
-            return entries[key]?.statement
+            entries.values[index].lastUse = clock
+            return entries.values[index].statement
         }
     }
 
@@ -371,7 +360,7 @@ struct StatementCache {
             entries.removeValue(forKey: oldest)
         }
         clock &+= 1
-        entries[Key(sql: statement.sql)] = Entry(statement: statement, lastUse: clock)
+        entries[ExactText(statement.sql)] = Entry(statement: statement, lastUse: clock)
     }
 
     mutating func removeAll() { entries.removeAll() }

@@ -97,7 +97,8 @@ extension SQLValue: ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, Expr
 
 /// `'text'` with inner quotes doubled.
 func quoteLiteral(_ text: String) -> String {
-    "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+    guard text.utf8.contains(UInt8(ascii: "'")) else { return "'" + text + "'" }
+    return "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
 }
 
 /// `"name"` with inner double quotes doubled: every identifier ModelSync writes into SQL goes

@@ -25,10 +25,17 @@ struct Bookkeeping: Sendable {
         var at: Int
     }
 
+    /// A record's version and its current value: the feed reads records from here, so that it
+    /// never scans the data.
+    struct Stamp: Sendable {
+        var version: Int
+        var record: JSONValue
+    }
+
     /// The last sequence value handed out.
     var sequence = 0
-    /// Each record's version, by collection and id (by the id's bytes).
-    var versions: [String: [ExactText: Int]] = [:]
+    /// Each record's version and value, by collection and id (by the id's bytes).
+    var versions: [String: [ExactText: Stamp]] = [:]
     /// Deleted records, oldest first.
     var tombstones: [Tombstone] = []
     /// The highest sequence of a dropped tombstone: cursors below it are too old.
@@ -43,11 +50,13 @@ struct Bookkeeping: Sendable {
 
     // MARK: Recording writes
 
-    /// Gives a written record the next version and returns it.
+    /// Gives a written record (as it is now stored) the next version and returns it.
     @discardableResult
-    mutating func recordWrite(collection: String, id: JSONValue) -> Int {
+    mutating func recordWrite(collection: String, record: JSONValue) -> Int {
         sequence += 1
-        if let text = scalarText(id) { versions[collection, default: [:]][ExactText(text)] = sequence }
+        if let text = record["id"].flatMap(scalarText) {
+            versions[collection, default: [:]][ExactText(text)] = Stamp(version: sequence, record: record)
+        }
         return sequence
     }
 
@@ -68,26 +77,29 @@ struct Bookkeeping: Sendable {
 
     /// The version of a record, if it has one.
     func version(collection: String, id: String) -> Int? {
-        versions[collection]?[ExactText(id)]
+        versions[collection]?[ExactText(id)]?.version
     }
 
     /// The strong ETag of a version.
     static func etag(_ version: Int) -> String { "\"\(version)\"" }
 
-    /// Gives every record that has no version one, in the data's order (collections by name):
-    /// data written by json-server or by hand. The same data always gets the same versions.
-    /// Returns whether any was given.
-    mutating func versionUnversionedRecords(in root: JSONObject) -> Bool {
-        var assigned = false
+    /// Attaches the loaded data's records to their saved versions, and gives every record that
+    /// has none (data written by json-server or by hand) the next one, in the data's order
+    /// (collections by name): the same data always gets the same versions. Of two records with
+    /// one id, the first counts, as for `GET /<collection>/<id>`.
+    mutating func adopt(_ root: JSONObject, savedVersions: [String: [ExactText: Int]]) {
+        versions = [:]
         for name in root.keys.sorted() {
             guard let items = root[name]?.arrayValue else { continue }
             for item in items {
-                guard let id = item["id"], let text = scalarText(id), versions[name]?[ExactText(text)] == nil else { continue }
-                recordWrite(collection: name, id: id)
-                assigned = true
+                guard let text = item["id"].flatMap(scalarText), versions[name]?[ExactText(text)] == nil else { continue }
+                if let saved = savedVersions[name]?[ExactText(text)] {
+                    versions[name, default: [:]][ExactText(text)] = Stamp(version: saved, record: item)
+                } else {
+                    recordWrite(collection: name, record: item)
+                }
             }
         }
-        return assigned
     }
 
     // MARK: Saving and loading
@@ -96,16 +108,21 @@ struct Bookkeeping: Sendable {
     static func extract(from root: inout JSONObject) -> Bookkeeping {
         var book = Bookkeeping()
         if let legacy = root.removeValue(forKey: legacyIdempotencyMember)?.objectValue { book.idempotency = legacy }
-        guard let saved = root.removeValue(forKey: member) else { return book }
+        guard let saved = root.removeValue(forKey: member) else {
+            book.adopt(root, savedVersions: [:])
+            return book
+        }
         book.sequence = saved["sequence"]?.intValue ?? 0
         book.horizon = saved["horizon"]?.intValue ?? 0
+        var savedVersions: [String: [ExactText: Int]] = [:]
         for (collection, ids) in saved["versions"]?.objectValue ?? JSONObject() {
             var versions: [ExactText: Int] = [:]
             for (id, version) in ids.objectValue ?? JSONObject() {
                 if let version = version.intValue { versions[ExactText(id)] = version }
             }
-            book.versions[collection] = versions
+            savedVersions[collection] = versions
         }
+        book.adopt(root, savedVersions: savedVersions)
         book.tombstones = (saved["tombstones"]?.arrayValue ?? []).compactMap { stone in
             guard let collection = stone["collection"]?.stringValue, let id = stone["id"], let sequence = stone["seq"]?.intValue else { return nil }
             return Tombstone(collection: collection, id: id, sequence: sequence, at: stone["at"]?.intValue ?? 0)
@@ -123,7 +140,7 @@ struct Bookkeeping: Sendable {
         object["horizon"] = .number(JSONNumber(horizon))
         var collections = JSONObject()
         for (collection, ids) in versions.sorted(by: { $0.key < $1.key }) {
-            collections[collection] = .object(JSONObject(ids.map { ($0.key.text, JSONValue.number(JSONNumber($0.value))) }))
+            collections[collection] = .object(JSONObject(ids.map { ($0.key.text, JSONValue.number(JSONNumber($0.value.version))) }))
         }
         object["versions"] = .object(collections)
         object["tombstones"] = .array(tombstones.map { stone in
@@ -157,30 +174,11 @@ struct Bookkeeping: Sendable {
     /// The changes after `since` in `collections` (all when nil), oldest first: each record at
     /// most once, in its current state, and the tombstones. At most `limit`; the flag says
     /// whether more follow.
-    func changes(after since: Int, in collections: Set<String>?, limit: Int, root: JSONObject) -> (changes: [Change], more: Bool) {
-        var found: [(sequence: Int, collection: String, id: ExactText)] = []
-        for (collection, ids) in versions where collections?.contains(collection) ?? true {
-            for (id, version) in ids where version > since { found.append((version, collection, id)) }
-        }
+    func changes(after since: Int, in collections: Set<String>?, limit: Int) -> (changes: [Change], more: Bool) {
         var changes: [Change] = []
-        if !found.isEmpty {
-            found.sort { $0.sequence < $1.sequence }
-            let wanted = found.prefix(limit + 1)
-            // One pass over each collection concerned, keeping only the records asked for.
-            var records: [String: [ExactText: JSONValue]] = [:]
-            for (collection, ids) in Dictionary(grouping: wanted, by: \.collection) {
-                let asked = Set(ids.map(\.id))
-                var byID: [ExactText: JSONValue] = [:]
-                for item in root[collection]?.arrayValue ?? [] {
-                    guard let id = item["id"].flatMap(scalarText) else { continue }
-                    let key = ExactText(id)
-                    if asked.contains(key) { byID[key] = item }
-                }
-                records[collection] = byID
-            }
-            changes = wanted.compactMap { entry in
-                guard let record = records[entry.collection]?[entry.id] else { return nil }
-                return Change(sequence: entry.sequence, collection: entry.collection, id: record["id"] ?? .null, record: record)
+        for (collection, ids) in versions where collections?.contains(collection) ?? true {
+            for stamp in ids.values where stamp.version > since {
+                changes.append(Change(sequence: stamp.version, collection: collection, id: stamp.record["id"] ?? .null, record: stamp.record))
             }
         }
         for stone in tombstones where stone.sequence > since && (collections?.contains(stone.collection) ?? true) {

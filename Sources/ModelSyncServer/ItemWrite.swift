@@ -49,7 +49,7 @@ enum ItemWrite: Sendable {
             }
             items.append(.object(object))
             root[name] = .array(items)
-            let version = book.recordWrite(collection: name, id: object["id"] ?? .null)
+            let version = book.recordWrite(collection: name, record: .object(object))
             if let idempotencyKey {
                 IdempotencyKeys.remember(idempotencyKey, collection: name, body: .object(given), response: .object(object), in: &book.idempotency, now: now)
             }
@@ -65,7 +65,7 @@ enum ItemWrite: Sendable {
             for (key, value) in object where key != "id" { updated[key] = value }
             items[index] = .object(updated)
             root[name] = .array(items)
-            return Result(status: 200, body: items[index], version: book.recordWrite(collection: name, id: items[index]["id"] ?? .null))
+            return Result(status: 200, body: items[index], version: book.recordWrite(collection: name, record: items[index]))
         case .delete(let name, let id):
             var items = try Self.items(name, in: root)
             guard let index = items.firstIndex(where: { ServerResponder.id(of: $0) == id }) else { throw ServerResponder.missing(name, id) }

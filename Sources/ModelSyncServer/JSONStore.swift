@@ -28,8 +28,7 @@ actor JSONStore {
     /// it is until the next write saves them.
     init(root: JSONObject, file: URL?) {
         var root = root
-        var book = Bookkeeping.extract(from: &root)
-        _ = book.versionUnversionedRecords(in: root)
+        let book = Bookkeeping.extract(from: &root)
         self.root = root
         self.book = book
         self.initial = (root, book)
@@ -48,7 +47,7 @@ actor JSONStore {
         root = copy
         book = bookCopy
         if !subscribers.isEmpty && book.sequence > before {
-            for change in book.changes(after: before, in: nil, limit: Int.max - 1, root: root).changes {
+            for change in book.changes(after: before, in: nil, limit: Int.max - 1).changes {
                 for subscriber in subscribers.values { subscriber.yield(change) }
             }
         }

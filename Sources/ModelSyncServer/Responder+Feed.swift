@@ -13,7 +13,7 @@ extension ServerResponder {
 
     /// `{"changes": [...], "next": "<cursor>", "more": false}`: the changes after the cursor,
     /// oldest first. `collections` nil reads the `collections` parameter (all when absent).
-    func feed(_ parameters: QueryParameters, collections: Set<String>?, root: JSONObject, book: Bookkeeping) throws -> Response {
+    func feed(_ parameters: QueryParameters, collections: Set<String>?, book: Bookkeeping) throws -> Response {
         let isCollection = collections != nil
         let since = try Self.cursor(parameters.values(isCollection ? "_since" : "since").first, book: book)
         let limitText = parameters.values(isCollection ? "_limit" : "limit").first
@@ -21,7 +21,7 @@ extension ServerResponder {
             throw APIError.badRequest("the feed's limit must be a positive integer")
         }
         let names = collections ?? Self.collectionFilter(parameters)
-        let (changes, more) = book.changes(after: since, in: names, limit: min(limit, Self.maximumFeedLimit), root: root)
+        let (changes, more) = book.changes(after: since, in: names, limit: min(limit, Self.maximumFeedLimit))
         let next = more ? changes.last?.sequence ?? since : max(book.sequence, since)
         let body: JSONValue = ["changes": .array(changes.map(\.json)), "next": .string(String(next)), "more": .bool(more)]
         return Self.json(body, status: .ok)
@@ -36,8 +36,8 @@ extension ServerResponder {
         let keepAlive = options.keepAliveInterval
         // Subscribed before the backlog is read, so that nothing committed in between is lost.
         let (subscription, live) = await store.subscribe()
-        let (backlogRoot, backlogBook, _) = await store.snapshot()
-        let backlog = backlogBook.changes(after: since, in: names, limit: Int.max - 1, root: backlogRoot).changes
+        let backlogBook = await store.snapshot().book
+        let backlog = backlogBook.changes(after: since, in: names, limit: Int.max - 1).changes
         enum Event: Sendable {
             case change(Bookkeeping.Change)
             case keepAlive

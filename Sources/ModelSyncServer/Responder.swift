@@ -119,7 +119,7 @@ struct ServerResponder: HTTPResponder {
         if segments.first == "_changes" && options.servesSyncExtensions {
             guard isRead else { throw APIError(status: 405, message: "the change feed is read-only") }
             switch segments.count {
-            case 1: return try feed(parameters, collections: nil, root: root, book: book)
+            case 1: return try feed(parameters, collections: nil, book: book)
             case 2 where segments[1] == "stream": return try await stream(parameters, request: request, book: book)
             default: throw APIError.notFound("no route for \(request.uri.path)")
             }
@@ -135,7 +135,7 @@ struct ServerResponder: HTTPResponder {
             case .array(let items)?:
                 switch method {
                 case .get, .head:
-                    if options.servesSyncExtensions && parameters.values("_since").first != nil { return try feed(parameters, collections: [name], root: root, book: book) }
+                    if options.servesSyncExtensions && parameters.values("_since").first != nil { return try feed(parameters, collections: [name], book: book) }
                     return try list(items, of: name, parameters, root: root, modified: modified, request)
                 case .post: return try await create(in: name, body: body, request: request)
                 default: throw APIError(status: 405, message: "\(method.rawValue) is not allowed on a collection")

@@ -69,15 +69,15 @@ extension SyncStore {
                     cursor = horizon
                     continue
                 }
-                let body = try JSONValue(parsing: response.body)
+                // Parsed once: records decode straight from the document's bytes (not from each
+                // record written out again), the rest is read as values.
+                let document = try JSONDocument(bytes: response.body)
+                let body = try JSONValue(document: document)
                 guard let changes = body["changes"]?.arrayValue, let next = body["next"]?.stringValue else {
                     // The server ignored `_since` (a plain list, or a paged envelope): it has no feed.
                     try await reconcile(M.self, key: key, feedCursor: nil, &summary)
                     break
                 }
-                // Records decode straight from the response's bytes (parsed once), not from
-                // each record written out again.
-                let document = try JSONDocument(bytes: response.body)
                 let decoder = remote.options.decoder
                 let models = try changes.indices.map { index -> M? in
                     guard changes[index]["deleted"] != .bool(true), changes[index]["record"] != nil else { return nil }
@@ -151,8 +151,8 @@ extension SyncStore {
                 if let conflict { conflicts.append(conflict) }
             }
             // Local rows the server no longer has, except those created locally and not sent yet.
-            let column = quotedIdentifier(key.column)
-            for row in try db.rows("SELECT \(column) FROM \(quotedIdentifier(key.table))") {
+            let column = quoteIdentifier(key.column)
+            for row in try db.rows("SELECT \(column) FROM \(quoteIdentifier(key.table))") {
                 guard let value = row.first, let keyValue = JSONValue(primaryKey: value), !seen.contains(OutboxTable.text(keyValue)) else { continue }
                 let (outcome, conflict) = try self.rebase(M.self, key: key, keyValue, server: nil, version: nil, pendingKeys: pending, db)
                 outcomes.append(outcome)

@@ -374,7 +374,7 @@ extension SyncStore {
         let new = try server.primaryKeySQLValue(model: key.model)
         // Children still point at the temporary key until they are rewritten below.
         try db.execute("PRAGMA defer_foreign_keys = ON")
-        try db.execute("UPDATE \(quotedIdentifier(key.table)) SET \(quotedIdentifier(key.column)) = ? WHERE \(quotedIdentifier(key.column)) = ?", [new, old])
+        try db.execute("UPDATE \(quoteIdentifier(key.table)) SET \(quoteIdentifier(key.column)) = ? WHERE \(quoteIdentifier(key.column)) = ?", [new, old])
         let oldText = OutboxTable.text(temporary)
         // The row's later entries (the acknowledged one is deleted next).
         let later = try OutboxTable.entries(db, where: "model = ? AND local_key = ? AND sequence != ?", [.text(key.model), .text(oldText), .integer(acknowledged)])
@@ -403,9 +403,9 @@ extension SyncStore {
         for relation in Child.relations {
             guard let belongsTo = relation as? BelongsTo<Child, Parent>, belongsTo.parentKey == nil,
                   let field = Child.schema.field(named: belongsTo.foreignKey) else { continue }
-            let column = quotedIdentifier(field.column)
+            let column = quoteIdentifier(field.column)
             let (old, new) = (try temporary.primaryKeySQLValue(model: Parent.schema.name), try server.primaryKeySQLValue(model: Parent.schema.name))
-            try db.execute("UPDATE \(quotedIdentifier(Child.schema.table)) SET \(column) = ? WHERE \(column) = ?", [new, old])
+            try db.execute("UPDATE \(quoteIdentifier(Child.schema.table)) SET \(column) = ? WHERE \(column) = ?", [new, old])
             if db.changes > 0 { rewritten += try Child.all(db, where: "\(column) = ?", [new]) }
             let path = JSONPath(parsing: field.jsonKey)
             // Only entries whose body holds the temporary key (SQLite's JSON path of the key).

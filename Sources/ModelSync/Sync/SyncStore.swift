@@ -409,8 +409,3 @@ extension JSONValue {
         return stringValue
     }
 }
-
-/// SQL identifier quoting.
-func quotedIdentifier(_ name: String) -> String {
-    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-}

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A string that compares and hashes by its UTF-8 bytes.
 ///
 /// `String`'s `==` is Unicode canonical equivalence: `"é" == "e\u{301}"`. SQLite, the file
@@ -23,6 +25,16 @@ package struct ExactText: Hashable, Sendable, CustomStringConvertible {
 
 extension String {
     /// Whether the two strings have the same UTF-8 bytes (`==` also equates canonically
-    /// equivalent spellings, `"é"` and `"e\u{301}"`).
-    package func isIdentical(to other: String) -> Bool { utf8.elementsEqual(other.utf8) }
+    /// equivalent spellings, `"é"` and `"e\u{301}"`). One `memcmp`: this runs on every
+    /// statement-cache and key lookup.
+    package func isIdentical(to other: String) -> Bool {
+        var (lhs, rhs) = (self, other)
+        guard lhs.utf8.count == rhs.utf8.count else { return false }
+        return lhs.withUTF8 { left in
+            rhs.withUTF8 { right in
+                guard let a = left.baseAddress, let b = right.baseAddress else { return left.count == right.count }
+                return memcmp(a, b, left.count) == 0
+            }
+        }
+    }
 }

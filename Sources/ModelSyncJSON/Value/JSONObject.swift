@@ -1,3 +1,5 @@
+import ModelSyncCore
+
 /// A JSON object: members in insertion order, looked up by key.
 ///
 /// Lookup is a linear scan for up to 16 members and a hash table beyond, so large objects stay
@@ -144,11 +146,7 @@ struct UTF8Key: Hashable {
     }
 
     /// Whether two strings have the same UTF-8 bytes.
-    static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
-        var lhs = lhs
-        var rhs = rhs
-        return lhs.withUTF8 { left in rhs.withUTF8 { right in left.elementsEqual(right) } }
-    }
+    static func sameBytes(_ lhs: String, _ rhs: String) -> Bool { lhs.isIdentical(to: rhs) }
 }
 
 extension Hasher {

@@ -1,3 +1,5 @@
+import ModelSyncCore
+
 /// Any JSON value, as a tree.
 ///
 /// Build one with literals, parse one from text, read it with subscripts and typed accessors:
@@ -39,7 +41,14 @@ public enum JSONValue: Sendable, Hashable, CustomStringConvertible, ExpressibleB
     /// - Throws: ``JSONError`` for malformed input, and for strings holding an escaped lone
     ///   surrogate (`"\uD800"`), which Swift strings cannot represent.
     public init(parsing bytes: [UInt8], maxDepth: Int = 512) throws {
-        let document = try JSONDocument(bytes: bytes, maxDepth: maxDepth)
+        try self.init(document: JSONDocument(bytes: bytes, maxDepth: maxDepth))
+    }
+
+    /// The value of an already parsed document: parse once, then both decode models from the
+    /// document and read other members as values.
+    ///
+    /// - Throws: ``JSONError`` when a string or number of the document cannot be converted.
+    public init(document: JSONDocument) throws {
         self = try document.withTape { try JSONValue(tape: $0, node: 0) }
     }
 
@@ -205,7 +214,7 @@ public enum JSONValue: Sendable, Hashable, CustomStringConvertible, ExpressibleB
             case (.number(let a), .number(let b)):
                 guard a == b else { return false }
             case (.string(let a), .string(let b)):
-                guard a.utf8.elementsEqual(b.utf8) else { return false }
+                guard a.isIdentical(to: b) else { return false }
             case (.array(let a), .array(let b)):
                 guard a.count == b.count else { return false }
                 pairs.append(contentsOf: zip(a, b))
