@@ -28,20 +28,20 @@ public final class ModelSyncServer: Sendable {
     /// `http://host:port`.
     public let baseURL: URL
 
-    private let store: JSONStore
+    private let backend: any ServerBackend
     private let state: ServerState
     private let group: ServiceGroup
     private let running: Task<Void, Never>
     private let initialDelay: Duration
 
     private init(
-        host: String, port: Int, store: JSONStore, state: ServerState, group: ServiceGroup, running: Task<Void, Never>,
+        host: String, port: Int, backend: any ServerBackend, state: ServerState, group: ServiceGroup, running: Task<Void, Never>,
         initialDelay: Duration
     ) {
         self.host = host
         self.port = port
         self.baseURL = URL(string: "http://\(host.contains(":") ? "[\(host)]" : host):\(port)") ?? URL(fileURLWithPath: "/")
-        self.store = store
+        self.backend = backend
         self.state = state
         self.group = group
         self.running = running
@@ -62,7 +62,7 @@ public final class ModelSyncServer: Sendable {
         options: ServerOptions = ServerOptions(), logger: Logger = ModelSyncServer.defaultLogger
     ) async throws -> ModelSyncServer {
         guard let root = data.objectValue else { throw ServerError.notAnObject }
-        return try await start(store: JSONStore(root: root, file: nil), host: host, port: port, options: options, logger: logger)
+        return try await start(backend: JSONStore(root: root, file: nil, feedLimits: options.feedLimits), host: host, port: port, options: options, logger: logger)
     }
 
     /// Starts a server over a JSON file; every write is saved back to it atomically.
@@ -79,19 +79,19 @@ public final class ModelSyncServer: Sendable {
         let root = try JSONStore.load(file)
         if !options.readOnly { JSONStore.removeStaleTemporaryFiles(of: file, logger: logger) }
         return try await start(
-            store: JSONStore(root: root, file: options.readOnly ? nil : file), host: host, port: port,
+            backend: JSONStore(root: root, file: options.readOnly ? nil : file, feedLimits: options.feedLimits), host: host, port: port,
             options: options, logger: logger, shutdownSignals: stopsOnSignals ? [.sigint, .sigterm] : []
         )
     }
 
     private static func start(
-        store: JSONStore, host: String, port: Int, options: ServerOptions, logger: Logger,
+        backend: any ServerBackend, host: String, port: Int, options: ServerOptions, logger: Logger,
         shutdownSignals: [UnixSignal] = []
     ) async throws -> ModelSyncServer {
         let state = ServerState(delay: options.delay)
         let (events, continuation) = AsyncStream<Result<Int, any Error>>.makeStream()
         let application = Application(
-            responder: ServerResponder(store: store, state: state, options: options),
+            responder: ServerResponder(backend: backend, state: state, options: options),
             server: .http1(configuration: HTTP1Channel.Configuration(idleTimeout: options.idleTimeout.map(TimeAmount.init))),
             configuration: ApplicationConfiguration(
                 address: .hostname(host, port: port), serverName: "modelsync-server",
@@ -116,7 +116,7 @@ public final class ModelSyncServer: Sendable {
             switch event {
             case .success(let bound):
                 return ModelSyncServer(
-                    host: host, port: bound, store: store, state: state, group: group, running: running,
+                    host: host, port: bound, backend: backend, state: state, group: group, running: running,
                     initialDelay: options.delay)
             case .failure(let error):
                 await running.value
@@ -130,7 +130,7 @@ public final class ModelSyncServer: Sendable {
     /// has stopped. Calling it again does nothing.
     public func shutdown() async {
         // Open change streams would otherwise keep their requests, and the server, running.
-        await store.closeSubscriptions()
+        await backend.close()
         await group.triggerGracefulShutdown()
         await running.value
     }
@@ -140,9 +140,11 @@ public final class ModelSyncServer: Sendable {
         await running.value
     }
 
-    /// The data as it is now.
+    /// The data as it is now: every collection and singular resource (as `GET /db` answers).
+    ///
+    /// - Throws: an error of the database (PostgreSQL) when it cannot be read.
     public var data: JSONValue {
-        get async { .object(await store.root) }
+        get async throws { try await backend.everything().value }
     }
 
     /// The logger servers use unless given one: label `modelsync.server`, warnings and errors
@@ -187,7 +189,7 @@ public final class ModelSyncServer: Sendable {
     /// - Throws: ``ServerError`` or a file error when the data cannot be saved to its file; the
     ///   served data is then unchanged.
     public func reset() async throws {
-        try await store.reset()
+        try await backend.reset()
         clearFaults()
         clearRecordedRequests()
         setDelay(initialDelay)

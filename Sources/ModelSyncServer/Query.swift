@@ -27,7 +27,7 @@ struct APIError: Error {
 }
 
 /// The query string of a request, in order, with repeated names kept.
-struct QueryParameters {
+struct QueryParameters: Sendable {
     var pairs: [(name: String, value: String)]
 
     init(_ query: String?) {
@@ -102,14 +102,21 @@ private func compare(_ value: JSONValue, _ text: String) -> ComparisonResult? {
     return string == text ? .orderedSame : string < text ? .orderedAscending : .orderedDescending
 }
 
-/// Filters, full-text search and sorting of a collection (json-server's conventions).
-struct ListQuery {
-    private var equal: [String: [String]] = [:]
-    private var conditions: [(field: String, test: (JSONValue) -> Bool)] = []
-    private var search: String?
-    private var sort: [(field: String, descending: Bool)] = []
+/// Filters, full-text search and sorting of a collection (json-server's conventions), as data:
+/// the JSON backend evaluates it in memory, PostgreSQL as SQL.
+struct ListQuery: Sendable {
+    /// A comparison of `field_gte=…` and its kin.
+    enum Comparison: String, Sendable, CaseIterable {
+        case gte = "_gte", lte = "_lte", gt = "_gt", lt = "_lt", ne = "_ne", like = "_like"
+    }
 
-    private static let operators = ["_gte", "_lte", "_gt", "_lt", "_ne", "_like"]
+    /// `field=value` filters: the field's text must be one of the values.
+    private(set) var equal: [(field: String, accepted: [String])] = []
+    /// `field_gte=value` and its kin; `_like` holds a regular expression (case-insensitive).
+    private(set) var conditions: [(field: String, comparison: Comparison, text: String)] = []
+    /// `q=`: lowercased.
+    private(set) var search: String?
+    private(set) var sort: [(field: String, descending: Bool)] = []
 
     init(_ parameters: QueryParameters) throws {
         for (name, text) in parameters.pairs {
@@ -117,11 +124,13 @@ struct ListQuery {
                 search = text.lowercased()
             } else if name.hasPrefix("_") {
                 continue
-            } else if let op = Self.operators.first(where: { name.hasSuffix($0) && name.count > $0.count }) {
-                let field = String(name.dropLast(op.count))
-                conditions.append((field, try Self.test(op, text)))
+            } else if let comparison = Comparison.allCases.first(where: { name.hasSuffix($0.rawValue) && name.count > $0.rawValue.count }) {
+                if comparison == .like { _ = try Self.regex(text) }
+                conditions.append((String(name.dropLast(comparison.rawValue.count)), comparison, text))
+            } else if let index = equal.firstIndex(where: { $0.field == name }) {
+                equal[index].accepted.append(text)
             } else {
-                equal[name, default: []].append(text)
+                equal.append((name, [text]))
             }
         }
         let orders = parameters.values("_order").map { $0.lowercased() }
@@ -132,29 +141,23 @@ struct ListQuery {
         }
     }
 
-    private static func test(_ op: String, _ text: String) throws -> (JSONValue) -> Bool {
-        switch op {
-        case "_gte": return { compare($0, text).map { $0 != .orderedAscending } ?? false }
-        case "_lte": return { compare($0, text).map { $0 != .orderedDescending } ?? false }
-        case "_gt": return { compare($0, text) == .orderedDescending }
-        case "_lt": return { compare($0, text) == .orderedAscending }
-        case "_ne": return { compare($0, text) != .orderedSame }
-        default:
-            let regex: NSRegularExpression
-            do {
-                regex = try NSRegularExpression(pattern: text, options: [.caseInsensitive])
-            } catch {
-                throw APIError.badRequest("invalid regular expression in _like: \(text)")
-            }
-            return { value in
-                guard let string = scalarText(value) else { return false }
-                return regex.firstMatch(in: string, options: [], range: NSRange(string.startIndex..., in: string)) != nil
-            }
+    /// Adds `field=value` (a nested route's parent).
+    mutating func require(_ field: String, equals text: String) {
+        equal.append((field, [text]))
+    }
+
+    static func regex(_ pattern: String) throws -> NSRegularExpression {
+        do {
+            return try NSRegularExpression(pattern: pattern, options: [.caseInsensitive])
+        } catch {
+            throw APIError.badRequest("invalid regular expression in _like: \(pattern)")
         }
     }
 
-    func apply(to items: [JSONValue]) -> [JSONValue] {
-        var result = items.filter(matches)
+    /// The matching items, sorted (stable: ties keep the data's order).
+    func apply(to items: [JSONValue]) throws -> [JSONValue] {
+        let tests = try conditions.map { condition in (condition.field, try Self.test(condition.comparison, condition.text)) }
+        var result = items.filter { matches($0, tests) }
         if !sort.isEmpty {
             result = result.enumerated().sorted { a, b in
                 for key in sort {
@@ -168,14 +171,30 @@ struct ListQuery {
         return result
     }
 
-    private func matches(_ item: JSONValue) -> Bool {
+    private static func test(_ comparison: Comparison, _ text: String) throws -> (JSONValue) -> Bool {
+        switch comparison {
+        case .gte: return { compare($0, text).map { $0 != .orderedAscending } ?? false }
+        case .lte: return { compare($0, text).map { $0 != .orderedDescending } ?? false }
+        case .gt: return { compare($0, text) == .orderedDescending }
+        case .lt: return { compare($0, text) == .orderedAscending }
+        case .ne: return { compare($0, text) != .orderedSame }
+        case .like:
+            let regex = try regex(text)
+            return { value in
+                guard let string = scalarText(value) else { return false }
+                return regex.firstMatch(in: string, options: [], range: NSRange(string.startIndex..., in: string)) != nil
+            }
+        }
+    }
+
+    private func matches(_ item: JSONValue, _ tests: [(String, (JSONValue) -> Bool)]) -> Bool {
         for (field, accepted) in equal {
             guard let found = value(of: item, at: field), let text = scalarText(found), accepted.contains(text) else {
                 return false
             }
         }
-        for condition in conditions {
-            guard let found = value(of: item, at: condition.field), condition.test(found) else { return false }
+        for (field, test) in tests {
+            guard let found = value(of: item, at: field), test(found) else { return false }
         }
         if let search, !Self.contains(item, search) { return false }
         return true
@@ -195,7 +214,7 @@ struct ListQuery {
 
 /// The slice of a list that a request asks for: `_page` with `_limit`/`_per_page`, or
 /// `_start`/`_end`/`_limit`.
-struct Slice {
+struct Slice: Sendable {
     var range: Range<Int>
     /// Page links (`first`, `prev`, `next`, `last`) as query values of `_page`.
     var pages: [(rel: String, page: Int)] = []

@@ -13,36 +13,52 @@ extension ServerResponder {
 
     /// `{"changes": [...], "next": "<cursor>", "more": false}`: the changes after the cursor,
     /// oldest first. `collections` nil reads the `collections` parameter (all when absent).
-    func feed(_ parameters: QueryParameters, collections: Set<String>?, book: Bookkeeping) throws -> Response {
+    func feed(_ parameters: QueryParameters, collections: Set<String>?) async throws -> Response {
         let isCollection = collections != nil
-        let since = try Self.cursor(parameters.values(isCollection ? "_since" : "since").first, book: book)
+        let cursor = try FeedCursor(parameters.values(isCollection ? "_since" : "since").first)
         let limitText = parameters.values(isCollection ? "_limit" : "limit").first
         guard let limit = limitText.map(Int.init) ?? Self.defaultFeedLimit, limit > 0 else {
             throw APIError.badRequest("the feed's limit must be a positive integer")
         }
         let names = collections ?? Self.collectionFilter(parameters)
-        let (changes, more) = book.changes(after: since, in: names, limit: min(limit, Self.maximumFeedLimit))
-        let next = more ? changes.last?.sequence ?? since : max(book.sequence, since)
-        let body: JSONValue = ["changes": .array(changes.map(\.json)), "next": .string(String(next)), "more": .bool(more)]
+        let page = try await backend.changes(after: cursor, in: names, limit: min(limit, Self.maximumFeedLimit))
+        let body: JSONValue = ["changes": .array(page.changes.map(\.json)), "next": .string(String(page.next)), "more": .bool(page.more)]
         return Self.json(body, status: .ok)
     }
 
     /// A `text/event-stream` of the changes after the cursor (`since`, or `Last-Event-ID`),
     /// then of every change as it is committed, until the client goes or the server stops.
-    func stream(_ parameters: QueryParameters, request: Request, book: Bookkeeping) async throws -> Response {
-        let since = try Self.cursor(request.headers[.lastEventID] ?? parameters.values("since").first, book: book)
+    func stream(_ parameters: QueryParameters, request: Request) async throws -> Response {
+        let cursor = try FeedCursor(request.headers[.lastEventID] ?? parameters.values("since").first)
         let names = Self.collectionFilter(parameters)
-        let store = store
+        let backend = backend
         let keepAlive = options.keepAliveInterval
         // Subscribed before the backlog is read, so that nothing committed in between is lost.
-        let (subscription, live) = await store.subscribe()
-        let backlogBook = await store.snapshot().book
-        let backlog = backlogBook.changes(after: since, in: names, limit: Int.max - 1).changes
+        let (subscription, live) = await backend.subscribe()
+        var backlog: [FeedChange] = []
+        var since: Int
+        do {
+            var page = try await backend.changes(after: cursor, in: names, limit: Self.maximumFeedLimit)
+            backlog = page.changes
+            while page.more {
+                page = try await backend.changes(after: .after(page.next), in: names, limit: Self.maximumFeedLimit)
+                backlog += page.changes
+            }
+            // What the client has seen: its cursor, resolved (`now` is the current sequence).
+            switch cursor {
+            case .after(let given): since = given
+            case .now: since = backlog.first.map { $0.sequence - 1 } ?? page.next
+            }
+        } catch {
+            await backend.unsubscribe(subscription)
+            throw error
+        }
         enum Event: Sendable {
-            case change(Bookkeeping.Change)
+            case change(FeedChange)
             case keepAlive
         }
         let (events, emit) = AsyncStream.makeStream(of: Event.self)
+        let (seen, backlogChanges) = (since, backlog)
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
         headers[.cacheControl] = "no-cache"
@@ -62,8 +78,8 @@ extension ServerResponder {
                 ticking.cancel()
             }
             try await withGracefulShutdownHandler {
-                var sent = since
-                for change in backlog {
+                var sent = seen
+                for change in backlogChanges {
                     try await writer.write(Self.event(change))
                     sent = change.sequence
                 }
@@ -80,33 +96,16 @@ extension ServerResponder {
             } onGracefulShutdown: {
                 emit.finish()
             }
-            await store.unsubscribe(subscription)
+            await backend.unsubscribe(subscription)
             try await writer.finish(nil)
         })
     }
 
-    static func event(_ change: Bookkeeping.Change) -> ByteBuffer {
+    static func event(_ change: FeedChange) -> ByteBuffer {
         var bytes = Array("id: \(change.sequence)\nevent: change\ndata: ".utf8)
         bytes += change.json.jsonBytes()
         bytes += Array("\n\n".utf8)
         return ByteBuffer(bytes: bytes)
-    }
-
-    /// A cursor: absent or empty is 0, `now` the current sequence; 410 below the horizon.
-    static func cursor(_ text: String?, book: Bookkeeping) throws -> Int {
-        let since: Int
-        switch text {
-        case nil, ""?: since = 0
-        case "now"?: since = book.sequence
-        case let text?:
-            guard let value = Int(text), value >= 0 else { throw APIError.badRequest("a feed cursor is a non-negative integer or now, got \(text)") }
-            since = value
-        }
-        guard since >= book.horizon else {
-            throw APIError(status: 410, message: "the cursor is older than the deletions the server keeps; read everything again",
-                           details: ["horizon": .string(String(book.horizon))])
-        }
-        return since
     }
 
     static func collectionFilter(_ parameters: QueryParameters) -> Set<String>? {

@@ -45,7 +45,7 @@ final class ServerState: Sendable {
 
 /// Answers every request: json-server's routes, conditional requests, CORS and faults.
 struct ServerResponder: HTTPResponder {
-    let store: JSONStore
+    let backend: any ServerBackend
     let state: ServerState
     let options: ServerOptions
 
@@ -111,7 +111,6 @@ struct ServerResponder: HTTPResponder {
         }
         var body: JSONValue?
         if !isRead && method != .delete { body = try await readBody(&request, context: context) }
-        let (root, book, modified) = await store.snapshot()
         if segments == ["_batch"] && options.servesSyncExtensions {
             guard method == .post else { throw APIError(status: 405, message: "a batch is POSTed") }
             return try await batch(body)
@@ -119,65 +118,62 @@ struct ServerResponder: HTTPResponder {
         if segments.first == "_changes" && options.servesSyncExtensions {
             guard isRead else { throw APIError(status: 405, message: "the change feed is read-only") }
             switch segments.count {
-            case 1: return try feed(parameters, collections: nil, book: book)
-            case 2 where segments[1] == "stream": return try await stream(parameters, request: request, book: book)
+            case 1: return try await feed(parameters, collections: nil)
+            case 2 where segments[1] == "stream": return try await stream(parameters, request: request)
             default: throw APIError.notFound("no route for \(request.uri.path)")
             }
         }
 
         switch segments.count {
-        case 1 where segments[0] == "db" && root["db"] == nil:
-            guard isRead else { throw APIError(status: 405, message: "/db is read-only") }
-            return conditional(.object(root), modified: modified, request)
         case 1:
             let name = segments[0]
-            switch root[name] {
-            case .array(let items)?:
+            switch try await backend.resource(named: name) {
+            case .collection?:
                 switch method {
                 case .get, .head:
-                    if options.servesSyncExtensions && parameters.values("_since").first != nil { return try feed(parameters, collections: [name], book: book) }
-                    return try list(items, of: name, parameters, root: root, modified: modified, request)
+                    if options.servesSyncExtensions && parameters.values("_since").first != nil { return try await feed(parameters, collections: [name]) }
+                    return try await list(name, parameters, owner: nil, request)
                 case .post: return try await create(in: name, body: body, request: request)
                 default: throw APIError(status: 405, message: "\(method.rawValue) is not allowed on a collection")
                 }
-            case .object?:
+            case .singular?:
                 switch method {
-                case .get, .head: return conditional(root[name] ?? .null, modified: modified, request)
+                case .get, .head:
+                    guard let (value, modified) = try await backend.singular(name) else { throw APIError.notFound("no resource named \(name)") }
+                    return conditional(value, modified: modified, request)
                 case .put, .patch: return try await updateSingular(name, body: body, merge: method == .patch, request)
                 default: throw APIError(status: 405, message: "\(method.rawValue) is not allowed on a singular resource")
                 }
-            default:
+            case nil where name == "db":
+                guard isRead else { throw APIError(status: 405, message: "/db is read-only") }
+                let (value, modified) = try await backend.everything()
+                return conditional(value, modified: modified, request)
+            case nil:
                 throw APIError.notFound("no collection or resource named \(name)")
             }
         case 2:
             let (name, id) = (segments[0], segments[1])
-            let items = try collection(name, in: root)
             switch method {
             case .get, .head:
-                guard let item = items.first(where: { Self.id(of: $0) == id }) else { throw Self.missing(name, id) }
-                let embedded = try embed([item], of: name, parameters, root: root)
+                let (embeds, expands) = (parameters.values("_embed"), parameters.values("_expand"))
+                let read = try await backend.item(name, id: id, embeds: embeds, expands: expands)
                 // The version is the item's ETag; an embedded read is another representation.
-                let version = embedded[0] == item ? book.version(collection: name, id: id).map(Bookkeeping.etag) : nil
-                return conditional(embedded[0], modified: modified, request, etag: version)
+                let version = embeds.isEmpty && expands.isEmpty ? read.version.map(versionETag) : nil
+                return conditional(read.value, modified: read.modified, request, etag: version)
             case .put, .patch: return try await update(name, id: id, body: body, merge: method == .patch, request)
             case .delete: return try await delete(name, id: id, request)
             default: throw APIError(status: 405, message: "\(method.rawValue) is not allowed on an item")
             }
         case 3:
             let (parentName, id, childName) = (segments[0], segments[1], segments[2])
-            guard let parent = try collection(parentName, in: root).first(where: { Self.id(of: $0) == id }) else {
-                throw Self.missing(parentName, id)
-            }
-            let children = try collection(childName, in: root)
-            let foreignKey = Self.singular(parentName) + "Id"
-            let parentID = parent["id"] ?? .null
             switch method {
             case .get, .head:
-                let owned = children.filter { $0[foreignKey].flatMap(scalarText) == id }
-                return try list(owned, of: childName, parameters, root: root, modified: modified, request)
+                return try await list(childName, parameters, owner: (parentName, id), request)
             case .post:
-                guard var object = body?.objectValue else { throw Self.notAnObject }
-                object[foreignKey] = parentID
+                guard var object = body?.objectValue else { throw APIError.notAnObject }
+                // The parent must exist; the child names it by its stored id.
+                let parent = try await backend.item(parentName, id: id, embeds: [], expands: [])
+                object[foreignKey(of: parentName)] = parent.value["id"] ?? .null
                 return try await create(in: childName, body: .object(object), request: request)
             default: throw APIError(status: 405, message: "\(method.rawValue) is not allowed on a nested collection")
             }
@@ -188,17 +184,15 @@ struct ServerResponder: HTTPResponder {
 
     // MARK: Reads
 
-    private func list(
-        _ items: [JSONValue], of name: String, _ parameters: QueryParameters, root: JSONObject, modified: Date,
-        _ request: Request
-    ) throws -> Response {
-        let matching = try ListQuery(parameters).apply(to: items)
-        let slice = try Slice(parameters, count: matching.count, defaultPageSize: options.defaultPageSize)
-        let page = try embed(Array(matching[slice.range]), of: name, parameters, root: root)
-        var response = conditional(.array(page), modified: modified, request)
-        response.headers[.totalCount] = String(matching.count)
-        if !slice.pages.isEmpty {
-            response.headers[.link] = links(slice.pages, request)
+    private func list(_ name: String, _ parameters: QueryParameters, owner: (String, String)?, _ request: Request) async throws -> Response {
+        let listRequest = ListRequest(
+            query: try ListQuery(parameters), parameters: parameters, defaultPageSize: options.defaultPageSize,
+            embeds: parameters.values("_embed"), expands: parameters.values("_expand"), owner: owner)
+        let page = try await backend.list(name, listRequest)
+        var response = conditional(.array(page.items), modified: page.modified, request)
+        response.headers[.totalCount] = String(page.total)
+        if !page.slice.pages.isEmpty {
+            response.headers[.link] = links(page.slice.pages, request)
         }
         return response
     }
@@ -214,44 +208,18 @@ struct ServerResponder: HTTPResponder {
         }.joined(separator: ", ")
     }
 
-    /// Adds `_embed` children (by `<singular>Id`) and `_expand` parents (from `<name>s`).
-    private func embed(_ items: [JSONValue], of name: String, _ parameters: QueryParameters, root: JSONObject) throws -> [JSONValue] {
-        let embeds = parameters.values("_embed"), expands = parameters.values("_expand")
-        guard !embeds.isEmpty || !expands.isEmpty else { return items }
-        let foreignKey = Self.singular(name) + "Id"
-        let children = try embeds.map { (key: $0, items: try collection($0, in: root)) }
-        let parents = try expands.map { parent in
-            guard let items = (root[parent + "s"] ?? root[parent])?.arrayValue else {
-                throw APIError.badRequest("cannot expand \(parent): no collection named \(parent)s")
-            }
-            return (key: parent, items: items)
-        }
-        return items.map { item in
-            guard case .object(var object) = item else { return item }
-            let id = Self.id(of: item)
-            for child in children {
-                object[child.key] = .array(child.items.filter { $0[foreignKey].flatMap(scalarText) == id })
-            }
-            for parent in parents {
-                let parentID = object[parent.key + "Id"].flatMap(scalarText)
-                object[parent.key] = parent.items.first { Self.id(of: $0) == parentID } ?? .null
-            }
-            return .object(object)
-        }
-    }
-
     /// Answers a read with the value, its `ETag` and `Last-Modified`, and 304 when the client's
     /// copy is current (`If-None-Match`, or else `If-Modified-Since`). `modified` comes from the
     /// same store snapshot as `value`.
     private func conditional(_ value: JSONValue, modified: Date, _ request: Request, etag version: String? = nil) -> Response {
         let bytes = value.jsonBytes()
-        let etag = version ?? Self.etag(bytes)
+        let etag = version ?? contentETag(bytes)
         var headers = HTTPFields()
         headers[.eTag] = etag
         headers[.lastModified] = HTTPDate.format(modified)
         headers[.contentType] = "application/json; charset=utf-8"
         if let match = request.headers[.ifNoneMatch] {
-            if Self.matches(match, etag) { return Response(status: .notModified, headers: headers) }
+            if etagListMatches(match, etag) { return Response(status: .notModified, headers: headers) }
         } else if let since = request.headers[.ifModifiedSince].flatMap(HTTPDate.parse), modified <= since {
             return Response(status: .notModified, headers: headers)
         }
@@ -262,38 +230,31 @@ struct ServerResponder: HTTPResponder {
     // MARK: Writes
 
     private func create(in name: String, body: JSONValue?, request: Request) async throws -> Response {
-        guard let given = body?.objectValue else { throw Self.notAnObject }
+        guard let given = body?.objectValue else { throw APIError.notAnObject }
         let write = ItemWrite.create(collection: name, body: given, idempotencyKey: try IdempotencyKeys.key(in: request.headers))
-        return try await apply(write, ifMatch: nil)
+        return try await apply(ItemOperation(write: write))
     }
 
     private func update(_ name: String, id: String, body: JSONValue?, merge: Bool, _ request: Request) async throws -> Response {
-        guard let object = body?.objectValue else { throw Self.notAnObject }
-        return try await apply(.update(collection: name, id: id, body: object, merge: merge), ifMatch: request.headers[.ifMatch])
+        guard let object = body?.objectValue else { throw APIError.notAnObject }
+        return try await apply(ItemOperation(write: .update(collection: name, id: id, body: object, merge: merge), ifMatch: request.headers[.ifMatch]))
     }
 
     private func delete(_ name: String, id: String, _ request: Request) async throws -> Response {
-        try await apply(.delete(collection: name, id: id), ifMatch: request.headers[.ifMatch])
+        try await apply(ItemOperation(write: .delete(collection: name, id: id), ifMatch: request.headers[.ifMatch]))
     }
 
-    private func apply(_ write: ItemWrite, ifMatch: String?) async throws -> Response {
-        let (now, limits) = (Date(), options.feedLimits)
-        let result = try await store.write { root, book in try write.apply(ifMatch: ifMatch, to: &root, &book, now: now, limits: limits) }
+    private func apply(_ operation: ItemOperation) async throws -> Response {
+        guard let outcome = try await backend.write([operation]).first else { throw APIError(status: 500, message: "the backend skipped the write") }
+        let result = try outcome.get()
         var response = Self.written(result.body, status: HTTPResponse.Status(code: result.status), version: result.version)
         if result.replayed, let header = IdempotencyKeys.replayedHeader { response.headers[header] = "true" }
         return response
     }
 
     private func updateSingular(_ name: String, body: JSONValue?, merge: Bool, _ request: Request) async throws -> Response {
-        guard let object = body?.objectValue else { throw Self.notAnObject }
-        let stored: JSONValue = try await store.write { root, _ in
-            let current = root[name] ?? .null
-            try Self.checkIfMatch(current, version: nil, request.headers[.ifMatch])
-            var updated = merge ? current.objectValue ?? JSONObject() : JSONObject()
-            for (key, value) in object { updated[key] = value }
-            root[name] = .object(updated)
-            return .object(updated)
-        }
+        guard let object = body?.objectValue else { throw APIError.notAnObject }
+        let stored = try await backend.writeSingular(name, body: object, merge: merge, ifMatch: request.headers[.ifMatch])
         return Self.written(stored, status: .ok)
     }
 
@@ -302,7 +263,7 @@ struct ServerResponder: HTTPResponder {
     static func written(_ value: JSONValue, status: HTTPResponse.Status, version: Int? = nil) -> Response {
         let bytes = value.jsonBytes()
         var response = json(bytes: bytes, status: status)
-        response.headers[.eTag] = version.map(Bookkeeping.etag) ?? etag(bytes)
+        response.headers[.eTag] = version.map(versionETag) ?? contentETag(bytes)
         return response
     }
 
@@ -315,17 +276,6 @@ struct ServerResponder: HTTPResponder {
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
-    }
-
-    /// `If-Match` on a write: 412 when the item changed since the client read it. The answer
-    /// carries the current record and its ETag, so that the client can resolve the conflict
-    /// without another request.
-    static func checkIfMatch(_ current: JSONValue, version: Int?, _ ifMatch: String?) throws {
-        guard let match = ifMatch else { return }
-        let currentTag = version.map(Bookkeeping.etag) ?? etag(current.jsonBytes())
-        guard matches(match, currentTag) else {
-            throw APIError(status: 412, message: "the resource changed since it was read (If-Match failed)", current: current, etag: currentTag)
-        }
     }
 
     private func readBody(_ request: inout Request, context: ServerContext) async throws -> JSONValue {
@@ -361,43 +311,7 @@ struct ServerResponder: HTTPResponder {
     static let allowedMethods: Set<HTTPRequest.Method> = [.get, .head, .post, .put, .patch, .delete, .options]
     static let allowHeader = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
 
-    /// An id as it is stored: a whole number as an integer (`1.0` is id 1), a string as it is.
-    /// Anything else is a 400: ids are integers or strings.
-    static func normalizedID(_ given: JSONValue) throws -> JSONValue {
-        switch given {
-        case .string: return given
-        case .number:
-            if let integer = given.intValue { return .number(JSONNumber(integer)) }
-        default: break
-        }
-        throw APIError.badRequest("an id must be an integer or a string, got \(given)")
-    }
-
-    /// The id for a new item: one more than the highest integer id, or, when that is `Int.max`
-    /// (data already stored can hold it), the smallest free positive integer. Never traps.
-    static func nextFreeID(in items: [JSONValue]) -> Int {
-        let highest = items.lazy.compactMap { $0["id"]?.intValue }.max() ?? 0
-        if highest < Int.max {
-            // Free unless a string id spells it: one pass, no set built.
-            let candidate = max(highest, 0) + 1
-            let text = String(candidate)
-            if !items.contains(where: { $0["id"]?.stringValue == text }) { return candidate }
-        }
-        let taken = Set(items.compactMap(id(of:)))
-        var candidate = highest < Int.max ? max(highest, 0) + 1 : 1
-        // Ends within `items.count + 1` steps: each step skips an id some item holds.
-        while taken.contains(String(candidate)) {
-            candidate = candidate == Int.max ? 1 : candidate + 1
-        }
-        return candidate
-    }
-
     // MARK: Helpers
-
-    private func collection(_ name: String, in root: JSONObject) throws -> [JSONValue] {
-        guard let items = root[name]?.arrayValue else { throw APIError.notFound("no collection named \(name)") }
-        return items
-    }
 
     private func cors(_ response: Response, for request: Request) -> Response {
         var response = response
@@ -416,37 +330,6 @@ struct ServerResponder: HTTPResponder {
         var response = json(body, status: HTTPResponse.Status(code: error.status))
         if let etag = error.etag { response.headers[.eTag] = etag }
         return response
-    }
-
-    static let notAnObject = APIError.badRequest("the body must be a JSON object")
-
-    static func missing(_ name: String, _ id: String) -> APIError { .notFound("\(name) has no item with id \(id)") }
-
-    static func id(of item: JSONValue) -> String? { item["id"].flatMap(scalarText) }
-
-    /// `posts` → `post`, `categories` → `category`.
-    static func singular(_ name: String) -> String {
-        if name.hasSuffix("ies") { return String(name.dropLast(3)) + "y" }
-        return name.hasSuffix("s") ? String(name.dropLast()) : name
-    }
-
-    /// A strong ETag: FNV-1a (64 bits) of the body.
-    static func etag(_ bytes: [UInt8]) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
-        }
-        let hex = String(hash, radix: 16)
-        return "\"" + String(repeating: "0", count: 16 - hex.count) + hex + "\""
-    }
-
-    /// Whether an `If-None-Match` / `If-Match` list names `etag` (weak or strong, or `*`).
-    static func matches(_ header: String, _ etag: String) -> Bool {
-        header.split(separator: ",").contains { candidate in
-            let tag = candidate.trimmingCharacters(in: .whitespaces)
-            return tag == "*" || tag == etag || tag == "W/" + etag
-        }
     }
 }
 

@@ -49,7 +49,7 @@ enum OfflineWritesSection {
         try await sync.save(&mine)
         server.clearRecordedRequests()
         let merged = try await sync.push()
-        let record = await server.data["posts"]?.arrayValue?.first { $0["id"]?.intValue == id }
+        let record = try await server.data["posts"]?.arrayValue?.first { $0["id"]?.intValue == id }
         step("push again: If-Match meets a newer version (412); the default policy merges field by field",
              server.recordedRequests.map { "\($0.method) \($0.uri) If-Match: \($0.header("If-Match") ?? "-")" }.joined(separator: "\n")
                 + "\nconflicts \(merged.conflicts); on the server: title \(record?["title"]?.stringValue ?? "?"), body \(record?["body"]?.stringValue ?? "?")")

@@ -82,7 +82,7 @@ struct ServerCommand: AsyncParsableCommand {
         )
         if failRate > 0 { server.inject(Fault(.status(failStatus), fraction: failRate)) }
         if dropRate > 0 { server.inject(Fault(.dropConnection, fraction: dropRate)) }
-        let resources = (await server.data).objectValue?.keys ?? []
+        let resources = (try await server.data).objectValue?.keys ?? []
         print("modelsync-server: serving \(file) at \(server.baseURL)\(readOnly ? " (read-only)" : "")")
         for name in resources { print("  \(server.baseURL)/\(name)") }
         print("Press Ctrl-C to stop.")

@@ -16,7 +16,7 @@ struct ErrorTests {
             #expect(reply.status == status)
             let message = try #require(reply.json?["error"]?.stringValue)
             if let mentioning { #expect(message.contains(mentioning)) }
-            #expect(await server.data == sampleData)
+            #expect(try await server.data == sampleData)
         }
     }
 
@@ -51,7 +51,7 @@ struct ErrorTests {
         try await withServer(options: ServerOptions(maxBodySize: 64)) { server, base async throws in
             let big = #"{"title": "\#(String(repeating: "x", count: 200))"}"#
             #expect(try await send(.POST, "\(base)/posts", body: big).status == 413)
-            #expect(await server.data == sampleData)
+            #expect(try await server.data == sampleData)
         }
     }
 
@@ -82,7 +82,7 @@ struct ErrorTests {
             #expect(try await send(.POST, "\(base)/posts", body: "{}").status == 405)
             #expect(try await send(.DELETE, "\(base)/posts/1").status == 405)
             #expect(try await send(.GET, "\(base)/posts/1").status == 200)
-            #expect(await server.data == sampleData)
+            #expect(try await server.data == sampleData)
         }
     }
 

@@ -45,7 +45,7 @@ struct FileTests {
             try FileManager.default.moveItem(at: directory, to: away)
             let reply = try await send(.POST, "\(server.baseURL)/posts", body: #"{"title": "two"}"#)
             try FileManager.default.moveItem(at: away, to: directory)
-            let data = await server.data
+            let data = try await server.data
             await server.shutdown()
             #expect(reply.status == 500)
             #expect(reply.json?["error"]?.stringValue?.contains("could not save") == true)

@@ -62,7 +62,7 @@ struct HardeningTests {
             #expect(deepest.status == 201)
             #expect(tooDeep.status == 413)
             let restarted = try await ModelSyncServer.start(file: file)
-            let count = await restarted.data["posts"]?.arrayValue?.count
+            let count = try await restarted.data["posts"]?.arrayValue?.count
             await restarted.shutdown()
             #expect(count == 1)
         }
@@ -116,7 +116,7 @@ struct HardeningTests {
             #expect(created.json?["id"]?.description == "7")
             #expect(try await send(.GET, "\(base)/posts/7").status == 200)
             #expect(try await send(.PATCH, "\(base)/posts/7", body: #"{"id": 7.0, "title": "x"}"#).status == 200)
-            #expect(await server.data["posts"]?.arrayValue?.count == 6)
+            #expect(try await server.data["posts"]?.arrayValue?.count == 6)
         }
     }
 
@@ -124,7 +124,7 @@ struct HardeningTests {
     func anIDThatIsNotAnIntegerOrStringIs400(id: String) async throws {
         try await withServer { server, base async throws in
             #expect(try await send(.POST, "\(base)/posts", body: #"{"id": \#(id)}"#).status == 400)
-            #expect(await server.data["posts"]?.arrayValue?.count == 5)
+            #expect(try await server.data["posts"]?.arrayValue?.count == 5)
         }
     }
 

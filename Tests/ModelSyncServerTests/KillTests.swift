@@ -135,7 +135,7 @@ struct ServerKillTests {
             }
             // A restart loads the file and clears the temporary files the kills left.
             let restarted = try await ModelSyncServer.start(file: file)
-            let count = await restarted.data["posts"]?.arrayValue?.count ?? 0
+            let count = try await restarted.data["posts"]?.arrayValue?.count ?? 0
             await restarted.shutdown()
             #expect(count >= acknowledged.count)
             let leftovers = try FileManager.default.contentsOfDirectory(atPath: file.deletingLastPathComponent().path)

@@ -28,7 +28,7 @@ struct RoutesTests {
             let reply = try await send(.POST, "\(base)/posts", body: #"{"userId": 1, "title": "new"}"#)
             #expect(reply.status == 201)
             #expect(reply.json == ["id": 6, "userId": 1, "title": "new"])
-            #expect(await server.data["posts"]?[5]?["title"] == "new")
+            #expect(try await server.data["posts"]?[5]?["title"] == "new")
         }
     }
 
@@ -63,7 +63,7 @@ struct RoutesTests {
         try await withServer { server, base async throws in
             #expect(try await send(.DELETE, "\(base)/posts/2").status == 200)
             #expect(try await send(.GET, "\(base)/posts/2").status == 404)
-            #expect(await server.data["posts"]?.arrayValue?.count == 4)
+            #expect(try await server.data["posts"]?.arrayValue?.count == 4)
         }
     }
 

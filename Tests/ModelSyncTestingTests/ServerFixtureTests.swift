@@ -42,7 +42,7 @@ struct ServerFixtureTests {
             server.inject(Fault(.status(500), times: nil))
             server.setDelay(.seconds(5))
             try await server.reset()
-            #expect(await server.data == postsData)
+            #expect(try await server.data == postsData)
             #expect(server.recordedRequests.isEmpty)
             #expect(try await api.list(Post.self).map(\.title) == ["Hello"])  // no fault, no 5 s delay
         }
@@ -55,9 +55,9 @@ struct ServerFixtureTests {
         try await withTestServer(file: fixture) { server in
             var post = Post(userId: 2, title: "New")
             try await RemoteStore(baseURL: server.baseURL).save(&post)
-            #expect(await server.data != postsData)
+            #expect(try await server.data != postsData)
             try await server.reset()
-            #expect(await server.data == postsData)
+            #expect(try await server.data == postsData)
             #expect(try await RemoteStore(baseURL: server.baseURL).list(Post.self).count == 1)
         }
     }
@@ -65,7 +65,7 @@ struct ServerFixtureTests {
     @Test(arguments: 1...3)
     func aSharedServerIsResetBeforeEachTest(run: Int) async throws {
         try await Self.shared.withServer { server in
-            #expect(await server.data == postsData)
+            #expect(try await server.data == postsData)
             #expect(server.recordedRequests.isEmpty)
             let api = RemoteStore(baseURL: server.baseURL)
             var post = Post(userId: run, title: "Run \(run)")

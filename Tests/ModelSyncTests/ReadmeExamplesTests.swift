@@ -469,7 +469,7 @@ extension ReadmeSQLiteExampleTests {
 
             #expect(conflicts.isEmpty)
             let pulled = try await db.read { try Post.all($0) }
-            let served = await server.data["posts"]?.arrayValue?.count
+            let served = try await server.data["posts"]?.arrayValue?.count
             #expect(pulled.count == served)
         }
     }

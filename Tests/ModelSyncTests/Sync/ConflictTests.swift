@@ -46,7 +46,7 @@ import Testing
     @Test func mergeKeepsBothSidesOfDifferentFields() async throws {
         try await conflict(policy: nil, other: Self.edit { $0.title = "server title" }, local: { $0.body = "local body"; $0.stars = 5 }) { sync, server, note, summary in
             #expect(summary.conflicts == 1)
-            let record = try #require(await serverRecords(server, "notes")[note.id ?? 0])
+            let record = try #require(try await serverRecords(server, "notes")[note.id ?? 0])
             #expect(record["title"]?.stringValue == "server title" && record["body"]?.stringValue == "local body" && record["stars"]?.intValue == 5)
             let row = try await localRow(sync, note.id)
             #expect(row?.title == "server title" && row?.body == "local body")
@@ -62,12 +62,12 @@ import Testing
 
     @Test func mergeGivesAFieldChangedOnBothSidesToTheResolver() async throws {
         try await conflict(policy: nil, other: Self.edit { $0.title = "server" }, local: { $0.title = "local" }) { sync, server, note, _ in
-            #expect(await serverRecords(server, "notes")[note.id ?? 0]?["title"]?.stringValue == "server")
+            #expect(try await serverRecords(server, "notes")[note.id ?? 0]?["title"]?.stringValue == "server")
             let row = try await localRow(sync, note.id)
             #expect(row?.title == "server")
         }
         try await conflict(policy: .merge { $0.local }, other: Self.edit { $0.title = "server" }, local: { $0.title = "local" }) { sync, server, note, _ in
-            #expect(await serverRecords(server, "notes")[note.id ?? 0]?["title"]?.stringValue == "local")
+            #expect(try await serverRecords(server, "notes")[note.id ?? 0]?["title"]?.stringValue == "local")
             let row = try await localRow(sync, note.id)
             #expect(row?.title == "local")
         }
@@ -78,7 +78,7 @@ import Testing
             #expect(summary.conflicts == 1 && summary.sent == 0)
             let row = try await localRow(sync, note.id)
             #expect(row?.title == "server" && row?.body == "base")
-            #expect(await serverRecords(server, "notes")[note.id ?? 0]?["body"]?.stringValue == "base")
+            #expect(try await serverRecords(server, "notes")[note.id ?? 0]?["body"]?.stringValue == "base")
             let pending = try await sync.pendingCount()
             #expect(pending == 0)
         }
@@ -86,7 +86,7 @@ import Testing
 
     @Test func clientWinsOverwritesTheServer() async throws {
         try await conflict(policy: .clientWins, other: Self.edit { $0.title = "server"; $0.stars = 9 }, local: { $0.title = "local" }) { sync, server, note, _ in
-            let record = await serverRecords(server, "notes")[note.id ?? 0]
+            let record = try await serverRecords(server, "notes")[note.id ?? 0]
             #expect(record?["title"]?.stringValue == "local" && record?["stars"]?.intValue == 1)
         }
     }
@@ -98,7 +98,7 @@ import Testing
             return server
         }
         try await conflict(policy: policy, other: Self.edit { $0.stars += 10 }, local: { $0.stars += 2 }) { sync, server, note, _ in
-            #expect(await serverRecords(server, "notes")[note.id ?? 0]?["stars"]?.intValue == 13)
+            #expect(try await serverRecords(server, "notes")[note.id ?? 0]?["stars"]?.intValue == 13)
             let row = try await localRow(sync, note.id)
             #expect(row?.stars == 13)
         }
@@ -111,13 +111,13 @@ import Testing
             #expect(summary.conflicts == 1)
             let row = try await localRow(sync, note.id)
             #expect(row == nil)
-            #expect(await serverRecords(server, "notes").isEmpty)
+            #expect(try await serverRecords(server, "notes").isEmpty)
             let pending = try await sync.pendingCount()
             #expect(pending == 0)
         }
         // Client wins: the record is created again, under its key.
         try await conflict(policy: .clientWins, other: delete, local: { $0.title = "edited" }) { sync, server, note, _ in
-            #expect(await serverRecords(server, "notes")[note.id ?? 0]?["title"]?.stringValue == "edited")
+            #expect(try await serverRecords(server, "notes")[note.id ?? 0]?["title"]?.stringValue == "edited")
             let row = try await localRow(sync, note.id)
             #expect(row?.title == "edited")
         }
@@ -134,7 +134,7 @@ import Testing
             let summary = try await sync.push()
             // Merge: the server's edit wins over the local delete; the row comes back.
             #expect(summary.conflicts == 1)
-            #expect(await serverRecords(server, "notes")[note.id ?? 0]?["title"]?.stringValue == "kept")
+            #expect(try await serverRecords(server, "notes")[note.id ?? 0]?["title"]?.stringValue == "kept")
             let row = try await localRow(sync, note.id)
             #expect(row?.title == "kept")
         }

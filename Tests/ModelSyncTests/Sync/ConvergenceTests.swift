@@ -73,7 +73,7 @@ import Testing
             }
             server.clearFaults()
 
-            let records = await serverRecords(server, "notes")
+            let records = try await serverRecords(server, "notes")
             var conflicts = 0
             for sync in clients {
                 let rows = try await sync.database.read { db in try SyncNote.all(db) }

@@ -31,7 +31,7 @@ private final class LosesFirstCreateResponse: HTTPTransport {
             #expect(first.status == 201 && second.status == 201)
             #expect(try JSONValue(parsing: first.body) == JSONValue(parsing: second.body))
             #expect(second.headers["Idempotent-Replayed"] == "true")
-            #expect(await serverRecords(server, "notes").count == 1)
+            #expect(try await serverRecords(server, "notes").count == 1)
 
             // The same key with another body is refused; a key differing only in its bytes
             // (NFC "é" against NFD "e\u{301}") is another key.
@@ -41,7 +41,7 @@ private final class LosesFirstCreateResponse: HTTPTransport {
             try await api.send(request, options: RequestOptions(headers: headers))
             headers["Idempotency-Key"] = "cafe\u{301}"
             try await api.send(request, options: RequestOptions(headers: headers))
-            #expect(await serverRecords(server, "notes").count == 3)
+            #expect(try await serverRecords(server, "notes").count == 3)
         }
     }
 
@@ -55,9 +55,9 @@ private final class LosesFirstCreateResponse: HTTPTransport {
             var note = SyncNote(id: nil, title: "exactly once")
             try await sync.save(&note)
             await #expect(throws: SyncError.self) { try await sync.push() }
-            #expect(await serverRecords(server, "notes").count == 1)
+            #expect(try await serverRecords(server, "notes").count == 1)
             try await sync.push()
-            #expect(await serverRecords(server, "notes").count == 1)
+            #expect(try await serverRecords(server, "notes").count == 1)
             let rows = try await database.read { db in try SyncNote.all(db) }
             #expect(rows.map(\.id) == [1])
             #expect(writeRequests(server).filter { $0.method == "POST" }.count == 2)

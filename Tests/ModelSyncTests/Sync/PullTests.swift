@@ -53,7 +53,7 @@ import Testing
 
             // Pushing then makes the server equal the local table.
             try await sync.push()
-            let records = await serverRecords(server, "notes")
+            let records = try await serverRecords(server, "notes")
             let pushed = try await sync.database.read { db in try SyncNote.all(db) }
             #expect(records.count == pushed.count)
             for row in pushed {

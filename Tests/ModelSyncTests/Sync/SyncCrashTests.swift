@@ -81,7 +81,7 @@ private func lines(of pipe: Pipe) -> AsyncStream<String> {
             let database = try Database(path: databasePath, models: [StressNote.self])
             let sync = SyncStore(remote: RemoteStore(baseURL: server.baseURL), database: database, models: [StressNote.self])
             try await sync.push()
-            let titles = (await server.data["notes"]?.arrayValue ?? []).compactMap { $0["title"]?.stringValue }
+            let titles = (try await server.data["notes"]?.arrayValue ?? []).compactMap { $0["title"]?.stringValue }
             var counts: [String: Int] = [:]
             for title in titles { counts[title, default: 0] += 1 }
             #expect(counts.values.allSatisfy { $0 == 1 }, "duplicated on the server: \(counts.filter { $0.value > 1 })")

@@ -29,7 +29,7 @@ import Testing
             #expect(try await sync.pendingCount() == 0)
             // The server's data equals the local table.
             let rows = try await sync.database.read { db in try SyncNote.all(db, order: "id") }
-            let records = await serverRecords(server, "notes")
+            let records = try await serverRecords(server, "notes")
             #expect(rows.count == records.count)
             for row in rows {
                 let id = try #require(row.id)
@@ -78,7 +78,7 @@ import Testing
             // Three rows, independent of each other: sent concurrently, in any order.
             #expect(writes.map(\.method).sorted() == ["DELETE", "PATCH", "POST"])
             #expect(writes.first { $0.method == "POST" }?.header("Idempotency-Key") != nil)
-            let records = await serverRecords(server, "notes")
+            let records = try await serverRecords(server, "notes")
             #expect(records.count == 2)
             #expect(records[1]?["title"]?.stringValue == "A2" && records[1]?["stars"]?.intValue == 9)
             let createdRecord = try #require(records.values.first { $0["title"]?.stringValue == "newer" })
@@ -102,7 +102,7 @@ import Testing
             #expect(realID == 41)
             #expect(replies.first?.noteId == realID)
             // The child was sent after its parent, carrying the parent's real id.
-            let serverReplies = await serverRecords(server, "replies")
+            let serverReplies = try await serverRecords(server, "replies")
             #expect(serverReplies.values.first?["noteId"]?.intValue == realID)
             #expect(sync.identityMap.value(SyncNote.self, id: temporary) == nil)
             #expect(sync.identityMap.value(SyncNote.self, id: realID)?.title == "parent")
@@ -112,8 +112,8 @@ import Testing
             try await sync.save(&note)
             #expect(note.id == realID)
             try await sync.push()
-            #expect(await serverRecords(server, "notes")[realID]?["title"]?.stringValue == "renamed")
-            #expect(await serverRecords(server, "notes").count == 2)
+            #expect(try await serverRecords(server, "notes")[realID]?["title"]?.stringValue == "renamed")
+            #expect(try await serverRecords(server, "notes").count == 2)
         }
     }
 
@@ -140,8 +140,8 @@ import Testing
 
             let summary = try await sync.push()
             #expect(summary.sent == 81 && summary.remaining == 0)
-            let notes = await serverRecords(server, "notes")
-            let replies = await serverRecords(server, "replies")
+            let notes = try await serverRecords(server, "notes")
+            let replies = try await serverRecords(server, "replies")
             #expect(notes.count == 21 && replies.count == 61)
             // Every reply reached the server with its own parent's real id.
             for reply in replies.values {
@@ -177,8 +177,8 @@ import Testing
             let parked = try #require(try await sync.parkedEntries().first)
             try await sync.retry(parked)
             try await sync.push()
-            let notes = await serverRecords(server, "notes")
-            let replies = await serverRecords(server, "replies")
+            let notes = try await serverRecords(server, "notes")
+            let replies = try await serverRecords(server, "replies")
             #expect(notes.count == 1 && replies.values.first?["noteId"]?.intValue == notes.keys.first)
         }
     }
@@ -191,7 +191,7 @@ import Testing
             let restarted = SyncStore(remote: sync.remote, database: reopened, models: [SyncNote.self, SyncReply.self])
             #expect(try await restarted.pendingCount() == 1)
             try await restarted.push()
-            #expect(await serverRecords(server, "notes").values.map { $0["title"]?.stringValue } == ["before restart"])
+            #expect(try await serverRecords(server, "notes").values.map { $0["title"]?.stringValue } == ["before restart"])
         }
     }
 
@@ -205,7 +205,7 @@ import Testing
             #expect(try await sync.status().lastError != nil)
             server.clearFaults()
             try await sync.push()
-            #expect(await serverRecords(server, "notes").count == 1)
+            #expect(try await serverRecords(server, "notes").count == 1)
         }
     }
 
@@ -228,7 +228,7 @@ import Testing
             try await sync.save(&bad)
             try await sync.retry(parked)
             try await sync.push()
-            #expect(Set(await serverRecords(server, "notes").values.compactMap { $0["title"]?.stringValue }) == ["good", "fixed"])
+            #expect(Set(try await serverRecords(server, "notes").values.compactMap { $0["title"]?.stringValue }) == ["good", "fixed"])
         }
     }
 
@@ -257,7 +257,7 @@ import Testing
             await #expect(throws: SyncError.paused(status: 401)) { try await sync.push() }
             sync.resume()
             try await sync.push()
-            #expect(await serverRecords(server, "notes").count == 1)
+            #expect(try await serverRecords(server, "notes").count == 1)
         }
     }
 
@@ -282,10 +282,10 @@ import Testing
             try await sync.save(&note)
             // Every change publishes a status; the one after the push finds the record.
             while let status = await updates.next() {
-                let records = await serverRecords(server, "notes")
+                let records = try await serverRecords(server, "notes")
                 if status.pendingCount == 0 && status.activity == .idle && records.count == 1 { break }
             }
-            #expect(await serverRecords(server, "notes").count == 1)
+            #expect(try await serverRecords(server, "notes").count == 1)
         }
     }
 }
@@ -304,7 +304,7 @@ import Testing
             let summary = try await sync.push()
             #expect(summary.sent == 6)
             #expect(writeRequests(server).map(\.uri) == ["/_batch"])
-            let records = await serverRecords(server, "notes")
+            let records = try await serverRecords(server, "notes")
             #expect(records.count == 6 && records[1]?["title"]?.stringValue == "A2")
             let rows = try await sync.database.read { db in try SyncNote.all(db) }
             #expect(rows.allSatisfy { ($0.id ?? 0) > 0 } && rows.count == 6)
@@ -324,7 +324,7 @@ import Testing
             try await sync.save(&second)
             let summary = try await sync.push()
             #expect(summary.conflicts == 1 && summary.sent == 2)
-            let records = await serverRecords(server, "notes")
+            let records = try await serverRecords(server, "notes")
             #expect(records[1]?["title"]?.stringValue == "server" && records[1]?["stars"]?.intValue == 4)
             #expect(records[2]?["title"]?.stringValue == "B2")
         }
@@ -346,7 +346,7 @@ import Testing
             try await sync.push()
             // Remembered: no second try.
             #expect(writeRequests(server).map(\.uri) == ["/notes", "/notes"])
-            #expect(await serverRecords(server, "notes").count == 5)
+            #expect(try await serverRecords(server, "notes").count == 5)
         }
     }
 }

@@ -52,9 +52,9 @@ func withSyncFixture<T>(
 }
 
 /// The records of a server collection, by id.
-func serverRecords(_ server: ModelSyncServer, _ name: String) async -> [Int: JSONValue] {
+func serverRecords(_ server: ModelSyncServer, _ name: String) async throws -> [Int: JSONValue] {
     var records: [Int: JSONValue] = [:]
-    for record in await server.data[name]?.arrayValue ?? [] {
+    for record in try await server.data[name]?.arrayValue ?? [] {
         if let id = record["id"]?.intValue { records[id] = record }
     }
     return records

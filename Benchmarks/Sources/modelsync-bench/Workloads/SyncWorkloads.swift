@@ -75,11 +75,11 @@ enum SyncWorkloads {
             try await ours.reset()
             _ = try await ours.run()
             let oursRequests = server.recordedRequests.count
-            let oursData = try comparable(await server.data)
+            let oursData = try comparable(try await server.data)
             try await peer.reset()
             _ = try await peer.run()
             let peerRequests = server.recordedRequests.count
-            let peerData = try comparable(await server.data)
+            let peerData = try comparable(try await server.data)
             guard oursData == peerData else { throw BenchmarkError("sync_push: the server's data differs after the two runs") }
             FileHandle.standardError.write(Data("REQUESTS sync_push ours=\(oursRequests) remote_loop=\(peerRequests) edits=\(size.count)\n".utf8))
         }

@@ -16,33 +16,42 @@ actor JSONStore {
     /// When the data last changed (second precision, for `Last-Modified`).
     private(set) var lastModified: Date
     private let file: URL?
+    /// How long deletions stay in the change feed.
+    let feedLimits: FeedLimits
     /// The data the store started with, for `reset()`.
     private let initial: (root: JSONObject, book: Bookkeeping)
     /// The open change streams (`/_changes/stream`).
-    private var subscribers: [Int: AsyncStream<Bookkeeping.Change>.Continuation] = [:]
+    private var subscribers: [Int: AsyncStream<FeedChange>.Continuation] = [:]
     private var nextSubscriber = 0
     private var closed = false
 
     /// A store over `root` as loaded (with or without a bookkeeping member). Records without a
     /// version get one, the same at every start (in the data's order), so the file is left as
     /// it is until the next write saves them.
-    init(root: JSONObject, file: URL?) {
+    init(root: JSONObject, file: URL?, feedLimits: FeedLimits) {
         var root = root
         let book = Bookkeeping.extract(from: &root)
         self.root = root
         self.book = book
         self.initial = (root, book)
         self.file = file
+        self.feedLimits = feedLimits
         self.lastModified = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
     }
 
     /// Applies `change` to a copy of the data and the bookkeeping, saves both, and only then
     /// makes them current; then tells the change streams.
-    func write<T: Sendable>(_ change: @Sendable (inout JSONObject, inout Bookkeeping) throws -> T) throws -> T {
+    ///
+    /// `changed` tells whether the change did anything (a batch whose operations all failed did
+    /// not): when it did not, nothing is saved.
+    func write<T: Sendable>(
+        _ change: @Sendable (inout JSONObject, inout Bookkeeping) throws -> T, changed: (T) -> Bool = { _ in true }
+    ) throws -> T {
         var copy = root
         var bookCopy = book
         let before = book.sequence
         let result = try change(&copy, &bookCopy)
+        guard changed(result) else { return result }
         if let file { try Self.save(copy, bookCopy, to: file) }
         root = copy
         book = bookCopy
@@ -65,14 +74,9 @@ actor JSONStore {
         try write { root, book in (root, book) = (initial.root, initial.book) }
     }
 
-    /// The data, its bookkeeping and when it last changed, read together so they agree.
-    func snapshot() -> (root: JSONObject, book: Bookkeeping, lastModified: Date) {
-        (root, book, lastModified)
-    }
-
     /// A stream of every change committed from now on; it ends when the server shuts down.
-    func subscribe() -> (id: Int, changes: AsyncStream<Bookkeeping.Change>) {
-        let (stream, continuation) = AsyncStream.makeStream(of: Bookkeeping.Change.self, bufferingPolicy: .bufferingNewest(10_000))
+    func subscribe() -> (id: Int, changes: AsyncStream<FeedChange>) {
+        let (stream, continuation) = AsyncStream.makeStream(of: FeedChange.self, bufferingPolicy: .bufferingNewest(10_000))
         let id = nextSubscriber
         nextSubscriber += 1
         if closed { continuation.finish() } else { subscribers[id] = continuation }

@@ -80,9 +80,6 @@ struct Bookkeeping: Sendable {
         versions[collection]?[ExactText(id)]?.version
     }
 
-    /// The strong ETag of a version.
-    static func etag(_ version: Int) -> String { "\"\(version)\"" }
-
     /// Attaches the loaded data's records to their saved versions, and gives every record that
     /// has none (data written by json-server or by hand) the next one, in the data's order
     /// (collections by name): the same data always gets the same versions. Of two records with
@@ -152,37 +149,18 @@ struct Bookkeeping: Sendable {
 
     // MARK: Reading the feed
 
-    /// One entry of the feed.
-    struct Change: Sendable {
-        var sequence: Int
-        var collection: String
-        var id: JSONValue
-        /// The record now; nil for a deletion.
-        var record: JSONValue?
-
-        var json: JSONValue {
-            var object = JSONObject()
-            object["seq"] = .number(JSONNumber(sequence))
-            object["collection"] = .string(collection)
-            object["id"] = id
-            object["deleted"] = .bool(record == nil)
-            if let record { object["record"] = record }
-            return .object(object)
-        }
-    }
-
     /// The changes after `since` in `collections` (all when nil), oldest first: each record at
     /// most once, in its current state, and the tombstones. At most `limit`; the flag says
     /// whether more follow.
-    func changes(after since: Int, in collections: Set<String>?, limit: Int) -> (changes: [Change], more: Bool) {
-        var changes: [Change] = []
+    func changes(after since: Int, in collections: Set<String>?, limit: Int) -> (changes: [FeedChange], more: Bool) {
+        var changes: [FeedChange] = []
         for (collection, ids) in versions where collections?.contains(collection) ?? true {
             for stamp in ids.values where stamp.version > since {
-                changes.append(Change(sequence: stamp.version, collection: collection, id: stamp.record["id"] ?? .null, record: stamp.record))
+                changes.append(FeedChange(sequence: stamp.version, collection: collection, id: stamp.record["id"] ?? .null, record: stamp.record))
             }
         }
         for stone in tombstones where stone.sequence > since && (collections?.contains(stone.collection) ?? true) {
-            changes.append(Change(sequence: stone.sequence, collection: stone.collection, id: stone.id, record: nil))
+            changes.append(FeedChange(sequence: stone.sequence, collection: stone.collection, id: stone.id, record: nil))
         }
         changes.sort { $0.sequence < $1.sequence }
         let more = changes.count > limit

@@ -1,0 +1,82 @@
+import Foundation
+import ModelSyncJSON
+
+/// How the JSON document backend applies a write to the data and its bookkeeping.
+///
+/// Every check comes before any change, so a write that throws leaves the data as it was: a
+/// batch goes on with its next operation on the same copy.
+extension ItemWrite {
+    func apply(ifMatch: String?, to root: inout JSONObject, _ book: inout Bookkeeping, now: Date, limits: FeedLimits) throws -> Result {
+        switch self {
+        case .create(let name, let given, let idempotencyKey):
+            if let idempotencyKey {
+                switch IdempotencyKeys.lookup(idempotencyKey, collection: name, body: .object(given), in: book.idempotency, now: now) {
+                case .replay(let first):
+                    let version = first["id"].flatMap(scalarText).flatMap { book.version(collection: name, id: $0) }
+                    return Result(status: 201, body: first, version: version, replayed: true)
+                case .reusedForAnotherRequest: throw APIError.idempotencyKeyReused
+                case .unknown: break
+                }
+            }
+            var object = given
+            var items = try JSONStore.items(name, in: root)
+            if let given = object["id"], given != .null {
+                let id = try normalizedID(given)
+                guard let text = scalarText(id), !items.contains(where: { recordID(of: $0) == text }) else {
+                    throw APIError.duplicateID(name, given)
+                }
+                object["id"] = id
+            } else {
+                let next = Self.nextFreeID(in: items)
+                object["id"] = nil
+                object = JSONObject([("id", JSONValue.number(JSONNumber(next)))] + object.map { ($0.key, $0.value) })
+            }
+            items.append(.object(object))
+            root[name] = .array(items)
+            let version = book.recordWrite(collection: name, record: .object(object))
+            if let idempotencyKey {
+                IdempotencyKeys.remember(idempotencyKey, collection: name, body: .object(given), response: .object(object), in: &book.idempotency, now: now)
+            }
+            return Result(status: 201, body: .object(object), version: version)
+        case .update(let name, let id, let object, let merge):
+            if let given = object["id"], try scalarText(normalizedID(given)) != id {
+                throw APIError.idMismatch(given, id)
+            }
+            var items = try JSONStore.items(name, in: root)
+            guard let index = items.firstIndex(where: { recordID(of: $0) == id }) else { throw APIError.missing(name, id) }
+            try checkIfMatch(items[index], version: book.version(collection: name, id: id), ifMatch)
+            var updated = merge ? items[index].objectValue ?? JSONObject() : JSONObject([("id", items[index]["id"] ?? .null)])
+            for (key, value) in object where key != "id" { updated[key] = value }
+            items[index] = .object(updated)
+            root[name] = .array(items)
+            return Result(status: 200, body: items[index], version: book.recordWrite(collection: name, record: items[index]))
+        case .delete(let name, let id):
+            var items = try JSONStore.items(name, in: root)
+            guard let index = items.firstIndex(where: { recordID(of: $0) == id }) else { throw APIError.missing(name, id) }
+            try checkIfMatch(items[index], version: book.version(collection: name, id: id), ifMatch)
+            book.recordDelete(collection: name, id: items[index]["id"] ?? .null, now: now, limits: limits)
+            items.remove(at: index)
+            root[name] = .array(items)
+            return Result(status: 200, body: [:], version: nil)
+        }
+    }
+
+    /// The id for a new item: one more than the highest integer id, or, when that is `Int.max`
+    /// (data already stored can hold it), the smallest free positive integer. Never traps.
+    static func nextFreeID(in items: [JSONValue]) -> Int {
+        let highest = items.lazy.compactMap { $0["id"]?.intValue }.max() ?? 0
+        if highest < Int.max {
+            // Free unless a string id spells it: one pass, no set built.
+            let candidate = max(highest, 0) + 1
+            let text = String(candidate)
+            if !items.contains(where: { $0["id"]?.stringValue == text }) { return candidate }
+        }
+        let taken = Set(items.compactMap(recordID(of:)))
+        var candidate = highest < Int.max ? max(highest, 0) + 1 : 1
+        // Ends within `items.count + 1` steps: each step skips an id some item holds.
+        while taken.contains(String(candidate)) {
+            candidate = candidate == Int.max ? 1 : candidate + 1
+        }
+        return candidate
+    }
+}

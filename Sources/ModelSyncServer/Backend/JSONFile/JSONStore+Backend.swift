@@ -1,0 +1,119 @@
+import Foundation
+import ModelSyncJSON
+
+/// The JSON document as a backend: every read works on the current data in memory, every
+/// write on a copy that replaces it once saved.
+extension JSONStore: ServerBackend {
+    func resource(named name: String) -> ResourceKind? {
+        switch root[name] {
+        case .array?: .collection
+        case .object?: .singular
+        default: nil
+        }
+    }
+
+    func list(_ collection: String, _ request: ListRequest) throws -> ListPage {
+        var query = request.query
+        if let owner = request.owner {
+            guard try Self.items(owner.collection, in: root).contains(where: { recordID(of: $0) == owner.id }) else {
+                throw APIError.missing(owner.collection, owner.id)
+            }
+            query.require(foreignKey(of: owner.collection), equals: owner.id)
+        }
+        let matching = try query.apply(to: Self.items(collection, in: root))
+        let slice = try request.slice(count: matching.count)
+        let page = try embed(Array(matching[slice.range]), of: collection, embeds: request.embeds, expands: request.expands)
+        return ListPage(items: page, total: matching.count, slice: slice, modified: lastModified)
+    }
+
+    func item(_ collection: String, id: String, embeds: [String], expands: [String]) throws -> ItemRead {
+        guard let item = try Self.items(collection, in: root).first(where: { recordID(of: $0) == id }) else {
+            throw APIError.missing(collection, id)
+        }
+        let value = try embed([item], of: collection, embeds: embeds, expands: expands)[0]
+        return ItemRead(value: value, version: book.version(collection: collection, id: id), modified: lastModified)
+    }
+
+    func singular(_ name: String) -> (value: JSONValue, modified: Date)? {
+        guard let value = root[name], value.objectValue != nil else { return nil }
+        return (value, lastModified)
+    }
+
+    func everything() -> (value: JSONValue, modified: Date) {
+        (.object(root), lastModified)
+    }
+
+    func write(_ operations: [ItemOperation]) throws -> [Result<ItemWrite.Result, APIError>] {
+        let (now, limits) = (Date(), feedLimits)
+        return try write({ root, book in
+            operations.map { operation in
+                do {
+                    return .success(try operation.write.apply(ifMatch: operation.ifMatch, to: &root, &book, now: now, limits: limits))
+                } catch let error as APIError {
+                    return .failure(error)
+                } catch {
+                    return .failure(APIError(status: 500, message: "\(error)"))
+                }
+            }
+        }, changed: { results in
+            // A replayed create changes nothing either.
+            results.contains { if case .success(let result) = $0 { !result.replayed } else { false } }
+        })
+    }
+
+    func writeSingular(_ name: String, body: JSONObject, merge: Bool, ifMatch: String?) throws -> JSONValue {
+        try write { root, _ in
+            let current = root[name] ?? .null
+            try checkIfMatch(current, version: nil, ifMatch)
+            var updated = merge ? current.objectValue ?? JSONObject() : JSONObject()
+            for (key, value) in body { updated[key] = value }
+            root[name] = .object(updated)
+            return .object(updated)
+        }
+    }
+
+    func changes(after cursor: FeedCursor, in collections: Set<String>?, limit: Int) throws -> FeedPage {
+        let since: Int
+        switch cursor {
+        case .now: since = book.sequence
+        case .after(let value): since = value
+        }
+        guard since >= book.horizon else { throw APIError.cursorTooOld(horizon: book.horizon) }
+        let (changes, more) = book.changes(after: since, in: collections, limit: limit)
+        return FeedPage(changes: changes, more: more, next: more ? changes.last?.sequence ?? since : max(book.sequence, since))
+    }
+
+    func close() {
+        closeSubscriptions()
+    }
+
+    // MARK: Helpers
+
+    /// Adds `_embed` children (by `<singular>Id`) and `_expand` parents (from `<name>s`).
+    private func embed(_ items: [JSONValue], of name: String, embeds: [String], expands: [String]) throws -> [JSONValue] {
+        guard !embeds.isEmpty || !expands.isEmpty else { return items }
+        let key = foreignKey(of: name)
+        let children = try embeds.map { (key: $0, items: try Self.items($0, in: root)) }
+        let parents = try expands.map { parent in
+            guard let items = (root[parent + "s"] ?? root[parent])?.arrayValue else { throw APIError.cannotExpand(parent) }
+            return (key: parent, items: items)
+        }
+        return items.map { item in
+            guard case .object(var object) = item else { return item }
+            let id = recordID(of: item)
+            for child in children {
+                object[child.key] = .array(child.items.filter { $0[key].flatMap(scalarText) == id })
+            }
+            for parent in parents {
+                let parentID = object[parent.key + "Id"].flatMap(scalarText)
+                object[parent.key] = parent.items.first { recordID(of: $0) == parentID } ?? .null
+            }
+            return .object(object)
+        }
+    }
+
+    static func items(_ name: String, in root: JSONObject) throws -> [JSONValue] {
+        guard let items = root[name]?.arrayValue else { throw APIError.notFound("no collection named \(name)") }
+        return items
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import ModelSyncJSON
+
+// What every backend agrees on about records: ids, foreign keys, ETags and If-Match.
+
+/// An id as it is stored: a whole number as an integer (`1.0` is id 1), a string as it is.
+/// Anything else is a 400: ids are integers or strings.
+func normalizedID(_ given: JSONValue) throws -> JSONValue {
+    switch given {
+    case .string: return given
+    case .number:
+        if let integer = given.intValue { return .number(JSONNumber(integer)) }
+    default: break
+    }
+    throw APIError.badRequest("an id must be an integer or a string, got \(given)")
+}
+
+/// A record's id as text (how routes and filters compare it).
+func recordID(of item: JSONValue) -> String? { item["id"].flatMap(scalarText) }
+
+/// `posts` → `post`, `categories` → `category`.
+func singularName(_ name: String) -> String {
+    if name.hasSuffix("ies") { return String(name.dropLast(3)) + "y" }
+    return name.hasSuffix("s") ? String(name.dropLast()) : name
+}
+
+/// The field by which a child names its parent in `collection`: `posts` → `postId`.
+func foreignKey(of collection: String) -> String { singularName(collection) + "Id" }
+
+/// A strong ETag of content that has no version: FNV-1a (64 bits) of its bytes.
+func contentETag(_ bytes: [UInt8]) -> String {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in bytes {
+        hash ^= UInt64(byte)
+        hash = hash &* 0x100_0000_01b3
+    }
+    let hex = String(hash, radix: 16)
+    return "\"" + String(repeating: "0", count: 16 - hex.count) + hex + "\""
+}
+
+/// Whether an `If-None-Match` / `If-Match` list names `etag` (weak or strong, or `*`).
+func etagListMatches(_ header: String, _ etag: String) -> Bool {
+    header.split(separator: ",").contains { candidate in
+        let tag = candidate.trimmingCharacters(in: .whitespaces)
+        return tag == "*" || tag == etag || tag == "W/" + etag
+    }
+}
+
+/// `If-Match` on a write: 412 when the item changed since the client read it. The answer
+/// carries the current record and its ETag, so that the client can resolve the conflict
+/// without another request.
+func checkIfMatch(_ current: JSONValue, version: Int?, _ ifMatch: String?) throws {
+    guard let match = ifMatch else { return }
+    let currentTag = version.map(versionETag) ?? contentETag(current.jsonBytes())
+    guard etagListMatches(match, currentTag) else {
+        throw APIError(status: 412, message: "the resource changed since it was read (If-Match failed)", current: current, etag: currentTag)
+    }
+}
+
+extension APIError {
+    static let notAnObject = APIError.badRequest("the body must be a JSON object")
+
+    static func missing(_ name: String, _ id: String) -> APIError { .notFound("\(name) has no item with id \(id)") }
+
+    static func cannotExpand(_ parent: String) -> APIError {
+        .badRequest("cannot expand \(parent): no collection named \(parent)s")
+    }
+
+    static func duplicateID(_ name: String, _ id: JSONValue) -> APIError {
+        APIError(status: 409, message: "\(name) already has an item with id \(id)")
+    }
+
+    static let idempotencyKeyReused = APIError(status: 422, message: "this Idempotency-Key was sent with another request")
+
+    static func idMismatch(_ given: JSONValue, _ id: String) -> APIError {
+        .badRequest("the id in the body (\(given)) differs from the id in the URL (\(id))")
+    }
+}

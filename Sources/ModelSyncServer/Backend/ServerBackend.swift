@@ -1,0 +1,155 @@
+import Foundation
+import ModelSyncJSON
+
+/// Where a server keeps its data: a JSON document (``JSONStore``, the default) or PostgreSQL
+/// (``PostgresBackend``). The responder speaks HTTP; a backend answers in data, and both
+/// backends give the same answers to the same requests (the conformance suite runs every
+/// server test against each).
+///
+/// - Every write takes the next value of one sequence; that value is the record's version (its
+///   ETag is `"<version>"`) or its tombstone's, and the change feed is ordered by it.
+/// - A failed write changes nothing; in a batch, a failed operation changes nothing and the
+///   others go on.
+protocol ServerBackend: Sendable {
+    /// What a top-level name is, if anything.
+    func resource(named name: String) async throws -> ResourceKind?
+
+    /// A page of a collection (or of a parent's children), filtered, searched, sorted and
+    /// sliced as asked. Throws a 404 ``APIError`` when the collection (or the parent) is missing.
+    func list(_ collection: String, _ request: ListRequest) async throws -> ListPage
+
+    /// One record, with the embedded children and expanded parents asked for. Throws a 404
+    /// ``APIError`` when it is missing.
+    func item(_ collection: String, id: String, embeds: [String], expands: [String]) async throws -> ItemRead
+
+    /// A singular resource's value (nil when there is none) and when the data last changed.
+    func singular(_ name: String) async throws -> (value: JSONValue, modified: Date)?
+
+    /// Every collection and singular resource, as one JSON object (`/db`, export).
+    func everything() async throws -> (value: JSONValue, modified: Date)
+
+    /// Applies the operations in order in one transaction; each gets its result or its error.
+    func write(_ operations: [ItemOperation]) async throws -> [Result<ItemWrite.Result, APIError>]
+
+    /// Replaces (or, merging, updates) a singular resource and returns its new value.
+    func writeSingular(_ name: String, body: JSONObject, merge: Bool, ifMatch: String?) async throws -> JSONValue
+
+    /// The changes after `cursor` in `collections` (all when nil), oldest first: each record at
+    /// most once, in its current state, and the tombstones; at most `limit`. Throws a 410
+    /// ``APIError`` (with the `horizon`) when the cursor is older than the tombstones kept.
+    func changes(after cursor: FeedCursor, in collections: Set<String>?, limit: Int) async throws -> FeedPage
+
+    /// A stream of every change committed from now on (by any server sharing the data); it ends
+    /// when the server shuts down.
+    func subscribe() async -> (id: Int, changes: AsyncStream<FeedChange>)
+    func unsubscribe(_ id: Int) async
+    /// Ends every change stream and releases what the backend holds: the server is stopping.
+    func close() async
+
+    /// Puts back the data the server started with.
+    func reset() async throws
+}
+
+/// The strong ETag of a record's version.
+func versionETag(_ version: Int) -> String { "\"\(version)\"" }
+
+/// What a top-level name of the data is.
+enum ResourceKind: Sendable {
+    case collection
+    case singular
+}
+
+/// One write of a batch (or a request) with its `If-Match`.
+struct ItemOperation: Sendable {
+    var write: ItemWrite
+    var ifMatch: String? = nil
+}
+
+/// What a list read asks for beyond the collection.
+struct ListRequest: Sendable {
+    var query: ListQuery
+    var parameters: QueryParameters
+    var defaultPageSize: Int
+    var embeds: [String]
+    var expands: [String]
+    /// For `/<parent>/<id>/<children>`: the parent's collection and id; the children are those
+    /// whose `<singular parent>Id` is that id.
+    var owner: (collection: String, id: String)?
+
+    /// The slice of `count` matching records that the request asks for.
+    func slice(count: Int) throws -> Slice {
+        try Slice(parameters, count: count, defaultPageSize: defaultPageSize)
+    }
+}
+
+/// A page of a list and what the response says about it.
+struct ListPage: Sendable {
+    var items: [JSONValue]
+    var total: Int
+    var slice: Slice
+    var modified: Date
+}
+
+/// One record read by id.
+struct ItemRead: Sendable {
+    /// The record, with embeds and expands when asked for.
+    var value: JSONValue
+    /// The record's version (nil for a record that has none).
+    var version: Int?
+    var modified: Date
+}
+
+/// Where a feed read starts.
+enum FeedCursor: Sendable, Equatable {
+    /// After the given sequence value (0: from the start).
+    case after(Int)
+    /// After the current sequence value: only what comes next.
+    case now
+
+    /// A cursor as sent: absent or empty is 0, `now` the current sequence.
+    init(_ text: String?) throws {
+        switch text {
+        case nil, ""?: self = .after(0)
+        case "now"?: self = .now
+        case let text?:
+            guard let value = Int(text), value >= 0 else { throw APIError.badRequest("a feed cursor is a non-negative integer or now, got \(text)") }
+            self = .after(value)
+        }
+    }
+}
+
+/// A page of the change feed.
+struct FeedPage: Sendable {
+    var changes: [FeedChange]
+    /// Whether more changes follow `next`.
+    var more: Bool
+    /// The cursor to ask with next.
+    var next: Int
+}
+
+/// One entry of the change feed.
+struct FeedChange: Sendable {
+    var sequence: Int
+    var collection: String
+    var id: JSONValue
+    /// The record now; nil for a deletion.
+    var record: JSONValue?
+
+    var json: JSONValue {
+        var object = JSONObject()
+        object["seq"] = .number(JSONNumber(sequence))
+        object["collection"] = .string(collection)
+        object["id"] = id
+        object["deleted"] = .bool(record == nil)
+        if let record { object["record"] = record }
+        return .object(object)
+    }
+}
+
+extension APIError {
+    /// A cursor older than the tombstones kept.
+    static func cursorTooOld(horizon: Int) -> APIError {
+        APIError(status: 410, message: "the cursor is older than the deletions the server keeps; read everything again",
+                 details: ["horizon": .string(String(horizon))])
+    }
+}
