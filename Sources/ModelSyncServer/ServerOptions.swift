@@ -63,12 +63,22 @@ public enum ServerError: Error, Sendable, Equatable, CustomStringConvertible {
     case unreadableFile(path: String, reason: String)
     /// The server stopped before it started listening (e.g. the port is taken).
     case couldNotStart(String)
+    /// A database URL that is not `postgres://user@host:port/database[?schema=…]`.
+    case invalidDatabaseURL(String)
+    /// PostgreSQL could not be reached, or refused what was asked.
+    case database(String)
+    /// Data that cannot be imported into PostgreSQL as it is (two items with one id, a NUL
+    /// character, a database that already holds data).
+    case cannotImport(String)
 
     public var description: String {
         switch self {
         case .notAnObject: "the database must be a JSON object whose arrays are collections"
         case .unreadableFile(let path, let reason): "cannot read \(path): \(reason)"
         case .couldNotStart(let reason): "the server could not start: \(reason)"
+        case .invalidDatabaseURL(let url): "not a PostgreSQL URL (postgres://user@host:port/database): \(url)"
+        case .database(let reason): "PostgreSQL: \(reason)"
+        case .cannotImport(let reason): "cannot import: \(reason)"
         }
     }
 }

@@ -2,21 +2,48 @@ import ArgumentParser
 import Foundation
 import ModelSyncServer
 
-/// `modelsync-server db.json --port 3000`: a json-server-compatible REST server over a file.
+/// `modelsync-server db.json --port 3000`: a json-server-compatible REST server over a file, or
+/// over PostgreSQL with `--database`; `import` and `export` move data between the two.
 @main
 struct ServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "modelsync-server",
-        abstract: "A json-server-compatible REST server over a JSON file.",
+        abstract: "A json-server-compatible REST server over a JSON file or a PostgreSQL database.",
+        subcommands: [Serve.self, Import.self, Export.self],
+        defaultSubcommand: Serve.self
+    )
+}
+
+/// Where the data is: a file or `--database`.
+struct DatabaseOption: ParsableArguments {
+    @Option(help: "A PostgreSQL database: postgres://user[:password]@host[:port]/database[?schema=name&sslmode=disable|prefer|require].")
+    var database: String?
+
+    func parsed() throws -> ServerDatabase? {
+        guard let database else { return nil }
+        do {
+            return try ServerDatabase(url: database)
+        } catch {
+            throw ValidationError("--database: \(error)")
+        }
+    }
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve a JSON file or a PostgreSQL database (the default command).",
         discussion: """
-            Every top-level array in the file is a collection (GET/POST /posts, GET/PUT/PATCH/DELETE \
-            /posts/1, /posts/1/comments), every top-level object a singular resource. Writes are \
-            saved back to the file atomically.
+            Every top-level array in the data is a collection (GET/POST /posts, GET/PUT/PATCH/DELETE \
+            /posts/1, /posts/1/comments), every top-level object a singular resource. Over a file, \
+            writes are saved back to it atomically. Over PostgreSQL (after `modelsync-server import`), \
+            several servers can serve one database, and each one's change stream sees every write.
             """
     )
 
-    @Argument(help: "The JSON file to serve.")
-    var file: String
+    @Argument(help: "The JSON file to serve (or --database).")
+    var file: String?
+
+    @OptionGroup var database: DatabaseOption
 
     @Option(help: "The address to listen on.")
     var host = "127.0.0.1"
@@ -24,7 +51,7 @@ struct ServerCommand: AsyncParsableCommand {
     @Option(help: "The port to listen on (0 picks a free one).")
     var port = 3000
 
-    @Flag(help: "Answer every write with 405 and never change the file.")
+    @Flag(help: "Answer every write with 405 and never change the data.")
     var readOnly = false
 
     @Option(help: "Wait this many milliseconds before every answer.")
@@ -55,6 +82,9 @@ struct ServerCommand: AsyncParsableCommand {
     var tombstoneCapacity = 100_000
 
     func validate() throws {
+        guard (file == nil) != (database.database == nil) else {
+            throw ValidationError("give either a JSON file or --database, not both")
+        }
         guard (0...1).contains(failRate), (0...1).contains(dropRate) else {
             throw ValidationError("--fail-rate and --drop-rate must be between 0 and 1")
         }
@@ -76,18 +106,63 @@ struct ServerCommand: AsyncParsableCommand {
             maxConnections: maxConnections > 0 ? maxConnections : nil,
             feedLimits: FeedLimits(tombstoneRetention: TimeInterval(tombstoneRetention), tombstoneCapacity: tombstoneCapacity)
         )
-        let server = try await ModelSyncServer.start(
-            file: URL(fileURLWithPath: file), host: host, port: port, options: options,
-            stopsOnSignals: true
-        )
+        let server: ModelSyncServer
+        let source: String
+        if let database = try database.parsed() {
+            server = try await ModelSyncServer.start(database: database, host: host, port: port, options: options, stopsOnSignals: true)
+            source = database.description
+        } else {
+            let file = file ?? ""
+            server = try await ModelSyncServer.start(
+                file: URL(fileURLWithPath: file), host: host, port: port, options: options, stopsOnSignals: true)
+            source = file
+        }
         if failRate > 0 { server.inject(Fault(.status(failStatus), fraction: failRate)) }
         if dropRate > 0 { server.inject(Fault(.dropConnection, fraction: dropRate)) }
         let resources = (try await server.data).objectValue?.keys ?? []
-        print("modelsync-server: serving \(file) at \(server.baseURL)\(readOnly ? " (read-only)" : "")")
+        print("modelsync-server: serving \(source) at \(server.baseURL)\(readOnly ? " (read-only)" : "")")
         for name in resources { print("  \(server.baseURL)/\(name)") }
         print("Press Ctrl-C to stop.")
         // A supervising process reads the address from a pipe, where stdout is block-buffered.
         fflush(nil)
         await server.waitUntilStopped()
+    }
+}
+
+struct Import: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Load a JSON file into a PostgreSQL database, in one transaction.",
+        discussion: "Records keep their versions from the file's bookkeeping, so clients' change-feed cursors stay valid."
+    )
+
+    @Argument(help: "The JSON file to load.")
+    var file: String
+
+    @OptionGroup var database: DatabaseOption
+
+    @Flag(help: "Replace the data the database already holds (without it, importing into a database with data fails).")
+    var replace = false
+
+    func run() async throws {
+        guard let database = try database.parsed() else { throw ValidationError("import needs --database") }
+        try await ModelSyncServer.importData(fromFile: URL(fileURLWithPath: file), into: database, replacing: replace)
+        print("modelsync-server: imported \(file) into \(database)")
+    }
+}
+
+struct Export: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write a PostgreSQL database's data as a JSON file that modelsync-server serves or imports."
+    )
+
+    @Argument(help: "The JSON file to write (replaced atomically).")
+    var file: String
+
+    @OptionGroup var database: DatabaseOption
+
+    func run() async throws {
+        guard let database = try database.parsed() else { throw ValidationError("export needs --database") }
+        try await ModelSyncServer.exportData(from: database, toFile: URL(fileURLWithPath: file))
+        print("modelsync-server: exported \(database) to \(file)")
     }
 }

@@ -14,8 +14,8 @@ import Testing
         return (reply.json?["changes"]?.arrayValue ?? [], reply.json?["next"]?.stringValue, reply.json?["more"]?.boolValue, reply.status)
     }
 
-    @Test func everyWriteTakesTheNextSequenceAndItsETagIsTheVersion() async throws {
-        try await withServer(Self.data) { _, url in
+    @Test(arguments: Backend.allCases) func everyWriteTakesTheNextSequenceAndItsETagIsTheVersion(backend: Backend) async throws {
+        try await withServer(Self.data, backend: backend) { _, url in
             let base = url + "/"
             // Loaded records get versions in the data's order: posts 1, 2, then tags.
             #expect(try await send(.GET, base + "posts/2").header("ETag") == #""2""#)
@@ -34,8 +34,8 @@ import Testing
         }
     }
 
-    @Test func theFeedListsEachRecordOnceInOrderWithTombstones() async throws {
-        try await withServer(Self.data) { _, url in
+    @Test(arguments: Backend.allCases) func theFeedListsEachRecordOnceInOrderWithTombstones(backend: Backend) async throws {
+        try await withServer(Self.data, backend: backend) { _, url in
             let base = url + "/"
             _ = try await send(.PATCH, base + "posts/1", body: #"{"title": "a2"}"#)   // 4
             _ = try await send(.POST, base + "posts", body: #"{"title": "c"}"#)        // 5 (id 3)
@@ -63,9 +63,9 @@ import Testing
         }
     }
 
-    @Test func droppedTombstonesMakeOldCursorsGone() async throws {
+    @Test(arguments: Backend.allCases) func droppedTombstonesMakeOldCursorsGone(backend: Backend) async throws {
         let options = ServerOptions(feedLimits: FeedLimits(tombstoneCapacity: 2))
-        try await withServer(["posts": [["id": 1], ["id": 2], ["id": 3], ["id": 4]]], options: options) { _, url in
+        try await withServer(["posts": [["id": 1], ["id": 2], ["id": 3], ["id": 4]]], options: options, backend: backend) { _, url in
             let base = url + "/"
             for id in 1...3 { _ = try await send(.DELETE, base + "posts/\(id)") }   // 5, 6, 7: the first is dropped
             let gone = try await changes(base, "_changes?since=4")
@@ -145,8 +145,8 @@ import Testing
 }
 
 @Suite struct BatchTests {
-    @Test func aBatchAppliesEachOperationAndAnswersEachOnItsOwn() async throws {
-        try await withServer(["posts": [["id": 1, "title": "a"], ["id": 2, "title": "b"]]]) { server, url in
+    @Test(arguments: Backend.allCases) func aBatchAppliesEachOperationAndAnswersEachOnItsOwn(backend: Backend) async throws {
+        try await withServer(["posts": [["id": 1, "title": "a"], ["id": 2, "title": "b"]]], backend: backend) { server, url in
             let body = """
                 {"operations": [
                   {"method": "POST", "path": "/posts", "headers": {"Idempotency-Key": "k"}, "body": {"title": "c"}},
@@ -171,23 +171,23 @@ import Testing
         }
     }
 
-    @Test func malformedAndOversizedBatchesAreRefused() async throws {
-        try await withServer(["posts": []]) { _, url async throws in
+    @Test(arguments: Backend.allCases) func malformedAndOversizedBatchesAreRefused(backend: Backend) async throws {
+        try await withServer(["posts": []], backend: backend) { _, url async throws in
             #expect(try await send(.POST, url + "/_batch", body: "{}").status == 400)
             #expect(try await send(.GET, url + "/_batch").status == 405)
             let many = Array(repeating: #"{"method": "DELETE", "path": "/posts/1"}"#, count: 1_001).joined(separator: ",")
             #expect(try await send(.POST, url + "/_batch", body: #"{"operations": [\#(many)]}"#).status == 413)
         }
-        try await withServer(["posts": []], options: ServerOptions(servesSyncExtensions: false)) { _, url async throws in
+        try await withServer(["posts": []], options: ServerOptions(servesSyncExtensions: false), backend: backend) { _, url async throws in
             #expect(try await send(.POST, url + "/_batch", body: #"{"operations": []}"#).status == 404)
         }
     }
 }
 
 @Suite struct FeedAfterMovesTests {
-    @Test func theFeedFindsRecordsAfterTheyMove() async throws {
+    @Test(arguments: Backend.allCases) func theFeedFindsRecordsAfterTheyMove(backend: Backend) async throws {
         let posts: JSONValue = .array((1...6).map { id in ["id": .number(JSONNumber(id)), "title": .string("t\(id)")] })
-        try await withServer(["posts": posts]) { _, url in
+        try await withServer(["posts": posts], backend: backend) { _, url in
             let base = url + "/"
             _ = try await send(.GET, base + "posts?_since=0")
             _ = try await send(.DELETE, base + "posts/2")                                   // 7: later records move up

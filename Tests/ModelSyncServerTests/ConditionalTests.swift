@@ -5,8 +5,8 @@ import Testing
 
 @Suite("Conditional requests: ETag, If-None-Match, If-Match, Last-Modified")
 struct ConditionalTests {
-    @Test func itemsAndListsHaveETags() async throws {
-        try await withServer { _, base async throws in
+    @Test(arguments: Backend.allCases) func itemsAndListsHaveETags(backend: Backend) async throws {
+        try await withServer(backend: backend) { _, base async throws in
             let item = try await send(.GET, "\(base)/posts/1")
             let list = try await send(.GET, "\(base)/posts")
             let etag = try #require(item.header("ETag"))
@@ -16,8 +16,8 @@ struct ConditionalTests {
         }
     }
 
-    @Test func ifNoneMatchAnswers304() async throws {
-        try await withServer { _, base async throws in
+    @Test(arguments: Backend.allCases) func ifNoneMatchAnswers304(backend: Backend) async throws {
+        try await withServer(backend: backend) { _, base async throws in
             let etag = try #require(try await send(.GET, "\(base)/posts?userId=1").header("ETag"))
             let cached = try await send(.GET, "\(base)/posts?userId=1", headers: [("If-None-Match", etag)])
             #expect(cached.status == 304)
@@ -27,8 +27,8 @@ struct ConditionalTests {
         }
     }
 
-    @Test func ifMatchAnswers412WhenTheItemChanged() async throws {
-        try await withServer { _, base async throws in
+    @Test(arguments: Backend.allCases) func ifMatchAnswers412WhenTheItemChanged(backend: Backend) async throws {
+        try await withServer(backend: backend) { _, base async throws in
             let etag = try #require(try await send(.GET, "\(base)/posts/1").header("ETag"))
             let first = try await send(.PATCH, "\(base)/posts/1", body: #"{"title": "mine"}"#, headers: [("If-Match", etag)])
             #expect(first.status == 200)
@@ -41,8 +41,8 @@ struct ConditionalTests {
         }
     }
 
-    @Test func ifModifiedSinceAnswers304() async throws {
-        try await withServer { _, base async throws in
+    @Test(arguments: Backend.allCases) func ifModifiedSinceAnswers304(backend: Backend) async throws {
+        try await withServer(backend: backend) { _, base async throws in
             let modified = try #require(try await send(.GET, "\(base)/posts").header("Last-Modified"))
             #expect(try await send(.GET, "\(base)/posts", headers: [("If-Modified-Since", modified)]).status == 304)
             // A write in the same second as the read must still move Last-Modified forward.

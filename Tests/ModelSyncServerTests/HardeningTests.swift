@@ -23,8 +23,8 @@ struct HardeningTests {
         }
     }
 
-    @Test func pagingNumbersTooBigForIntAre400() async throws {
-        try await withServer { _, base async throws in
+    @Test(arguments: Backend.allCases) func pagingNumbersTooBigForIntAre400(backend: Backend) async throws {
+        try await withServer(backend: backend) { _, base async throws in
             #expect(try await send(.GET, "\(base)/posts?_page=1&_limit=99999999999999999999").status == 400)
         }
     }
@@ -68,8 +68,8 @@ struct HardeningTests {
         }
     }
 
-    @Test func anOversizedBodyWithConnectionCloseIsAnsweredAndTheConnectionCloses() async throws {
-        try await withServer(options: ServerOptions(maxBodySize: 1024)) { server, _ in
+    @Test(arguments: Backend.allCases) func anOversizedBodyWithConnectionCloseIsAnsweredAndTheConnectionCloses(backend: Backend) async throws {
+        try await withServer(options: ServerOptions(maxBodySize: 1024), backend: backend) { server, _ in
             // Larger than the socket buffers: the client is still writing when the server decides.
             let body = [UInt8](repeating: UInt8(ascii: "x"), count: 32 << 20)
             let head = "POST /posts HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
@@ -80,8 +80,8 @@ struct HardeningTests {
         }
     }
 
-    @Test func anUnfinishedRequestIsClosedAfterTheIdleTimeout() async throws {
-        try await withServer(options: ServerOptions(idleTimeout: .milliseconds(200))) { server, _ in
+    @Test(arguments: Backend.allCases) func anUnfinishedRequestIsClosedAfterTheIdleTimeout(backend: Backend) async throws {
+        try await withServer(options: ServerOptions(idleTimeout: .milliseconds(200)), backend: backend) { server, _ in
             let connection = try await RawConnection.open(port: server.port)
             // The head never ends; returning at all means the server closed the connection.
             let received = try await connection.exchange(head: "GET /posts HTTP/1.1\r\nHost: localhost\r\n")
@@ -89,9 +89,9 @@ struct HardeningTests {
         }
     }
 
-    @Test func anIdleKeepAliveConnectionIsClosed() async throws {
+    @Test(arguments: Backend.allCases) func anIdleKeepAliveConnectionIsClosed(backend: Backend) async throws {
         // Long enough that a slow, loaded test process still sends its request in time.
-        try await withServer(options: ServerOptions(idleTimeout: .seconds(2))) { server, _ in
+        try await withServer(options: ServerOptions(idleTimeout: .seconds(2)), backend: backend) { server, _ in
             let connection = try await RawConnection.open(port: server.port)
             let received = try await connection.exchange(head: "GET /profile HTTP/1.1\r\nHost: localhost\r\n\r\n")
             #expect(received.hasPrefix("HTTP/1.1 200"))
@@ -107,8 +107,8 @@ struct HardeningTests {
         }
     }
 
-    @Test func aWholeNumberIDIsAnIntegerID() async throws {
-        try await withServer { server, base async throws in
+    @Test(arguments: Backend.allCases) func aWholeNumberIDIsAnIntegerID(backend: Backend) async throws {
+        try await withServer(backend: backend) { server, base async throws in
             #expect(try await send(.POST, "\(base)/posts", body: #"{"id": 1.0}"#).status == 409)
             #expect(try await send(.POST, "\(base)/posts", body: #"{"id": 1e0}"#).status == 409)
             let created = try await send(.POST, "\(base)/posts", body: #"{"id": 7.0}"#)

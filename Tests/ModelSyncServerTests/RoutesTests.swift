@@ -5,8 +5,8 @@ import Testing
 
 @Suite("Routes: collections, items, singular resources, nested routes")
 struct RoutesTests {
-    @Test func listsACollection() async throws {
-        try await withServer { _, base async throws in
+    @Test(arguments: Backend.allCases) func listsACollection(backend: Backend) async throws {
+        try await withServer(backend: backend) { _, base async throws in
             let reply = try await send(.GET, "\(base)/posts")
             #expect(reply.status == 200)
             #expect(reply.ids == [1, 2, 3, 4, 5])
@@ -15,16 +15,16 @@ struct RoutesTests {
         }
     }
 
-    @Test func getsAnItem() async throws {
-        try await withServer { _, base async throws in
+    @Test(arguments: Backend.allCases) func getsAnItem(backend: Backend) async throws {
+        try await withServer(backend: backend) { _, base async throws in
             let reply = try await send(.GET, "\(base)/posts/3")
             #expect(reply.status == 200)
             #expect(reply.json?["title"] == "gamma ray")
         }
     }
 
-    @Test func createAssignsTheNextID() async throws {
-        try await withServer { server, base async throws in
+    @Test(arguments: Backend.allCases) func createAssignsTheNextID(backend: Backend) async throws {
+        try await withServer(backend: backend) { server, base async throws in
             let reply = try await send(.POST, "\(base)/posts", body: #"{"userId": 1, "title": "new"}"#)
             #expect(reply.status == 201)
             #expect(reply.json == ["id": 6, "userId": 1, "title": "new"])
@@ -32,8 +32,8 @@ struct RoutesTests {
         }
     }
 
-    @Test func createKeepsAGivenID() async throws {
-        try await withServer { _, base async throws in
+    @Test(arguments: Backend.allCases) func createKeepsAGivenID(backend: Backend) async throws {
+        try await withServer(backend: backend) { _, base async throws in
             let reply = try await send(.POST, "\(base)/posts", body: #"{"id": 40, "title": "mine"}"#)
             #expect(reply.status == 201)
             #expect(reply.json?["id"] == 40)
@@ -41,8 +41,8 @@ struct RoutesTests {
         }
     }
 
-    @Test func putReplacesAnItem() async throws {
-        try await withServer { _, base async throws in
+    @Test(arguments: Backend.allCases) func putReplacesAnItem(backend: Backend) async throws {
+        try await withServer(backend: backend) { _, base async throws in
             let reply = try await send(.PUT, "\(base)/posts/1", body: #"{"title": "replaced"}"#)
             #expect(reply.status == 200)
             #expect(reply.json == ["id": 1, "title": "replaced"])
@@ -50,8 +50,8 @@ struct RoutesTests {
         }
     }
 
-    @Test func patchMergesIntoAnItem() async throws {
-        try await withServer { _, base async throws in
+    @Test(arguments: Backend.allCases) func patchMergesIntoAnItem(backend: Backend) async throws {
+        try await withServer(backend: backend) { _, base async throws in
             let reply = try await send(.PATCH, "\(base)/posts/1", body: #"{"id": 1, "title": "patched"}"#)
             #expect(reply.status == 200)
             #expect(reply.json?["title"] == "patched")
@@ -59,16 +59,16 @@ struct RoutesTests {
         }
     }
 
-    @Test func deleteRemovesAnItem() async throws {
-        try await withServer { server, base async throws in
+    @Test(arguments: Backend.allCases) func deleteRemovesAnItem(backend: Backend) async throws {
+        try await withServer(backend: backend) { server, base async throws in
             #expect(try await send(.DELETE, "\(base)/posts/2").status == 200)
             #expect(try await send(.GET, "\(base)/posts/2").status == 404)
             #expect(try await server.data["posts"]?.arrayValue?.count == 4)
         }
     }
 
-    @Test func singularResources() async throws {
-        try await withServer { _, base async throws in
+    @Test(arguments: Backend.allCases) func singularResources(backend: Backend) async throws {
+        try await withServer(backend: backend) { _, base async throws in
             #expect(try await send(.GET, "\(base)/profile").json == ["name": "typicode"])
             #expect(try await send(.PATCH, "\(base)/profile", body: #"{"age": 3}"#).json == ["name": "typicode", "age": 3])
             #expect(try await send(.PUT, "\(base)/profile", body: #"{"name": "x"}"#).json == ["name": "x"])
@@ -76,8 +76,8 @@ struct RoutesTests {
         }
     }
 
-    @Test func nestedRoutesListChildren() async throws {
-        try await withServer { _, base async throws in
+    @Test(arguments: Backend.allCases) func nestedRoutesListChildren(backend: Backend) async throws {
+        try await withServer(backend: backend) { _, base async throws in
             let reply = try await send(.GET, "\(base)/posts/1/comments")
             #expect(reply.ids == [1, 2])
             #expect(reply.header("X-Total-Count") == "2")
@@ -85,8 +85,8 @@ struct RoutesTests {
         }
     }
 
-    @Test func nestedRoutesCreateChildren() async throws {
-        try await withServer { _, base async throws in
+    @Test(arguments: Backend.allCases) func nestedRoutesCreateChildren(backend: Backend) async throws {
+        try await withServer(backend: backend) { _, base async throws in
             let reply = try await send(.POST, "\(base)/posts/2/comments", body: #"{"body": "nested"}"#)
             #expect(reply.status == 201)
             #expect(reply.json == ["id": 4, "body": "nested", "postId": 2])
@@ -94,14 +94,14 @@ struct RoutesTests {
         }
     }
 
-    @Test func databaseRoute() async throws {
-        try await withServer { _, base async throws in
+    @Test(arguments: Backend.allCases) func databaseRoute(backend: Backend) async throws {
+        try await withServer(backend: backend) { _, base async throws in
             #expect(try await send(.GET, "\(base)/db").json == sampleData)
         }
     }
 
-    @Test func corsHeadersAndPreflight() async throws {
-        try await withServer { _, base async throws in
+    @Test(arguments: Backend.allCases) func corsHeadersAndPreflight(backend: Backend) async throws {
+        try await withServer(backend: backend) { _, base async throws in
             let preflight = try await send(.OPTIONS, "\(base)/posts", headers: [
                 ("Origin", "http://app.example"), ("Access-Control-Request-Method", "PATCH"),
                 ("Access-Control-Request-Headers", "Authorization"),

@@ -4,6 +4,7 @@ import ModelSyncJSON
 import ModelSyncServer
 import NIOCore
 import NIOHTTP1
+import PostgresNIO
 import Testing
 
 /// The data most tests serve: jsonplaceholder-shaped users, posts and comments, and a profile.
@@ -56,19 +57,73 @@ func send(
     return Reply(status: Int(response.status.code), headers: response.headers, body: Array(bytes.readableBytesView))
 }
 
+/// Where a test server keeps its data: the conformance suite runs each server test on both.
+enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case jsonDocument
+    case postgres
+
+    var testDescription: String { rawValue }
+}
+
+/// The PostgreSQL the tests use: `MODELSYNC_POSTGRES_URL`, which `.ci/run` (through
+/// `.ci/postgres.sh`) exports. Without it a PostgreSQL test is skipped, or fails under `CI=true`.
+enum TestPostgres {
+    static let url = ProcessInfo.processInfo.environment["MODELSYNC_POSTGRES_URL"]
+
+    /// A fresh schema of the test database, or a skip (a failure in CI) without one.
+    static func database() throws -> ServerDatabase {
+        guard let url, !url.isEmpty else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" {
+                Issue.record("MODELSYNC_POSTGRES_URL is not set: CI must start PostgreSQL (.ci/postgres.sh)")
+            }
+            try Test.cancel("PostgreSQL is not available: set MODELSYNC_POSTGRES_URL (see the README)")
+        }
+        return try ServerDatabase(url: url).withSchema("test_" + UUID().uuidString.prefix(13).lowercased().replacingOccurrences(of: "-", with: ""))
+    }
+
+    /// Drops a test's schema.
+    static func drop(_ database: ServerDatabase) async {
+        var configuration = PostgresClient.Configuration(
+            host: database.host, port: database.port, username: database.username, password: database.password,
+            database: database.database, tls: .disable)
+        configuration.options.maximumConnections = 1
+        let client = PostgresClient(configuration: configuration)
+        let (started, signal) = AsyncStream<Void>.makeStream()
+        let running = Task {
+            signal.finish()
+            await client.run()
+        }
+        for await _ in started {}
+        _ = try? await client.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \"\(database.schema)\" CASCADE"))
+        running.cancel()
+        await running.value
+    }
+}
+
 /// Runs `body` against a fresh in-process server on a random port and always shuts it down.
 func withServer(
-    _ data: JSONValue = sampleData, options: ServerOptions = ServerOptions(),
+    _ data: JSONValue = sampleData, options: ServerOptions = ServerOptions(), backend: Backend = .jsonDocument,
     _ body: (ModelSyncServer, String) async throws -> Void
 ) async throws {
-    let server = try await ModelSyncServer.start(data: data, options: options)
+    let server: ModelSyncServer
+    var database: ServerDatabase?
+    switch backend {
+    case .jsonDocument:
+        server = try await ModelSyncServer.start(data: data, options: options)
+    case .postgres:
+        let fresh = try TestPostgres.database()
+        database = fresh
+        server = try await ModelSyncServer.start(data: data, database: fresh, options: options)
+    }
     do {
         try await body(server, server.baseURL.absoluteString)
         await server.shutdown()
     } catch {
         await server.shutdown()
+        if let database { await TestPostgres.drop(database) }
         throw error
     }
+    if let database { await TestPostgres.drop(database) }
 }
 
 /// A temporary directory holding `db.json`, removed afterwards.

@@ -1,0 +1,152 @@
+import Foundation
+import Logging
+import ModelSyncJSON
+import PostgresNIO
+
+extension PostgresBackend {
+    func changes(after cursor: FeedCursor, in collections: Set<String>?, limit: Int) async throws -> FeedPage {
+        try await reading { connection in try await changes(after: cursor, in: collections, limit: limit, connection) }
+    }
+
+    private func changes(after cursor: FeedCursor, in collections: Set<String>?, limit: Int, _ connection: PostgresConnection) async throws -> FeedPage {
+        var state: (Int64, Int64)?
+        let query = PostgresQuery(unsafeSQL: "SELECT sequence, horizon FROM \(schema.state)")
+        for try await row in try await connection.query(query, logger: logger).decode((Int64, Int64).self) { state = row }
+        let (sequence, horizon) = (Int(state?.0 ?? 0), Int(state?.1 ?? 0))
+        let since: Int
+        switch cursor {
+        case .now: since = sequence
+        case .after(let value): since = value
+        }
+        guard since >= horizon else { throw APIError.cursorTooOld(horizon: horizon) }
+        let (changes, more) = try await Self.readChanges(
+            after: since, in: collections, limit: limit, schema: schema, resources: resources, connection, logger)
+        return FeedPage(changes: changes, more: more, next: more ? changes.last?.sequence ?? since : max(sequence, since))
+    }
+
+    /// The changes after `since`: each collection's by its version index and the tombstones, at
+    /// most `limit + 1` of each, merged in sequence order; at most `limit`, and whether more follow.
+    static func readChanges(
+        after since: Int, in collections: Set<String>?, limit: Int, schema: PostgresSchema, resources: [String: Resource],
+        _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> (changes: [FeedChange], more: Bool) {
+        let wanted = min(limit, Int(Int32.max) - 1) + 1
+        var changes: [FeedChange] = []
+        for (name, resource) in resources.sorted(by: { $0.key < $1.key }) where resource.kind == .collection && (collections?.contains(name) ?? true) {
+            guard let table = resource.table else { continue }
+            var select = BoundSQL("SELECT version, record::text FROM \(schema.table(table)) WHERE version > ")
+            select.append("\(select.bind(since)) ORDER BY version LIMIT \(select.bind(wanted))")
+            for try await (version, text) in try await connection.query(select.query, logger: logger).decode((Int64, String).self) {
+                let record = try JSONValue(parsing: Array(text.utf8))
+                changes.append(FeedChange(sequence: Int(version), collection: name, id: record["id"] ?? .null, record: record))
+            }
+        }
+        var tombstones = BoundSQL("SELECT sequence, collection, id::text FROM \(schema.tombstones) WHERE sequence > ")
+        tombstones.append(tombstones.bind(since))
+        if let collections { tombstones.append(" AND collection = ANY(\(tombstones.bind(Array(collections)))::text[])") }
+        tombstones.append(" ORDER BY sequence LIMIT \(tombstones.bind(wanted))")
+        for try await (sequence, collection, id) in try await connection.query(tombstones.query, logger: logger).decode((Int64, String, String).self) {
+            changes.append(FeedChange(sequence: Int(sequence), collection: collection, id: try JSONValue(parsing: Array(id.utf8)), record: nil))
+        }
+        changes.sort { $0.sequence < $1.sequence }
+        return (Array(changes.prefix(limit)), changes.count > limit)
+    }
+
+    func subscribe() async -> (id: Int, changes: AsyncStream<FeedChange>) {
+        await relay.subscribe()
+    }
+
+    func unsubscribe(_ id: Int) async {
+        await relay.unsubscribe(id)
+    }
+
+    func reset() async throws {
+        guard let initialData else {
+            throw ServerError.database("only a server started with data can be reset (ModelSyncServer.start(data:database:))")
+        }
+        do {
+            try await Self.replaceData(with: initialData, schema: schema, client: client, logger: logger)
+        } catch {
+            throw Self.serverError(error)
+        }
+    }
+
+    /// Follows `NOTIFY`s of the schema's channel for as long as the server runs, reconnecting
+    /// after an error, and hands each committed change (of every server sharing the database)
+    /// to the relay in sequence order.
+    static func listen(_ schema: PostgresSchema, _ resources: [String: Resource], _ client: PostgresClient, _ relay: ChangeRelay, _ logger: Logger) async {
+        while !Task.isCancelled {
+            do {
+                try await client.withConnection { connection in
+                    let start = PostgresQuery(unsafeSQL: "SELECT sequence FROM \(schema.state)")
+                    var current = 0
+                    for try await sequence in try await connection.query(start, logger: logger).decode(Int64.self) { current = Int(sequence) }
+                    // Listening before the catch-up read: a write committed in between is notified.
+                    // Cancelling the task ends the notifications; the pool must still be running
+                    // then, for the UNLISTEN and the release (see `close()`).
+                    try await connection.listen(on: schema.channel) { notifications in
+                        await relay.start(at: current)
+                        try await catchUp(schema, resources, connection, relay, logger)
+                        for try await _ in notifications {
+                            try await catchUp(schema, resources, connection, relay, logger)
+                        }
+                    }
+                }
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("the change stream lost PostgreSQL; reconnecting", metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+
+    /// Reads the changes after the relay's last one and hands them over.
+    private static func catchUp(
+        _ schema: PostgresSchema, _ resources: [String: Resource], _ connection: PostgresConnection, _ relay: ChangeRelay, _ logger: Logger
+    ) async throws {
+        while true {
+            let (changes, more) = try await readChanges(
+                after: await relay.delivered, in: nil, limit: 1_000, schema: schema, resources: resources, connection, logger)
+            await relay.deliver(changes)
+            if !more { return }
+        }
+    }
+}
+
+/// The open change streams of one server, fed in sequence order.
+actor ChangeRelay {
+    private var subscribers: [Int: AsyncStream<FeedChange>.Continuation] = [:]
+    private var nextID = 0
+    private var finished = false
+    /// The last sequence value handed to the streams.
+    private(set) var delivered = 0
+
+    func start(at sequence: Int) {
+        delivered = max(delivered, sequence)
+    }
+
+    func subscribe() -> (id: Int, changes: AsyncStream<FeedChange>) {
+        let (stream, continuation) = AsyncStream.makeStream(of: FeedChange.self, bufferingPolicy: .bufferingNewest(10_000))
+        let id = nextID
+        nextID += 1
+        if finished { continuation.finish() } else { subscribers[id] = continuation }
+        return (id, stream)
+    }
+
+    func unsubscribe(_ id: Int) {
+        subscribers.removeValue(forKey: id)?.finish()
+    }
+
+    func deliver(_ changes: [FeedChange]) {
+        for change in changes where change.sequence > delivered {
+            for subscriber in subscribers.values { subscriber.yield(change) }
+            delivered = change.sequence
+        }
+    }
+
+    func finish() {
+        finished = true
+        for subscriber in subscribers.values { subscriber.finish() }
+        subscribers.removeAll()
+    }
+}

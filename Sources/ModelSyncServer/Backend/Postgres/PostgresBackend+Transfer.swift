@@ -1,0 +1,162 @@
+import Foundation
+import Logging
+import ModelSyncCore
+import ModelSyncJSON
+import PostgresNIO
+
+/// Moving data between a JSON document and PostgreSQL, bookkeeping included: records keep their
+/// versions, so clients' feed cursors stay valid across the move.
+extension PostgresBackend {
+    /// Creates the tables in `schema` and loads `data` (a JSON document as the JSON backend
+    /// saves it, with or without its `_modelsync` bookkeeping), in one transaction.
+    ///
+    /// - Throws: ``ServerError/cannotImport(_:)`` when the schema already holds data and
+    ///   `replacing` is false, when the data is not an object, or when PostgreSQL cannot hold it
+    ///   (two items with one id, a NUL character); nothing is changed then.
+    static func importData(_ data: JSONValue, schema: PostgresSchema, client: PostgresClient, replacing: Bool, logger: Logger) async throws {
+        guard var root = data.objectValue else { throw ServerError.notAnObject }
+        if data.containsNUL { throw ServerError.cannotImport("PostgreSQL cannot store the character U+0000 (NUL)") }
+        let book = Bookkeeping.extract(from: &root)
+        let importedRoot = root
+        do {
+            try await client.withTransaction(logger: logger) { connection in
+                // One import at a time per database, whatever else runs.
+                try await connection.query("SELECT pg_advisory_xact_lock(7400117)", logger: logger)
+                let exists = PostgresQuery(unsafeSQL: "SELECT to_regclass($1)::text", binds: { var b = PostgresBindings(); b.append(schema.quoted + ".modelsync_state"); return b }())
+                var found: String?
+                for try await name in try await connection.query(exists, logger: logger).decode(String?.self) { found = name }
+                if found != nil {
+                    guard replacing else { throw ServerError.cannotImport("the schema \(schema.name) already holds data (replace it with --replace)") }
+                    for statement in schema.removal { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+                }
+                for statement in schema.creation { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+                try await load(importedRoot, book, schema, connection, logger)
+            }
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+            throw ServerError.cannotImport("two items of one collection have the same id (\(error.serverInfo?[.detail] ?? ""))")
+        } catch {
+            throw serverError(error)
+        }
+    }
+
+    /// Puts `data` back as the whole content (what `reset()` does).
+    static func replaceData(with data: JSONValue, schema: PostgresSchema, client: PostgresClient, logger: Logger) async throws {
+        guard var root = data.objectValue else { throw ServerError.notAnObject }
+        let book = Bookkeeping.extract(from: &root)
+        let replaced = root
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query(PostgresQuery(unsafeSQL: "SELECT 1 FROM \(schema.state) FOR UPDATE"), logger: logger)
+            var tables: [String] = []
+            let query = PostgresQuery(unsafeSQL: "SELECT table_name FROM \(schema.resources) WHERE table_name IS NOT NULL")
+            for try await table in try await connection.query(query, logger: logger).decode(String.self) { tables.append(table) }
+            for table in tables { try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(schema.table(table))"), logger: logger) }
+            for table in [schema.resources, schema.tombstones, schema.idempotencyKeys, schema.state] {
+                try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table)"), logger: logger)
+            }
+            try await load(replaced, book, schema, connection, logger)
+            var notify = BoundSQL("SELECT pg_notify(")
+            notify.append("\(notify.bind(schema.channel)), \(notify.bind(String(book.sequence))))")
+            try await connection.query(notify.query, logger: logger)
+        }
+    }
+
+    private static func load(_ root: JSONObject, _ book: Bookkeeping, _ schema: PostgresSchema, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        var sequence = book.sequence
+        for (position, (name, value)) in root.enumerated() {
+            var insert = BoundSQL("INSERT INTO \(schema.resources) (name, position, kind, table_name, value) VALUES (")
+            insert.append("\(insert.bind(name)), \(insert.bind(position)), ")
+            switch value {
+            case .array(let items):
+                let table = "modelsync_records_\(position)"
+                insert.append("'collection', \(insert.bind(table)), NULL)")
+                try await connection.query(insert.query, logger: logger)
+                for statement in schema.collectionTable(table) { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+                // Every record keeps its version; one without (a second record with an id
+                // already seen, or no id) gets the next.
+                var versions: [Int] = []
+                var seen = Set<ExactText>()
+                for item in items {
+                    if let id = recordID(of: item), seen.insert(ExactText(id)).inserted, let version = book.version(collection: name, id: id) {
+                        versions.append(version)
+                    } else {
+                        sequence += 1
+                        versions.append(sequence)
+                    }
+                }
+                var rows = BoundSQL("INSERT INTO \(schema.table(table)) (id_text, version, record) ")
+                rows.append("SELECT \(schema.textFunction)(item.value -> 'id'), versions.version, item.value ")
+                rows.append("FROM jsonb_array_elements(\(rows.bind(json: value))) WITH ORDINALITY AS item(value, n) ")
+                rows.append("JOIN unnest(\(rows.bind(versions))::bigint[]) WITH ORDINALITY AS versions(version, n) USING (n) ORDER BY n")
+                try await connection.query(rows.query, logger: logger)
+            case .object:
+                insert.append("'singular', NULL, \(insert.bind(json: value)))")
+                try await connection.query(insert.query, logger: logger)
+            default:
+                insert.append("'value', NULL, \(insert.bind(json: value)))")
+                try await connection.query(insert.query, logger: logger)
+            }
+        }
+        for stone in book.tombstones {
+            var insert = BoundSQL("INSERT INTO \(schema.tombstones) (sequence, collection, id, at) VALUES (")
+            insert.append("\(insert.bind(stone.sequence)), \(insert.bind(stone.collection)), \(insert.bind(json: stone.id)), \(insert.bind(Date(timeIntervalSince1970: TimeInterval(stone.at)))))")
+            try await connection.query(insert.query, logger: logger)
+        }
+        for (key, record) in book.idempotency {
+            guard let collection = record["collection"]?.stringValue, let request = record["request"], let response = record["response"] else { continue }
+            var insert = BoundSQL("INSERT INTO \(schema.idempotencyKeys) (key, collection, request, response, at) VALUES (")
+            insert.append("\(insert.bind(key)), \(insert.bind(collection)), \(insert.bind(json: request)), \(insert.bind(json: response)), ")
+            insert.append("\(insert.bind(Date(timeIntervalSince1970: record["at"]?.doubleValue ?? 0))))")
+            try await connection.query(insert.query, logger: logger)
+        }
+        var state = BoundSQL("INSERT INTO \(schema.state) (sequence, horizon, modified) VALUES (")
+        state.append("\(state.bind(sequence)), \(state.bind(book.horizon)), date_trunc('second', now()))")
+        try await connection.query(state.query, logger: logger)
+    }
+
+    /// The data as the JSON backend saves it: the collections and resources, and the
+    /// bookkeeping under `_modelsync` (versions, tombstones, idempotency keys).
+    static func exportData(schema: PostgresSchema, client: PostgresClient, logger: Logger) async throws -> JSONValue {
+        do {
+            return try await client.withTransaction(logger: logger) { connection in
+                try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
+                var book = Bookkeeping()
+                for try await (sequence, horizon) in try await connection.query(PostgresQuery(unsafeSQL: "SELECT sequence, horizon FROM \(schema.state)"), logger: logger).decode((Int64, Int64).self) {
+                    (book.sequence, book.horizon) = (Int(sequence), Int(horizon))
+                }
+                var root = JSONObject()
+                var members: [(String, String?, String?)] = []
+                let resources = PostgresQuery(unsafeSQL: "SELECT name, table_name, value::text FROM \(schema.resources) ORDER BY position")
+                for try await row in try await connection.query(resources, logger: logger).decode((String, String?, String?).self) { members.append(row) }
+                for (name, table, value) in members {
+                    guard let table else {
+                        if let value { root[name] = try JSONValue(parsing: Array(value.utf8)) }
+                        continue
+                    }
+                    var items: [JSONValue] = []
+                    let select = PostgresQuery(unsafeSQL: "SELECT version, record::text FROM \(schema.table(table)) ORDER BY row_id")
+                    for try await (version, text) in try await connection.query(select, logger: logger).decode((Int64, String).self) {
+                        let record = try JSONValue(parsing: Array(text.utf8))
+                        items.append(record)
+                        if let id = recordID(of: record) { book.versions[name, default: [:]][ExactText(id)] = Bookkeeping.Stamp(version: Int(version), record: record) }
+                    }
+                    root[name] = .array(items)
+                }
+                let stones = PostgresQuery(unsafeSQL: "SELECT sequence, collection, id::text, extract(epoch FROM at)::bigint FROM \(schema.tombstones) ORDER BY sequence")
+                for try await (sequence, collection, id, at) in try await connection.query(stones, logger: logger).decode((Int64, String, String, Int64).self) {
+                    book.tombstones.append(Bookkeeping.Tombstone(collection: collection, id: try JSONValue(parsing: Array(id.utf8)), sequence: Int(sequence), at: Int(at)))
+                }
+                let keys = PostgresQuery(unsafeSQL: "SELECT key, collection, request::text, response::text, extract(epoch FROM at)::bigint FROM \(schema.idempotencyKeys) ORDER BY at")
+                for try await (key, collection, request, response, at) in try await connection.query(keys, logger: logger).decode((String, String, String, String, Int64).self) {
+                    book.idempotency[key] = [
+                        "collection": .string(collection), "request": try JSONValue(parsing: Array(request.utf8)),
+                        "response": try JSONValue(parsing: Array(response.utf8)), "at": .number(JSONNumber(at)),
+                    ]
+                }
+                root[Bookkeeping.member] = book.saved
+                return .object(root)
+            }
+        } catch {
+            throw serverError(error)
+        }
+    }
+}

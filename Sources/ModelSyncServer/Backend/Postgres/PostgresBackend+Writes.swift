@@ -1,0 +1,219 @@
+import Foundation
+import ModelSyncJSON
+import PostgresNIO
+
+extension PostgresBackend {
+    /// The sequence and horizon of a write transaction, from the locked state row.
+    struct WriteState {
+        var sequence: Int
+        var horizon: Int
+        let start: Int
+
+        mutating func next() -> Int {
+            sequence += 1
+            return sequence
+        }
+    }
+
+    /// Runs `body` in a transaction that first locks the state row: writes from every server
+    /// sharing the database go one at a time, in sequence order. When `body` changed anything,
+    /// the state is saved and the other servers are told (`NOTIFY`, sent on commit).
+    func writing<T: Sendable>(_ body: (PostgresConnection, inout WriteState) async throws -> (T, changed: Bool)) async throws -> T {
+        do {
+            return try await client.withTransaction(logger: logger) { connection in
+                var found: (Int64, Int64)?
+                let lock = PostgresQuery(unsafeSQL: "SELECT sequence, horizon FROM \(schema.state) FOR UPDATE")
+                for try await row in try await connection.query(lock, logger: logger).decode((Int64, Int64).self) { found = row }
+                guard let (sequence, horizon) = found else { throw ServerError.database("the state row of \(schema.name) is missing") }
+                var state = WriteState(sequence: Int(sequence), horizon: Int(horizon), start: Int(sequence))
+                let (result, changed) = try await body(connection, &state)
+                if changed {
+                    var save = BoundSQL("UPDATE \(schema.state) SET sequence = ")
+                    save.append("\(save.bind(state.sequence)), horizon = \(save.bind(state.horizon)), ")
+                    // Second precision, as `Last-Modified`: a write must still move it forward.
+                    save.append("modified = greatest(date_trunc('second', now()), modified + interval '1 second')")
+                    try await connection.query(save.query, logger: logger)
+                    if state.sequence > state.start {
+                        var notify = BoundSQL("SELECT pg_notify(")
+                        notify.append("\(notify.bind(schema.channel)), \(notify.bind(String(state.sequence))))")
+                        try await connection.query(notify.query, logger: logger)
+                    }
+                }
+                return result
+            }
+        } catch {
+            throw Self.serverError(error)
+        }
+    }
+
+    func write(_ operations: [ItemOperation]) async throws -> [Result<ItemWrite.Result, APIError>] {
+        let now = Date()
+        return try await writing { connection, state in
+            var results: [Result<ItemWrite.Result, APIError>] = []
+            for (index, operation) in operations.enumerated() {
+                // Each operation in a savepoint: one that fails leaves nothing behind.
+                let savepoint = "operation_\(index)"
+                try await connection.query(PostgresQuery(unsafeSQL: "SAVEPOINT \(savepoint)"), logger: logger)
+                let before = state
+                do {
+                    results.append(.success(try await apply(operation, connection, &state, now: now)))
+                    try await connection.query(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT \(savepoint)"), logger: logger)
+                } catch {
+                    state = before
+                    try await connection.query(PostgresQuery(unsafeSQL: "ROLLBACK TO SAVEPOINT \(savepoint)"), logger: logger)
+                    results.append(.failure(error as? APIError ?? APIError(status: 500, message: "\(Self.serverError(error))")))
+                }
+            }
+            let changed = results.contains { if case .success(let result) = $0 { !result.replayed } else { false } }
+            return (results, changed)
+        }
+    }
+
+    private func apply(_ operation: ItemOperation, _ connection: PostgresConnection, _ state: inout WriteState, now: Date) async throws -> ItemWrite.Result {
+        switch operation.write {
+        case .create(let name, let given, let idempotencyKey):
+            let table = try table(of: name)
+            if let idempotencyKey, let replay = try await replay(idempotencyKey, collection: name, body: .object(given), table: table, connection, now: now) {
+                return replay
+            }
+            var object = given
+            if let given = object["id"], given != .null {
+                let id = try normalizedID(given)
+                if try await row(table, id: scalarText(id) ?? "", connection) != nil { throw APIError.duplicateID(name, given) }
+                object["id"] = id
+            } else {
+                object["id"] = nil
+                object = JSONObject([("id", JSONValue.number(JSONNumber(try await nextFreeID(table, connection))))] + object.map { ($0.key, $0.value) })
+            }
+            try Self.checkStorable(.object(object))
+            let version = state.next()
+            var insert = BoundSQL("INSERT INTO \(table) (id_text, version, record) VALUES (")
+            insert.append("\(insert.bind(scalarText(object["id"] ?? .null) ?? "")), \(insert.bind(version)), \(insert.bind(json: .object(object)))) RETURNING record::text")
+            let stored = try await records(connection, insert.query).first ?? .object(object)
+            if let idempotencyKey {
+                var remember = BoundSQL("INSERT INTO \(schema.idempotencyKeys) (key, collection, request, response, at) VALUES (")
+                remember.append("\(remember.bind(idempotencyKey)), \(remember.bind(name)), \(remember.bind(json: .object(given))), \(remember.bind(json: stored)), \(remember.bind(now)))")
+                remember.append(" ON CONFLICT (key) DO UPDATE SET collection = excluded.collection, request = excluded.request, response = excluded.response, at = excluded.at")
+                try await connection.query(remember.query, logger: logger)
+            }
+            return ItemWrite.Result(status: 201, body: stored, version: version)
+        case .update(let name, let id, let body, let merge):
+            if let given = body["id"], try scalarText(normalizedID(given)) != id { throw APIError.idMismatch(given, id) }
+            let table = try table(of: name)
+            guard let (rowID, version, current) = try await row(table, id: id, connection, locking: true) else { throw APIError.missing(name, id) }
+            try checkIfMatch(current, version: version, operation.ifMatch)
+            var updated = merge ? current.objectValue ?? JSONObject() : JSONObject([("id", current["id"] ?? .null)])
+            for (key, value) in body where key != "id" { updated[key] = value }
+            try Self.checkStorable(.object(updated))
+            let newVersion = state.next()
+            var update = BoundSQL("UPDATE \(table) SET record = ")
+            update.append("\(update.bind(json: .object(updated))), version = \(update.bind(newVersion)) WHERE row_id = \(update.bind(rowID)) RETURNING record::text")
+            let stored = try await records(connection, update.query).first ?? .object(updated)
+            return ItemWrite.Result(status: 200, body: stored, version: newVersion)
+        case .delete(let name, let id):
+            let table = try table(of: name)
+            guard let (rowID, version, current) = try await row(table, id: id, connection, locking: true) else { throw APIError.missing(name, id) }
+            try checkIfMatch(current, version: version, operation.ifMatch)
+            let sequence = state.next()
+            var delete = BoundSQL("DELETE FROM \(table) WHERE row_id = ")
+            delete.append(delete.bind(rowID))
+            try await connection.query(delete.query, logger: logger)
+            var tombstone = BoundSQL("INSERT INTO \(schema.tombstones) (sequence, collection, id, at) VALUES (")
+            tombstone.append("\(tombstone.bind(sequence)), \(tombstone.bind(name)), \(tombstone.bind(json: current["id"] ?? .null)), \(tombstone.bind(now)))")
+            try await connection.query(tombstone.query, logger: logger)
+            try await dropOldTombstones(connection, &state, now: now)
+            return ItemWrite.Result(status: 200, body: [:], version: nil)
+        }
+    }
+
+    func writeSingular(_ name: String, body: JSONObject, merge: Bool, ifMatch: String?) async throws -> JSONValue {
+        try await writing { connection, _ in
+            var select = BoundSQL("SELECT value::text FROM \(schema.resources) WHERE kind = 'singular' AND name = ")
+            select.append(select.bind(name) + " FOR UPDATE")
+            guard let text = try await first(connection, select.query, as: String.self) else { throw APIError.notFound("no resource named \(name)") }
+            let current = try JSONValue(parsing: Array(text.utf8))
+            try checkIfMatch(current, version: nil, ifMatch)
+            var updated = merge ? current.objectValue ?? JSONObject() : JSONObject()
+            for (key, value) in body { updated[key] = value }
+            try Self.checkStorable(.object(updated))
+            var update = BoundSQL("UPDATE \(schema.resources) SET value = ")
+            update.append("\(update.bind(json: .object(updated))) WHERE name = \(update.bind(name)) RETURNING value::text")
+            let stored = try await records(connection, update.query).first ?? .object(updated)
+            return (stored, true)
+        }
+    }
+
+    // MARK: Helpers
+
+    /// A record by id: its row, version and value.
+    private func row(_ table: String, id: String, _ connection: PostgresConnection, locking: Bool = false) async throws -> (Int64, Int, JSONValue)? {
+        var select = BoundSQL("SELECT row_id, version, record::text FROM \(table) WHERE id_text = ")
+        select.append(select.bind(id) + (locking ? " FOR UPDATE" : ""))
+        for try await (rowID, version, text) in try await connection.query(select.query, logger: logger).decode((Int64, Int64, String).self) {
+            return (rowID, Int(version), try JSONValue(parsing: Array(text.utf8)))
+        }
+        return nil
+    }
+
+    /// One more than the highest integer id, or the smallest free positive integer when that is
+    /// `Int.max` (as the JSON backend does). Writes are serialised, so nobody takes it meanwhile.
+    private func nextFreeID(_ table: String, _ connection: PostgresConnection) async throws -> Int {
+        let highestQuery = PostgresQuery(unsafeSQL: """
+            SELECT max((record -> 'id')::numeric)::text FROM \(table)
+            WHERE jsonb_typeof(record -> 'id') = 'number' AND (record -> 'id')::numeric = trunc((record -> 'id')::numeric)
+            """)
+        let highestText = try await first(connection, highestQuery, as: String?.self) ?? nil
+        let highest = highestText.map { Int($0) ?? Int.max } ?? 0
+        var candidate = highest < Int.max ? max(highest, 0) + 1 : 1
+        // Free unless a string id spells it; otherwise walk up (ends: each step skips a taken id).
+        while true {
+            var taken = BoundSQL("SELECT 1 FROM \(table) WHERE id_text = ")
+            taken.append(taken.bind(String(candidate)))
+            guard try await first(connection, taken.query, as: Int32.self) != nil else { return candidate }
+            candidate = candidate == Int.max ? 1 : candidate + 1
+        }
+    }
+
+    /// The first answer of a create sent again with its `Idempotency-Key`; a 422 when the key
+    /// came with another request.
+    private func replay(
+        _ key: String, collection: String, body: JSONValue, table: String, _ connection: PostgresConnection, now: Date
+    ) async throws -> ItemWrite.Result? {
+        var expire = BoundSQL("DELETE FROM \(schema.idempotencyKeys) WHERE at < ")
+        expire.append(expire.bind(now.addingTimeInterval(-IdempotencyKeys.retention)))
+        try await connection.query(expire.query, logger: logger)
+        var select = BoundSQL("SELECT collection, request::text, response::text FROM \(schema.idempotencyKeys) WHERE key = ")
+        select.append(select.bind(key))
+        for try await (storedCollection, request, response) in try await connection.query(select.query, logger: logger).decode((String, String, String).self) {
+            guard storedCollection == collection, try JSONValue(parsing: Array(request.utf8)) == body else { throw APIError.idempotencyKeyReused }
+            let first = try JSONValue(parsing: Array(response.utf8))
+            let version = try await first.flatMapID { try await row(table, id: $0, connection)?.1 }
+            return ItemWrite.Result(status: 201, body: first, version: version, replayed: true)
+        }
+        return nil
+    }
+
+    /// Drops tombstones beyond the feed limits and raises the horizon past them.
+    private func dropOldTombstones(_ connection: PostgresConnection, _ state: inout WriteState, now: Date) async throws {
+        var drop = BoundSQL("DELETE FROM \(schema.tombstones) WHERE at < ")
+        drop.append(drop.bind(now.addingTimeInterval(-min(feedLimits.tombstoneRetention, Double(Int32.max)))))
+        drop.append(" OR sequence <= (SELECT sequence FROM \(schema.tombstones) ORDER BY sequence DESC OFFSET \(drop.bind(feedLimits.tombstoneCapacity)) LIMIT 1)")
+        drop.append(" RETURNING sequence")
+        for try await sequence in try await connection.query(drop.query, logger: logger).decode(Int64.self) {
+            state.horizon = max(state.horizon, Int(sequence))
+        }
+    }
+
+    /// PostgreSQL's text cannot hold U+0000: such a record is refused before anything changes.
+    static func checkStorable(_ value: JSONValue) throws {
+        if value.containsNUL { throw APIError(status: 422, message: "PostgreSQL cannot store the character U+0000 (NUL)") }
+    }
+}
+
+extension JSONValue {
+    /// `body` applied to the value's id as text, when it has one.
+    fileprivate func flatMapID<T>(_ body: (String) async throws -> T?) async rethrows -> T? {
+        guard let id = recordID(of: self) else { return nil }
+        return try await body(id)
+    }
+}

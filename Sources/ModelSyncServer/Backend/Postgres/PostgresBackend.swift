@@ -1,0 +1,323 @@
+import Foundation
+import Logging
+import ModelSyncJSON
+import PostgresNIO
+
+/// The data in PostgreSQL (see ``PostgresSchema`` for the tables): list queries become SQL over
+/// `jsonb` with every value bound, `If-Match` is a compare in the write's transaction, and
+/// `LISTEN`/`NOTIFY` carries every server's writes to every server's change streams.
+final class PostgresBackend: ServerBackend {
+    /// A top-level name of the data: collections have a table.
+    struct Resource: Sendable {
+        var kind: ResourceKind
+        var table: String?
+    }
+
+    let schema: PostgresSchema
+    let client: PostgresClient
+    let logger: Logger
+    let feedLimits: FeedLimits
+    /// The top-level names, read when the server starts (the data's shape changes only by import).
+    let resources: [String: Resource]
+    /// The data `reset()` puts back: what the server was started with, when it was.
+    let initialData: JSONValue?
+    let relay: ChangeRelay
+    private let running: Task<Void, Never>
+    private let listening: Task<Void, Never>
+
+    /// Connects, optionally replaces the data with `initialData`, and reads the data's shape.
+    static func open(_ database: ServerDatabase, initialData: JSONValue?, feedLimits: FeedLimits, logger: Logger) async throws -> PostgresBackend {
+        let (client, running) = try await PostgresClient.running(database, logger: logger)
+        let schema = PostgresSchema(name: database.schema)
+        do {
+            if let initialData { try await Self.importData(initialData, schema: schema, client: client, replacing: true, logger: logger) }
+            let resources = try await Self.readResources(schema, client, logger)
+            return PostgresBackend(
+                schema: schema, client: client, logger: logger, feedLimits: feedLimits, resources: resources,
+                initialData: initialData, running: running)
+        } catch {
+            running.cancel()
+            await running.value
+            throw Self.serverError(error)
+        }
+    }
+
+    private init(
+        schema: PostgresSchema, client: PostgresClient, logger: Logger, feedLimits: FeedLimits, resources: [String: Resource],
+        initialData: JSONValue?, running: Task<Void, Never>
+    ) {
+        self.schema = schema
+        self.client = client
+        self.logger = logger
+        self.feedLimits = feedLimits
+        self.resources = resources
+        self.initialData = initialData
+        self.running = running
+        let relay = ChangeRelay()
+        self.relay = relay
+        listening = Task { [schema, resources, client, logger] in await Self.listen(schema, resources, client, relay, logger) }
+    }
+
+    private static func readResources(_ schema: PostgresSchema, _ client: PostgresClient, _ logger: Logger) async throws -> [String: Resource] {
+        guard try await client.query(PostgresQuery(unsafeSQL: "SELECT to_regclass($1)::text", binds: bindings(schema.quoted + ".modelsync_state")), logger: logger)
+            .decode(String?.self).first(where: { _ in true }) != nil
+        else {
+            throw ServerError.database("the schema \(schema.name) holds no modelsync-server data; import some first (modelsync-server import)")
+        }
+        var resources: [String: Resource] = [:]
+        let rows = try await client.query(PostgresQuery(unsafeSQL: "SELECT name, kind, table_name FROM \(schema.resources)"), logger: logger)
+        for try await (name, kind, table) in rows.decode((String, String, String?).self) {
+            switch kind {
+            case "collection": resources[name] = Resource(kind: .collection, table: table)
+            case "singular": resources[name] = Resource(kind: .singular, table: nil)
+            default: continue
+            }
+        }
+        return resources
+    }
+
+    private static func bindings(_ values: String...) -> PostgresBindings {
+        var bindings = PostgresBindings()
+        for value in values { bindings.append(value) }
+        return bindings
+    }
+
+    /// A PostgreSQL error as the server reports it.
+    static func serverError(_ error: any Error) -> any Error {
+        if error is ServerError || error is APIError { return error }
+        // What the transaction's body threw (an answer such as a 404), or PostgreSQL's error.
+        if let error = error as? PostgresTransactionError {
+            if let thrown = error.closureError ?? error.beginError ?? error.commitError { return serverError(thrown) }
+        }
+        if let error = error as? PSQLError {
+            let message = error.serverInfo?[.message] ?? "\(error.code)"
+            // Class 22, a data exception (an invalid regular expression, a NUL byte in a query
+            // value): the request's fault.
+            if error.serverInfo?[.sqlState]?.hasPrefix("22") == true { return APIError.badRequest(message) }
+            return ServerError.database(message)
+        }
+        return ServerError.database("\(error)")
+    }
+
+    // MARK: Reads
+
+    func resource(named name: String) -> ResourceKind? {
+        resources[name]?.kind
+    }
+
+    /// The table of a collection; 404 when there is no such collection.
+    func table(of collection: String) throws -> String {
+        guard let table = resources[collection]?.table else { throw APIError.notFound("no collection named \(collection)") }
+        return schema.table(table)
+    }
+
+    /// Runs `body` in a read-only transaction that sees one snapshot.
+    func reading<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        do {
+            return try await client.withTransaction(logger: logger) { connection in
+                try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
+                return try await body(connection)
+            }
+        } catch {
+            throw Self.serverError(error)
+        }
+    }
+
+    func modified(_ connection: PostgresConnection) async throws -> Date {
+        try await first(connection, PostgresQuery(unsafeSQL: "SELECT modified FROM \(schema.state)"), as: Date.self) ?? Date(timeIntervalSince1970: 0)
+    }
+
+    func list(_ collection: String, _ request: ListRequest) async throws -> ListPage {
+        let table = try table(of: collection)
+        let ownerTable = try request.owner.map { try self.table(of: $0.collection) }
+        return try await reading { connection in
+            var query = request.query
+            if let owner = request.owner, let ownerTable {
+                var check = BoundSQL("SELECT 1 FROM \(ownerTable) WHERE id_text = ")
+                check.append(check.bind(owner.id))
+                guard try await first(connection, check.query, as: Int32.self) != nil else { throw APIError.missing(owner.collection, owner.id) }
+                query.require(foreignKey(of: owner.collection), equals: owner.id)
+            }
+            var counting = BoundSQL("SELECT count(*) FROM \(table) WHERE ")
+            counting.append(condition(query, &counting))
+            let total = Int(try await first(connection, counting.query, as: Int64.self) ?? 0)
+            let slice = try request.slice(count: total)
+            var selecting = BoundSQL("SELECT record::text FROM \(table) WHERE ")
+            selecting.append(condition(query, &selecting))
+            selecting.append(" ORDER BY " + ordering(query, &selecting))
+            selecting.append(" LIMIT \(selecting.bind(slice.range.count)) OFFSET \(selecting.bind(slice.range.lowerBound))")
+            let items = try await records(connection, selecting.query)
+            let page = try await embed(items, of: collection, embeds: request.embeds, expands: request.expands, connection)
+            return ListPage(items: page, total: total, slice: slice, modified: try await modified(connection))
+        }
+    }
+
+    func item(_ collection: String, id: String, embeds: [String], expands: [String]) async throws -> ItemRead {
+        let table = try table(of: collection)
+        return try await reading { connection in
+            var select = BoundSQL("SELECT version, record::text FROM \(table) WHERE id_text = ")
+            select.append(select.bind(id))
+            var found: (Int64, String)?
+            for try await row in try await connection.query(select.query, logger: logger).decode((Int64, String).self) { found = row }
+            guard let (version, text) = found else { throw APIError.missing(collection, id) }
+            let value = try await embed([try JSONValue(parsing: Array(text.utf8))], of: collection, embeds: embeds, expands: expands, connection)[0]
+            return ItemRead(value: value, version: Int(version), modified: try await modified(connection))
+        }
+    }
+
+    func singular(_ name: String) async throws -> (value: JSONValue, modified: Date)? {
+        try await reading { connection in
+            var select = BoundSQL("SELECT value::text FROM \(schema.resources) WHERE kind = 'singular' AND name = ")
+            select.append(select.bind(name))
+            guard let text = try await first(connection, select.query, as: String.self) else { return nil }
+            return (try JSONValue(parsing: Array(text.utf8)), try await modified(connection))
+        }
+    }
+
+    func everything() async throws -> (value: JSONValue, modified: Date) {
+        try await reading { connection in
+            (.object(try await everything(connection)), try await modified(connection))
+        }
+    }
+
+    /// Every top-level member in the data's order.
+    func everything(_ connection: PostgresConnection) async throws -> JSONObject {
+        var root = JSONObject()
+        let query = PostgresQuery(unsafeSQL: "SELECT name, table_name, value::text FROM \(schema.resources) ORDER BY position")
+        var members: [(String, String?, String?)] = []
+        for try await row in try await connection.query(query, logger: logger).decode((String, String?, String?).self) { members.append(row) }
+        for (name, table, value) in members {
+            if let table {
+                root[name] = .array(try await records(connection, PostgresQuery(unsafeSQL: "SELECT record::text FROM \(schema.table(table)) ORDER BY row_id")))
+            } else if let value {
+                root[name] = try JSONValue(parsing: Array(value.utf8))
+            }
+        }
+        return root
+    }
+
+    // MARK: SQL of list queries
+
+    /// The value at a dotted field path of `record`.
+    private func field(_ path: String, _ sql: inout BoundSQL) -> String {
+        "(record #> \(sql.bind(path.split(separator: ".").map(String.init)))::text[])"
+    }
+
+    /// The `WHERE` condition of a list query (json-server's rules, as ``ListQuery`` applies them
+    /// in memory).
+    func condition(_ query: ListQuery, _ sql: inout BoundSQL) -> String {
+        var parts = ["true"]
+        let text = schema.textFunction
+        for (name, accepted) in query.equal {
+            parts.append("\(text)\(field(name, &sql)) = ANY(\(sql.bind(accepted))::text[])")
+        }
+        for (name, comparison, value) in query.conditions {
+            let target = field(name, &sql)
+            if comparison == .like {
+                parts.append("\(text)(\(target)) ~* \(sql.bind(value))")
+                continue
+            }
+            // Numbers compare as numbers when the query value is one too, anything else as text.
+            let number = Double(value) != nil && value.allSatisfy({ "0123456789.eE+-".contains($0) }) ? value : nil
+            let op = switch comparison {
+            case .gte: ">="
+            case .lte: "<="
+            case .gt: ">"
+            case .lt: "<"
+            case .ne, .like: "="
+            }
+            let numberPlaceholder = number.map { sql.bind($0) + "::numeric" } ?? "NULL::numeric"
+            let compared = """
+                (CASE WHEN jsonb_typeof(\(target)) = 'number' AND \(numberPlaceholder) IS NOT NULL \
+                THEN (\(target))::numeric \(op) \(numberPlaceholder) \
+                ELSE \(text)(\(target)) COLLATE "C" \(op) \(sql.bind(value)) END)
+                """
+            parts.append("\(target) IS NOT NULL AND " + (comparison == .ne ? "NOT coalesce(\(compared), false)" : "coalesce(\(compared), false)"))
+        }
+        if let search = query.search {
+            parts.append("""
+                EXISTS (SELECT 1 FROM jsonb_path_query(record, 'strict $.**') AS found(value) \
+                WHERE (jsonb_typeof(found.value) = 'string' AND strpos(lower(found.value #>> '{}'), \(sql.bind(search))) > 0) \
+                OR (jsonb_typeof(found.value) = 'number' AND strpos(found.value::text, \(sql.bind(search))) > 0))
+                """)
+        }
+        return parts.map { "(\($0))" }.joined(separator: " AND ")
+    }
+
+    /// The `ORDER BY` of a list query: missing values last (first when descending), numbers by
+    /// value, the rest by text; ties keep the data's order.
+    func ordering(_ query: ListQuery, _ sql: inout BoundSQL) -> String {
+        var keys: [String] = []
+        for (name, descending) in query.sort {
+            let target = field(name, &sql)
+            let direction = descending ? "DESC" : "ASC"
+            keys.append("(\(target) IS NULL) \(direction)")
+            keys.append("(CASE WHEN jsonb_typeof(\(target)) = 'number' THEN (\(target))::numeric END) \(direction)")
+            keys.append("\(schema.textFunction)(\(target)) COLLATE \"C\" \(direction)")
+        }
+        return (keys + ["row_id"]).joined(separator: ", ")
+    }
+
+    /// Adds `_embed` children (by `<singular>Id`) and `_expand` parents (from `<name>s`).
+    private func embed(_ items: [JSONValue], of name: String, embeds: [String], expands: [String], _ connection: PostgresConnection) async throws -> [JSONValue] {
+        guard !embeds.isEmpty || !expands.isEmpty else { return items }
+        let ids = items.compactMap(recordID(of:))
+        var children: [(key: String, byOwner: [String: [JSONValue]])] = []
+        for child in embeds {
+            var select = BoundSQL()
+            let key = select.bind(foreignKey(of: name))
+            select.append("SELECT \(schema.textFunction)(record -> \(key)), record::text FROM \(try table(of: child)) WHERE \(schema.textFunction)(record -> \(key)) = ANY(\(select.bind(ids))::text[]) ORDER BY row_id")
+            var byOwner: [String: [JSONValue]] = [:]
+            for try await (owner, text) in try await connection.query(select.query, logger: logger).decode((String, String).self) {
+                byOwner[owner, default: []].append(try JSONValue(parsing: Array(text.utf8)))
+            }
+            children.append((child, byOwner))
+        }
+        var parents: [(key: String, byID: [String: JSONValue])] = []
+        for parent in expands {
+            guard let table = resources[parent + "s"]?.table ?? resources[parent]?.table else { throw APIError.cannotExpand(parent) }
+            let wanted = items.compactMap { $0[parent + "Id"].flatMap(scalarText) }
+            var select = BoundSQL()
+            select.append("SELECT id_text, record::text FROM \(schema.table(table)) WHERE id_text = ANY(\(select.bind(wanted))::text[])")
+            var byID: [String: JSONValue] = [:]
+            for try await (id, text) in try await connection.query(select.query, logger: logger).decode((String, String).self) {
+                byID[id] = try JSONValue(parsing: Array(text.utf8))
+            }
+            parents.append((parent, byID))
+        }
+        return items.map { item in
+            guard case .object(var object) = item else { return item }
+            let id = recordID(of: item)
+            for child in children { object[child.key] = .array(id.flatMap { child.byOwner[$0] } ?? []) }
+            for parent in parents {
+                object[parent.key] = object[parent.key + "Id"].flatMap(scalarText).flatMap { parent.byID[$0] } ?? .null
+            }
+            return .object(object)
+        }
+    }
+
+    // MARK: Helpers
+
+    func first<T: PostgresDecodable & Sendable>(_ connection: PostgresConnection, _ query: PostgresQuery, as type: T.Type) async throws -> T? {
+        for try await value in try await connection.query(query, logger: logger).decode(T.self) { return value }
+        return nil
+    }
+
+    /// The records a query selects as `record::text`, in order.
+    func records(_ connection: PostgresConnection, _ query: PostgresQuery) async throws -> [JSONValue] {
+        var records: [JSONValue] = []
+        for try await text in try await connection.query(query, logger: logger).decode(String.self) {
+            records.append(try JSONValue(parsing: Array(text.utf8)))
+        }
+        return records
+    }
+
+    func close() async {
+        await relay.finish()
+        // The change stream first: stopping the pool under a catch-up query leaves it waiting.
+        listening.cancel()
+        await listening.value
+        running.cancel()
+        await running.value
+    }
+}

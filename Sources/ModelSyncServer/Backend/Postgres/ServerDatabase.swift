@@ -1,0 +1,91 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// A PostgreSQL database for ``ModelSyncServer`` to keep its data in, instead of a JSON file.
+///
+/// ```swift
+/// let database = try ServerDatabase(url: "postgres://app@127.0.0.1:5432/app")
+/// let server = try await ModelSyncServer.start(database: database, port: 3000)
+/// ```
+///
+/// Several servers may share one database: each sees the others' writes, and every server's
+/// change stream carries them (`LISTEN`/`NOTIFY`).
+public struct ServerDatabase: Sendable, Hashable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+    public var username: String
+    public var password: String?
+    public var database: String?
+    /// The schema that holds the server's tables (`public` unless the URL says `?schema=`).
+    public var schema: String
+    /// Whether the connection must use TLS (`?sslmode=require`), may (`prefer`, the default
+    /// except on loopback) or must not (`disable`, the default on loopback).
+    public var tls: TLSMode
+
+    /// How a connection uses TLS.
+    public enum TLSMode: String, Sendable, Hashable {
+        case disable, prefer, require
+    }
+
+    /// Reads `postgres://user[:password]@host[:port][/database][?schema=…&sslmode=…]`.
+    ///
+    /// - Throws: ``ServerError/invalidDatabaseURL(_:)`` when the text is not such a URL.
+    public init(url text: String) throws {
+        guard let components = URLComponents(string: text), ["postgres", "postgresql"].contains(components.scheme ?? ""),
+              let host = components.host, !host.isEmpty
+        else { throw ServerError.invalidDatabaseURL(text) }
+        self.host = host
+        self.port = components.port ?? 5432
+        self.username = components.user?.removingPercentEncoding ?? "postgres"
+        self.password = components.password?.removingPercentEncoding
+        let name = String(components.path.drop(while: { $0 == "/" }))
+        self.database = name.isEmpty ? nil : name.removingPercentEncoding
+        let items = components.queryItems ?? []
+        self.schema = items.first { $0.name == "schema" }?.value ?? "public"
+        let loopback = host == "localhost" || host.hasPrefix("127.") || host == "::1"
+        guard let tls = TLSMode(rawValue: items.first { $0.name == "sslmode" }?.value ?? (loopback ? "disable" : "prefer")),
+              !schema.isEmpty, schema.utf8.count <= 63, !schema.utf8.contains(0)
+        else { throw ServerError.invalidDatabaseURL(text) }
+        self.tls = tls
+    }
+
+    public var description: String {
+        "postgres://\(username)@\(host):\(port)/\(database ?? "")?schema=\(schema)"
+    }
+
+    /// The same database, another schema (tests give each server its own).
+    public func withSchema(_ schema: String) -> ServerDatabase {
+        var copy = self
+        copy.schema = schema
+        return copy
+    }
+
+    func clientConfiguration() throws -> PostgresClient.Configuration {
+        let tls: PostgresClient.Configuration.TLS
+        switch self.tls {
+        case .disable: tls = .disable
+        case .prefer: tls = .prefer(.makeClientConfiguration())
+        case .require: tls = .require(.makeClientConfiguration())
+        }
+        var configuration = PostgresClient.Configuration(host: host, port: port, username: username, password: password, database: database, tls: tls)
+        configuration.options.maximumConnections = 16
+        return configuration
+    }
+}
+
+extension PostgresClient {
+    /// A client of `database` whose pool runs in the returned task (cancel it, then await it,
+    /// to close the connections).
+    static func running(_ database: ServerDatabase, logger: Logger) async throws -> (PostgresClient, Task<Void, Never>) {
+        let client = PostgresClient(configuration: try database.clientConfiguration(), backgroundLogger: logger)
+        // Waits until the task starts, so that no lease comes before `run()` (postgres-nio warns).
+        let (started, signal) = AsyncStream<Void>.makeStream()
+        let running = Task {
+            signal.finish()
+            await client.run()
+        }
+        for await _ in started {}
+        return (client, running)
+    }
+}
