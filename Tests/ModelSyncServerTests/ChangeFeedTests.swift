@@ -102,26 +102,28 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func theStreamSendsTheBacklogThenLiveChangesAndEndsAtShutdown() async throws {
-        let server = try await ModelSyncServer.start(data: Self.data)
-        let base = server.baseURL.absoluteString + "/"
-        let remote = RemoteStore(baseURL: server.baseURL)
-        var events = remote.events(at: try #require(URL(string: base + "_changes/stream?since=1&collections=posts"))).makeAsyncIterator()
-        // The backlog: post 2 (tags are filtered out).
-        let first = try #require(try await events.next())
-        #expect(first.id == "2" && first.event == "change")
-        // Live: a write after the stream opened.
-        _ = try await send(.PATCH, base + "posts/1", body: #"{"title": "live"}"#)
-        _ = try await send(.POST, base + "tags", body: #"{"id": "y"}"#)
-        _ = try await send(.DELETE, base + "posts/2")
-        let live = try #require(try await events.next())
-        #expect(live.id == "4")
-        #expect(try JSONValue(parsing: Array(live.data.utf8))["record"]?["title"]?.stringValue == "live")
-        let deletion = try #require(try await events.next())
-        #expect(deletion.id == "6" && deletion.data.contains(#""deleted":true"#))
-        // Shutting down with the stream open completes, and ends the stream.
-        await server.shutdown()
-        #expect(try await events.next() == nil)
+    @Test(.timeLimit(.minutes(1)), arguments: Backend.allCases)
+    func theStreamSendsTheBacklogThenLiveChangesAndEndsAtShutdown(backend: Backend) async throws {
+        try await withServer(Self.data, backend: backend) { server, url in
+            let base = url + "/"
+            let remote = RemoteStore(baseURL: server.baseURL)
+            var events = remote.events(at: try #require(URL(string: base + "_changes/stream?since=1&collections=posts"))).makeAsyncIterator()
+            // The backlog: post 2 (tags are filtered out).
+            let first = try #require(try await events.next())
+            #expect(first.id == "2" && first.event == "change")
+            // Live: a write after the stream opened.
+            _ = try await send(.PATCH, base + "posts/1", body: #"{"title": "live"}"#)
+            _ = try await send(.POST, base + "tags", body: #"{"id": "y"}"#)
+            _ = try await send(.DELETE, base + "posts/2")
+            let live = try #require(try await events.next())
+            #expect(live.id == "4")
+            #expect(try JSONValue(parsing: Array(live.data.utf8))["record"]?["title"]?.stringValue == "live")
+            let deletion = try #require(try await events.next())
+            #expect(deletion.id == "6" && deletion.data.contains(#""deleted":true"#))
+            // Shutting down with the stream open completes, and ends the stream.
+            await server.shutdown()
+            #expect(try await events.next() == nil)
+        }
     }
 }
 

@@ -11,63 +11,6 @@ import Glibc
 import Darwin
 #endif
 
-/// The `modelsync-server` executable built next to the test bundle, if it is there.
-private let serverExecutable = StressMode.builtExecutable(named: "modelsync-server")
-
-/// A `modelsync-server` child process.
-private final class ServerProcess: Sendable {
-    let process: Process
-    let port: Int
-    private let exited: Task<Void, Never>
-
-    private init(process: Process, port: Int, exited: Task<Void, Never>) {
-        self.process = process
-        self.port = port
-        self.exited = exited
-    }
-
-    /// Starts the executable on a free port and returns once it prints its address.
-    static func start(_ executable: URL, file: URL) async throws -> ServerProcess {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = [file.path, "--port", "0"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        let (lines, continuation) = AsyncStream<String>.makeStream()
-        output.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                continuation.finish()
-            } else {
-                continuation.yield(String(decoding: data, as: UTF8.self))
-            }
-        }
-        let (ended, endContinuation) = AsyncStream<Void>.makeStream()
-        process.terminationHandler = { _ in endContinuation.finish() }
-        try process.run()
-        let exited = Task { for await _ in ended {} }
-        var text = ""
-        for await chunk in lines {
-            text += chunk
-            // "modelsync-server: serving <file> at http://127.0.0.1:<port>"
-            if let range = text.range(of: #"http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression),
-               let port = Int(text[range].split(separator: ":").last ?? "")
-            {
-                return ServerProcess(process: process, port: port, exited: exited)
-            }
-        }
-        throw ServerError.couldNotStart("modelsync-server exited before listening: \(text)")
-    }
-
-    /// `kill -9`, and returns once the process is gone.
-    func kill() async {
-        _ = Glibc.kill(process.processIdentifier, SIGKILL)
-        await exited.value
-    }
-}
-
 /// Counts acknowledged writes and fires `kill -9` at the chosen one.
 private actor Acknowledgements {
     var titles: [String] = []
@@ -103,7 +46,7 @@ struct ServerKillTests {
         try await withDatabaseFile(#"{"posts": []}"#) { file async throws in
             var acknowledged: [String] = []
             for round in 0..<Self.rounds {
-                let server = try await ServerProcess.start(executable, file: file)
+                let server = try await ServerProcess.start(executable, arguments: [file.path])
                 let acks = Acknowledgements(killAt: Int.random(in: 1...40, using: &random))
                 let base = "http://127.0.0.1:\(server.port)/posts"
                 await withTaskGroup(of: Void.self) { group in

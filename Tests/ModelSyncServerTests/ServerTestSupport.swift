@@ -81,6 +81,13 @@ enum TestPostgres {
         return try ServerDatabase(url: url).withSchema("test_" + UUID().uuidString.prefix(13).lowercased().replacingOccurrences(of: "-", with: ""))
     }
 
+    /// The URL of `database` (a schema of the test database), for `modelsync-server --database`.
+    static func url(of database: ServerDatabase) -> String {
+        var components = URLComponents(string: url ?? "") ?? URLComponents()
+        components.queryItems = (components.queryItems ?? []).filter { $0.name != "schema" } + [URLQueryItem(name: "schema", value: database.schema)]
+        return components.string ?? ""
+    }
+
     /// Drops a test's schema.
     static func drop(_ database: ServerDatabase) async {
         var configuration = PostgresClient.Configuration(

@@ -1,0 +1,122 @@
+import Foundation
+import ModelSync
+import ModelSyncJSON
+import ModelSyncServer
+import ModelSyncTesting
+import Testing
+
+/// Counts the writes that must all arrive.
+private actor Tally {
+    var titles: Set<String> = []
+    var retries = 0
+    func created(_ title: String) { titles.insert(title) }
+    func retried() { retries += 1 }
+}
+
+/// Two `modelsync-server` processes over one PostgreSQL database, as a deployment runs them.
+@Suite("Two server processes over one PostgreSQL database", .serialized, .timeLimit(.minutes(10)))
+struct MultiInstanceTests {
+    static let clients = 8
+    static let writesPerClient = 100
+    static let incrementers = 8
+    static let incrementsEach = 25
+
+    @Test(.enabled(if: serverExecutable != nil || StressMode.componentsRequired, "the modelsync-server executable is not built"))
+    func writesThroughOneServerAreReadAndStreamedThroughTheOther() async throws {
+        let executable = try #require(serverExecutable, "modelsync-server must be built next to the tests")
+        let database = try TestPostgres.database()
+        let url = TestPostgres.url(of: database)
+        try await withDatabaseFile(#"{"posts": [{"id": 1, "title": "seed"}], "counters": [{"id": 1, "value": 0}]}"#) { file in
+            // The data goes in through the command line, as a deployment moves it.
+            let imported = try await ServerProcess.run(executable, arguments: ["import", file.path, "--database", url])
+            #expect(imported.status == 0, "\(imported.output)")
+            let first = try await ServerProcess.start(executable, arguments: ["--database", url])
+            let second = try await ServerProcess.start(executable, arguments: ["--database", url])
+            do {
+                try await Self.exercise(first.baseURL, second.baseURL)
+                // What the servers wrote comes back out through `export`.
+                let exported = file.deletingLastPathComponent().appendingPathComponent("export.json")
+                #expect(try await ServerProcess.run(executable, arguments: ["export", exported.path, "--database", url]).status == 0)
+                let data = try JSONValue(parsing: Array(try Data(contentsOf: exported)))
+                #expect(data["posts"]?.arrayValue?.count == 2 + Self.clients * Self.writesPerClient)
+                #expect(data["counters"]?[0]?["value"]?.intValue == Self.incrementers * Self.incrementsEach)
+            } catch {
+                Issue.record(error)
+            }
+            await first.stop()
+            await second.stop()
+        }
+        await TestPostgres.drop(database)
+    }
+
+    /// Every write through `one` is read and streamed through `other`, and concurrent writers
+    /// through both lose nothing.
+    private static func exercise(_ one: String, _ other: String) async throws {
+        // The second server's change stream, from the sequence before any write (the stream
+        // connects on its first read).
+        let start = try #require(try await send(.GET, other + "/_changes?since=now").json?["next"]?.stringValue)
+        let remote = RemoteStore(baseURL: try #require(URL(string: other)))
+        var events = remote.events(at: try #require(URL(string: other + "/_changes/stream?since=" + start))).makeAsyncIterator()
+
+        let created = try await send(.POST, one + "/posts", body: #"{"title": "through one"}"#)
+        #expect(created.status == 201)
+        let id = try #require(created.json?["id"]?.intValue)
+        let read = try await send(.GET, other + "/posts/\(id)")
+        #expect(read.json?["title"] == "through one")
+        #expect(read.header("ETag") == created.header("ETag"))
+        let streamed = try #require(try await events.next())
+        #expect(try JSONValue(parsing: Array(streamed.data.utf8))["record"]?["title"] == "through one")
+        var lastSequence = try #require(Int(streamed.id ?? ""))
+
+        // 8 clients × 100 creates, alternating between the servers.
+        let tally = Tally()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for client in 0..<clients {
+                group.addTask {
+                    for write in 0..<writesPerClient {
+                        let title = "c\(client)-w\(write)"
+                        let reply = try await send(.POST, (write % 2 == 0 ? one : other) + "/posts", body: #"{"title": "\#(title)"}"#)
+                        if reply.status == 201 { await tally.created(title) }
+                    }
+                }
+            }
+            // Read-modify-write increments with If-Match, half through each server: a 412 means
+            // someone else's increment landed first, and the client reads again.
+            for incrementer in 0..<incrementers {
+                group.addTask {
+                    let base = incrementer % 2 == 0 ? one : other
+                    var done = 0
+                    while done < incrementsEach {
+                        let current = try await send(.GET, base + "/counters/1")
+                        let value = try #require(current.json?["value"]?.intValue)
+                        let etag = try #require(current.header("ETag"))
+                        let reply = try await send(
+                            .PATCH, base + "/counters/1", body: #"{"value": \#(value + 1)}"#, headers: [("If-Match", etag)])
+                        if reply.status == 200 { done += 1 } else if reply.status == 412 { await tally.retried() } else {
+                            Issue.record("PATCH answered \(reply.status)")
+                            return
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(await tally.titles.count == clients * writesPerClient)
+        let posts = try await send(.GET, other + "/posts")
+        let titles = Set(posts.json?.arrayValue?.compactMap { $0["title"]?.stringValue } ?? [])
+        #expect(await tally.titles.isSubset(of: titles))
+        #expect(Set(posts.ids).count == 2 + clients * writesPerClient)
+        #expect(try await send(.GET, one + "/counters/1").json?["value"]?.intValue == incrementers * incrementsEach)
+
+        // The second server streamed every one of those writes, in order, once.
+        var streamedCount = 0
+        let writes = clients * writesPerClient + incrementers * incrementsEach
+        while streamedCount < writes, let event = try await events.next() {
+            let sequence = try #require(Int(event.id ?? ""))
+            #expect(sequence > lastSequence)
+            lastSequence = sequence
+            streamedCount += 1
+        }
+        #expect(streamedCount == writes)
+    }
+}
