@@ -119,4 +119,34 @@ struct MultiInstanceTests {
         }
         #expect(streamedCount == writes)
     }
+
+    @Test(.timeLimit(.minutes(1))) func theChangeStreamCatchesUpAfterLosingPostgreSQL() async throws {
+        let database = try TestPostgres.database()
+        let server = try await ModelSyncServer.start(data: ["posts": []], database: database)
+        let url = server.baseURL.absoluteString
+        do {
+            let remote = RemoteStore(baseURL: server.baseURL)
+            var events = remote.events(at: try #require(URL(string: url + "/_changes/stream?since=0"))).makeAsyncIterator()
+            #expect(try await send(.POST, url + "/posts", body: #"{"title": "before"}"#).status == 201)
+            #expect(try await events.next()?.id == "1")
+            // Cut every connection of this server (its statements name its schema), the stream's
+            // LISTEN among them; the write that follows lands while the stream reconnects.
+            let cut = try await TestPostgres.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND strpos(query, '\(database.schema)') > 0",
+                in: database)
+            #expect(cut > 0)
+            var status = 0
+            for _ in 0..<10 where status != 201 {
+                status = (try? await send(.POST, url + "/posts", body: #"{"title": "during"}"#).status) ?? 0
+            }
+            #expect(status == 201)
+            let event = try #require(try await events.next())
+            #expect(event.id == "2")
+            #expect(event.data.contains("during"))
+        } catch {
+            Issue.record(error)
+        }
+        await server.shutdown()
+        await TestPostgres.drop(database)
+    }
 }

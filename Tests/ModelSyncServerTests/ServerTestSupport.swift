@@ -90,6 +90,12 @@ enum TestPostgres {
 
     /// Drops a test's schema.
     static func drop(_ database: ServerDatabase) async {
+        _ = try? await execute("DROP SCHEMA IF EXISTS \"\(database.schema)\" CASCADE", in: database)
+    }
+
+    /// Runs one SQL statement on a connection of its own; returns how many rows it gave.
+    @discardableResult
+    static func execute(_ sql: String, in database: ServerDatabase) async throws -> Int {
         var configuration = PostgresClient.Configuration(
             host: database.host, port: database.port, username: database.username, password: database.password,
             database: database.database, tls: .disable)
@@ -101,9 +107,10 @@ enum TestPostgres {
             await client.run()
         }
         for await _ in started {}
-        _ = try? await client.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \"\(database.schema)\" CASCADE"))
-        running.cancel()
-        await running.value
+        defer { running.cancel() }
+        var rows = 0
+        for try await _ in try await client.query(PostgresQuery(unsafeSQL: sql)) { rows += 1 }
+        return rows
     }
 }
 

@@ -7,7 +7,7 @@ extension Workload {
         JSONWorkloads.decode,
         JSONWorkloads.encode,
     ] + SQLiteWorkloads.all + QueryWorkloads.all + RelationWorkloads.all + ObservationWorkloads.all + RemoteWorkloads.all
-        + StorageWorkloads.all + IdentityWorkloads.all + ConcurrentAsyncWorkloads.all + SyncWorkloads.all
+        + StorageWorkloads.all + IdentityWorkloads.all + ConcurrentAsyncWorkloads.all + SyncWorkloads.all + ServerWorkloads.all
 }
 
 /// `modelsync-bench`: times ModelSync against its peers and prints a table and `RESULT` lines.
@@ -48,7 +48,11 @@ struct ModelSyncBench: AsyncParsableCommand {
     ))
     var only: [String] = []
 
+    @Option(help: .hidden)
+    var serve: String?
+
     func validate() throws {
+        if serve != nil { return }
         let known = Set(Workload.all.map(\.name))
         if let unknown = workloads.first(where: { !known.contains($0) }) {
             throw ValidationError("unknown workload '\(unknown)'; known: \(Workload.all.map(\.name).joined(separator: ", "))")
@@ -65,6 +69,11 @@ struct ModelSyncBench: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // The server workloads start this binary as their server processes.
+        if let serve {
+            try await BenchServe.run(serve)
+            return
+        }
         if list {
             for workload in Workload.all {
                 let sizes = workload.sizes.map { $0.label + ($0.quick ? " (quick)" : "") }.joined(separator: ", ")
@@ -85,21 +94,28 @@ struct ModelSyncBench: AsyncParsableCommand {
         print("runs:    \(plan.runs) timed per contender after warm-up; median reported; ratio = peer / ours\n")
 
         var results: [WorkloadResult] = []
-        for workload in selected {
-            for workloadSize in workload.sizes where chosen(workloadSize) {
-                log("\(workload.name) \(workloadSize.label): preparing, verifying, timing...")
-                let result = try await Runner.run(workload, size: workloadSize, plan: plan)
-                for line in TextReport.resultLines([result]) { log("  " + line) }
-                results.append(result)
+        do {
+            for workload in selected {
+                for workloadSize in workload.sizes where chosen(workloadSize) {
+                    log("\(workload.name) \(workloadSize.label): preparing, verifying, timing...")
+                    let result = try await Runner.run(workload, size: workloadSize, plan: plan)
+                    for line in TextReport.resultLines([result]) { log("  " + line) }
+                    results.append(result)
+                }
             }
+        } catch {
+            await ServerFleet.shared.stop()
+            throw error
         }
         guard !results.isEmpty else {
             throw ValidationError("no workload has a size matching \(size.joined(separator: ", "))")
         }
 
+        await ServerFleet.shared.stop()
         print(TextReport.table(results))
         print()
         for line in TextReport.resultLines(results) { print(line) }
+        for note in BenchmarkNotes.all { print("note: " + note) }
         if let json {
             let command = CommandLine.arguments.joined(separator: " ")
             try JSONReport(machine: machine, command: command, quick: quick, results: results).write(to: json)

@@ -118,10 +118,16 @@ actor ChangeRelay {
     private var subscribers: [Int: AsyncStream<FeedChange>.Continuation] = [:]
     private var nextID = 0
     private var finished = false
+    private var started = false
     /// The last sequence value handed to the streams.
     private(set) var delivered = 0
 
+    /// Where the first connection found the data: streams get only later changes. After a
+    /// reconnection the relay goes on from its last delivered change instead, so that what was
+    /// committed while the connection was down still reaches the streams.
     func start(at sequence: Int) {
+        guard !started else { return }
+        started = true
         delivered = max(delivered, sequence)
     }
 
