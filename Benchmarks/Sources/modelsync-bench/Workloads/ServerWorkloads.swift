@@ -179,9 +179,10 @@ actor ServerFleet {
         try Data(data.jsonBytes()).write(to: file)
         let database = try ServerDatabase(url: url).withSchema("modelsync_bench")
         try await ModelSyncServer.importData(data, into: database, replacing: true)
-        var components = URLComponents(string: url)
-        components?.queryItems = (components?.queryItems ?? []).filter { $0.name != "schema" } + [URLQueryItem(name: "schema", value: "modelsync_bench")]
-        let databaseURL = components?.string ?? url
+        var components = URLComponents(string: url) ?? URLComponents()
+        let items = (components.queryItems ?? []).filter { $0.name != "schema" }
+        components.queryItems = items + [URLQueryItem(name: "schema", value: "modelsync_bench")]
+        let databaseURL = components.string ?? url
 
         let executable = URL(fileURLWithPath: CommandLine.arguments[0])
         let postgres = try await launch(executable, ["--serve", databaseURL])
@@ -203,9 +204,14 @@ actor ServerFleet {
         return started
     }
 
-    /// Stops every server process.
-    func stop() {
+    /// Stops every server process: SIGTERM, then SIGKILL for one still running after 2 s
+    /// (json-server.py does not stop on SIGTERM).
+    func stop() async {
         for process in processes where process.isRunning { process.terminate() }
+        for _ in 0..<40 where processes.contains(where: \.isRunning) {
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        for process in processes where process.isRunning { kill(process.processIdentifier, SIGKILL) }
         processes = []
     }
 

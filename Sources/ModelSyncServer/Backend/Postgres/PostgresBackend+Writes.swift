@@ -28,16 +28,13 @@ extension PostgresBackend {
                 var state = WriteState(sequence: Int(sequence), horizon: Int(horizon), start: Int(sequence))
                 let (result, changed) = try await body(connection, &state)
                 if changed {
-                    var save = BoundSQL("UPDATE \(schema.state) SET sequence = ")
+                    // One statement saves the state and, when records changed, notifies.
+                    var save = BoundSQL("WITH saved AS (UPDATE \(schema.state) SET sequence = ")
                     save.append("\(save.bind(state.sequence)), horizon = \(save.bind(state.horizon)), ")
                     // Second precision, as `Last-Modified`: a write must still move it forward.
-                    save.append("modified = greatest(date_trunc('second', now()), modified + interval '1 second')")
+                    save.append("modified = greatest(date_trunc('second', now()), modified + interval '1 second') RETURNING sequence) ")
+                    save.append("SELECT pg_notify(\(save.bind(schema.channel)), sequence::text) FROM saved WHERE \(save.bind(state.sequence > state.start))")
                     try await connection.query(save.query, logger: logger)
-                    if state.sequence > state.start {
-                        var notify = BoundSQL("SELECT pg_notify(")
-                        notify.append("\(notify.bind(schema.channel)), \(notify.bind(String(state.sequence))))")
-                        try await connection.query(notify.query, logger: logger)
-                    }
                 }
                 return result
             }
@@ -48,6 +45,17 @@ extension PostgresBackend {
 
     func write(_ operations: [ItemOperation]) async throws -> [Result<ItemWrite.Result, APIError>] {
         let now = Date()
+        if operations.count == 1, let operation = operations.first {
+            // One operation needs no savepoint: when it fails, the transaction rolls back.
+            do {
+                return try await writing { connection, state in
+                    let result = try await apply(operation, connection, &state, now: now)
+                    return ([.success(result)], !result.replayed)
+                }
+            } catch let error as APIError {
+                return [.failure(error)]
+            }
+        }
         return try await writing { connection, state in
             var results: [Result<ItemWrite.Result, APIError>] = []
             for (index, operation) in operations.enumerated() {
@@ -158,12 +166,18 @@ extension PostgresBackend {
     /// One more than the highest integer id, or the smallest free positive integer when that is
     /// `Int.max` (as the JSON backend does). Writes are serialised, so nobody takes it meanwhile.
     private func nextFreeID(_ table: String, _ connection: PostgresConnection) async throws -> Int {
+        // The highest integer id (through the index on numeric ids), and whether a string id
+        // already spells the one after it: one round trip in the usual case.
         let highestQuery = PostgresQuery(unsafeSQL: """
-            SELECT max((record -> 'id')::numeric)::text FROM \(table)
-            WHERE jsonb_typeof(record -> 'id') = 'number' AND (record -> 'id')::numeric = trunc((record -> 'id')::numeric)
+            WITH top AS (
+                SELECT max((record -> 'id')::numeric) AS id FROM \(table)
+                WHERE jsonb_typeof(record -> 'id') = 'number' AND (record -> 'id')::numeric = trunc((record -> 'id')::numeric))
+            SELECT top.id::text, EXISTS (SELECT 1 FROM \(table) WHERE id_text = (coalesce(top.id, 0) + 1)::text) FROM top
             """)
-        let highestText = try await first(connection, highestQuery, as: String?.self) ?? nil
-        let highest = highestText.map { Int($0) ?? Int.max } ?? 0
+        var found: (String?, Bool)?
+        for try await row in try await connection.query(highestQuery, logger: logger).decode((String?, Bool).self) { found = row }
+        let highest = found?.0.map { Int($0) ?? Int.max } ?? 0
+        if highest < Int.max, found?.1 == false { return max(highest, 0) + 1 }
         var candidate = highest < Int.max ? max(highest, 0) + 1 : 1
         // Free unless a string id spells it; otherwise walk up (ends: each step skips a taken id).
         while true {

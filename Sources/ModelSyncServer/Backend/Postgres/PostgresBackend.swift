@@ -114,10 +114,29 @@ final class PostgresBackend: ServerBackend {
     /// Runs `body` in a read-only transaction that sees one snapshot.
     func reading<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         do {
-            return try await client.withTransaction(logger: logger) { connection in
-                try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
-                return try await body(connection)
+            return try await client.withConnection { connection in
+                // One round trip to begin (postgres-nio's `withTransaction` takes two with the SET).
+                try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
+                let result: T
+                do {
+                    result = try await body(connection)
+                } catch {
+                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                    throw error
+                }
+                try await connection.query("COMMIT", logger: logger)
+                return result
             }
+        } catch {
+            throw Self.serverError(error)
+        }
+    }
+
+    /// Runs one statement's worth of reading outside a transaction: a single statement sees
+    /// one snapshot by itself.
+    func readingOnce<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        do {
+            return try await client.withConnection { connection in try await body(connection) }
         } catch {
             throw Self.serverError(error)
         }
@@ -130,6 +149,11 @@ final class PostgresBackend: ServerBackend {
     func list(_ collection: String, _ request: ListRequest) async throws -> ListPage {
         let table = try table(of: collection)
         let ownerTable = try request.owner.map { try self.table(of: $0.collection) }
+        if request.owner == nil, request.embeds.isEmpty, request.expands.isEmpty,
+           Self.slicingParameters.allSatisfy({ request.parameters.values($0).isEmpty })
+        {
+            return try await readingOnce { connection in try await wholeList(table, request, connection) }
+        }
         return try await reading { connection in
             var query = request.query
             if let owner = request.owner, let ownerTable {
@@ -138,9 +162,11 @@ final class PostgresBackend: ServerBackend {
                 guard try await first(connection, check.query, as: Int32.self) != nil else { throw APIError.missing(owner.collection, owner.id) }
                 query.require(foreignKey(of: owner.collection), equals: owner.id)
             }
-            var counting = BoundSQL("SELECT count(*) FROM \(table) WHERE ")
+            var counting = BoundSQL("SELECT count(*), (SELECT modified FROM \(schema.state)) FROM \(table) WHERE ")
             counting.append(condition(query, &counting))
-            let total = Int(try await first(connection, counting.query, as: Int64.self) ?? 0)
+            var counted: (Int64, Date)?
+            for try await row in try await connection.query(counting.query, logger: logger).decode((Int64, Date).self) { counted = row }
+            let total = Int(counted?.0 ?? 0)
             let slice = try request.slice(count: total)
             var selecting = BoundSQL("SELECT record::text FROM \(table) WHERE ")
             selecting.append(condition(query, &selecting))
@@ -148,21 +174,45 @@ final class PostgresBackend: ServerBackend {
             selecting.append(" LIMIT \(selecting.bind(slice.range.count)) OFFSET \(selecting.bind(slice.range.lowerBound))")
             let items = try await records(connection, selecting.query)
             let page = try await embed(items, of: collection, embeds: request.embeds, expands: request.expands, connection)
-            return ListPage(items: page, total: total, slice: slice, modified: try await modified(connection))
+            return ListPage(items: page, total: total, slice: slice, modified: counted?.1 ?? Date(timeIntervalSince1970: 0))
         }
+    }
+
+    static let slicingParameters = ["_page", "_start", "_end", "_limit"]
+
+    /// Every matching record, in one statement: a list read without paging, nesting, embeds or
+    /// expands (the common filter query) needs no count and no transaction.
+    private func wholeList(_ table: String, _ request: ListRequest, _ connection: PostgresConnection) async throws -> ListPage {
+        var selecting = BoundSQL("SELECT record::text, (SELECT modified FROM \(schema.state)) FROM \(table) WHERE ")
+        selecting.append(condition(request.query, &selecting))
+        selecting.append(" ORDER BY " + ordering(request.query, &selecting))
+        var items: [JSONValue] = []
+        var modified: Date?
+        for try await (text, changed) in try await connection.query(selecting.query, logger: logger).decode((String, Date).self) {
+            items.append(try JSONValue(parsing: Array(text.utf8)))
+            modified = changed
+        }
+        let slice = try request.slice(count: items.count)
+        // No row, no date: one more statement (the data may have changed in between, which only
+        // moves `Last-Modified`).
+        let lastModified: Date
+        if let modified { lastModified = modified } else { lastModified = try await self.modified(connection) }
+        return ListPage(items: items, total: items.count, slice: slice, modified: lastModified)
     }
 
     func item(_ collection: String, id: String, embeds: [String], expands: [String]) async throws -> ItemRead {
         let table = try table(of: collection)
-        return try await reading { connection in
-            var select = BoundSQL("SELECT version, record::text FROM \(table) WHERE id_text = ")
+        func read(_ connection: PostgresConnection) async throws -> ItemRead {
+            var select = BoundSQL("SELECT version, record::text, (SELECT modified FROM \(schema.state)) FROM \(table) WHERE id_text = ")
             select.append(select.bind(id))
-            var found: (Int64, String)?
-            for try await row in try await connection.query(select.query, logger: logger).decode((Int64, String).self) { found = row }
-            guard let (version, text) = found else { throw APIError.missing(collection, id) }
+            var found: (Int64, String, Date)?
+            for try await row in try await connection.query(select.query, logger: logger).decode((Int64, String, Date).self) { found = row }
+            guard let (version, text, modified) = found else { throw APIError.missing(collection, id) }
             let value = try await embed([try JSONValue(parsing: Array(text.utf8))], of: collection, embeds: embeds, expands: expands, connection)[0]
-            return ItemRead(value: value, version: Int(version), modified: try await modified(connection))
+            return ItemRead(value: value, version: Int(version), modified: modified)
         }
+        // Without embeds or expands the read is one statement, and needs no transaction.
+        return try await embeds.isEmpty && expands.isEmpty ? readingOnce(read) : reading(read)
     }
 
     func singular(_ name: String) async throws -> (value: JSONValue, modified: Date)? {
