@@ -87,7 +87,10 @@ extension PostgresBackend {
                     try await connection.listen(on: schema.channel) { notifications in
                         await relay.start(at: current)
                         try await catchUp(schema, resources, connection, relay, logger)
-                        for try await _ in notifications {
+                        for try await notification in notifications {
+                            // Nobody to hand the changes to: skip reading them (a stream that opens
+                            // later reads its backlog itself, after subscribing).
+                            if await relay.skipIfUnwatched(to: Int(notification.payload)) { continue }
                             try await catchUp(schema, resources, connection, relay, logger)
                         }
                     }
@@ -141,6 +144,14 @@ actor ChangeRelay {
 
     func unsubscribe(_ id: Int) {
         subscribers.removeValue(forKey: id)?.finish()
+    }
+
+    /// Moves past `sequence` (a notification's payload: the sequence after a commit) when no
+    /// stream is open; false when there are streams to feed.
+    func skipIfUnwatched(to sequence: Int?) -> Bool {
+        guard subscribers.isEmpty, let sequence else { return false }
+        delivered = max(delivered, sequence)
+        return true
     }
 
     func deliver(_ changes: [FeedChange]) {

@@ -166,13 +166,11 @@ extension PostgresBackend {
     /// One more than the highest integer id, or the smallest free positive integer when that is
     /// `Int.max` (as the JSON backend does). Writes are serialised, so nobody takes it meanwhile.
     private func nextFreeID(_ table: String, _ connection: PostgresConnection) async throws -> Int {
-        // The highest integer id (through the index on numeric ids), and whether a string id
-        // already spells the one after it: one round trip in the usual case.
+        // The highest integer id (through its index), and whether a string id already spells
+        // the one after it: one round trip in the usual case.
         let highestQuery = PostgresQuery(unsafeSQL: """
-            WITH top AS (
-                SELECT max((record -> 'id')::numeric) AS id FROM \(table)
-                WHERE jsonb_typeof(record -> 'id') = 'number' AND (record -> 'id')::numeric = trunc((record -> 'id')::numeric))
-            SELECT top.id::text, EXISTS (SELECT 1 FROM \(table) WHERE id_text = (coalesce(top.id, 0) + 1)::text) FROM top
+            SELECT top.id::text, EXISTS (SELECT 1 FROM \(table) WHERE id_text = (coalesce(top.id, 0) + 1)::text)
+            FROM (SELECT max(integer_id) AS id FROM \(table)) AS top
             """)
         var found: (String?, Bool)?
         for try await row in try await connection.query(highestQuery, logger: logger).decode((String?, Bool).self) { found = row }
