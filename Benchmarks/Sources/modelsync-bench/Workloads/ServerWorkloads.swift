@@ -23,7 +23,7 @@ import Glibc
 /// 16 requests are in flight at a time. PostgreSQL comes from `MODELSYNC_POSTGRES_URL`
 /// (`source .ci/postgres.sh` starts a throwaway one).
 enum ServerWorkloads {
-    static let sizes = [WorkloadSize(500, quick: true), WorkloadSize(4_000)]
+    static let sizes = [WorkloadSize(500, quick: true), WorkloadSize(2_000)]
     static let concurrency = 16
     static let postCount = 1_000
     static let userCount = 100

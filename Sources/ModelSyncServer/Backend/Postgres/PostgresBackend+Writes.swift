@@ -48,6 +48,8 @@ extension PostgresBackend {
         if operations.count == 1, let operation = operations.first {
             // One operation needs no savepoint: when it fails, the transaction rolls back.
             do {
+                if let result = try await updateAlone(operation) { return [.success(result)] }
+                if let result = try await createAlone(operation) { return [.success(result)] }
                 return try await writing { connection, state in
                     let result = try await apply(operation, connection, &state, now: now)
                     return ([.success(result)], !result.replayed)
