@@ -71,6 +71,7 @@ public enum ServerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// character, a database that already holds data).
     case cannotImport(String)
 
+    /// A sentence saying what went wrong, for logs and the command line.
     public var description: String {
         switch self {
         case .notAnObject: "the database must be a JSON object whose arrays are collections"

@@ -12,10 +12,15 @@ import PostgresNIO
 /// Several servers may share one database: each sees the others' writes, and every server's
 /// change stream carries them (`LISTEN`/`NOTIFY`).
 public struct ServerDatabase: Sendable, Hashable, CustomStringConvertible {
+    /// The server's host name or address.
     public var host: String
+    /// The server's port (5432 unless the URL gives one).
     public var port: Int
+    /// The role to connect as (`postgres` unless the URL gives one).
     public var username: String
+    /// The role's password, if the URL gives one (it is never printed).
     public var password: String?
+    /// The database to connect to; nil connects to the one named like the role.
     public var database: String?
     /// The schema that holds the server's tables (`public` unless the URL says `?schema=`).
     public var schema: String
@@ -25,7 +30,12 @@ public struct ServerDatabase: Sendable, Hashable, CustomStringConvertible {
 
     /// How a connection uses TLS.
     public enum TLSMode: String, Sendable, Hashable {
-        case disable, prefer, require
+        /// Never TLS.
+        case disable
+        /// TLS when the server offers it.
+        case prefer
+        /// TLS, or no connection.
+        case require
     }
 
     /// Reads `postgres://user[:password]@host[:port][/database][?schema=…&sslmode=…]`.
@@ -50,6 +60,7 @@ public struct ServerDatabase: Sendable, Hashable, CustomStringConvertible {
         self.tls = tls
     }
 
+    /// The URL without the password, for logs.
     public var description: String {
         "postgres://\(username)@\(host):\(port)/\(database ?? "")?schema=\(schema)"
     }
