@@ -48,6 +48,44 @@ struct HardeningTests {
         }
     }
 
+    @Test(arguments: Backend.allCases) func theNextIDSkipsStringIDsNegativeIDsAndIntMax(backend: Backend) async throws {
+        // The highest integer id is 2, and "3" is a string: the next is 4.
+        try await withServer(["posts": [["id": -5], ["id": "1"], ["id": 2], ["id": "3"]]], backend: backend) { _, base async throws in
+            #expect(try await send(.POST, "\(base)/posts", body: "{}").json?["id"] == 4)
+            #expect(try await send(.POST, "\(base)/posts", body: #"{"id": \#(Self.huge)}"#).status == 201)
+            // After Int.max: the smallest free positive integer.
+            #expect(try await send(.POST, "\(base)/posts", body: "{}").json?["id"] == 5)
+        }
+        // Only a negative integer id, and "1" taken by a string: the next is 2.
+        try await withServer(["posts": [["id": -5], ["id": "1"]]], backend: backend) { _, base async throws in
+            let created = try await send(.POST, "\(base)/posts", body: "{}")
+            #expect(created.status == 201)
+            #expect(created.json?["id"] == 2)
+        }
+    }
+
+    @Test(arguments: Backend.allCases) func idsThatSwiftCallsEqualButDifferInBytesAreTwoRecords(backend: Backend) async throws {
+        let composed = "\u{E9}", decomposed = "e\u{301}"
+        #expect(composed == decomposed)
+        let data: JSONValue = [
+            "posts": [["id": .string(composed), "title": "composed"], ["id": .string(decomposed), "title": "decomposed"]],
+            "comments": [["id": 1, "postId": .string(composed)], ["id": 2, "postId": .string(decomposed)]],
+        ]
+        try await withServer(data, backend: backend) { _, base async throws in
+            let composedURL = "\(base)/posts/%C3%A9", decomposedURL = "\(base)/posts/e%CC%81"
+            #expect(try await send(.GET, composedURL).json?["title"] == "composed")
+            #expect(try await send(.GET, decomposedURL).json?["title"] == "decomposed")
+            #expect(try await send(.GET, composedURL + "?_embed=comments").json?["comments"]?.arrayValue?.compactMap { $0["id"]?.intValue } == [1])
+            #expect(try await send(.GET, "\(base)/comments/2?_expand=post").json?["post"]?["title"] == "decomposed")
+            #expect(try await send(.PATCH, decomposedURL, body: #"{"title": "changed"}"#).status == 200)
+            #expect(try await send(.GET, composedURL).json?["title"] == "composed")
+            #expect(try await send(.DELETE, composedURL).status == 200)
+            #expect(try await send(.GET, decomposedURL).json?["title"] == "changed")
+            // Creating the composed id again is no clash with the decomposed one.
+            #expect(try await send(.POST, "\(base)/posts", body: #"{"id": "\#(composed)"}"#).status == 201)
+        }
+    }
+
     private static func nested(_ levels: Int) -> String {
         String(repeating: #"{"a":"#, count: levels) + "1" + String(repeating: "}", count: levels)
     }

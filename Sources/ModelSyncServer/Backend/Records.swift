@@ -1,4 +1,5 @@
 import Foundation
+import ModelSyncCore
 import ModelSyncJSON
 
 // What every backend agrees on about records: ids, foreign keys, ETags and If-Match.
@@ -17,6 +18,28 @@ func normalizedID(_ given: JSONValue) throws -> JSONValue {
 
 /// A record's id as text (how routes and filters compare it).
 func recordID(of item: JSONValue) -> String? { item["id"].flatMap(scalarText) }
+
+/// Whether `item`'s id is `id`, byte for byte: ids that Swift calls equal but whose bytes differ
+/// (`é` precomposed and decomposed) are two records, as in PostgreSQL's `text`.
+func hasID(_ item: JSONValue, _ id: String) -> Bool {
+    recordID(of: item)?.isIdentical(to: id) ?? false
+}
+
+/// Adds `_embed` children and `_expand` parents to `items`, the relations' records already read
+/// and keyed by the id bytes they point at: children by their owner's id, parents by their id.
+func attachRelations(
+    _ items: [JSONValue], children: [(key: String, byOwner: [ExactText: [JSONValue]])], parents: [(key: String, byID: [ExactText: JSONValue])]
+) -> [JSONValue] {
+    items.map { item in
+        guard case .object(var object) = item else { return item }
+        let id = recordID(of: item).map(ExactText.init)
+        for child in children { object[child.key] = .array(id.flatMap { child.byOwner[$0] } ?? []) }
+        for parent in parents {
+            object[parent.key] = object[parent.key + "Id"].flatMap(scalarText).flatMap { parent.byID[ExactText($0)] } ?? .null
+        }
+        return .object(object)
+    }
+}
 
 /// `posts` → `post`, `categories` → `category`.
 func singularName(_ name: String) -> String {

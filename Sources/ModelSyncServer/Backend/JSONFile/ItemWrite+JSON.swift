@@ -22,7 +22,7 @@ extension ItemWrite {
             var items = try JSONStore.items(name, in: root)
             if let given = object["id"], given != .null {
                 let id = try normalizedID(given)
-                guard let text = scalarText(id), !items.contains(where: { recordID(of: $0) == text }) else {
+                guard let text = scalarText(id), !items.contains(where: { hasID($0, text) }) else {
                     throw APIError.duplicateID(name, given)
                 }
                 object["id"] = id
@@ -43,7 +43,7 @@ extension ItemWrite {
                 throw APIError.idMismatch(given, id)
             }
             var items = try JSONStore.items(name, in: root)
-            guard let index = items.firstIndex(where: { recordID(of: $0) == id }) else { throw APIError.missing(name, id) }
+            guard let index = items.firstIndex(where: { hasID($0, id) }) else { throw APIError.missing(name, id) }
             try checkIfMatch(items[index], version: book.version(collection: name, id: id), ifMatch)
             var updated = merge ? items[index].objectValue ?? JSONObject() : JSONObject([("id", items[index]["id"] ?? .null)])
             for (key, value) in object where key != "id" { updated[key] = value }
@@ -52,7 +52,7 @@ extension ItemWrite {
             return Result(status: 200, body: items[index], version: book.recordWrite(collection: name, record: items[index]))
         case .delete(let name, let id):
             var items = try JSONStore.items(name, in: root)
-            guard let index = items.firstIndex(where: { recordID(of: $0) == id }) else { throw APIError.missing(name, id) }
+            guard let index = items.firstIndex(where: { hasID($0, id) }) else { throw APIError.missing(name, id) }
             try checkIfMatch(items[index], version: book.version(collection: name, id: id), ifMatch)
             book.recordDelete(collection: name, id: items[index]["id"] ?? .null, now: now, limits: limits)
             items.remove(at: index)

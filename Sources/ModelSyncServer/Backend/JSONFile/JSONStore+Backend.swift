@@ -1,4 +1,5 @@
 import Foundation
+import ModelSyncCore
 import ModelSyncJSON
 
 /// The JSON document as a backend: every read works on the current data in memory, every
@@ -15,7 +16,7 @@ extension JSONStore: ServerBackend {
     func list(_ collection: String, _ request: ListRequest) throws -> ListPage {
         var query = request.query
         if let owner = request.owner {
-            guard try Self.items(owner.collection, in: root).contains(where: { recordID(of: $0) == owner.id }) else {
+            guard try Self.items(owner.collection, in: root).contains(where: { hasID($0, owner.id) }) else {
                 throw APIError.missing(owner.collection, owner.id)
             }
             query.require(foreignKey(of: owner.collection), equals: owner.id)
@@ -27,7 +28,7 @@ extension JSONStore: ServerBackend {
     }
 
     func item(_ collection: String, id: String, embeds: [String], expands: [String]) throws -> ItemRead {
-        guard let item = try Self.items(collection, in: root).first(where: { recordID(of: $0) == id }) else {
+        guard let item = try Self.items(collection, in: root).first(where: { hasID($0, id) }) else {
             throw APIError.missing(collection, id)
         }
         let value = try embed([item], of: collection, embeds: embeds, expands: expands)[0]
@@ -93,23 +94,22 @@ extension JSONStore: ServerBackend {
     private func embed(_ items: [JSONValue], of name: String, embeds: [String], expands: [String]) throws -> [JSONValue] {
         guard !embeds.isEmpty || !expands.isEmpty else { return items }
         let key = foreignKey(of: name)
-        let children = try embeds.map { (key: $0, items: try Self.items($0, in: root)) }
+        // One pass over each relation's records, keyed by id bytes (not one per item).
+        let children = try embeds.map { child in
+            var byOwner: [ExactText: [JSONValue]] = [:]
+            for record in try Self.items(child, in: root) {
+                if let owner = record[key].flatMap(scalarText) { byOwner[ExactText(owner), default: []].append(record) }
+            }
+            return (key: child, byOwner: byOwner)
+        }
         let parents = try expands.map { parent in
-            guard let items = (root[parent + "s"] ?? root[parent])?.arrayValue else { throw APIError.cannotExpand(parent) }
-            return (key: parent, items: items)
+            guard let records = (root[parent + "s"] ?? root[parent])?.arrayValue else { throw APIError.cannotExpand(parent) }
+            var byID: [ExactText: JSONValue] = [:]
+            // The first record with an id wins, as a search from the start would find.
+            for record in records { if let id = recordID(of: record), byID[ExactText(id)] == nil { byID[ExactText(id)] = record } }
+            return (key: parent, byID: byID)
         }
-        return items.map { item in
-            guard case .object(var object) = item else { return item }
-            let id = recordID(of: item)
-            for child in children {
-                object[child.key] = .array(child.items.filter { $0[key].flatMap(scalarText) == id })
-            }
-            for parent in parents {
-                let parentID = object[parent.key + "Id"].flatMap(scalarText)
-                object[parent.key] = parent.items.first { recordID(of: $0) == parentID } ?? .null
-            }
-            return .object(object)
-        }
+        return attachRelations(items, children: children, parents: parents)
     }
 
     static func items(_ name: String, in root: JSONObject) throws -> [JSONValue] {

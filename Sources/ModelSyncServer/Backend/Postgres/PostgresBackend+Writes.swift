@@ -171,7 +171,7 @@ extension PostgresBackend {
         // The highest integer id (through its index), and whether a string id already spells
         // the one after it: one round trip in the usual case.
         let highestQuery = PostgresQuery(unsafeSQL: """
-            SELECT top.id::text, EXISTS (SELECT 1 FROM \(table) WHERE id_text = (coalesce(top.id, 0) + 1)::text)
+            SELECT top.id::text, EXISTS (SELECT 1 FROM \(table) WHERE id_text = (greatest(coalesce(top.id, 0), 0) + 1)::text)
             FROM (SELECT max(integer_id) AS id FROM \(table)) AS top
             """)
         var found: (String?, Bool)?

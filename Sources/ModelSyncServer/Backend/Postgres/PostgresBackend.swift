@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ModelSyncCore
 import ModelSyncJSON
 import PostgresNIO
 
@@ -312,38 +313,30 @@ final class PostgresBackend: ServerBackend {
     private func embed(_ items: [JSONValue], of name: String, embeds: [String], expands: [String], _ connection: PostgresConnection) async throws -> [JSONValue] {
         guard !embeds.isEmpty || !expands.isEmpty else { return items }
         let ids = items.compactMap(recordID(of:))
-        var children: [(key: String, byOwner: [String: [JSONValue]])] = []
+        var children: [(key: String, byOwner: [ExactText: [JSONValue]])] = []
         for child in embeds {
             var select = BoundSQL()
             let key = select.bind(foreignKey(of: name))
             select.append("SELECT \(schema.textFunction)(record -> \(key)), record::text FROM \(try table(of: child)) WHERE \(schema.textFunction)(record -> \(key)) = ANY(\(select.bind(ids))::text[]) ORDER BY row_id")
-            var byOwner: [String: [JSONValue]] = [:]
+            var byOwner: [ExactText: [JSONValue]] = [:]
             for try await (owner, text) in try await connection.query(select.query, logger: logger).decode((String, String).self) {
-                byOwner[owner, default: []].append(try JSONValue(parsing: Array(text.utf8)))
+                byOwner[ExactText(owner), default: []].append(try JSONValue(parsing: Array(text.utf8)))
             }
             children.append((child, byOwner))
         }
-        var parents: [(key: String, byID: [String: JSONValue])] = []
+        var parents: [(key: String, byID: [ExactText: JSONValue])] = []
         for parent in expands {
             guard let table = resources[parent + "s"]?.table ?? resources[parent]?.table else { throw APIError.cannotExpand(parent) }
             let wanted = items.compactMap { $0[parent + "Id"].flatMap(scalarText) }
             var select = BoundSQL()
             select.append("SELECT id_text, record::text FROM \(schema.table(table)) WHERE id_text = ANY(\(select.bind(wanted))::text[])")
-            var byID: [String: JSONValue] = [:]
+            var byID: [ExactText: JSONValue] = [:]
             for try await (id, text) in try await connection.query(select.query, logger: logger).decode((String, String).self) {
-                byID[id] = try JSONValue(parsing: Array(text.utf8))
+                byID[ExactText(id)] = try JSONValue(parsing: Array(text.utf8))
             }
             parents.append((parent, byID))
         }
-        return items.map { item in
-            guard case .object(var object) = item else { return item }
-            let id = recordID(of: item)
-            for child in children { object[child.key] = .array(id.flatMap { child.byOwner[$0] } ?? []) }
-            for parent in parents {
-                object[parent.key] = object[parent.key + "Id"].flatMap(scalarText).flatMap { parent.byID[$0] } ?? .null
-            }
-            return .object(object)
-        }
+        return attachRelations(items, children: children, parents: parents)
     }
 
     // MARK: Helpers
