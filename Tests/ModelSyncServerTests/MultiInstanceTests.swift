@@ -155,4 +155,13 @@ struct MultiInstanceTests {
         await server.shutdown()
         await TestPostgres.drop(database)
     }
+
+    @Test func startingOnASchemaWithoutDataSaysToImport() async throws {
+        let database = try TestPostgres.database()
+        await #expect {
+            _ = try await ModelSyncServer.start(database: database)
+        } throws: { error in
+            "\(error)".contains("holds no modelsync-server data")
+        }
+    }
 }

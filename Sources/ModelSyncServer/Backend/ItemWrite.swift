@@ -1,4 +1,5 @@
 import Foundation
+import ModelSyncCore
 import ModelSyncJSON
 
 /// One write to a collection: what `POST /posts`, `PUT`/`PATCH`/`DELETE /posts/1` and each
@@ -19,3 +20,19 @@ enum ItemWrite: Sendable {
         var replayed = false
     }
 }
+
+extension ItemWrite {
+    /// Throws unless the body names no id or the item's own (byte for byte).
+    static func checkBodyID(_ body: JSONObject, matches id: String) throws {
+        if let given = body["id"], try !(scalarText(normalizedID(given))?.isIdentical(to: id) ?? false) { throw APIError.idMismatch(given, id) }
+    }
+
+    /// What an update makes of `current`: a merge (PATCH) sets the body's members, a replacement
+    /// (PUT) keeps only the id; the id never changes.
+    static func updated(_ current: JSONValue, with body: JSONObject, merge: Bool) -> JSONObject {
+        var updated = merge ? current.objectValue ?? JSONObject() : JSONObject([("id", current["id"] ?? .null)])
+        for (key, value) in body where key != "id" { updated[key] = value }
+        return updated
+    }
+}
+

@@ -39,15 +39,11 @@ extension ItemWrite {
             }
             return Result(status: 201, body: .object(object), version: version)
         case .update(let name, let id, let object, let merge):
-            if let given = object["id"], try scalarText(normalizedID(given)) != id {
-                throw APIError.idMismatch(given, id)
-            }
+            try Self.checkBodyID(object, matches: id)
             var items = try JSONStore.items(name, in: root)
             guard let index = items.firstIndex(where: { hasID($0, id) }) else { throw APIError.missing(name, id) }
             try checkIfMatch(items[index], version: book.version(collection: name, id: id), ifMatch)
-            var updated = merge ? items[index].objectValue ?? JSONObject() : JSONObject([("id", items[index]["id"] ?? .null)])
-            for (key, value) in object where key != "id" { updated[key] = value }
-            items[index] = .object(updated)
+            items[index] = .object(Self.updated(items[index], with: object, merge: merge))
             root[name] = .array(items)
             return Result(status: 200, body: items[index], version: book.recordWrite(collection: name, record: items[index]))
         case .delete(let name, let id):

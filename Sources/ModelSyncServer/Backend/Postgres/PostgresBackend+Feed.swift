@@ -34,7 +34,7 @@ extension PostgresBackend {
         var changes: [FeedChange] = []
         for (name, resource) in resources.sorted(by: { $0.key < $1.key }) where resource.kind == .collection && (collections?.contains(name) ?? true) {
             guard let table = resource.table else { continue }
-            var select = BoundSQL("SELECT version, record::text FROM \(schema.table(table)) WHERE version > ")
+            var select = BoundSQL("SELECT version, record::text FROM \(table) WHERE version > ")
             select.append("\(select.bind(since)) ORDER BY version LIMIT \(select.bind(wanted))")
             for try await (version, text) in try await connection.query(select.query, logger: logger).decode((Int64, String).self) {
                 let record = try JSONValue(parsing: Array(text.utf8))

@@ -28,7 +28,7 @@ extension PostgresBackend {
 
     func updateAlone(_ operation: ItemOperation) async throws -> ItemWrite.Result? {
         guard case .update(let name, let id, let body, let merge) = operation.write else { return nil }
-        if let given = body["id"], try scalarText(normalizedID(given)) != id { throw APIError.idMismatch(given, id) }
+        try ItemWrite.checkBodyID(body, matches: id)
         let table = try table(of: name)
         // Each retry means another write landed: give up after a few, to the locking path.
         for _ in 0..<8 {
@@ -41,8 +41,7 @@ extension PostgresBackend {
                     guard let (rowID, version, text) = found else { throw APIError.missing(name, id) }
                     let current = try JSONValue(parsing: Array(text.utf8))
                     try checkIfMatch(current, version: Int(version), operation.ifMatch)
-                    var updated = merge ? current.objectValue ?? JSONObject() : JSONObject([("id", current["id"] ?? .null)])
-                    for (key, value) in body where key != "id" { updated[key] = value }
+                    let updated = ItemWrite.updated(current, with: body, merge: merge)
                     try Self.checkStorable(.object(updated))
                     var write = BoundSQL("WITH taken AS (\(takeSequence)), written AS (UPDATE \(table) SET record = ")
                     write.append("\(write.bind(json: .object(updated))), version = (SELECT sequence FROM taken) ")

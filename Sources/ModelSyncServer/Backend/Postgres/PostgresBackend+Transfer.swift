@@ -22,9 +22,8 @@ extension PostgresBackend {
             try await client.withTransaction(logger: logger) { connection in
                 // One import at a time per database, whatever else runs.
                 try await connection.query("SELECT pg_advisory_xact_lock(7400117)", logger: logger)
-                let exists = PostgresQuery(unsafeSQL: "SELECT to_regclass($1)::text", binds: { var b = PostgresBindings(); b.append(schema.quoted + ".modelsync_state"); return b }())
                 var found: String?
-                for try await name in try await connection.query(exists, logger: logger).decode(String?.self) { found = name }
+                for try await name in try await connection.query(schema.holdsData, logger: logger).decode(String?.self) { found = name }
                 if found != nil {
                     guard replacing else { throw ServerError.cannotImport("the schema \(schema.name) already holds data (replace it with --replace)") }
                     for statement in schema.removal { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }

@@ -108,12 +108,11 @@ extension PostgresBackend {
             }
             return ItemWrite.Result(status: 201, body: stored, version: version)
         case .update(let name, let id, let body, let merge):
-            if let given = body["id"], try scalarText(normalizedID(given)) != id { throw APIError.idMismatch(given, id) }
+            try ItemWrite.checkBodyID(body, matches: id)
             let table = try table(of: name)
             guard let (rowID, version, current) = try await row(table, id: id, connection, locking: true) else { throw APIError.missing(name, id) }
             try checkIfMatch(current, version: version, operation.ifMatch)
-            var updated = merge ? current.objectValue ?? JSONObject() : JSONObject([("id", current["id"] ?? .null)])
-            for (key, value) in body where key != "id" { updated[key] = value }
+            let updated = ItemWrite.updated(current, with: body, merge: merge)
             try Self.checkStorable(.object(updated))
             let newVersion = state.next()
             var update = BoundSQL("UPDATE \(table) SET record = ")

@@ -8,7 +8,8 @@ import PostgresNIO
 /// `jsonb` with every value bound, `If-Match` is a compare in the write's transaction, and
 /// `LISTEN`/`NOTIFY` carries every server's writes to every server's change streams.
 final class PostgresBackend: ServerBackend {
-    /// A top-level name of the data: collections have a table.
+    /// A top-level name of the data: collections have a table (its quoted, schema-qualified
+    /// name, built once: every query names it).
     struct Resource: Sendable {
         var kind: ResourceKind
         var table: String?
@@ -60,8 +61,7 @@ final class PostgresBackend: ServerBackend {
     }
 
     private static func readResources(_ schema: PostgresSchema, _ client: PostgresClient, _ logger: Logger) async throws -> [String: Resource] {
-        guard try await client.query(PostgresQuery(unsafeSQL: "SELECT to_regclass($1)::text", binds: bindings(schema.quoted + ".modelsync_state")), logger: logger)
-            .decode(String?.self).first(where: { _ in true }) != nil
+        guard try await client.query(schema.holdsData, logger: logger).decode(String?.self).first(where: { _ in true }) ?? nil != nil
         else {
             throw ServerError.database("the schema \(schema.name) holds no modelsync-server data; import some first (modelsync-server import)")
         }
@@ -69,18 +69,12 @@ final class PostgresBackend: ServerBackend {
         let rows = try await client.query(PostgresQuery(unsafeSQL: "SELECT name, kind, table_name FROM \(schema.resources)"), logger: logger)
         for try await (name, kind, table) in rows.decode((String, String, String?).self) {
             switch kind {
-            case "collection": resources[name] = Resource(kind: .collection, table: table)
+            case "collection": resources[name] = Resource(kind: .collection, table: table.map(schema.table))
             case "singular": resources[name] = Resource(kind: .singular, table: nil)
             default: continue
             }
         }
         return resources
-    }
-
-    private static func bindings(_ values: String...) -> PostgresBindings {
-        var bindings = PostgresBindings()
-        for value in values { bindings.append(value) }
-        return bindings
     }
 
     /// A PostgreSQL error as the server reports it.
@@ -109,7 +103,7 @@ final class PostgresBackend: ServerBackend {
     /// The table of a collection; 404 when there is no such collection.
     func table(of collection: String) throws -> String {
         guard let table = resources[collection]?.table else { throw APIError.notFound("no collection named \(collection)") }
-        return schema.table(table)
+        return table
     }
 
     /// Runs `body` in a read-only transaction that sees one snapshot.
@@ -329,7 +323,7 @@ final class PostgresBackend: ServerBackend {
             guard let table = resources[parent + "s"]?.table ?? resources[parent]?.table else { throw APIError.cannotExpand(parent) }
             let wanted = items.compactMap { $0[parent + "Id"].flatMap(scalarText) }
             var select = BoundSQL()
-            select.append("SELECT id_text, record::text FROM \(schema.table(table)) WHERE id_text = ANY(\(select.bind(wanted))::text[])")
+            select.append("SELECT id_text, record::text FROM \(table) WHERE id_text = ANY(\(select.bind(wanted))::text[])")
             var byID: [ExactText: JSONValue] = [:]
             for try await (id, text) in try await connection.query(select.query, logger: logger).decode((String, String).self) {
                 byID[ExactText(id)] = try JSONValue(parsing: Array(text.utf8))

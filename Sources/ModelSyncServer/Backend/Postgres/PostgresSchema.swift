@@ -35,8 +35,9 @@ func quotePostgres(_ name: String) -> String {
 /// The server's tables in one schema of PostgreSQL.
 ///
 /// - `modelsync_state`: one row, the change sequence, the tombstone horizon and when the data
-///   last changed. Every write locks it first, so writes commit in sequence order and the feed
-///   never skips one (a reader sees a prefix of the sequence).
+///   last changed. Every write takes its sequence value from it and holds its lock to the commit,
+///   so writes commit in sequence order and the feed never skips one (a reader sees a prefix of
+///   the sequence).
 /// - `modelsync_resources`: the top-level names in the data's order: collections (with their
 ///   table) and singular resources (with their value).
 /// - `modelsync_records_<n>`, one per collection: `row_id` (a bigint identity: the list order),
@@ -48,16 +49,35 @@ func quotePostgres(_ name: String) -> String {
 /// - `modelsync_text(jsonb)`: a value as the text filters compare (json-server's rules).
 struct PostgresSchema: Sendable {
     let name: String
-
-    var quoted: String { quotePostgres(name) }
-    func table(_ table: String) -> String { quoted + "." + quotePostgres(table) }
-    var state: String { table("modelsync_state") }
-    var resources: String { table("modelsync_resources") }
-    var tombstones: String { table("modelsync_tombstones") }
-    var idempotencyKeys: String { table("modelsync_idempotency_keys") }
-    var textFunction: String { quoted + ".modelsync_text" }
+    // Quoted once: nearly every statement names one of these.
+    let quoted: String
+    let state: String
+    let resources: String
+    let tombstones: String
+    let idempotencyKeys: String
+    let textFunction: String
     /// The `NOTIFY` channel of this schema's writes.
-    var channel: String { "modelsync_changes_" + name }
+    let channel: String
+
+    init(name: String) {
+        self.name = name
+        quoted = quotePostgres(name)
+        state = quoted + ".modelsync_state"
+        resources = quoted + ".modelsync_resources"
+        tombstones = quoted + ".modelsync_tombstones"
+        idempotencyKeys = quoted + ".modelsync_idempotency_keys"
+        textFunction = quoted + ".modelsync_text"
+        channel = "modelsync_changes_" + name
+    }
+
+    func table(_ table: String) -> String { quoted + "." + quotePostgres(table) }
+
+    /// A row with the state table's name when the schema holds data, NULL when not.
+    var holdsData: PostgresQuery {
+        var query = BoundSQL("SELECT to_regclass(")
+        query.append(query.bind(state) + ")::text")
+        return query.query
+    }
 
     /// The statements that create the tables (for an empty schema).
     var creation: [String] {
