@@ -32,6 +32,15 @@ struct RoutesTests {
         }
     }
 
+    @Test(arguments: Backend.allCases) func aNullIDAsksForTheNextID(backend: Backend) async throws {
+        try await withServer(backend: backend) { _, base async throws in
+            let reply = try await send(.POST, "\(base)/posts", body: #"{"id": null, "title": "new"}"#)
+            #expect(reply.status == 201)
+            #expect(reply.json?["id"] == 6)
+            #expect(try await send(.GET, "\(base)/posts/6").json?["title"] == "new")
+        }
+    }
+
     @Test(arguments: Backend.allCases) func createKeepsAGivenID(backend: Backend) async throws {
         try await withServer(backend: backend) { _, base async throws in
             let reply = try await send(.POST, "\(base)/posts", body: #"{"id": 40, "title": "mine"}"#)

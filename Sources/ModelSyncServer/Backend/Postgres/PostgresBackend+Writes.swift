@@ -32,7 +32,7 @@ extension PostgresBackend {
                     var save = BoundSQL("WITH saved AS (UPDATE \(schema.state) SET sequence = ")
                     save.append("\(save.bind(state.sequence)), horizon = \(save.bind(state.horizon)), ")
                     // Second precision, as `Last-Modified`: a write must still move it forward.
-                    save.append("modified = greatest(date_trunc('second', now()), modified + interval '1 second') RETURNING sequence) ")
+                    save.append("modified = \(Self.nextModified) RETURNING sequence) ")
                     save.append("SELECT pg_notify(\(save.bind(schema.channel)), sequence::text) FROM saved WHERE \(save.bind(state.sequence > state.start))")
                     try await connection.query(save.query, logger: logger)
                 }
@@ -44,20 +44,14 @@ extension PostgresBackend {
     }
 
     func write(_ operations: [ItemOperation]) async throws -> [Result<ItemWrite.Result, APIError>] {
-        let now = Date()
         if operations.count == 1, let operation = operations.first {
-            // One operation needs no savepoint: when it fails, the transaction rolls back.
-            do {
-                if let result = try await updateAlone(operation) { return [.success(result)] }
-                if let result = try await createAlone(operation) { return [.success(result)] }
-                return try await writing { connection, state in
-                    let result = try await apply(operation, connection, &state, now: now)
-                    return ([.success(result)], !result.replayed)
-                }
-            } catch let error as APIError {
-                return [.failure(error)]
+            switch await groupCommit.submit(operation, commit: commitGroup) {
+            case .success(let result): return [.success(result)]
+            case .failure(let error as APIError): return [.failure(error)]
+            case .failure(let error): throw error
             }
         }
+        let now = Date()
         return try await writing { connection, state in
             var results: [Result<ItemWrite.Result, APIError>] = []
             for (index, operation) in operations.enumerated() {
@@ -76,6 +70,42 @@ extension PostgresBackend {
             }
             let changed = results.contains { if case .success(let result) = $0 { !result.replayed } else { false } }
             return (results, changed)
+        }
+    }
+
+    /// Commits single writes that queued together (see ``GroupCommit``), in order, an outcome
+    /// for each: in two statements when the writes are independent creates and updates
+    /// (``writeTogether(_:)``), otherwise one by one in one transaction, where a write refused (a
+    /// 404, a 412) changes nothing and the others go on. Should that transaction fail as a whole
+    /// (PostgreSQL refused a statement), each write is tried again alone, so it fails alone.
+    func commitGroup(_ operations: [ItemOperation]) async -> [GroupCommit.Outcome] {
+        if let outcomes = try? await writeTogether(operations) { return outcomes }
+        if operations.count > 1, let outcomes = try? await applyInTurn(operations) { return outcomes }
+        var outcomes: [GroupCommit.Outcome] = []
+        for operation in operations {
+            do {
+                outcomes.append(contentsOf: try await applyInTurn([operation]))
+            } catch {
+                outcomes.append(.failure(error))
+            }
+        }
+        return outcomes
+    }
+
+    /// The writes one after another in one transaction holding the state row's lock.
+    private func applyInTurn(_ operations: [ItemOperation]) async throws -> [GroupCommit.Outcome] {
+        let now = Date()
+        return try await writing { connection, state in
+            var outcomes: [GroupCommit.Outcome] = []
+            for operation in operations {
+                do {
+                    outcomes.append(.success(try await apply(operation, connection, &state, now: now)))
+                } catch let error as APIError where operations.count > 1 {
+                    outcomes.append(.failure(error))
+                }
+            }
+            let changed = outcomes.contains { if case .success(let result) = $0 { !result.replayed } else { false } }
+            return (outcomes, changed)
         }
     }
 
@@ -207,7 +237,7 @@ extension PostgresBackend {
     }
 
     /// Drops tombstones beyond the feed limits and raises the horizon past them.
-    private func dropOldTombstones(_ connection: PostgresConnection, _ state: inout WriteState, now: Date) async throws {
+    func dropOldTombstones(_ connection: PostgresConnection, _ state: inout WriteState, now: Date) async throws {
         var drop = BoundSQL("DELETE FROM \(schema.tombstones) WHERE at < ")
         drop.append(drop.bind(now.addingTimeInterval(-min(feedLimits.tombstoneRetention, Double(Int32.max)))))
         drop.append(" OR sequence <= (SELECT sequence FROM \(schema.tombstones) ORDER BY sequence DESC OFFSET \(drop.bind(feedLimits.tombstoneCapacity)) LIMIT 1)")

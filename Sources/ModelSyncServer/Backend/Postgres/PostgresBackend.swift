@@ -24,6 +24,8 @@ final class PostgresBackend: ServerBackend {
     /// The data `reset()` puts back: what the server was started with, when it was.
     let initialData: JSONValue?
     let relay: ChangeRelay
+    /// Single writes that arrive together commit together.
+    let groupCommit = GroupCommit()
     private let running: Task<Void, Never>
     private let listening: Task<Void, Never>
 

@@ -1,0 +1,193 @@
+import Foundation
+import Logging
+import ModelSyncJSON
+@testable import ModelSyncServer
+import Testing
+
+/// Single writes that arrive together commit together (``GroupCommit``); a group must answer
+/// and change exactly what the same writes one at a time would.
+@Suite struct GroupCommitTests {
+    /// Independent creates and updates, with refusals of every kind among them: the path that
+    /// writes the whole group in two statements.
+    static let independent: [ItemOperation] = [
+        ItemOperation(write: .create(collection: "posts", body: ["title": "new"], idempotencyKey: nil)),
+        ItemOperation(write: .update(collection: "posts", id: "2", body: ["title": "B"], merge: true), ifMatch: "\"999999\""),
+        ItemOperation(write: .update(collection: "posts", id: "3", body: ["title": "C"], merge: false)),
+        ItemOperation(write: .create(collection: "comments", body: ["postId": 1, "body": "x"], idempotencyKey: nil)),
+        ItemOperation(write: .update(collection: "users", id: "1", body: ["id": 2], merge: true)),
+        ItemOperation(write: .create(collection: "nope", body: [:], idempotencyKey: nil)),
+        ItemOperation(write: .create(collection: "posts", body: ["title": "nul \u{0}"], idempotencyKey: nil)),
+        ItemOperation(write: .create(collection: "posts", body: ["id": "\u{E9}", "title": "composed"], idempotencyKey: nil)),
+        ItemOperation(write: .update(collection: "posts", id: "e\u{301}", body: ["title": "decomposed"], merge: true)),
+        ItemOperation(write: .create(collection: "posts", body: ["title": "newer", "id": .null], idempotencyKey: nil)),
+        ItemOperation(write: .create(collection: "posts", body: ["id": 1], idempotencyKey: nil)),
+        ItemOperation(write: .update(collection: "nope", id: "1", body: [:], merge: true)),
+    ]
+
+    /// Writes that depend on each other (two to one record, an id above the highest before a
+    /// create without one) and deletes, refused ones among them: one by one under the lock.
+    static let dependent: [ItemOperation] = [
+        ItemOperation(write: .update(collection: "posts", id: "1", body: ["views": 1], merge: true)),
+        ItemOperation(write: .update(collection: "posts", id: "1", body: ["views": 2], merge: true)),
+        ItemOperation(write: .create(collection: "posts", body: ["id": 50], idempotencyKey: nil)),
+        ItemOperation(write: .create(collection: "posts", body: [:], idempotencyKey: nil)),
+        ItemOperation(write: .delete(collection: "posts", id: "50")),
+        ItemOperation(write: .delete(collection: "posts", id: "99")),
+        ItemOperation(write: .delete(collection: "users", id: "2"), ifMatch: "\"1\", \"2\""),
+    ]
+
+    @Test func aGroupAnswersAndChangesWhatTheWritesOneByOneDo() async throws {
+        try await withBackends { grouped, serial in
+            // The If-Match of a current version, the same in both (same data, same sequence).
+            let current = try await serial.item("posts", id: "5", embeds: [], expands: [])
+            let operations = Self.independent + [
+                ItemOperation(write: .update(collection: "posts", id: "5", body: ["views": 6], merge: true), ifMatch: current.version.map(versionETag))
+            ]
+            let outcomes = try #require(try await grouped.writeTogether(operations), "independent writes are written together")
+            // The reference: the same writes as a batch, one by one in a transaction.
+            let oneByOne = try await serial.write(operations).map { $0.mapError { $0 as any Error } }
+            try expectSame(outcomes, oneByOne)
+            #expect(outcomes.map(status) == [201, 412, 200, 201, 400, 404, 422, 201, 404, 201, 409, 404, 200])
+            try await expectSameData(grouped, serial)
+        }
+    }
+
+    @Test func dependentWritesInOneGroupGoOneByOne() async throws {
+        try await withBackends { grouped, serial in
+            #expect(try await grouped.writeTogether(Self.dependent) == nil)
+            let outcomes = await grouped.commitGroup(Self.dependent)
+            let oneByOne = try await serial.write(Self.dependent).map { $0.mapError { $0 as any Error } }
+            try expectSame(outcomes, oneByOne)
+            #expect(outcomes.map(status) == [200, 200, 201, 201, 200, 404, 412])
+            try await expectSameData(grouped, serial)
+        }
+    }
+
+    @Test func concurrentWritesLoseNothing() async throws {
+        try await withBackends { backend, _ in
+            // 16 writers, each creating a post and then editing it with If-Match: most of these
+            // arrive while another group commits.
+            let finals = try await withThrowingTaskGroup(of: (String, Int).self) { group in
+                for writer in 0..<16 {
+                    group.addTask {
+                        let created = try await backend.write([ItemOperation(write: .create(collection: "posts", body: ["writer": .number(JSONNumber(writer))], idempotencyKey: nil))])
+                        var result = try created[0].get()
+                        let id = try #require(recordID(of: result.body))
+                        for edit in 1...5 {
+                            let update = ItemWrite.update(collection: "posts", id: id, body: ["edit": .number(JSONNumber(edit))], merge: true)
+                            result = try await backend.write([ItemOperation(write: update, ifMatch: result.version.map(versionETag))])[0].get()
+                        }
+                        return (id, try #require(result.version))
+                    }
+                }
+                return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+            }
+            #expect(finals.count == 16)
+            let feed = try await backend.changes(after: .after(0), in: ["posts"], limit: 1_000)
+            for (id, version) in finals {
+                let read = try await backend.item("posts", id: id, embeds: [], expands: [])
+                #expect(read.version == version)
+                #expect(read.value["edit"] == 5)
+                #expect(feed.changes.filter { scalarText($0.id) == id }.map(\.sequence) == [version])
+            }
+            let sequences = feed.changes.map(\.sequence)
+            #expect(sequences == sequences.sorted() && Set(sequences).count == sequences.count)
+        }
+    }
+
+    @Test func twoServersWritingTheSameRowsLoseNothing() async throws {
+        try await withBackends(sharingData: true) { first, second in
+            // 8 writers, half through each server: If-Match increments of one post (re-reading
+            // after a 412) and creates, whose ids both servers pick from the same highest id.
+            let created = try await withThrowingTaskGroup(of: Int.self) { group in
+                for writer in 0..<8 {
+                    let backend = writer % 2 == 0 ? first : second
+                    group.addTask {
+                        var done = 0
+                        var created = 0
+                        while done < 15 {
+                            let read = try await backend.item("posts", id: "1", embeds: [], expands: [])
+                            let views = read.value["views"]?.intValue ?? 0
+                            let update = ItemWrite.update(collection: "posts", id: "1", body: ["views": .number(JSONNumber(views + 1))], merge: true)
+                            switch try await backend.write([ItemOperation(write: update, ifMatch: read.version.map(versionETag))])[0] {
+                            case .success: done += 1
+                            case .failure(let error): #expect(error.status == 412)
+                            }
+                            let create = ItemWrite.create(collection: "comments", body: ["writer": .number(JSONNumber(writer))], idempotencyKey: nil)
+                            _ = try await backend.write([ItemOperation(write: create)])[0].get()
+                            created += 1
+                        }
+                        return created
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+            #expect(try await second.item("posts", id: "1", embeds: [], expands: []).value["views"] == 130)
+            let comments = try #require(try await first.everything().value["comments"]?.arrayValue)
+            #expect(comments.count == 3 + created)
+            let ids = comments.compactMap { $0["id"]?.intValue }
+            #expect(ids.count == comments.count && Set(ids).count == ids.count)
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Two PostgreSQL backends: over the same data in schemas of their own, or (`sharingData`)
+    /// two servers of one schema.
+    private func withBackends(sharingData: Bool = false, _ body: (PostgresBackend, PostgresBackend) async throws -> Void) async throws {
+        let first = try TestPostgres.database()
+        let second = sharingData ? first : try TestPostgres.database()
+        let logger = Logger(label: "test")
+        let grouped = try await PostgresBackend.open(first, initialData: sampleData, feedLimits: FeedLimits(), logger: logger)
+        let serial: PostgresBackend
+        do {
+            serial = try await PostgresBackend.open(second, initialData: sharingData ? JSONValue?.none : sampleData, feedLimits: FeedLimits(), logger: logger)
+        } catch {
+            await grouped.close()
+            await TestPostgres.drop(first)
+            throw error
+        }
+        do {
+            try await body(grouped, serial)
+        } catch {
+            Issue.record(error)
+        }
+        await grouped.close()
+        await serial.close()
+        await TestPostgres.drop(first)
+        await TestPostgres.drop(second)
+    }
+
+    private func status(_ outcome: GroupCommit.Outcome) -> Int {
+        switch outcome {
+        case .success(let result): result.status
+        case .failure(let error): (error as? APIError)?.status ?? 500
+        }
+    }
+
+    private func expectSame(_ grouped: [GroupCommit.Outcome], _ serial: [GroupCommit.Outcome]) throws {
+        try #require(grouped.count == serial.count)
+        for (index, (together, alone)) in zip(grouped, serial).enumerated() {
+            switch (together, alone) {
+            case (.success(let together), .success(let alone)):
+                #expect(together.status == alone.status, "write \(index)")
+                #expect(together.body == alone.body, "write \(index)")
+                #expect(together.version == alone.version, "write \(index)")
+            case (.failure(let together as APIError), .failure(let alone as APIError)):
+                #expect(together.status == alone.status, "write \(index)")
+                #expect(together.message == alone.message, "write \(index)")
+            default:
+                Issue.record("write \(index): \(together) grouped, \(alone) alone")
+            }
+        }
+    }
+
+    /// The same records, versions and feed.
+    private func expectSameData(_ grouped: PostgresBackend, _ serial: PostgresBackend) async throws {
+        #expect(try await grouped.everything().value == serial.everything().value)
+        let groupedFeed = try await grouped.changes(after: .after(0), in: nil, limit: 1_000)
+        let serialFeed = try await serial.changes(after: .after(0), in: nil, limit: 1_000)
+        #expect(groupedFeed.changes.map(\.json) == serialFeed.changes.map(\.json))
+        #expect(groupedFeed.next == serialFeed.next)
+    }
+}
