@@ -54,6 +54,56 @@ struct FileTests {
         }
     }
 
+    @Test func concurrentWritesAreSavedTogetherAndLoseNothing() async throws {
+        try await withDatabaseFile(contents) { file async throws in
+            let server = try await ModelSyncServer.start(file: file)
+            let base = server.baseURL.absoluteString
+            // 24 writers at once: most arrive while another save runs and are saved with the next.
+            let statuses = try await withThrowingTaskGroup(of: [Int].self) { group in
+                for writer in 0..<24 {
+                    group.addTask {
+                        let created = try await send(.POST, "\(base)/posts", body: #"{"title": "w\#(writer)"}"#)
+                        let edited = try await send(.PATCH, "\(base)/profile", body: #"{"w\#(writer)": true}"#)
+                        return [created.status, edited.status]
+                    }
+                }
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+            let served = try await server.data
+            await server.shutdown()
+            #expect(statuses.allSatisfy { $0 == 200 || $0 == 201 })
+            #expect(served["posts"]?.arrayValue?.count == 25)
+            #expect(served["profile"]?.objectValue?.count == 25)
+            // What a new server loads from the file is what the first one served.
+            let reloaded = try await ModelSyncServer.start(file: file)
+            let loaded = try await reloaded.data
+            await reloaded.shutdown()
+            #expect(loaded == served)
+        }
+    }
+
+    @Test func aFailedSaveFailsEveryWriteItHeld() async throws {
+        try await withDatabaseFile(contents) { file async throws in
+            let server = try await ModelSyncServer.start(file: file)
+            let base = server.baseURL.absoluteString
+            let directory = file.deletingLastPathComponent()
+            let away = directory.appendingPathExtension("away")
+            try FileManager.default.moveItem(at: directory, to: away)
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for writer in 0..<8 {
+                    group.addTask { try await send(.POST, "\(base)/posts", body: #"{"title": "w\#(writer)"}"#).status }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            try FileManager.default.moveItem(at: away, to: directory)
+            // None was kept, so none took an id: the next create gets 2.
+            let next = try await send(.POST, "\(base)/posts", body: #"{"title": "two"}"#)
+            await server.shutdown()
+            #expect(statuses == Array(repeating: 500, count: 8))
+            #expect(next.json?["id"] == 2)
+        }
+    }
+
     @Test func readOnlyNeverWritesTheFile() async throws {
         try await withDatabaseFile(contents) { file async throws in
             let server = try await ModelSyncServer.start(file: file, options: ServerOptions(readOnly: true))

@@ -44,9 +44,9 @@ extension JSONStore: ServerBackend {
         (.object(root), lastModified)
     }
 
-    func write(_ operations: [ItemOperation]) throws -> [Result<ItemWrite.Result, APIError>] {
+    func write(_ operations: [ItemOperation]) async throws -> [Result<ItemWrite.Result, APIError>] {
         let (now, limits) = (Date(), feedLimits)
-        return try write({ root, book in
+        return try await write({ root, book in
             operations.map { operation in
                 do {
                     return .success(try operation.write.apply(ifMatch: operation.ifMatch, to: &root, &book, now: now, limits: limits))
@@ -62,8 +62,8 @@ extension JSONStore: ServerBackend {
         })
     }
 
-    func writeSingular(_ name: String, body: JSONObject, merge: Bool, ifMatch: String?) throws -> JSONValue {
-        try write { root, _ in
+    func writeSingular(_ name: String, body: JSONObject, merge: Bool, ifMatch: String?) async throws -> JSONValue {
+        try await write { root, _ in
             let current = root[name] ?? .null
             try checkIfMatch(current, version: nil, ifMatch)
             var updated = merge ? current.objectValue ?? JSONObject() : JSONObject()
@@ -84,8 +84,9 @@ extension JSONStore: ServerBackend {
         return FeedPage(changes: changes, more: more, next: more ? changes.last?.sequence ?? since : max(book.sequence, since))
     }
 
-    func close() {
+    func close() async {
         closeSubscriptions()
+        await finishSaving()
     }
 
     // MARK: Helpers

@@ -39,20 +39,79 @@ actor JSONStore {
         self.lastModified = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
     }
 
-    /// Applies `change` to a copy of the data and the bookkeeping, saves both, and only then
-    /// makes them current; then tells the change streams.
+    /// The data with every write applied, saved or not; nil when that is the current data.
+    private var newest: (root: JSONObject, book: Bookkeeping, generation: Int)?
+    /// Counts the writes applied, so that a save knows whether it holds the newest.
+    private var generation = 0
+    /// The writers whose answers wait for a save that has not started yet.
+    private var waiting: [CheckedContinuation<Void, any Error>] = []
+    /// Saves while writers wait.
+    private var saver: Task<Void, Never>?
+    /// Where saves run: a file write and its fsync block a thread, never one of Swift's.
+    private let saveQueue = DispatchQueue(label: "modelsync.server.json-store.save")
+
+    /// Applies `change` to a copy of the data and the bookkeeping (with every earlier write, saved
+    /// or not), saves it, and only then makes it current and tells the change streams.
+    ///
+    /// Writes that arrive while a save runs are saved together by the next one: one file
+    /// written and synced for the group. Should a save fail, every write in it (and every write
+    /// applied on top of it since) fails, and the data stays as the last save left it.
     ///
     /// `changed` tells whether the change did anything (a batch whose operations all failed did
     /// not): when it did not, nothing is saved.
     func write<T: Sendable>(
         _ change: @Sendable (inout JSONObject, inout Bookkeeping) throws -> T, changed: (T) -> Bool = { _ in true }
-    ) throws -> T {
-        var copy = root
-        var bookCopy = book
-        let before = book.sequence
+    ) async throws -> T {
+        var copy = newest?.root ?? root
+        var bookCopy = newest?.book ?? book
         let result = try change(&copy, &bookCopy)
-        guard changed(result) else { return result }
-        if let file { try Self.save(copy, bookCopy, to: file) }
+        if changed(result) {
+            guard file != nil else {
+                commit(copy, bookCopy)
+                return result
+            }
+            generation += 1
+            newest = (copy, bookCopy, generation)
+        } else if newest == nil {
+            return result
+        }
+        // An answer that changed nothing waits too when it was read from unsaved writes.
+        try await withCheckedThrowingContinuation { continuation in
+            waiting.append(continuation)
+            if saver == nil { saver = Task { await saveWhileWaited() } }
+        }
+        return result
+    }
+
+    /// Saves the newest data while writers wait for it, one group of writers per save.
+    private func saveWhileWaited() async {
+        while !waiting.isEmpty, let file {
+            let writers = waiting
+            waiting = []
+            guard let (copy, bookCopy, saved) = newest else {
+                for writer in writers { writer.resume() }
+                continue
+            }
+            do {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                    saveQueue.async { continuation.resume(with: Result { try Self.save(copy, bookCopy, to: file) }) }
+                }
+                commit(copy, bookCopy)
+                if newest?.generation == saved { newest = nil }
+                for writer in writers { writer.resume() }
+            } catch {
+                // The writes applied since build on the failed ones: they fail too.
+                let failed = writers + waiting
+                (newest, waiting) = (nil, [])
+                for writer in failed { writer.resume(throwing: error) }
+            }
+        }
+        saver = nil
+    }
+
+    /// Makes saved data current and tells the change streams.
+    private func commit(_ copy: JSONObject, _ bookCopy: Bookkeeping) {
+        let before = book.sequence
         root = copy
         book = bookCopy
         if !subscribers.isEmpty && book.sequence > before {
@@ -65,13 +124,17 @@ actor JSONStore {
         // a 304 for data that changed.
         let now = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         lastModified = max(now, lastModified.addingTimeInterval(1))
-        return result
+    }
+
+    /// Waits for the saves under way: the server is shutting down.
+    func finishSaving() async {
+        await saver?.value
     }
 
     /// Puts back the data the store started with (saving it to the file, like any write).
-    func reset() throws {
+    func reset() async throws {
         let initial = initial
-        try write { root, book in (root, book) = (initial.root, initial.book) }
+        try await write { root, book in (root, book) = (initial.root, initial.book) }
     }
 
     /// A stream of every change committed from now on; it ends when the server shuts down.

@@ -8,8 +8,9 @@ import PostgresNIO
 /// applied in memory, and one statement takes their sequence values (holding the state row's lock
 /// only until it commits) and writes them all, each update only if its row still has the version
 /// read: `If-Match` as a compare-and-set. When another write came in between, nothing is written
-/// and the group starts again (then a stale `If-Match` gets its 412). Under the state row's lock
-/// round trips bound throughput, so they are what this saves.
+/// and the group starts again, in the end holding the state row's lock from the read on (then a
+/// stale `If-Match` gets its 412). Under that lock round trips bound throughput, so they are what
+/// this saves.
 ///
 /// It takes the groups whose writes do not depend on each other: no two touch one record, and
 /// the ids that creates pick cannot collide. Other groups, deletes, and creates with an
@@ -38,38 +39,60 @@ extension PostgresBackend {
     /// A row moved between the read and the write, or another server took an id meanwhile.
     private struct RowsMoved: Error {}
 
+    /// How one try of a group went.
+    private enum Attempt {
+        case written([GroupCommit.Outcome])
+        /// Another write landed between the read and the write: nothing was written.
+        case moved
+        /// An id a create picks is taken: one by one finds the next free one.
+        case notTaken
+    }
+
     /// The outcomes of `operations`, or nil when this path does not take them (nothing changed).
     func writeTogether(_ operations: [ItemOperation]) async throws -> [GroupCommit.Outcome]? {
         guard let plans = plan(operations) else { return nil }
+        var attempt = Attempt.moved
+        // Another server wrote the same rows or took the same ids: try again a few times (a try
+        // costs two round trips), then under the state row's lock, where nothing moves.
+        for _ in 0..<3 {
+            attempt = try await client.withConnection { connection in try await write(operations, plans, connection) }
+            guard case .moved = attempt else { break }
+        }
+        if case .moved = attempt {
+            attempt = try await client.withTransaction(logger: logger) { connection in
+                try await connection.query(PostgresQuery(unsafeSQL: "SELECT 1 FROM \(schema.state) FOR UPDATE"), logger: logger)
+                return try await write(operations, plans, connection)
+            }
+        }
+        guard case .written(let outcomes) = attempt else { return nil }
+        return outcomes
+    }
+
+    /// Reads the rows, applies the writes in memory and writes them in one statement.
+    private func write(_ operations: [ItemOperation], _ plans: [String: CollectionPlan], _ connection: PostgresConnection) async throws -> Attempt {
+        var plans = plans
         let names = plans.keys.sorted()
-        return try await client.withConnection { connection in
-            // Each retry means another write landed: after a few, one by one under the lock.
-            for _ in 0..<8 {
-                var attempt = plans
-                try await readRows(names, &attempt, connection)
-                guard let (pending, steps) = try applyInMemory(operations, &attempt) else { return nil }
-                let written: (base: Int64, stored: [Int64: String])
-                do {
-                    written = steps == 0 ? (0, [:]) : try await writeRows(names, attempt, steps: steps, connection)
-                } catch is RowsMoved {
-                    continue
-                }
-                // Committed: from here on nothing throws, or the caller would write them again.
-                return pending.map { pending in
-                    switch pending {
-                    case .done(let outcome):
-                        return outcome
-                    case .stored(let step, let status):
-                        let version = written.base + step
-                        return Result {
-                            guard let text = written.stored[version] else { throw ServerError.database("a grouped write's row was not returned") }
-                            return ItemWrite.Result(status: status, body: try JSONValue(parsing: Array(text.utf8)), version: Int(version))
-                        }
-                    }
+        try await readRows(names, &plans, connection)
+        guard let (pending, steps) = try applyInMemory(operations, &plans) else { return .notTaken }
+        let written: (base: Int64, stored: [Int64: String])
+        do {
+            written = steps == 0 ? (0, [:]) : try await writeRows(names, plans, steps: steps, connection)
+        } catch is RowsMoved {
+            return .moved
+        }
+        // Written: from here on nothing throws, or the caller would write them again.
+        return .written(pending.map { pending in
+            switch pending {
+            case .done(let outcome):
+                return outcome
+            case .stored(let step, let status):
+                let version = written.base + step
+                return Result {
+                    guard let text = written.stored[version] else { throw ServerError.database("a grouped write's row was not returned") }
+                    return ItemWrite.Result(status: status, body: try JSONValue(parsing: Array(text.utf8)), version: Int(version))
                 }
             }
-            return nil
-        }
+        })
     }
 
     /// Each collection's ids to read, or nil when the writes are not independent.
