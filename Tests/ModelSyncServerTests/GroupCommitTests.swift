@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ModelSyncCore
 import ModelSyncJSON
 @testable import ModelSyncServer
 import Testing
@@ -128,6 +129,41 @@ import Testing
             let ids = comments.compactMap { $0["id"]?.intValue }
             #expect(ids.count == comments.count && Set(ids).count == ids.count)
         }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func writesThatArriveDuringACommitFormTheNextGroup() async throws {
+        let groupCommit = GroupCommit()
+        let groups = Locked<[[String]]>([])
+        let (gate, open) = AsyncStream<Void>.makeStream()
+        // Answers each write with its own id; the first group waits for the gate.
+        let commit: @Sendable ([ItemOperation]) async -> [GroupCommit.Outcome] = { operations in
+            let ids = operations.map { operation -> String in
+                if case .delete(_, let id) = operation.write { id } else { "" }
+            }
+            let first = groups.withLock { groups in
+                groups.append(ids)
+                return groups.count == 1
+            }
+            if first { for await _ in gate {} }
+            return ids.map { .success(ItemWrite.Result(status: 200, body: .string($0), version: nil)) }
+        }
+        func submit(_ id: String) async -> String? {
+            let outcome = await groupCommit.submit(ItemOperation(write: .delete(collection: "posts", id: id)), commit: commit)
+            return (try? outcome.get())?.body.stringValue
+        }
+        try await withThrowingTaskGroup(of: (String, String?).self) { tasks in
+            tasks.addTask { ("a", await submit("a")) }
+            while groups.current.isEmpty { await Task.yield() }
+            for id in ["b", "c", "d"] { tasks.addTask { (id, await submit(id)) } }
+            // b, c and d queue behind a's commit; then a's commit ends.
+            while groupCommit.waitingCount < 3 { await Task.yield() }
+            open.finish()
+            for try await (id, answer) in tasks { #expect(answer == id) }
+        }
+        #expect(groups.current.count == 2)
+        #expect(groups.current.first == ["a"])
+        #expect(Set(groups.current.last ?? []) == ["b", "c", "d"])
+        #expect(groupCommit.waitingCount == 0)
     }
 
     // MARK: Helpers

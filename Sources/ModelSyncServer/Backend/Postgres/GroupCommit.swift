@@ -31,6 +31,9 @@ final class GroupCommit: Sendable {
 
     private let queue = Locked(Queue())
 
+    /// How many writes wait for a group to take them (the leader's among them until it does).
+    var waitingCount: Int { queue.withLock { $0.waiting.count } }
+
     /// Commits `operation`, alone or with the writes that queue with it.
     /// - Parameter commit: commits a group of writes in order, an outcome for each (run when
     ///   this write leads).

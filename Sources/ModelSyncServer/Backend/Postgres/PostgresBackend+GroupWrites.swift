@@ -29,6 +29,16 @@ extension PostgresBackend {
         var updates: [(rowID: Int64, version: Int64, step: Int64, record: String)] = []
     }
 
+    /// A record of a collection, both by their bytes.
+    private struct RecordKey: Hashable {
+        let collection: ExactText
+        let id: ExactText
+
+        init(_ collection: String, _ id: String) {
+            (self.collection, self.id) = (ExactText(collection), ExactText(id))
+        }
+    }
+
     /// A write's answer once the group's statement ran: done already (a refusal), or the stored
     /// record of this step.
     private enum Pending {
@@ -51,25 +61,36 @@ extension PostgresBackend {
     /// The outcomes of `operations`, or nil when this path does not take them (nothing changed).
     func writeTogether(_ operations: [ItemOperation]) async throws -> [GroupCommit.Outcome]? {
         guard let plans = plan(operations) else { return nil }
+        do {
+            return try await writeTogether(operations, plans)
+        } catch {
+            throw Self.serverError(error)
+        }
+    }
+
+    private func writeTogether(_ operations: [ItemOperation], _ plans: [String: CollectionPlan]) async throws -> [GroupCommit.Outcome]? {
         var attempt = Attempt.moved
         // Another server wrote the same rows or took the same ids: try again a few times (a try
         // costs two round trips), then under the state row's lock, where nothing moves.
         for _ in 0..<3 {
-            attempt = try await client.withConnection { connection in try await write(operations, plans, connection) }
+            attempt = try await client.withConnection { connection in try await write(operations, plans, committing: true, connection) }
             guard case .moved = attempt else { break }
         }
         if case .moved = attempt {
             attempt = try await client.withTransaction(logger: logger) { connection in
                 try await connection.query(PostgresQuery(unsafeSQL: "SELECT 1 FROM \(schema.state) FOR UPDATE"), logger: logger)
-                return try await write(operations, plans, connection)
+                return try await write(operations, plans, committing: false, connection)
             }
         }
         guard case .written(let outcomes) = attempt else { return nil }
         return outcomes
     }
 
-    /// Reads the rows, applies the writes in memory and writes them in one statement.
-    private func write(_ operations: [ItemOperation], _ plans: [String: CollectionPlan], _ connection: PostgresConnection) async throws -> Attempt {
+    /// Reads the rows, applies the writes in memory and writes them in one statement, which
+    /// commits unless a transaction is open (`committing`).
+    private func write(
+        _ operations: [ItemOperation], _ plans: [String: CollectionPlan], committing: Bool, _ connection: PostgresConnection
+    ) async throws -> Attempt {
         var plans = plans
         let names = plans.keys.sorted()
         try await readRows(names, &plans, connection)
@@ -79,6 +100,8 @@ extension PostgresBackend {
             written = steps == 0 ? (0, [:]) : try await writeRows(names, plans, steps: steps, connection)
         } catch is RowsMoved {
             return .moved
+        } catch where committing && Self.isUnanswered(error) {
+            throw Self.commitOutcomeUnknown
         }
         // Written: from here on nothing throws, or the caller would write them again.
         return .written(pending.map { pending in
@@ -98,7 +121,7 @@ extension PostgresBackend {
     /// Each collection's ids to read, or nil when the writes are not independent.
     private func plan(_ operations: [ItemOperation]) -> [String: CollectionPlan]? {
         var plans: [String: CollectionPlan] = [:]
-        var touched = Set<ExactText>()
+        var touched = Set<RecordKey>()
         for operation in operations {
             let name: String
             let id: String?
@@ -116,7 +139,7 @@ extension PostgresBackend {
             }
             guard let table = resources[name]?.table else { continue }
             if let id {
-                guard touched.insert(ExactText(name + "\u{0}" + id)).inserted else { return nil }
+                guard touched.insert(RecordKey(name, id)).inserted else { return nil }
                 plans[name, default: CollectionPlan(table: table)].wanted.append(id)
             } else {
                 plans[name, default: CollectionPlan(table: table)].autoCreates += 1
@@ -130,7 +153,7 @@ extension PostgresBackend {
     private func applyInMemory(_ operations: [ItemOperation], _ plans: inout [String: CollectionPlan]) throws -> ([Pending], steps: Int64)? {
         var pending: [Pending] = []
         var steps: Int64 = 0
-        var created = Set<ExactText>()
+        var created = Set<RecordKey>()
         for operation in operations {
             do {
                 switch operation.write {
@@ -150,7 +173,7 @@ extension PostgresBackend {
                         let highest = plan.highest ?? 0
                         guard highest < Int.max else { return nil }
                         let next = max(highest, 0) + 1
-                        guard plan.rows[ExactText(String(next))] == nil, !created.contains(ExactText(name + "\u{0}" + String(next))) else { return nil }
+                        guard plan.rows[ExactText(String(next))] == nil, !created.contains(RecordKey(name, String(next))) else { return nil }
                         id = .number(JSONNumber(next))
                         object["id"] = nil
                         object = JSONObject([("id", id)] + object.map { ($0.key, $0.value) })
@@ -158,7 +181,7 @@ extension PostgresBackend {
                     }
                     try Self.checkStorable(.object(object))
                     steps += 1
-                    created.insert(ExactText(name + "\u{0}" + (scalarText(id) ?? "")))
+                    created.insert(RecordKey(name, scalarText(id) ?? ""))
                     plan.inserts.append((scalarText(id) ?? "", steps, String(decoding: JSONValue.object(object).jsonBytes(), as: UTF8.self)))
                     plans[name] = plan
                     pending.append(.stored(step: steps, status: 201))

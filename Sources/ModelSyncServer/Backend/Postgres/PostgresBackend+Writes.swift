@@ -76,11 +76,18 @@ extension PostgresBackend {
     /// Commits single writes that queued together (see ``GroupCommit``), in order, an outcome
     /// for each: in two statements when the writes are independent creates and updates
     /// (``writeTogether(_:)``), otherwise one by one in one transaction, where a write refused (a
-    /// 404, a 412) changes nothing and the others go on. Should that transaction fail as a whole
-    /// (PostgreSQL refused a statement), each write is tried again alone, so it fails alone.
+    /// 404, a 412) changes nothing and the others go on. Should PostgreSQL refuse the group as a
+    /// whole, each write is tried again alone, so it fails alone; should the connection fail
+    /// while committing, every write of the group fails, since it may have been saved.
     func commitGroup(_ operations: [ItemOperation]) async -> [GroupCommit.Outcome] {
-        if let outcomes = try? await writeTogether(operations) { return outcomes }
-        if operations.count > 1, let outcomes = try? await applyInTurn(operations) { return outcomes }
+        do {
+            if let outcomes = try await writeTogether(operations) { return outcomes }
+            if operations.count > 1 { return try await applyInTurn(operations) }
+        } catch let error as ServerError where error == Self.commitOutcomeUnknown {
+            return operations.map { _ in .failure(error) }
+        } catch {
+            // Refused, so nothing was committed: one by one below.
+        }
         var outcomes: [GroupCommit.Outcome] = []
         for operation in operations {
             do {

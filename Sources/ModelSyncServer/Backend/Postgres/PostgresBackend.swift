@@ -84,6 +84,7 @@ final class PostgresBackend: ServerBackend {
         if error is ServerError || error is APIError { return error }
         // What the transaction's body threw (an answer such as a 404), or PostgreSQL's error.
         if let error = error as? PostgresTransactionError {
+            if let commit = error.commitError, isUnanswered(commit) { return commitOutcomeUnknown }
             if let thrown = error.closureError ?? error.beginError ?? error.commitError { return serverError(thrown) }
         }
         if let error = error as? PSQLError {
@@ -94,6 +95,17 @@ final class PostgresBackend: ServerBackend {
             return ServerError.database(message)
         }
         return ServerError.database("\(error)")
+    }
+
+    /// What a write answers when the connection failed once its commit was sent: PostgreSQL may
+    /// have saved it or not, so it is never applied again (that could apply it twice).
+    static let commitOutcomeUnknown = ServerError.database(
+        "the connection to PostgreSQL failed while committing: the write may or may not be saved")
+
+    /// Whether `error` came without PostgreSQL's answer (a lost connection, a stall) rather than
+    /// as its refusal.
+    static func isUnanswered(_ error: any Error) -> Bool {
+        (error as? PSQLError)?.serverInfo?[.sqlState] == nil
     }
 
     // MARK: Reads
