@@ -2,7 +2,8 @@
 # A throwaway PostgreSQL cluster for the tests, run as an unprivileged user on a free port.
 #
 #   source .ci/postgres.sh   # installs PostgreSQL if missing, starts a cluster, exports
-#                            # MODELSYNC_POSTGRES_URL and stops the cluster when the shell exits
+#                            # MODELSYNC_POSTGRES_URL and MODELSYNC_POSTGRES_SOCKET_DIR, and
+#                            # stops the cluster when the shell exits
 #
 # Run as root (CI), the cluster belongs to the `postgres` user; run as anyone else, to them.
 set -euo pipefail
@@ -39,4 +40,6 @@ modelsync_pg_stop() {
 trap modelsync_pg_stop EXIT
 
 export MODELSYNC_POSTGRES_URL="postgres://postgres@127.0.0.1:$MODELSYNC_PG_PORT/postgres"
+# The same server through its Unix-domain socket (`?host=<this directory>`).
+export MODELSYNC_POSTGRES_SOCKET_DIR="$MODELSYNC_PG_DIR"
 echo "PostgreSQL $("$MODELSYNC_PG_BIN/postgres" --version | awk '{print $3}') for the tests at $MODELSYNC_POSTGRES_URL"

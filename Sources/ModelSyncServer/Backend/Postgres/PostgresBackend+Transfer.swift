@@ -48,6 +48,7 @@ extension PostgresBackend {
             var tables: [String] = []
             let query = PostgresQuery(unsafeSQL: "SELECT table_name FROM \(schema.resources) WHERE table_name IS NOT NULL")
             for try await table in try await connection.query(query, logger: logger).decode(String.self) { tables.append(table) }
+            try await connection.query(PostgresQuery(unsafeSQL: "DROP VIEW IF EXISTS \(schema.allRecords)"), logger: logger)
             for table in tables { try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(schema.table(table))"), logger: logger) }
             for table in [schema.resources, schema.tombstones, schema.idempotencyKeys, schema.state] {
                 try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table)"), logger: logger)
@@ -61,12 +62,14 @@ extension PostgresBackend {
 
     private static func load(_ root: JSONObject, _ book: Bookkeeping, _ schema: PostgresSchema, _ connection: PostgresConnection, _ logger: Logger) async throws {
         var sequence = book.sequence
+        var tables: [String] = []
         for (position, (name, value)) in root.enumerated() {
             var insert = BoundSQL("INSERT INTO \(schema.resources) (name, position, kind, table_name, value) VALUES (")
             insert.append("\(insert.bind(name)), \(insert.bind(position)), ")
             switch value {
             case .array(let items):
                 let table = "modelsync_records_\(position)"
+                tables.append(table)
                 insert.append("'collection', \(insert.bind(table)), NULL)")
                 try await connection.query(insert.query, logger: logger)
                 for statement in schema.collectionTable(table) { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
@@ -107,6 +110,7 @@ extension PostgresBackend {
             insert.append("\(insert.bind(Date(timeIntervalSince1970: record["at"]?.doubleValue ?? 0))))")
             try await connection.query(insert.query, logger: logger)
         }
+        try await connection.query(PostgresQuery(unsafeSQL: schema.allRecordsView(over: tables)), logger: logger)
         var state = BoundSQL("INSERT INTO \(schema.state) (sequence, horizon, modified) VALUES (")
         state.append("\(state.bind(sequence)), \(state.bind(book.horizon)), date_trunc('second', now()))")
         try await connection.query(state.query, logger: logger)

@@ -44,6 +44,9 @@ func quotePostgres(_ name: String) -> String {
 ///   `id_text` (the record's id as text, unique: routes and filters compare ids as text),
 ///   `version` (the sequence value of its last write, unique: the feed's index) and `record`
 ///   (`jsonb`).
+/// - `modelsync_all_records`: a view of every collection table, named by table, so that a read
+///   by id is one statement whose text never changes: each connection prepares it once (its
+///   `search_path` is the schema).
 /// - `modelsync_tombstones`: deleted records, kept for the feed limits.
 /// - `modelsync_idempotency_keys`: the keys of creates and their first answers.
 /// - `modelsync_text(jsonb)`: a value as the text filters compare (json-server's rules).
@@ -56,6 +59,7 @@ struct PostgresSchema: Sendable {
     let tombstones: String
     let idempotencyKeys: String
     let textFunction: String
+    let allRecords: String
     /// The `NOTIFY` channel of this schema's writes.
     let channel: String
 
@@ -67,6 +71,7 @@ struct PostgresSchema: Sendable {
         tombstones = quoted + ".modelsync_tombstones"
         idempotencyKeys = quoted + ".modelsync_idempotency_keys"
         textFunction = quoted + ".modelsync_text"
+        allRecords = quoted + ".modelsync_all_records"
         channel = "modelsync_changes_" + name
     }
 
@@ -128,9 +133,21 @@ struct PostgresSchema: Sendable {
         ]
     }
 
+    /// The statement that (re)creates the view of every collection table (tables by their
+    /// unquoted names).
+    func allRecordsView(over tables: [String]) -> String {
+        let columns = "id_text, version, record"
+        let parts = tables.map { "SELECT \(literal($0))::text AS table_name, \(columns) FROM \(table($0))" }
+        let union = parts.isEmpty
+            ? "SELECT NULL::text AS table_name, NULL::text AS id_text, NULL::bigint AS version, NULL::jsonb AS record WHERE false"
+            : parts.joined(separator: " UNION ALL ")
+        return "CREATE OR REPLACE VIEW \(allRecords) AS \(union)"
+    }
+
     /// The statements that drop everything the server keeps in the schema (the schema stays).
     var removal: [String] {
         [
+            "DROP VIEW IF EXISTS \(allRecords)",
             """
             DO $$
             DECLARE t text;

@@ -12,7 +12,8 @@ import PostgresNIO
 /// Several servers may share one database: each sees the others' writes, and every server's
 /// change stream carries them (`LISTEN`/`NOTIFY`).
 public struct ServerDatabase: Sendable, Hashable, CustomStringConvertible {
-    /// The server's host name or address.
+    /// The server's host name or address, or (an absolute path) the directory of its Unix-domain
+    /// socket, as libpq reads it: the socket is `<host>/.s.PGSQL.<port>`.
     public var host: String
     /// The server's port (5432 unless the URL gives one).
     public var port: Int
@@ -25,7 +26,8 @@ public struct ServerDatabase: Sendable, Hashable, CustomStringConvertible {
     /// The schema that holds the server's tables (`public` unless the URL says `?schema=`).
     public var schema: String
     /// Whether the connection must use TLS (`?sslmode=require`), may (`prefer`, the default
-    /// except on loopback) or must not (`disable`, the default on loopback).
+    /// except on loopback) or must not (`disable`, the default on loopback). A Unix-domain socket
+    /// never uses TLS, as with libpq.
     public var tls: TLSMode
 
     /// How a connection uses TLS.
@@ -38,12 +40,20 @@ public struct ServerDatabase: Sendable, Hashable, CustomStringConvertible {
         case require
     }
 
-    /// Reads `postgres://user[:password]@host[:port][/database][?schema=…&sslmode=…]`.
+    /// Reads `postgres://user[:password]@host[:port][/database][?schema=…&sslmode=…&host=…]`.
+    ///
+    /// As with libpq, a host that is an absolute path (`?host=/var/run/postgresql`, or the
+    /// authority percent-encoded: `postgres://%2Fvar%2Frun%2Fpostgresql/app`) names the directory
+    /// of the server's Unix-domain socket: on one machine, that skips TCP altogether.
     ///
     /// - Throws: ``ServerError/invalidDatabaseURL(_:)`` when the text is not such a URL.
     public init(url text: String) throws {
-        guard let components = URLComponents(string: text), ["postgres", "postgresql"].contains(components.scheme ?? ""),
-              let host = components.host, !host.isEmpty
+        guard let components = URLComponents(string: text), ["postgres", "postgresql"].contains(components.scheme ?? "") else {
+            throw ServerError.invalidDatabaseURL(text)
+        }
+        let items = components.queryItems ?? []
+        guard let host = items.first(where: { $0.name == "host" })?.value ?? components.percentEncodedHost?.removingPercentEncoding,
+              !host.isEmpty, !host.utf8.contains(0)
         else { throw ServerError.invalidDatabaseURL(text) }
         self.host = host
         self.port = components.port ?? 5432
@@ -51,18 +61,22 @@ public struct ServerDatabase: Sendable, Hashable, CustomStringConvertible {
         self.password = components.password?.removingPercentEncoding
         let name = String(components.path.drop(while: { $0 == "/" }))
         self.database = name.isEmpty ? nil : name.removingPercentEncoding
-        let items = components.queryItems ?? []
         self.schema = items.first { $0.name == "schema" }?.value ?? "public"
-        let loopback = host == "localhost" || host.hasPrefix("127.") || host == "::1"
+        let loopback = host == "localhost" || host.hasPrefix("127.") || host == "::1" || host.hasPrefix("/")
         guard let tls = TLSMode(rawValue: items.first { $0.name == "sslmode" }?.value ?? (loopback ? "disable" : "prefer")),
               !schema.isEmpty, schema.utf8.count <= 63, !schema.utf8.contains(0)
         else { throw ServerError.invalidDatabaseURL(text) }
         self.tls = tls
     }
 
+    /// Whether the connection goes through a Unix-domain socket (``host`` is its directory).
+    public var usesUnixSocket: Bool { host.hasPrefix("/") }
+
     /// The URL without the password, for logs.
     public var description: String {
-        "postgres://\(username)@\(host):\(port)/\(database ?? "")?schema=\(schema)"
+        usesUnixSocket
+            ? "postgres://\(username)@:\(port)/\(database ?? "")?schema=\(schema)&host=\(host)"
+            : "postgres://\(username)@\(host):\(port)/\(database ?? "")?schema=\(schema)"
     }
 
     /// The same database, another schema (tests give each server its own).
@@ -79,8 +93,16 @@ public struct ServerDatabase: Sendable, Hashable, CustomStringConvertible {
         case .prefer: tls = .prefer(.makeClientConfiguration())
         case .require: tls = .require(.makeClientConfiguration())
         }
-        var configuration = PostgresClient.Configuration(host: host, port: port, username: username, password: password, database: database, tls: tls)
+        var configuration = usesUnixSocket
+            ? PostgresClient.Configuration(
+                unixSocketPath: host + "/.s.PGSQL.\(port)", username: username, password: password, database: database)
+            : PostgresClient.Configuration(host: host, port: port, username: username, password: password, database: database, tls: tls)
         configuration.options.maximumConnections = 16
+        // Unqualified names in prepared statements (their text is fixed) are the schema's; their
+        // plans are made once, not at every run (plain queries are planned as they run anyway).
+        configuration.options.additionalStartupParameters = [
+            ("search_path", quotePostgres(schema)), ("plan_cache_mode", "force_generic_plan"),
+        ]
         return configuration
     }
 }

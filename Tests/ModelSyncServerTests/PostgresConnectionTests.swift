@@ -1,0 +1,97 @@
+import Foundation
+import Logging
+import ModelSyncJSON
+@testable import ModelSyncServer
+import Testing
+
+/// How the server reaches PostgreSQL: the URL forms it reads (libpq's), the Unix-domain socket,
+/// and the prepared read by id, which must stay right when the tables under it are replaced.
+@Suite struct PostgresConnectionTests {
+    @Test func urlsAreReadAsLibpqReadsThem() throws {
+        let tcp = try ServerDatabase(url: "postgresql://app:s%40cret@db.example.com:6432/shop?schema=sync")
+        #expect(tcp.host == "db.example.com" && tcp.port == 6432 && tcp.username == "app" && tcp.password == "s@cret")
+        #expect(tcp.database == "shop" && tcp.schema == "sync" && tcp.tls == .prefer && !tcp.usesUnixSocket)
+        #expect(!tcp.description.contains("cret"))
+
+        let loopback = try ServerDatabase(url: "postgres://127.0.0.1")
+        #expect(loopback.port == 5432 && loopback.username == "postgres" && loopback.database == nil && loopback.schema == "public")
+        #expect(loopback.tls == .disable)
+
+        // A host that is a path is the socket's directory: as a parameter or percent-encoded.
+        let parameter = try ServerDatabase(url: "postgres://app@:5433/shop?host=/var/run/postgresql")
+        let encoded = try ServerDatabase(url: "postgres://app@%2Fvar%2Frun%2Fpostgresql:5433/shop")
+        for socket in [parameter, encoded] {
+            #expect(socket.host == "/var/run/postgresql" && socket.port == 5433 && socket.usesUnixSocket && socket.tls == .disable)
+        }
+        #expect(try ServerDatabase(url: parameter.description).host == "/var/run/postgresql")
+
+        for bad in ["http://127.0.0.1/db", "postgres:///db", "postgres://h/db?sslmode=always", "postgres://h/db?schema=", "postgres://h/db?host=%2Ftmp%00x"] {
+            #expect(throws: ServerError.self, "\(bad)") { try ServerDatabase(url: bad) }
+        }
+    }
+
+    @Test func aServerReachesPostgreSQLThroughItsUnixSocket() async throws {
+        let tcp = try TestPostgres.database()
+        let directory = try #require(ProcessInfo.processInfo.environment["MODELSYNC_POSTGRES_SOCKET_DIR"], "source .ci/postgres.sh")
+        var socket = tcp
+        socket.host = directory
+        #expect(socket.usesUnixSocket)
+        let server = try await ModelSyncServer.start(data: sampleData, database: socket)
+        do {
+            let created = try await send(.POST, server.baseURL.absoluteString + "/posts", body: #"{"title":"over a socket"}"#)
+            #expect(created.status == 201)
+            let read = try await send(.GET, server.baseURL.absoluteString + "/posts/6")
+            #expect(read.json?["title"] == "over a socket")
+        } catch {
+            Issue.record(error)
+        }
+        await server.shutdown()
+        await TestPostgres.drop(tcp)
+    }
+
+    /// Each connection prepares the read once; replacing the data drops and creates the tables
+    /// (and the view) under those prepared reads, which PostgreSQL must plan again.
+    @Test func readsByIDStayRightWhenTheDataIsReplaced() async throws {
+        let database = try TestPostgres.database()
+        let backend = try await PostgresBackend.open(database, initialData: sampleData, feedLimits: FeedLimits(), logger: Logger(label: "test"))
+        do {
+            // More reads at once than the pool has connections: most connections prepare it.
+            try await readConcurrently(backend, expecting: "gamma ray")
+            var replaced = sampleData
+            replaced["posts"] = [["id": 3, "title": "replaced"], ["id": "a/../b", "title": "path"]]
+            try await PostgresBackend.replaceData(with: replaced, schema: backend.schema, client: backend.client, logger: backend.logger)
+            // The backend's table names stay valid: the data's shape is the same.
+            try await readConcurrently(backend, expecting: "replaced")
+            #expect(try await backend.item("posts", id: "a/../b", embeds: [], expands: []).value["title"] == "path")
+            await #expect(throws: APIError.self) { try await backend.item("posts", id: "1", embeds: [], expands: []) }
+        } catch {
+            Issue.record(error)
+        }
+        await backend.close()
+        await TestPostgres.drop(database)
+    }
+
+    /// Data imported before the view existed gets it when a server opens it.
+    @Test func aMissingViewIsCreatedWhenTheServerStarts() async throws {
+        let database = try TestPostgres.database()
+        let first = try await PostgresBackend.open(database, initialData: sampleData, feedLimits: FeedLimits(), logger: Logger(label: "test"))
+        await first.close()
+        try await TestPostgres.execute("DROP VIEW \(PostgresSchema(name: database.schema).allRecords)", in: database)
+        do {
+            let second = try await PostgresBackend.open(database, initialData: nil, feedLimits: FeedLimits(), logger: Logger(label: "test"))
+            try await readConcurrently(second, expecting: "gamma ray")
+            #expect(try await second.item("users", id: "2", embeds: [], expands: []).value["name"] == "Ervin")
+            await second.close()
+        } catch {
+            Issue.record(error)
+        }
+        await TestPostgres.drop(database)
+    }
+
+    private func readConcurrently(_ backend: PostgresBackend, expecting title: JSONValue) async throws {
+        try await withThrowingTaskGroup(of: JSONValue?.self) { group in
+            for _ in 0..<40 { group.addTask { try await backend.item("posts", id: "3", embeds: [], expands: []).value["title"] } }
+            for try await read in group { #expect(read == title) }
+        }
+    }
+}
