@@ -214,12 +214,14 @@ extension PostgresBackend {
         for (index, name) in names.enumerated() {
             guard let plan = plans[name] else { continue }
             let top = "(SELECT greatest(coalesce(max(integer_id), 0), 0) AS id FROM \(plan.table))"
-            var part = "SELECT \(index), row_id, version, id_text, record::text FROM \(plan.table) WHERE id_text = ANY(\(read.bind(plan.wanted))::text[])"
+            // One array of ids, so that the lookup is one index scan (`= ANY(…) OR IN (subquery)`
+            // scanned the whole table).
+            var ids = "\(read.bind(plan.wanted))::text[]"
             if plan.autoCreates > 0 {
-                part += " OR id_text IN (SELECT (top.id + step)::text FROM \(top) AS top, generate_series(1, \(read.bind(plan.autoCreates))) AS step)"
+                ids += " || ARRAY(SELECT (top.id + step)::text FROM \(top) AS top, generate_series(1, \(read.bind(plan.autoCreates))) AS step)"
                 parts.append("SELECT \(index), NULL::bigint, NULL::bigint, top.id::text, NULL::text FROM \(top) AS top")
             }
-            parts.append(part)
+            parts.append("SELECT \(index), row_id, version, id_text, record::text FROM \(plan.table) WHERE id_text = ANY(\(ids))")
         }
         guard !parts.isEmpty else { return }
         read.append(parts.map { "(\($0))" }.joined(separator: " UNION ALL "))
