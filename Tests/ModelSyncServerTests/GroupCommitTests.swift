@@ -131,6 +131,29 @@ import Testing
         }
     }
 
+    /// New ids are taken once the state row is locked: two servers creating in one collection
+    /// never pick the same id, so no group has to start again.
+    @Test func createsThroughTwoServersNeverMeet() async throws {
+        try await withBackends(sharingData: true) { first, second in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for writer in 0..<8 {
+                    let backend = writer % 2 == 0 ? first : second
+                    group.addTask {
+                        for _ in 0..<25 {
+                            let create = ItemWrite.create(collection: "posts", body: ["writer": .number(JSONNumber(writer))], idempotencyKey: nil)
+                            let outcome = try await backend.write([ItemOperation(write: create)])[0].get()
+                            #expect(outcome.status == 201)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(first.groupsMoved.current == 0 && second.groupsMoved.current == 0)
+            let posts = try #require(try await second.everything().value["posts"]?.arrayValue)
+            #expect(posts.compactMap { $0["id"]?.intValue }.sorted() == Array(1...205))
+        }
+    }
+
     @Test(.timeLimit(.minutes(1))) func writesThatArriveDuringACommitFormTheNextGroup() async throws {
         let groupCommit = GroupCommit()
         let groups = Locked<[[String]]>([])

@@ -25,7 +25,9 @@ extension PostgresBackend {
         var autoCreates = 0
         var highest: Int?
         var rows: [ExactText: (rowID: Int64, version: Int64, record: String)] = [:]
-        var inserts: [(id: String, step: Int64, record: String)] = []
+        /// Creates; those without an id (a `rank` above 0) take the highest integer id + `rank`,
+        /// counted when the write holds the state row's lock.
+        var inserts: [(id: String, rank: Int32, step: Int64, record: String)] = []
         var updates: [(rowID: Int64, version: Int64, step: Int64, record: String)] = []
     }
 
@@ -48,6 +50,9 @@ extension PostgresBackend {
 
     /// A row moved between the read and the write, or another server took an id meanwhile.
     private struct RowsMoved: Error {}
+
+    /// The integer ids above the highest are too few for the group's creates.
+    private struct NoIDAbove: Error {}
 
     /// How one try of a group went.
     private enum Attempt {
@@ -75,6 +80,7 @@ extension PostgresBackend {
         for _ in 0..<3 {
             attempt = try await client.withConnection { connection in try await write(operations, plans, committing: true, connection) }
             guard case .moved = attempt else { break }
+            groupsMoved.withLock { $0 += 1 }
         }
         if case .moved = attempt {
             attempt = try await client.withTransaction(logger: logger) { connection in
@@ -100,6 +106,8 @@ extension PostgresBackend {
             written = steps == 0 ? (0, [:]) : try await writeRows(names, plans, steps: steps, connection)
         } catch is RowsMoved {
             return .moved
+        } catch is NoIDAbove {
+            return .notTaken
         } catch where committing && Self.isUnanswered(error) {
             throw Self.commitOutcomeUnknown
         }
@@ -162,6 +170,7 @@ extension PostgresBackend {
                     guard var plan = plans[name] else { return nil }
                     var object = given
                     let id: JSONValue
+                    var rank: Int32 = 0
                     if let explicit = given["id"], explicit != .null {
                         id = try normalizedID(explicit)
                         let text = scalarText(id) ?? ""
@@ -174,15 +183,17 @@ extension PostgresBackend {
                         guard highest < Int.max else { return nil }
                         let next = max(highest, 0) + 1
                         guard plan.rows[ExactText(String(next))] == nil, !created.contains(RecordKey(name, String(next))) else { return nil }
+                        // Checked against the ids read; the statement takes the one after the
+                        // highest when it writes, another server's creates included.
                         id = .number(JSONNumber(next))
                         object["id"] = nil
-                        object = JSONObject([("id", id)] + object.map { ($0.key, $0.value) })
                         plan.highest = next
+                        rank = Int32(clamping: plan.inserts.count(where: { $0.rank > 0 }) + 1)
                     }
                     try Self.checkStorable(.object(object))
                     steps += 1
                     created.insert(RecordKey(name, scalarText(id) ?? ""))
-                    plan.inserts.append((scalarText(id) ?? "", steps, String(decoding: JSONValue.object(object).jsonBytes(), as: UTF8.self)))
+                    plan.inserts.append((scalarText(id) ?? "", rank, steps, String(decoding: JSONValue.object(object).jsonBytes(), as: UTF8.self)))
                     plans[name] = plan
                     pending.append(.stored(step: steps, status: 201))
                 case .update(let name, let id, let body, let merge):
@@ -250,13 +261,18 @@ extension PostgresBackend {
         for (index, name) in names.enumerated() {
             guard let plan = plans[name] else { continue }
             if !plan.inserts.isEmpty {
-                // Inserted in the group's order: `row_id` is the list order. An id taken since
-                // the read inserts nothing, and the count below notices.
+                // Inserted in the group's order: `row_id` is the list order. New ids follow the
+                // highest once the state row is locked (`taken`), so creates through two servers
+                // do not collide; an id taken since the read inserts nothing, and the count below
+                // notices.
+                let top = "\(schema.highestIDFunction)(\(write.bind(plan.table))::regclass, \(write.bind(plan.autoCreates))::integer, (SELECT base FROM taken))"
                 write.append("""
                     , inserted_\(index) AS (INSERT INTO \(plan.table) (id_text, version, record) \
-                    SELECT id, (SELECT base FROM taken) + step, record::jsonb FROM unnest(\(write.bind(plan.inserts.map(\.id)))::text[], \
+                    SELECT CASE WHEN given.rank > 0 THEN (top.id + given.rank)::text ELSE given.id END, (SELECT base FROM taken) + given.step, \
+                    CASE WHEN given.rank > 0 THEN jsonb_build_object('id', top.id + given.rank) || given.record::jsonb ELSE given.record::jsonb END \
+                    FROM unnest(\(write.bind(plan.inserts.map(\.id)))::text[], \(write.bind(plan.inserts.map(\.rank)))::integer[], \
                     \(write.bind(plan.inserts.map(\.step)))::bigint[], \(write.bind(plan.inserts.map(\.record)))::text[]) \
-                    WITH ORDINALITY AS given(id, step, record, position) ORDER BY position \
+                    WITH ORDINALITY AS given(id, rank, step, record, position), (SELECT \(top) AS id) AS top ORDER BY position \
                     ON CONFLICT (id_text) DO NOTHING RETURNING version, record::text)
                     """)
                 written.append("SELECT version, record FROM inserted_\(index)")
@@ -288,6 +304,9 @@ extension PostgresBackend {
             }
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "22012" {
             throw RowsMoved()
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "22003" {
+            // New ids would pass `Int.max`: one by one finds free ones below.
+            throw NoIDAbove()
         }
         guard let base else { throw ServerError.database("the state row of \(schema.name) is missing") }
         return (base, stored)

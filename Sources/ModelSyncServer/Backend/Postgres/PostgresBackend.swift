@@ -28,6 +28,8 @@ final class PostgresBackend: ServerBackend {
     let relay: ChangeRelay
     /// Single writes that arrive together commit together.
     let groupCommit = GroupCommit()
+    /// How many times a group met another server's write and started again (for tests).
+    let groupsMoved = Locked(0)
     private let running: Task<Void, Never>
     private let listening: Task<Void, Never>
 
@@ -78,19 +80,24 @@ final class PostgresBackend: ServerBackend {
             default: continue
             }
         }
-        try await createAllRecordsViewIfMissing(schema, tables: resources.values.compactMap(\.tableName), client, logger)
+        try await addWhatIsMissing(schema, tables: resources.values.compactMap(\.tableName), client, logger)
         return resources
     }
 
-    /// Data imported by a version without ``PostgresSchema/allRecords`` gets it.
-    private static func createAllRecordsViewIfMissing(_ schema: PostgresSchema, tables: [String], _ client: PostgresClient, _ logger: Logger) async throws {
+    /// Data imported by an earlier version gets what this one added: ``PostgresSchema/allRecords``
+    /// and ``PostgresSchema/highestIDFunction``.
+    private static func addWhatIsMissing(_ schema: PostgresSchema, tables: [String], _ client: PostgresClient, _ logger: Logger) async throws {
         var exists = BoundSQL("SELECT to_regclass(")
-        exists.append(exists.bind(schema.allRecords) + ")::text")
-        guard try await client.query(exists.query, logger: logger).decode(String?.self).first(where: { _ in true }) ?? nil == nil else { return }
+        exists.append(exists.bind(schema.allRecords) + ") IS NOT NULL, to_regprocedure(")
+        exists.append(exists.bind(schema.highestIDFunction + "(regclass, integer, bigint)") + ") IS NOT NULL")
+        guard let (view, function) = try await client.query(exists.query, logger: logger).decode((Bool, Bool).self).first(where: { _ in true }),
+              !view || !function
+        else { return }
         try await client.withTransaction(logger: logger) { connection in
             // The import's lock: no import changes the tables meanwhile.
             try await connection.query("SELECT pg_advisory_xact_lock(7400117)", logger: logger)
-            try await connection.query(PostgresQuery(unsafeSQL: schema.allRecordsView(over: tables.sorted())), logger: logger)
+            let statements = [schema.allRecordsView(over: tables.sorted()), "DROP FUNCTION IF EXISTS \(schema.highestIDFunction)(regclass, integer, bigint)", schema.highestIDCreation]
+            for statement in statements { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
         }
     }
 

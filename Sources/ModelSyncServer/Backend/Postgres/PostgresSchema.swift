@@ -50,6 +50,9 @@ func quotePostgres(_ name: String) -> String {
 /// - `modelsync_tombstones`: deleted records, kept for the feed limits.
 /// - `modelsync_idempotency_keys`: the keys of creates and their first answers.
 /// - `modelsync_text(jsonb)`: a value as the text filters compare (json-server's rules).
+/// - `modelsync_highest_id(regclass, integer, bigint)`: a collection's highest integer id, read
+///   afresh (a volatile function's query takes a new snapshot): called once the statement that
+///   creates holds the state row's lock, it sees every create committed before.
 struct PostgresSchema: Sendable {
     let name: String
     // Quoted once: nearly every statement names one of these.
@@ -60,6 +63,7 @@ struct PostgresSchema: Sendable {
     let idempotencyKeys: String
     let textFunction: String
     let allRecords: String
+    let highestIDFunction: String
     /// The `NOTIFY` channel of this schema's writes.
     let channel: String
 
@@ -72,6 +76,7 @@ struct PostgresSchema: Sendable {
         idempotencyKeys = quoted + ".modelsync_idempotency_keys"
         textFunction = quoted + ".modelsync_text"
         allRecords = quoted + ".modelsync_all_records"
+        highestIDFunction = quoted + ".modelsync_highest_id"
         channel = "modelsync_changes_" + name
     }
 
@@ -113,7 +118,26 @@ struct PostgresSchema: Sendable {
                     WHEN 'boolean' THEN value::text WHEN 'null' THEN 'null' END
             $$
             """,
+            highestIDCreation,
         ]
+    }
+
+    /// The function behind ``highestIDFunction``; `lockTaken` only orders the call after the
+    /// statement's update of the state row. Fails with 22003 when `creates` new ids would pass
+    /// `Int.max`.
+    var highestIDCreation: String {
+        """
+        CREATE FUNCTION \(highestIDFunction)(target regclass, creates integer, lock_taken bigint) RETURNS numeric
+        LANGUAGE plpgsql VOLATILE AS $$
+        DECLARE top numeric;
+        BEGIN
+            EXECUTE format('SELECT greatest(trunc(coalesce(max(integer_id), 0)), 0) FROM %s', target) INTO top;
+            IF top + creates > 9223372036854775807 THEN
+                RAISE EXCEPTION 'no free integer id above %', top USING ERRCODE = 'numeric_value_out_of_range';
+            END IF;
+            RETURN top;
+        END $$
+        """
     }
 
     /// The statements that create one collection's table.
@@ -161,6 +185,7 @@ struct PostgresSchema: Sendable {
             """,
             "DROP TABLE IF EXISTS \(state), \(resources), \(tombstones), \(idempotencyKeys)",
             "DROP FUNCTION IF EXISTS \(textFunction)(jsonb)",
+            "DROP FUNCTION IF EXISTS \(highestIDFunction)(regclass, integer, bigint)",
         ]
     }
 
