@@ -1,4 +1,5 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.2
+// 6.2: Hummingbird 2.28, which the server depends on, declares it; Swift Testing's traits need 6.1.
 import CompilerPluginSupport
 import PackageDescription
 
@@ -10,7 +11,10 @@ import PackageDescription
 //   ModelSync + ModelSyncServer ← ModelSyncTesting (for users' tests; not re-exported).
 let package = Package(
     name: "ModelSync",
-    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .macCatalyst(.v16)],
+    // Hummingbird's API (the server, the testing toolkit) and the Observation module (the
+    // observable query and resource objects) start at these versions. One floor for the package
+    // rather than per-declaration availability: this floor is checked by every Apple build.
+    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .macCatalyst(.v17), .visionOS(.v1)],
     products: [
         .library(name: "ModelSync", targets: ["ModelSync"]),
         .library(name: "ModelSyncJSON", targets: ["ModelSyncJSON"]),
@@ -21,7 +25,9 @@ let package = Package(
         .library(name: "ModelSyncTesting", targets: ["ModelSyncTesting"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/swiftlang/swift-syntax.git", from: "603.0.1"),
+        // A range of majors, so that other macro packages in an app can pick theirs: the macro
+        // builds against both ends of the range (600.0.1 and 603.0.1 checked).
+        .package(url: "https://github.com/swiftlang/swift-syntax.git", "600.0.0"..<"604.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),

@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.2
 import PackageDescription
 
 // ModelSync's benchmarks: a package of their own, so that ModelSync's users never build the
@@ -10,7 +10,7 @@ import PackageDescription
 // See README.md in this directory.
 let package = Package(
     name: "ModelSyncBenchmarks",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v14)],
     dependencies: [
         .package(name: "ModelSync", path: ".."),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
