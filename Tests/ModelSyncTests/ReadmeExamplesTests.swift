@@ -2,7 +2,11 @@ import Foundation
 import ModelSync
 import ModelSyncServer
 import ModelSyncTesting
+import Observation
 import Testing
+#if canImport(SwiftUI)
+import SwiftUI
+#endif
 
 // The README's examples, verbatim where they are code, so that they cannot rot.
 enum Readme {
@@ -362,6 +366,51 @@ extension ReadmeSQLiteExampleTests {
         watcher.cancel()                                          // or leave the loop: the observation stops
         try await watcher.value
         #expect(db.activeObservationCount == 0)
+    }
+}
+
+// MARK: - SwiftUI
+
+#if canImport(SwiftUI)
+// The README's view, compiled where SwiftUI exists.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension Readme {
+    struct PostList: View {
+        let posts: LiveQuery<[Post]>              // try LiveQuery(Post.order(\.id), in: db)
+        let server: LoadableResource<[Post]>      // LoadableResource(cache, list: Post.self)
+
+        var body: some View {
+            List(posts.value, id: \.id) { post in Text(post.text) }         // the database, live
+                .overlay { if server.isLoading && posts.value.isEmpty { ProgressView() } }
+                .task { await server.refresh() }        // written through: the list follows
+                .refreshable { await server.refresh() }
+        }
+    }
+}
+#endif
+
+@Suite struct ReadmeSwiftUIExampleTests {
+    typealias Post = Readme.Post
+
+    @MainActor @Test func observableObjects() async throws {
+        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }  // Observation
+        try await withServer { testServer in
+            let db = try Database(inMemory: [Post.self])
+            var options = RemoteStore.Options()
+            options.retry = RetryPolicy(maxAttempts: 1)
+            let cache = CachedStore(remote: RemoteStore(baseURL: testServer.baseURL, options: options), database: db)
+            // `print` in the README: here the change goes to a stream the test reads.
+            let (changes, changed) = AsyncStream<Void>.makeStream()
+
+            let posts = try LiveQuery(Post.order(\.id), in: db)     // the rows now, fetched before init returns
+            let server = LoadableResource(cache, list: Post.self)   // the cached rows now (nothing without a database)
+            withObservationTracking { _ = posts.value } onChange: { changed.yield() }
+            await server.refresh()                                  // isLoading, then the server's rows, or error
+
+            #expect(server.value?.count == 100 && server.error == nil && !server.isLoading)
+            for await _ in changes { break }
+            #expect(posts.value.map(\.id) == server.value?.map(\.id))
+        }
     }
 }
 
