@@ -53,6 +53,41 @@ enum Readme {
     }
 }
 
+// MARK: - Codable
+
+extension Readme {
+    struct Address: Codable, Equatable, CodableField {    // any Codable type; the conformance is all it takes
+        var street: String
+        var city: String
+    }
+
+    @Model(jsonKeys: .snakeCase)
+    struct Customer {
+        var id: Int?
+        var displayName: String
+        var address: Address                               // JSON: a nested object; SQLite: JSON text
+    }
+}
+
+@Suite struct ReadmeCodableExampleTests {
+    typealias Address = Readme.Address
+    typealias Customer = Readme.Customer
+
+    @Test func codableSection() throws {
+        let customer = Customer(displayName: "Ann", address: Address(street: "1 Main St", city: "Springfield"))
+        let data = try JSONEncoder().encode(customer)          // the codec's JSON: "display_name", …
+        let same = try JSONDecoder().decode(Customer.self, from: data)
+
+        #expect(try JSONValue(parsing: [UInt8](data)) == JSONModelEncoder().encodeToValue(customer))
+        #expect(try JSONValue(parsing: [UInt8](data))["display_name"] == "Ann")
+        #expect(same.displayName == "Ann" && same.address == customer.address)
+        let db = try Database(inMemory: [Customer.self])
+        var saved = customer
+        try db.write { try saved.insert($0) }
+        #expect(try db.read { try Customer.find(saved.id, $0) }?.address == customer.address)
+    }
+}
+
 // MARK: - SQLite
 
 extension Readme {
