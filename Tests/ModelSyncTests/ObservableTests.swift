@@ -9,7 +9,7 @@ import Testing
 /// when a property it read is about to change (`withObservationTracking`'s `onChange`).
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 @MainActor
-private func nextChange(_ read: () -> Void) -> ObservedChange {
+func nextChange(_ read: () -> Void) -> ObservedChange {
     let (stream, continuation) = AsyncStream<Void>.makeStream()
     withObservationTracking(read) {
         continuation.yield()
@@ -18,7 +18,7 @@ private func nextChange(_ read: () -> Void) -> ObservedChange {
     return ObservedChange(stream: stream)
 }
 
-private struct ObservedChange {
+struct ObservedChange {
     let stream: AsyncStream<Void>
 
     /// Returns once the change has been reported. Properties are set right after `onChange`,

@@ -14,7 +14,9 @@ import Observation
 ///   shows an empty state first. A failing first fetch throws from `init`.
 /// - **Updates** come from the ``DatabaseObservation`` it wraps, with its rules: fetched in the
 ///   background after each commit, only committed states, results equal to the current ones
-///   skipped. They are assigned on the main actor, so observers see each change there.
+///   skipped (when `Value` is `Equatable`: otherwise the observation's first background fetch
+///   may assign the first value once more). They are assigned on the main actor, so observers
+///   see each change there.
 /// - **Errors.** A later fetch that throws sets ``error`` and ends the observation (as it ends
 ///   the sequence); ``value`` keeps the last good results.
 /// - **Lifetime.** The observation runs as long as the object lives: when it is deallocated its
