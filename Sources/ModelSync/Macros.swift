@@ -30,11 +30,15 @@
 /// `static func willDecode(_ json: inout JSONValue) throws` (reshape the raw object before
 /// decoding), `mutating func didDecode() throws` (derive or check after decoding) and
 /// `func didEncode(_ json: inout JSONValue) throws` (reshape the output object).
+///
+/// The model is also `Codable` through this codec (`init(from:)` and `encode(to:)` call
+/// ``CodableBridge``), so `JSONEncoder`, Vapor and Hummingbird write the same JSON as
+/// ``JSONModelEncoder``; a struct that declares `Codable` itself keeps its own conformance.
 @attached(
     extension,
-    conformances: Model, JSONModel, SQLModel,
+    conformances: Model, JSONModel, SQLModel, Decodable, Encodable,
     names: named(schema), named(jsonLayout), named(init(json:)), named(encode(json:)), named(jsonHooks),
-    named(sqlTable), named(init(row:)), named(bind(to:))
+    named(sqlTable), named(init(row:)), named(bind(to:)), named(init(from:)), named(encode(to:))
 )
 @attached(member, names: arbitrary)
 public macro Model(

@@ -149,6 +149,22 @@ func jsonEncodeDecl(_ model: ModelDescription) -> String {
         + lines.joined() + indent + "}"
 }
 
+// MARK: - Codable
+
+/// `Decodable` through the generated codec, so Foundation's coders see the model's JSON.
+func codableDecoderInitDecl(_ model: ModelDescription) -> String {
+    indent + "\(accessPrefix(model))init(from decoder: any Swift.Decoder) throws {\n"
+        + indent + indent + "self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)\n"
+        + indent + "}"
+}
+
+/// `Encodable` through the generated codec.
+func codableEncodeDecl(_ model: ModelDescription) -> String {
+    indent + "\(accessPrefix(model))func encode(to encoder: any Swift.Encoder) throws {\n"
+        + indent + indent + "try ModelSync.CodableBridge.encode(self, to: encoder)\n"
+        + indent + "}"
+}
+
 // MARK: - Defaults
 
 /// The name of the static member that holds a property's initializer.

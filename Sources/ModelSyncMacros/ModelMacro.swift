@@ -3,7 +3,8 @@ import SwiftSyntax
 import SwiftSyntaxBuilder
 import SwiftSyntaxMacros
 
-/// `@Model`: adds one extension with the schema, the JSON codec and the SQL row codec, and
+/// `@Model`: adds one extension with the schema, the JSON codec, the SQL row codec and
+/// `Codable` over the JSON codec (when the struct is not `Codable` already), and
 /// to the struct itself one static member per property initializer (see `defaultMemberDecls`).
 ///
 /// analysis (ModelAnalysis.swift, PropertyAnalysis.swift) → `ModelDescription`
@@ -38,6 +39,15 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
         members.append(sqlTableDecl(model))
         members.append(rowDecoderInitDecl(model))
         members.append(rowBindDecl(model))
+        // The compiler asks for `Decodable` / `Encodable` only when the struct does not conform
+        // yet: a conformance the user wrote (or had synthesized) is left alone.
+        let requested = Set(protocols.map(protocolName))
+        if requested.contains("Decodable") {
+            members.append(codableDecoderInitDecl(model))
+        }
+        if requested.contains("Encodable") {
+            members.append(codableEncodeDecl(model))
+        }
 
         let source = extensionSource(
             extendedType: type.trimmedDescription,
@@ -71,8 +81,16 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
     /// `Model` cannot shadow ours.
     private static func conformances(_ protocols: [TypeSyntax]) -> [String] {
         protocols.map { type in
-            let name = type.as(MemberTypeSyntax.self)?.name.text ?? type.trimmedDescription
-            return "ModelSync.\(name)"
+            let name = protocolName(type)
+            return swiftProtocols.contains(name) ? "Swift.\(name)" : "ModelSync.\(name)"
         }
+    }
+
+    /// The standard library's protocols among the macro's conformances.
+    private static let swiftProtocols: Set<String> = ["Decodable", "Encodable"]
+
+    /// `Model` for `Model` and `ModelSync.Model`.
+    private static func protocolName(_ type: TypeSyntax) -> String {
+        type.as(MemberTypeSyntax.self)?.name.text ?? type.trimmedDescription
     }
 }

@@ -149,7 +149,7 @@ struct DiagnosticTests {
                 static let all: [String] = []
             }
 
-            extension Tag: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
+            extension Tag: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel, Swift.Decodable, Swift.Encodable {
                 static let schema = ModelSync.ModelSchema(
                     name: "Tag",
                     fields: [
@@ -169,6 +169,12 @@ struct DiagnosticTests {
                 }
                 func bind(to row: inout ModelSync.SQLRowEncoder) throws {
                     try row.encode(self.name, 0)
+                }
+                init(from decoder: any Swift.Decoder) throws {
+                    self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)
+                }
+                func encode(to encoder: any Swift.Encoder) throws {
+                    try ModelSync.CodableBridge.encode(self, to: encoder)
                 }
             }
             """,
@@ -318,7 +324,7 @@ struct DiagnosticTests {
                 }
             }
 
-            extension Post: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
+            extension Post: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel, Swift.Decodable, Swift.Encodable {
                 static let schema = ModelSync.ModelSchema(
                     name: "Post",
                     fields: [
@@ -337,6 +343,12 @@ struct DiagnosticTests {
                 }
                 func bind(to row: inout ModelSync.SQLRowEncoder) throws {
                     try row.encode(self.kind, 0)
+                }
+                init(from decoder: any Swift.Decoder) throws {
+                    self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)
+                }
+                func encode(to encoder: any Swift.Encoder) throws {
+                    try ModelSync.CodableBridge.encode(self, to: encoder)
                 }
             }
             """

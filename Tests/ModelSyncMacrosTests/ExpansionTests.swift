@@ -1,4 +1,5 @@
 import ModelSyncMacros
+import SwiftSyntax
 import SwiftSyntaxMacroExpansion
 import Testing
 
@@ -17,7 +18,7 @@ struct ExpansionTests {
                 var name: String
             }
 
-            extension Tag: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
+            extension Tag: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel, Swift.Decodable, Swift.Encodable {
                 static let schema = ModelSync.ModelSchema(
                     name: "Tag",
                     fields: [
@@ -38,6 +39,12 @@ struct ExpansionTests {
                 func bind(to row: inout ModelSync.SQLRowEncoder) throws {
                     try row.encode(self.name, 0)
                 }
+                init(from decoder: any Swift.Decoder) throws {
+                    self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)
+                }
+                func encode(to encoder: any Swift.Encoder) throws {
+                    try ModelSync.CodableBridge.encode(self, to: encoder)
+                }
             }
             """
         )
@@ -56,7 +63,7 @@ struct ExpansionTests {
                 var note = ""
             }
 
-            extension Marker: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
+            extension Marker: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel, Swift.Decodable, Swift.Encodable {
                 static let schema = ModelSync.ModelSchema(
                     name: "Marker",
                     fields: []
@@ -70,6 +77,12 @@ struct ExpansionTests {
                 init(row: inout ModelSync.SQLRowDecoder) throws {
                 }
                 func bind(to row: inout ModelSync.SQLRowEncoder) throws {
+                }
+                init(from decoder: any Swift.Decoder) throws {
+                    self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)
+                }
+                func encode(to encoder: any Swift.Encoder) throws {
+                    try ModelSync.CodableBridge.encode(self, to: encoder)
                 }
             }
             """
@@ -101,7 +114,7 @@ struct ExpansionTests {
                 var name: String
             }
 
-            extension Tag: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
+            extension Tag: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel, Swift.Decodable, Swift.Encodable {
                 \(memberModifier)static let schema = ModelSync.ModelSchema(
                     name: "Tag",
                     fields: [
@@ -122,8 +135,77 @@ struct ExpansionTests {
                 \(memberModifier)func bind(to row: inout ModelSync.SQLRowEncoder) throws {
                     try row.encode(self.name, 0)
                 }
+                \(memberModifier)init(from decoder: any Swift.Decoder) throws {
+                    self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)
+                }
+                \(memberModifier)func encode(to encoder: any Swift.Encoder) throws {
+                    try ModelSync.CodableBridge.encode(self, to: encoder)
+                }
             }
             """
+        )
+    }
+
+    @Test(
+        "Codable members only for the protocols the compiler asks for (the struct's own stay)",
+        arguments: [
+            (["Model", "JSONModel", "SQLModel"], "", [String]()),
+            (["Model", "JSONModel", "SQLModel", "Encodable"], ", Swift.Encodable", ["encode"]),
+            (["Model", "JSONModel", "SQLModel", "Decodable"], ", Swift.Decodable", ["decode"]),
+        ]
+    )
+    func codableOnlyWhenAsked(requested: [String], conformances: String, members: [String]) {
+        let codable = [
+            "decode": """
+
+                init(from decoder: any Swift.Decoder) throws {
+                    self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)
+                }
+            """,
+            "encode": """
+
+                func encode(to encoder: any Swift.Encoder) throws {
+                    try ModelSync.CodableBridge.encode(self, to: encoder)
+                }
+            """,
+        ]
+        let spec = MacroSpec(type: ModelMacro.self, conformances: requested.map { TypeSyntax(IdentifierTypeSyntax(name: .identifier($0))) })
+        assertExpansion(
+            """
+            @Model
+            struct Tag: Codable {
+                var name: String
+            }
+            """,
+            expandedSource: """
+            struct Tag: Codable {
+                var name: String
+            }
+
+            extension Tag: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel\(conformances) {
+                static let schema = ModelSync.ModelSchema(
+                    name: "Tag",
+                    fields: [
+                        ModelSync.FieldSchema(name: "name", keyPath: \\Self.name),
+                    ]
+                )
+                static let jsonLayout = ModelSync.JSONLayout(schema: schema)
+                init(json decoder: inout ModelSync.JSONObjectDecoder) throws {
+                    self.name = try decoder.decode(0)
+                }
+                func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
+                    try encoder.encode(self.name, 0)
+                }
+                static let sqlTable = ModelSync.SQLTable(schema: schema)
+                init(row: inout ModelSync.SQLRowDecoder) throws {
+                    self.name = try row.decode(0)
+                }
+                func bind(to row: inout ModelSync.SQLRowEncoder) throws {
+                    try row.encode(self.name, 0)
+                }\(members.compactMap { codable[$0] }.joined())
+            }
+            """,
+            macros: modelSyncMacros.merging(["Model": spec], uniquingKeysWith: { $1 })
         )
     }
 
@@ -144,7 +226,7 @@ struct ExpansionTests {
                 }
             }
 
-            extension API.Comment: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
+            extension API.Comment: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel, Swift.Decodable, Swift.Encodable {
                 public static let schema = ModelSync.ModelSchema(
                     name: "Comment",
                     fields: [
@@ -164,6 +246,12 @@ struct ExpansionTests {
                 }
                 public func bind(to row: inout ModelSync.SQLRowEncoder) throws {
                     try row.encode(self.body, 0)
+                }
+                public init(from decoder: any Swift.Decoder) throws {
+                    self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)
+                }
+                public func encode(to encoder: any Swift.Encoder) throws {
+                    try ModelSync.CodableBridge.encode(self, to: encoder)
                 }
             }
             """
@@ -213,7 +301,7 @@ struct ExpansionTests {
                 }
             }
 
-            extension NS.User: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
+            extension NS.User: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel, Swift.Decodable, Swift.Encodable {
                 static let schema = ModelSync.ModelSchema(
                     name: "User",
                     fields: [
@@ -249,6 +337,12 @@ struct ExpansionTests {
                     try row.encode(self.named, 2)
                     try row.encode(self.history, 3)
                 }
+                init(from decoder: any Swift.Decoder) throws {
+                    self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)
+                }
+                func encode(to encoder: any Swift.Encoder) throws {
+                    try ModelSync.CodableBridge.encode(self, to: encoder)
+                }
             }
             """
         )
@@ -279,7 +373,7 @@ struct ExpansionTests {
                 }
             }
 
-            extension Odd: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
+            extension Odd: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel, Swift.Decodable, Swift.Encodable {
                 static let schema = ModelSync.ModelSchema(
                     name: "Odd",
                     fields: [
@@ -315,6 +409,12 @@ struct ExpansionTests {
                     try row.encode(self.`self`, 2)
                     try row.encode(self.`class`, 3)
                 }
+                init(from decoder: any Swift.Decoder) throws {
+                    self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)
+                }
+                func encode(to encoder: any Swift.Encoder) throws {
+                    try ModelSync.CodableBridge.encode(self, to: encoder)
+                }
             }
             """
         )
@@ -339,7 +439,7 @@ struct ExpansionTests {
                 @ModelSync.JSON("since_date") var since: String
             }
 
-            extension Membership: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
+            extension Membership: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel, Swift.Decodable, Swift.Encodable {
                 static let schema = ModelSync.ModelSchema(
                     name: "Membership",
                     fields: [
@@ -369,6 +469,12 @@ struct ExpansionTests {
                     try row.encode(self.userId, 0)
                     try row.encode(self.groupId, 1)
                     try row.encode(self.since, 2)
+                }
+                init(from decoder: any Swift.Decoder) throws {
+                    self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)
+                }
+                func encode(to encoder: any Swift.Encoder) throws {
+                    try ModelSync.CodableBridge.encode(self, to: encoder)
                 }
             }
             """
@@ -442,7 +548,7 @@ struct ExpansionTests {
                 }
             }
 
-            extension Settings: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
+            extension Settings: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel, Swift.Decodable, Swift.Encodable {
                 static let schema = ModelSync.ModelSchema(
                     name: "Settings",
                     fields: [
@@ -503,6 +609,12 @@ struct ExpansionTests {
                     try row.encode(self.createdAt, 7)
                     try row.encode(self.items, 8)
                 }
+                init(from decoder: any Swift.Decoder) throws {
+                    self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)
+                }
+                func encode(to encoder: any Swift.Encoder) throws {
+                    try ModelSync.CodableBridge.encode(self, to: encoder)
+                }
             }
             """#
         )
@@ -552,7 +664,7 @@ struct ExpansionTests {
                 }
             }
 
-            extension Doc: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
+            extension Doc: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel, Swift.Decodable, Swift.Encodable {
                 static let schema = ModelSync.ModelSchema(
                     name: "Doc",
                     fields: [
@@ -588,6 +700,12 @@ struct ExpansionTests {
                     try row.encode(self.joined, 2)
                     try row.encode(self.missing, 3)
                 }
+                init(from decoder: any Swift.Decoder) throws {
+                    self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)
+                }
+                func encode(to encoder: any Swift.Encoder) throws {
+                    try ModelSync.CodableBridge.encode(self, to: encoder)
+                }
             }
             """#
         )
@@ -619,7 +737,7 @@ struct ExpansionTests {
                 }
             }
 
-            extension Letter: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
+            extension Letter: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel, Swift.Decodable, Swift.Encodable {
                 static let schema = ModelSync.ModelSchema(
                     name: "Letter",
                     fields: [
@@ -639,6 +757,12 @@ struct ExpansionTests {
                 }
                 func bind(to row: inout ModelSync.SQLRowEncoder) throws {
                     try row.encode(self.body, 0)
+                }
+                init(from decoder: any Swift.Decoder) throws {
+                    self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)
+                }
+                func encode(to encoder: any Swift.Encoder) throws {
+                    try ModelSync.CodableBridge.encode(self, to: encoder)
                 }
             }
             """#
@@ -675,7 +799,7 @@ struct ExpansionTests {
                 }
             }
 
-            extension Limits: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
+            extension Limits: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel, Swift.Decodable, Swift.Encodable {
                 static let schema = ModelSync.ModelSchema(
                     name: "Limits",
                     fields: [
@@ -706,6 +830,12 @@ struct ExpansionTests {
                     try row.encode(self.name, 1)
                     try row.encode(self.flag, 2)
                 }
+                init(from decoder: any Swift.Decoder) throws {
+                    self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)
+                }
+                func encode(to encoder: any Swift.Encoder) throws {
+                    try ModelSync.CodableBridge.encode(self, to: encoder)
+                }
             }
             """
         )
@@ -728,7 +858,7 @@ struct ExpansionTests {
                 }
             }
 
-            extension Event: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
+            extension Event: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel, Swift.Decodable, Swift.Encodable {
                 static let schema = ModelSync.ModelSchema(
                     name: "Event",
                     fields: [
@@ -748,6 +878,12 @@ struct ExpansionTests {
                 }
                 func bind(to row: inout ModelSync.SQLRowEncoder) throws {
                     try row.encode(self.day, 0)
+                }
+                init(from decoder: any Swift.Decoder) throws {
+                    self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)
+                }
+                func encode(to encoder: any Swift.Encoder) throws {
+                    try ModelSync.CodableBridge.encode(self, to: encoder)
                 }
             }
             """#
@@ -793,7 +929,7 @@ struct ExpansionTests {
                 }
             }
 
-            extension Point: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
+            extension Point: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel, Swift.Decodable, Swift.Encodable {
                 static let schema = ModelSync.ModelSchema(
                     name: "Point",
                     fields: [
@@ -839,6 +975,12 @@ struct ExpansionTests {
                     try row.encode(self.label, 4)
                     try row.encode(self.legacy, 5)
                 }
+                init(from decoder: any Swift.Decoder) throws {
+                    self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)
+                }
+                func encode(to encoder: any Swift.Encoder) throws {
+                    try ModelSync.CodableBridge.encode(self, to: encoder)
+                }
             }
             """
         )
@@ -859,7 +1001,7 @@ struct ExpansionTests {
                 var token: String?
             }
 
-            extension Session: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
+            extension Session: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel, Swift.Decodable, Swift.Encodable {
                 static let schema = ModelSync.ModelSchema(
                     name: "Session",
                     fields: [
@@ -886,6 +1028,12 @@ struct ExpansionTests {
                     try row.encode(self.name, 0)
                     try row.encode(self.token, 1)
                 }
+                init(from decoder: any Swift.Decoder) throws {
+                    self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)
+                }
+                func encode(to encoder: any Swift.Encoder) throws {
+                    try ModelSync.CodableBridge.encode(self, to: encoder)
+                }
             }
             """
         )
@@ -904,7 +1052,7 @@ struct ExpansionTests {
                 var at: Date
             }
 
-            extension Ping: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
+            extension Ping: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel, Swift.Decodable, Swift.Encodable {
                 static let schema = ModelSync.ModelSchema(
                     name: "Ping",
                     fields: [
@@ -924,6 +1072,12 @@ struct ExpansionTests {
                 }
                 func bind(to row: inout ModelSync.SQLRowEncoder) throws {
                     try row.encode(self.at, 0)
+                }
+                init(from decoder: any Swift.Decoder) throws {
+                    self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)
+                }
+                func encode(to encoder: any Swift.Encoder) throws {
+                    try ModelSync.CodableBridge.encode(self, to: encoder)
                 }
             }
             """

@@ -63,7 +63,7 @@ struct FullExampleTests {
                 }
             }
 
-            extension Post: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
+            extension Post: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel, Swift.Decodable, Swift.Encodable {
                 public static let schema = ModelSync.ModelSchema(
                     name: "Post",
                     fields: [
@@ -135,6 +135,12 @@ struct FullExampleTests {
                     try row.encode(self.draftNote, 8)
                     try row.encode(self.password, 9)
                     try row.encode(self.isNew, 10)
+                }
+                public init(from decoder: any Swift.Decoder) throws {
+                    self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)
+                }
+                public func encode(to encoder: any Swift.Encoder) throws {
+                    try ModelSync.CodableBridge.encode(self, to: encoder)
                 }
             }
             """

@@ -12,7 +12,7 @@ struct HookTests {
             \(members)
             }
 
-            extension Tag: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
+            extension Tag: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel, Swift.Decodable, Swift.Encodable {
                 static let schema = ModelSync.ModelSchema(
                     name: "Tag",
                     fields: [
@@ -32,6 +32,12 @@ struct HookTests {
                 }
                 func bind(to row: inout ModelSync.SQLRowEncoder) throws {
                     try row.encode(self.name, 0)
+                }
+                init(from decoder: any Swift.Decoder) throws {
+                    self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)
+                }
+                func encode(to encoder: any Swift.Encoder) throws {
+                    try ModelSync.CodableBridge.encode(self, to: encoder)
                 }
             }
             """

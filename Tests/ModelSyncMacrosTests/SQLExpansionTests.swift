@@ -31,7 +31,7 @@ struct SQLExpansionTests {
                 }
             }
 
-            extension Post: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
+            extension Post: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel, Swift.Decodable, Swift.Encodable {
                 static let schema = ModelSync.ModelSchema(
                     name: "Post",
                     fields: [
@@ -72,6 +72,12 @@ struct SQLExpansionTests {
                     try row.encode(self.title, 2)
                     try row.encode(self.slug, 3)
                 }
+                init(from decoder: any Swift.Decoder) throws {
+                    self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)
+                }
+                func encode(to encoder: any Swift.Encoder) throws {
+                    try ModelSync.CodableBridge.encode(self, to: encoder)
+                }
             }
             """
         )
@@ -92,7 +98,7 @@ struct SQLExpansionTests {
                 var password: String
             }
 
-            extension User: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel {
+            extension User: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel, Swift.Decodable, Swift.Encodable {
                 static let schema = ModelSync.ModelSchema(
                     name: "User",
                     fields: [
@@ -117,6 +123,12 @@ struct SQLExpansionTests {
                 func bind(to row: inout ModelSync.SQLRowEncoder) throws {
                     try row.encode(self.id, 0)
                     try row.encode(self.password, 1)
+                }
+                init(from decoder: any Swift.Decoder) throws {
+                    self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)
+                }
+                func encode(to encoder: any Swift.Encoder) throws {
+                    try ModelSync.CodableBridge.encode(self, to: encoder)
                 }
             }
             """

@@ -4,7 +4,8 @@ import SwiftSyntaxMacroExpansion
 import SwiftSyntaxMacrosGenericTestSupport
 import Testing
 
-/// The macros as the `ModelSync` module declares them.
+/// The macros as the `ModelSync` module declares them, for a struct that conforms to none of
+/// `@Model`'s protocols yet (the compiler passes only the missing ones).
 let modelSyncMacros: [String: MacroSpec] = [
     "Model": MacroSpec(
         type: ModelMacro.self,
@@ -12,6 +13,8 @@ let modelSyncMacros: [String: MacroSpec] = [
             TypeSyntax(IdentifierTypeSyntax(name: .identifier("Model"))),
             TypeSyntax(IdentifierTypeSyntax(name: .identifier("JSONModel"))),
             TypeSyntax(IdentifierTypeSyntax(name: .identifier("SQLModel"))),
+            TypeSyntax(IdentifierTypeSyntax(name: .identifier("Decodable"))),
+            TypeSyntax(IdentifierTypeSyntax(name: .identifier("Encodable"))),
         ]
     ),
     "PrimaryKey": MacroSpec(type: PrimaryKeyMacro.self),

@@ -2,7 +2,11 @@ import Foundation
 import ModelSync
 import ModelSyncServer
 import ModelSyncTesting
+import Observation
 import Testing
+#if canImport(SwiftUI)
+import SwiftUI
+#endif
 
 // The README's examples, verbatim where they are code, so that they cannot rot.
 enum Readme {
@@ -46,6 +50,41 @@ enum Readme {
         #expect(String(decoding: bytes, as: UTF8.self) == #"{"id":1,"userId":7,"body":"Hi","stats":{"views":12}}"#)
         #expect(Readme.User.schema.primaryKey == ["id"])
         #expect(Post.schema.primaryKey == ["id"])
+    }
+}
+
+// MARK: - Codable
+
+extension Readme {
+    struct Address: Codable, Equatable, CodableField {    // any Codable type; the conformance is all it takes
+        var street: String
+        var city: String
+    }
+
+    @Model(jsonKeys: .snakeCase)
+    struct Customer {
+        var id: Int?
+        var displayName: String
+        var address: Address                               // JSON: a nested object; SQLite: JSON text
+    }
+}
+
+@Suite struct ReadmeCodableExampleTests {
+    typealias Address = Readme.Address
+    typealias Customer = Readme.Customer
+
+    @Test func codableSection() throws {
+        let customer = Customer(displayName: "Ann", address: Address(street: "1 Main St", city: "Springfield"))
+        let data = try JSONEncoder().encode(customer)          // the codec's JSON: "display_name", …
+        let same = try JSONDecoder().decode(Customer.self, from: data)
+
+        #expect(try JSONValue(parsing: [UInt8](data)) == JSONModelEncoder().encodeToValue(customer))
+        #expect(try JSONValue(parsing: [UInt8](data))["display_name"] == "Ann")
+        #expect(same.displayName == "Ann" && same.address == customer.address)
+        let db = try Database(inMemory: [Customer.self])
+        var saved = customer
+        try db.write { try saved.insert($0) }
+        #expect(try db.read { try Customer.find(saved.id, $0) }?.address == customer.address)
     }
 }
 
@@ -362,6 +401,54 @@ extension ReadmeSQLiteExampleTests {
         watcher.cancel()                                          // or leave the loop: the observation stops
         try await watcher.value
         #expect(db.activeObservationCount == 0)
+    }
+}
+
+// MARK: - SwiftUI
+
+#if canImport(SwiftUI)
+// The README's view, compiled where SwiftUI exists.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension Readme {
+    struct PostList: View {
+        let posts: LiveQuery<[Post]>              // try LiveQuery(Post.order(\.id), in: db)
+        let server: LoadableResource<[Post]>      // LoadableResource(cache, list: Post.self)
+
+        var body: some View {
+            List(posts.value, id: \.id) { post in Text(post.text) }         // the database, live
+                .overlay { if server.isLoading && posts.value.isEmpty { ProgressView() } }
+                .task { await server.refresh() }        // written through: the list follows
+                .refreshable { await server.refresh() }
+        }
+    }
+}
+#endif
+
+@Suite struct ReadmeSwiftUIExampleTests {
+    typealias Post = Readme.Post
+
+    @MainActor @Test func observableObjects() async throws {
+        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }  // Observation
+        try await withServer { testServer in
+            let db = try Database(inMemory: [Post.self])
+            var options = RemoteStore.Options()
+            options.retry = RetryPolicy(maxAttempts: 1)
+            let cache = CachedStore(remote: RemoteStore(baseURL: testServer.baseURL, options: options), database: db)
+            // `print` in the README: here the change goes to a stream the test reads.
+            let (changes, changed) = AsyncStream<Void>.makeStream()
+
+            let posts = try LiveQuery(Post.order(\.id), in: db)     // the rows now, fetched before init returns
+            let server = LoadableResource(cache, list: Post.self)   // the cached rows now (nothing without a database)
+            withObservationTracking { _ = posts.value } onChange: { changed.yield() }
+            await server.refresh()                                  // isLoading, then the server's rows, or error
+
+            #expect(server.value?.count == 100 && server.error == nil && !server.isLoading)
+            for await _ in changes { break }
+            // `Post` is not `Equatable`, so the observation's first background fetch may deliver
+            // the empty rows again: wait for the change that brings the server's.
+            while posts.value.isEmpty { await nextChange { _ = posts.value }.happened() }
+            #expect(posts.value.map(\.id) == server.value?.map(\.id))
+        }
     }
 }
 

@@ -170,6 +170,18 @@ public final class CachedStore: Sendable {
         return try await database.read(query).map(canonical)
     }
 
+    /// ``cachedValue(_:id:)`` on the calling thread, for a value shown at once
+    /// (``LoadableResource``).
+    func cachedValueNow<M: SQLModel>(_ type: M.Type, id: some SQLColumnEncodable & Sendable) throws -> M? {
+        if let known = identityMap.value(M.self, id: id) { return known }
+        return try database?.read { db in try M.find(id, db) }.map(canonical)
+    }
+
+    /// ``cachedList(_:)`` on the calling thread, for a value shown at once (``LoadableResource``).
+    func cachedListNow<M: SQLModel>(_ query: @Sendable (SQLiteConnection) throws -> [M]) throws -> [M]? {
+        try database?.read(query).map(canonical)
+    }
+
     /// A row loaded from the database, as the identity map knows it: the map's value when it
     /// has one (at least as fresh as the row), else the row, stored.
     private func canonical<M: Model>(_ row: M) -> M {

@@ -72,6 +72,18 @@ public struct DatabaseObservation<Value: Sendable>: AsyncSequence, Sendable {
         return iterator
     }
 
+    /// Starts an iteration and fetches its first value on the calling thread, after
+    /// registering (a commit from now on reaches the observation); the iterator skips a first
+    /// background result equal to it. ``LiveQuery`` starts with this.
+    func makeAsyncIteratorWithFirstValue() throws -> (first: Value, iterator: Iterator) {
+        var background = self
+        background.fetchesImmediately = false
+        var iterator = background.makeAsyncIterator()
+        let first = try database.read(fetch)
+        iterator.lastReturned = first
+        return (first, iterator)
+    }
+
     /// Starts the observation and calls `onChange` on the main actor with each new value until
     /// the returned task is cancelled; `onError` gets the error that ends it. With
     /// ``immediate()``, `onChange` has the first value before this method returns.

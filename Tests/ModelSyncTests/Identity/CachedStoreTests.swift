@@ -25,9 +25,11 @@ struct CacheFixture {
 
     var path: String { scratch.file("cache.sqlite").path }
 
-    /// Runs `body` with a fresh server, database file and store; shuts the server down after.
+    /// Runs `body` with a fresh server, database file and store, in the caller's isolation;
+    /// shuts the server down after.
     static func run(
-        data: JSONValue = data, writesThrough: Bool = true, _ body: (CacheFixture) async throws -> Void
+        data: JSONValue = data, writesThrough: Bool = true, isolation: isolated (any Actor)? = #isolation,
+        _ body: (CacheFixture) async throws -> Void
     ) async throws {
         let server = try await ModelSyncServer.start(data: data)
         let scratch = try ScratchDirectory()
