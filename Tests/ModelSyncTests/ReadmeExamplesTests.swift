@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import ModelSync
 import ModelSyncServer
 import ModelSyncTesting
@@ -362,6 +363,25 @@ extension ReadmeSQLiteExampleTests {
         watcher.cancel()                                          // or leave the loop: the observation stops
         try await watcher.value
         #expect(db.activeObservationCount == 0)
+    }
+}
+
+extension ReadmeSQLiteExampleTests {
+    @Test func tracingAndFunctionsSection() throws {
+        var logger = Logger(label: "app.sql")                    // import Logging (swift-log)
+        logger.logLevel = .trace
+        let slugify = SQLiteScalarFunction("slugify", argumentCount: 1, deterministic: true) { arguments in
+            guard case .text(let title) = arguments[0] else { return .null }
+            return .text(title.lowercased().split(separator: " ").joined(separator: "-"))
+        }
+        let traced = try Database(inMemory: [Article.self], configuration: DatabaseConfiguration(logger: logger, functions: [slugify]))
+        var hello = Article(userId: 1, title: "Hello World", slug: "hello")
+        try traced.write { try hello.insert($0) }
+        // trace: INSERT INTO "articles" ("user_id", "title", …) VALUES (1, 'Hello World', …) [sqlite.duration: 0.03 ms, …]
+        let slugs = try traced.read { try Article.order(\.id).select(sql: "slugify(title)", as: String.self).fetchAll($0) }  // ["hello-world"]
+
+        #expect(slugs == ["hello-world"])
+        #expect(traced.configuration.logger?.logLevel == .trace)
     }
 }
 
