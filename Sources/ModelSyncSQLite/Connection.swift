@@ -219,6 +219,15 @@ public final class SQLiteConnection {
         try withStatement(sql, arguments) { try $0.step() ? $0.value(at: 0) : nil }
     }
 
+    /// The most parameters (`?`) one statement may have on this connection (SQLite's
+    /// `SQLITE_LIMIT_VARIABLE_NUMBER`): ``SQLModel/insertAll(_:_:onConflict:validate:)`` puts as
+    /// many rows in each statement as fit. Setting it lowers the limit for this connection
+    /// (SQLite never raises it beyond the maximum it was built with).
+    public var parameterLimit: Int {
+        get { Int(sqlite3_limit(handle, SQLITE_LIMIT_VARIABLE_NUMBER, -1)) }
+        set { sqlite3_limit(handle, SQLITE_LIMIT_VARIABLE_NUMBER, Int32(clamping: max(1, newValue))) }
+    }
+
     /// The rowid of the last row inserted on this connection.
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 

@@ -41,11 +41,17 @@ extension SQLModel {
         guard key.count == table.primaryKey.count else {
             throw SQLiteError.misuse("\(schema.name) has a \(table.primaryKey.count)-column primary key; got \(key.count) values")
         }
+        return try selectingByKey(key, db) { try $0.step() ? decodeRow($0) : nil }
+    }
+
+    /// Runs `body` with the select-by-key statement, `key` bound (values in key order).
+    static func selectingByKey<T>(_ key: [SQLValue], _ db: SQLiteConnection, _ body: (SQLStatement) throws -> T) throws -> T {
+        let table = sqlTable
         return try db.withUnboundStatement(.selectByKey, of: table) { statement in
             for (field, value) in zip(table.primaryKey, key) {
                 try statement.check(value.bind(to: statement.handle, at: Int32(field + 1)))
             }
-            return try statement.step() ? decodeRow(statement) : nil
+            return try body(statement)
         }
     }
 
@@ -126,30 +132,48 @@ extension SQLModel {
     /// unless `validate` is false: an invalid model throws ``ModelSyncCore/ValidationError``
     /// and nothing is written.
     public mutating func insert(_ db: SQLiteConnection, validate: Bool = true) throws {
+        try insertRow(db, or: nil, validate: validate)
+    }
+
+    /// Inserts the model with `INSERT [OR action]`; returns false when the action skipped the
+    /// row (`OR IGNORE`), leaving the model as it was.
+    @discardableResult
+    mutating func insertRow(_ db: SQLiteConnection, or action: SQLiteConflictAction?, validate: Bool) throws -> Bool {
         if validate { _ = try validated() }
         try Self.prepareTableOnce(db)
         let table = Self.sqlTable
-        if table.rowIDKeyMayBeNil, try primaryKeyValues() == [.null] {
-            try run(.insertWithoutKey, db)
-            let rowID = db.lastInsertRowID
-            guard let stored = try db.withUnboundStatement(.selectByRowID, of: table, { statement in
-                try statement.bind([.integer(rowID)])
-                return try statement.step() ? Self.decodeRow(statement) : nil
-            }) else { throw Self.rowNotFound(table.sql(.selectByRowID)) }
-            self = stored
-        } else {
-            try run(.insert, db)
-        }
+        let withoutKey = try table.rowIDKeyMayBeNil && primaryKeyValues() == [.null]
+        try run(withoutKey ? .insertWithoutKey : .insert, or: action, db)
+        // `changes` is that of the statement that just ran: 0 when it skipped the row.
+        if action != nil, db.changes == 0 { return false }
+        guard withoutKey else { return true }
+        let rowID = db.lastInsertRowID
+        guard let stored = try db.withUnboundStatement(.selectByRowID, of: table, { statement in
+            try statement.bind([.integer(rowID)])
+            return try statement.step() ? Self.decodeRow(statement) : nil
+        }) else { throw Self.rowNotFound(table.sql(.selectByRowID)) }
+        self = stored
+        return true
     }
 
     /// Updates every column of the model's row; throws when there is no such row. Validates
     /// first unless `validate` is false (see ``insert(_:validate:)``).
     public func update(_ db: SQLiteConnection, validate: Bool = true) throws {
+        try updateRow(db, or: nil, validate: validate)
+    }
+
+    /// Updates the model's row with `UPDATE [OR action]`; returns false when the action
+    /// skipped it, throws when there is no such row.
+    @discardableResult
+    func updateRow(_ db: SQLiteConnection, or action: SQLiteConflictAction?, validate: Bool) throws -> Bool {
         if validate { _ = try validated() }
         try Self.prepareTableOnce(db)
         let table = try Self.keyedTable()
-        try run(.update, db)
-        if db.changes == 0 { throw Self.rowNotFound(table.sql(.update)) }
+        try run(.update, or: action, db)
+        if db.changes > 0 { return true }
+        // Nothing changed: the row is missing, or `OR IGNORE` skipped it.
+        guard action == .ignore, try rowExists(db) else { throw Self.rowNotFound(table.sql(.update)) }
+        return false
     }
 
     /// Updates only the columns of `properties` (`[\.title, \.views]`); throws when there is no
@@ -168,14 +192,24 @@ extension SQLModel {
     /// Inserts the model when its primary key is nil or has no row yet, else updates its row.
     /// Validates first unless `validate` is false (see ``insert(_:validate:)``).
     public mutating func save(_ db: SQLiteConnection, validate: Bool = true) throws {
+        try saveRow(db, or: nil, validate: validate)
+    }
+
+    /// ``save(_:validate:)`` with `OR action` on its statements; returns whether the row was
+    /// written.
+    @discardableResult
+    mutating func saveRow(_ db: SQLiteConnection, or action: SQLiteConflictAction?, validate: Bool) throws -> Bool {
         if validate { _ = try validated() }
         try Self.prepareTableOnce(db)
         let table = Self.sqlTable
         guard !table.primaryKey.isEmpty, !(try primaryKeyValues().contains(.null)) else {
-            return try insert(db, validate: false)
+            return try insertRow(db, or: action, validate: false)
         }
-        try run(.update, db)
-        if db.changes == 0 { try run(.insert, db) }
+        try run(.update, or: action, db)
+        if db.changes > 0 { return true }
+        // No row was updated: none has the key, or `OR IGNORE` skipped it (then the insert
+        // meets the existing key and is skipped too).
+        return try insertRow(db, or: action, validate: false)
     }
 
     /// Inserts the model, or updates the existing row with the same primary key
@@ -212,17 +246,7 @@ extension SQLModel {
     /// first invalid one throws its ``ModelSyncCore/ValidationError`` with
     /// ``ModelSyncCore/ValidationError/batchIndex`` set, and nothing is written.
     public static func saveAll(_ models: inout [Self], _ db: SQLiteConnection, validate: Bool = true) throws {
-        if validate {
-            for index in models.indices {
-                do {
-                    _ = try models[index].validated()
-                } catch {
-                    var indexed = error
-                    indexed.batchIndex = index
-                    throw indexed
-                }
-            }
-        }
+        if validate { try validateAll(models) }
         var saved = models
         try db.transaction {
             for index in saved.indices {
@@ -244,8 +268,20 @@ extension SQLModel {
         try db.withUnboundStatement(kind, of: Self.sqlTable) { try bindAndRun($0) }
     }
 
+    /// Binds the model to one of its table's statements, with `OR action` when given, and
+    /// runs it.
+    func run(_ kind: SQLTable.Statement, or action: SQLiteConflictAction?, _ db: SQLiteConnection) throws {
+        if let action { try run(Self.sqlTable.sql(kind, or: action), db) } else { try run(kind, db) }
+    }
+
+    /// Whether the model's row exists (by primary key, whatever else the model's queries
+    /// leave out).
+    func rowExists(_ db: SQLiteConnection) throws -> Bool {
+        try Self.selectingByKey(primaryKeyValues(), db) { try $0.step() }
+    }
+
     /// Binds the model to the statement for `sql` and runs it.
-    private func run(_ sql: String, _ db: SQLiteConnection) throws {
+    func run(_ sql: String, _ db: SQLiteConnection) throws {
         try db.withUnboundStatement(sql) { try bindAndRun($0) }
     }
 

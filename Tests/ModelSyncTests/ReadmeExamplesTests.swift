@@ -385,6 +385,26 @@ extension ReadmeSQLiteExampleTests {
     }
 }
 
+extension ReadmeSQLiteExampleTests {
+    @Test func conflictClausesSection() throws {
+        let db = try Database(inMemory: [Article.self])
+        var existing = Article(userId: 1, title: "Swift", slug: "swift")
+        try db.write { try existing.insert($0) }
+
+        var tag = Article(userId: 1, title: "Tag page", slug: "swift")
+        let written = try db.write { try tag.insert($0, onConflict: .ignore) }        // false: "swift" exists
+        var renamed = Article(userId: 1, title: "Renamed", slug: "swift")
+        try db.write { try renamed.upsert($0, uniqueKey: [\.slug]) }                   // updates that row; renamed.id is its id
+        var many = (1...1000).map { Article(userId: 3, title: "Bulk \($0)", slug: "bulk-\($0)") }
+        let count = try db.write { try Article.insertAll(&many, $0, onConflict: .ignore) }  // multi-row INSERTs, one transaction
+
+        #expect(written == false && tag.id == nil)
+        #expect(renamed.id == existing.id && renamed.title == "Renamed")
+        #expect(count == 1000 && Set(many.compactMap(\.id)).count == 1000)
+        #expect(try db.read { try Article.count($0) } == 1001)
+    }
+}
+
 // MARK: - Identity map and offline cache
 
 @Suite struct ReadmeIdentityExampleTests {
