@@ -157,12 +157,14 @@ extension SQLModel {
         let rowsPerStatement = max(1, db.parameterLimit / schema.fields.count)
         var stored = models
         let written = try db.transaction {
+            for index in stored.indices { try stored[index].willInsert(db) }
             var start = 0
             var written: [Bool] = []
             for count in statementSizes(stored.count, maximum: rowsPerStatement) {
                 written += try insertRows(&stored[start..<(start + count)], db, or: action)
                 start += count
             }
+            for (model, inserted) in zip(stored, written) where inserted { try model.didInsert(db) }
             return written
         }
         models = stored

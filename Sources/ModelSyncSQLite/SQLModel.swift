@@ -20,11 +20,37 @@ public protocol SQLModel: Model {
     /// ``HasOne`` / ``BelongsToMany`` has its delete rule applied by ``delete(_:)``. Empty by
     /// default; declare `static let relations: [any ModelRelation<Self>] = [author]`.
     static var relations: [any ModelRelation<Self>] { get }
+
+    // Lifecycle hooks: see `LifecycleHooks.swift` for when each runs. Each has an empty
+    // default; declare the ones the model needs.
+
+    /// Runs before the model's row is inserted, after validation, on the write's connection:
+    /// may change the model (the changes are written) or refuse the insert by throwing (the
+    /// error reaches the caller; nothing is written).
+    mutating func willInsert(_ db: SQLiteConnection) throws
+    /// Runs after the row was inserted; the model has its assigned id. Throwing fails the
+    /// write (the `write` transaction rolls back).
+    func didInsert(_ db: SQLiteConnection) throws
+    /// Runs before the model's row is updated, after validation: may change the model or
+    /// refuse the update by throwing.
+    mutating func willUpdate(_ db: SQLiteConnection) throws
+    /// Runs after the row was updated. Throwing fails the write.
+    func didUpdate(_ db: SQLiteConnection) throws
+    /// Runs before the model's row is deleted: throwing refuses the delete.
+    func willDelete(_ db: SQLiteConnection) throws
+    /// Runs after the row was deleted (only when there was one). Throwing fails the write.
+    func didDelete(_ db: SQLiteConnection) throws
 }
 
 extension SQLModel {
     public static var autoAlters: Bool { false }
     public static var relations: [any ModelRelation<Self>] { [] }
+    public mutating func willInsert(_ db: SQLiteConnection) throws {}
+    public func didInsert(_ db: SQLiteConnection) throws {}
+    public mutating func willUpdate(_ db: SQLiteConnection) throws {}
+    public func didUpdate(_ db: SQLiteConnection) throws {}
+    public func willDelete(_ db: SQLiteConnection) throws {}
+    public func didDelete(_ db: SQLiteConnection) throws {}
 }
 
 // MARK: - Reading
@@ -142,17 +168,23 @@ extension SQLModel {
         if validate { _ = try validated() }
         try Self.prepareTableOnce(db)
         let table = Self.sqlTable
-        let withoutKey = try table.rowIDKeyMayBeNil && primaryKeyValues() == [.null]
-        try run(withoutKey ? .insertWithoutKey : .insert, or: action, db)
+        // The hook works on a copy: a refused or skipped insert leaves the model as it was.
+        var row = self
+        try row.willInsert(db)
+        let withoutKey = try table.rowIDKeyMayBeNil && row.primaryKeyValues() == [.null]
+        try row.run(withoutKey ? .insertWithoutKey : .insert, or: action, db)
         // `changes` is that of the statement that just ran: 0 when it skipped the row.
         if action != nil, db.changes == 0 { return false }
-        guard withoutKey else { return true }
-        let rowID = db.lastInsertRowID
-        guard let stored = try db.withUnboundStatement(.selectByRowID, of: table, { statement in
-            try statement.bind([.integer(rowID)])
-            return try statement.step() ? Self.decodeRow(statement) : nil
-        }) else { throw Self.rowNotFound(table.sql(.selectByRowID)) }
-        self = stored
+        if withoutKey {
+            let rowID = db.lastInsertRowID
+            guard let stored = try db.withUnboundStatement(.selectByRowID, of: table, { statement in
+                try statement.bind([.integer(rowID)])
+                return try statement.step() ? Self.decodeRow(statement) : nil
+            }) else { throw Self.rowNotFound(table.sql(.selectByRowID)) }
+            row = stored
+        }
+        try row.didInsert(db)
+        self = row
         return true
     }
 
@@ -166,14 +198,25 @@ extension SQLModel {
     /// skipped it, throws when there is no such row.
     @discardableResult
     func updateRow(_ db: SQLiteConnection, or action: SQLiteConflictAction?, validate: Bool) throws -> Bool {
+        try updatedRow(db, or: action, validate: validate) != nil
+    }
+
+    /// ``updateRow(_:or:validate:)``, handing back the model as written (with the changes of
+    /// `willUpdate`), or nil when the action skipped it.
+    func updatedRow(_ db: SQLiteConnection, or action: SQLiteConflictAction?, validate: Bool) throws -> Self? {
         if validate { _ = try validated() }
         try Self.prepareTableOnce(db)
         let table = try Self.keyedTable()
-        try run(.update, or: action, db)
-        if db.changes > 0 { return true }
+        var row = self
+        try row.willUpdate(db)
+        try row.run(.update, or: action, db)
+        if db.changes > 0 {
+            try row.didUpdate(db)
+            return row
+        }
         // Nothing changed: the row is missing, or `OR IGNORE` skipped it.
         guard action == .ignore, try rowExists(db) else { throw Self.rowNotFound(table.sql(.update)) }
-        return false
+        return nil
     }
 
     /// Updates only the columns of `properties` (`[\.title, \.views]`); throws when there is no
@@ -184,9 +227,12 @@ extension SQLModel {
         let table = try Self.keyedTable()
         let indices = try properties.map(Self.fieldIndex)
         guard !indices.isEmpty else { return }
+        var row = self
+        try row.willUpdate(db)
         let sql = table.updateSQL(only: indices)
-        try run(sql, db)
+        try row.run(sql, db)
         if db.changes == 0 { throw Self.rowNotFound(sql) }
+        try row.didUpdate(db)
     }
 
     /// Inserts the model when its primary key is nil or has no row yet, else updates its row.
@@ -205,8 +251,16 @@ extension SQLModel {
         guard !table.primaryKey.isEmpty, !(try primaryKeyValues().contains(.null)) else {
             return try insertRow(db, or: action, validate: false)
         }
-        try run(.update, or: action, db)
-        if db.changes > 0 { return true }
+        // The update's hooks run first: whether a row has the key is known only once the
+        // update has run.
+        var row = self
+        try row.willUpdate(db)
+        try row.run(.update, or: action, db)
+        if db.changes > 0 {
+            try row.didUpdate(db)
+            self = row
+            return true
+        }
         // No row was updated: none has the key, or `OR IGNORE` skipped it (then the insert
         // meets the existing key and is skipped too).
         return try insertRow(db, or: action, validate: false)
@@ -226,10 +280,16 @@ extension SQLModel {
     /// model's ``relations`` and of foreign keys referring to its table apply (see
     /// `Relations/DeleteRules.swift`); a restrict rule that refuses the delete throws
     /// ``RelationError/deleteRestricted(table:referencingTable:columns:rows:)``.
+    ///
+    /// `willDelete` runs first and may refuse the delete by throwing; `didDelete` runs when a
+    /// row was deleted.
     @discardableResult
     public func delete(_ db: SQLiteConnection) throws -> Bool {
         _ = try Self.keyedTable()
-        return try deleteFollowingRules(db)
+        try willDelete(db)
+        guard try deleteFollowingRules(db) else { return false }
+        try didDelete(db)
+        return true
     }
 
     /// Deletes the rows matching `condition` (all rows when nil); returns how many.

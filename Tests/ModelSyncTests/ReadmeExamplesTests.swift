@@ -405,6 +405,47 @@ extension ReadmeSQLiteExampleTests {
     }
 }
 
+extension Readme {
+    enum InvoiceError: Error { case negativeTotal }
+
+    @Model(table: "invoices")
+    struct Invoice {
+        var id: Int?
+        var number = ""
+        var total: Int
+
+        mutating func willInsert(_ db: SQLiteConnection) throws {
+            if total < 0 { throw InvoiceError.negativeTotal }         // refuses: nothing is written
+            if number.isEmpty { number = "INV-\(total)" }             // changes are written
+        }
+
+        func didDelete(_ db: SQLiteConnection) throws {
+            try db.execute("INSERT INTO audit (event) VALUES (?)", [.text("deleted \(number)")])
+        }
+    }
+}
+
+extension ReadmeSQLiteExampleTests {
+    typealias Invoice = Readme.Invoice
+    typealias InvoiceError = Readme.InvoiceError
+
+    @Test func lifecycleHooksSection() throws {
+        var migrations = Migrator()
+        migrations.registerSQL("audit", "CREATE TABLE audit (id INTEGER PRIMARY KEY, event TEXT NOT NULL)")
+        let db = try Database(inMemory: [Invoice.self], migrations: migrations)
+
+        var invoice = Invoice(total: 120)
+        try db.write { try invoice.insert($0) }                          // invoice.number == "INV-120"
+        var refund = Invoice(total: -5)
+        do { try db.write { try refund.insert($0) } } catch InvoiceError.negativeTotal { /* no row */ }
+        try db.write { _ = try invoice.delete($0) }                      // one audit row, same transaction
+
+        #expect(invoice.number == "INV-120" && refund.id == nil)
+        #expect(try db.read { try Invoice.count($0) } == 0)
+        #expect(try db.read { try $0.scalar("SELECT event FROM audit") } == .text("deleted INV-120"))
+    }
+}
+
 // MARK: - Identity map and offline cache
 
 @Suite struct ReadmeIdentityExampleTests {
