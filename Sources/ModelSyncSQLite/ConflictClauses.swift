@@ -157,7 +157,10 @@ extension SQLModel {
         let rowsPerStatement = max(1, db.parameterLimit / schema.fields.count)
         var stored = models
         let written = try db.transaction {
-            for index in stored.indices { try stored[index].willInsert(db) }
+            for index in stored.indices {
+                stored[index].stampForWrite(inserting: true, db)
+                try stored[index].willInsert(db)
+            }
             var start = 0
             var written: [Bool] = []
             for count in statementSizes(stored.count, maximum: rowsPerStatement) {

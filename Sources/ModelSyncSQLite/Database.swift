@@ -37,6 +37,9 @@ public struct DatabaseConfiguration: Sendable {
     /// Swift closures registered as SQL functions on every connection, the readers opened
     /// later included, before the ``openHooks`` run.
     public var functions: [SQLiteScalarFunction]
+    /// The time ActiveRecord writes stamp into ``TimestampedModel`` and
+    /// ``SoftDeletableModel`` rows; the system clock unless replaced (a test's fixed clock).
+    public var now: @Sendable () -> Date = { Date() }
 
     /// Creates a configuration; every parameter has the default described on its property.
     public init(

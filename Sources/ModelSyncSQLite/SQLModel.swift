@@ -67,7 +67,9 @@ extension SQLModel {
         guard key.count == table.primaryKey.count else {
             throw SQLiteError.misuse("\(schema.name) has a \(table.primaryKey.count)-column primary key; got \(key.count) values")
         }
-        return try selectingByKey(key, db) { try $0.step() ? decodeRow($0) : nil }
+        let row = try selectingByKey(key, db) { try $0.step() ? decodeRow($0) : nil }
+        // A soft-deleted row is left out, as queries leave it out.
+        return row?.isSoftDeleted == true ? nil : row
     }
 
     /// Runs `body` with the select-by-key statement, `key` bound (values in key order).
@@ -170,6 +172,7 @@ extension SQLModel {
         let table = Self.sqlTable
         // The hook works on a copy: a refused or skipped insert leaves the model as it was.
         var row = self
+        row.stampForWrite(inserting: true, db)
         try row.willInsert(db)
         let withoutKey = try table.rowIDKeyMayBeNil && row.primaryKeyValues() == [.null]
         try row.run(withoutKey ? .insertWithoutKey : .insert, or: action, db)
@@ -208,6 +211,7 @@ extension SQLModel {
         try Self.prepareTableOnce(db)
         let table = try Self.keyedTable()
         var row = self
+        row.stampForWrite(inserting: false, db)
         try row.willUpdate(db)
         try row.run(.update, or: action, db)
         if db.changes > 0 {
@@ -225,9 +229,14 @@ extension SQLModel {
         if validate { _ = try validated() }
         try Self.prepareTableOnce(db)
         let table = try Self.keyedTable()
-        let indices = try properties.map(Self.fieldIndex)
+        var indices = try properties.map(Self.fieldIndex)
         guard !indices.isEmpty else { return }
         var row = self
+        // A timestamped model's `updatedAt` is written with the listed columns.
+        if row.stampForWrite(inserting: false, db) {
+            let updatedAt = try Self.fieldIndex(named: "updatedAt")
+            if !indices.contains(updatedAt) { indices.append(updatedAt) }
+        }
         try row.willUpdate(db)
         let sql = table.updateSQL(only: indices)
         try row.run(sql, db)
@@ -254,6 +263,7 @@ extension SQLModel {
         // The update's hooks run first: whether a row has the key is known only once the
         // update has run.
         var row = self
+        row.stampForWrite(inserting: false, db)
         try row.willUpdate(db)
         try row.run(.update, or: action, db)
         if db.changes > 0 {
@@ -283,13 +293,12 @@ extension SQLModel {
     ///
     /// `willDelete` runs first and may refuse the delete by throwing; `didDelete` runs when a
     /// row was deleted.
+    ///
+    /// A ``SoftDeletableModel`` keeps its row: `delete` sets its `deletedAt` (see
+    /// ``SoftDeletableModel/forceDelete(_:)``), and returns false when it was deleted already.
     @discardableResult
     public func delete(_ db: SQLiteConnection) throws -> Bool {
-        _ = try Self.keyedTable()
-        try willDelete(db)
-        guard try deleteFollowingRules(db) else { return false }
-        try didDelete(db)
-        return true
+        try deleteRow(db, soft: true)
     }
 
     /// Deletes the rows matching `condition` (all rows when nil); returns how many.

@@ -446,6 +446,37 @@ extension ReadmeSQLiteExampleTests {
     }
 }
 
+extension Readme {
+    @Model(table: "notes_log", columns: .snakeCase)
+    struct LogNote {
+        var id: Int?
+        var text: String
+        var createdAt: Date?                                     // set by the first insert
+        var updatedAt: Date?                                     // set by every write
+        var deletedAt: Date?                                     // set by delete
+    }
+}
+extension Readme.LogNote: TimestampedModel, SoftDeletableModel {}
+
+extension ReadmeSQLiteExampleTests {
+    typealias LogNote = Readme.LogNote
+
+    @Test func timestampsAndSoftDeletesSection() throws {
+        let db = try Database(inMemory: [LogNote.self])
+
+        var note = LogNote(text: "Remember")
+        try db.write { try note.insert($0) }                         // note.createdAt == note.updatedAt
+        try db.write { _ = try note.delete($0) }                     // UPDATE … SET deleted_at = …
+        let live = try db.read { try LogNote.all($0) }               // []: deleted rows are left out
+        let bin = try db.read { try LogNote.all().onlyDeleted().fetchAll($0) }   // [note], deletedAt set
+        try db.write { _ = try note.restore($0) }                    // back; forceDelete(_:) removes the row
+
+        #expect(note.createdAt != nil && note.updatedAt != nil)         // restore moved updatedAt
+        #expect(live.isEmpty && bin.map(\.text) == ["Remember"] && bin[0].deletedAt != nil)
+        #expect(try db.read { try LogNote.all($0) }.map(\.text) == ["Remember"])
+    }
+}
+
 // MARK: - Identity map and offline cache
 
 @Suite struct ReadmeIdentityExampleTests {
