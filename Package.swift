@@ -43,9 +43,13 @@ let package = Package(
         // JSON: a tape-based reader, a writer, and the runtime the generated codecs call.
         .target(name: "ModelSyncJSON", dependencies: ["ModelSyncCore"]),
         // SQLite: the system libsqlite3 (Linux: `apt-get install libsqlite3-dev`), a thin layer
-        // over its C API, ActiveRecord and migrations. On JSON only for JSON-text columns.
+        // over its C API, ActiveRecord and migrations. On JSON only for JSON-text columns;
+        // swift-log for statement tracing.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
-        .target(name: "ModelSyncSQLite", dependencies: ["ModelSyncCore", "ModelSyncJSON", "CSQLite"]),
+        .target(
+            name: "ModelSyncSQLite",
+            dependencies: ["ModelSyncCore", "ModelSyncJSON", "CSQLite", .product(name: "Logging", package: "swift-log")]
+        ),
         // Storage: key-value suites on disk, values as JSON files replaced atomically.
         .target(name: "ModelSyncStorage", dependencies: ["ModelSyncCore", "ModelSyncJSON"]),
         // The @Model compiler plugin.
@@ -144,8 +148,13 @@ let package = Package(
                 .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
             ]
         ),
-        .testTarget(name: "ModelSyncTests", dependencies: ["ModelSync", "ModelSyncServer", "ModelSyncTesting"]),
-        .testTarget(name: "ModelSyncSQLiteTests", dependencies: ["ModelSync", "ModelSyncTesting"]),
+        .testTarget(
+            name: "ModelSyncTests",
+            dependencies: ["ModelSync", "ModelSyncServer", "ModelSyncTesting", .product(name: "Logging", package: "swift-log")]
+        ),
+        .testTarget(
+            name: "ModelSyncSQLiteTests", dependencies: ["ModelSync", "ModelSyncTesting", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(name: "ModelSyncTestingTests", dependencies: ["ModelSyncTesting", "ModelSync", "ModelSyncServer"]),
         .testTarget(name: "ModelSyncStorageTests", dependencies: ["ModelSync", "ModelSyncTesting"]),
     ],

@@ -40,6 +40,11 @@ public final class SQLiteConnection {
     /// While set, collects the tables read by the statements that run (see
     /// ``recordingReadTables(_:)``).
     var readTableRecorder: Set<String>?
+    /// What a failing ``SQLiteScalarFunction`` threw, until its statement's error takes it.
+    let functionFailures = FunctionFailureSlot()
+    /// Logs each statement when ``DatabaseConfiguration/logger`` is set; kept alive here
+    /// because SQLite holds only a pointer to it.
+    private let tracer: StatementTracer?
 
     /// Opens a connection. `readOnly` opens the file read-only; a missing file is created
     /// unless `readOnly` is set.
@@ -57,6 +62,8 @@ public final class SQLiteConnection {
         self.path = path
         self.configuration = configuration
         self.statements = StatementCache(capacity: configuration.statementCacheSize)
+        self.tracer = configuration.logger.map { StatementTracer(logger: $0, literalLimit: 256) }
+        tracer?.install(on: handle)
         sqlite3_extended_result_codes(handle, 1)
         // Every identifier ModelSync writes is double-quoted: one that names no column must
         // fail ("no such column"), not read as a string.
@@ -67,6 +74,9 @@ public final class SQLiteConnection {
             // Reading the schema makes a file that is not a database fail here, at open.
             try execute("PRAGMA foreign_keys = \(configuration.foreignKeys ? "ON" : "OFF")")
             _ = try scalar("SELECT count(*) FROM sqlite_master")
+            for function in configuration.functions {
+                try add(function: function)
+            }
             for hook in configuration.openHooks {
                 try hook(self)
             }
@@ -124,12 +134,18 @@ public final class SQLiteConnection {
         changeTracker?.recordWrites(of: statement)
         recordReads(of: statement)
         statement.isInUse = true
+        // A failure whose statement error never came through here (a cursor's) is not this one's.
+        functionFailures.failure = nil
         defer {
             statement.reset()
             statement.isInUse = false
             changeTracker?.statementEnded(inTransaction: isInTransaction)
         }
-        return try body(statement)
+        do {
+            return try body(statement)
+        } catch let error as SQLiteError where functionFailures.failure != nil {
+            throw attachingFunctionFailure(error)
+        }
     }
 
     /// Adds the tables `statement` reads to those an observation is recording, if any.
@@ -185,7 +201,7 @@ public final class SQLiteConnection {
                 error.message = String(cString: message)
                 sqlite3_free(message)
             }
-            throw error
+            throw attachingFunctionFailure(error)
         }
     }
 
@@ -201,6 +217,15 @@ public final class SQLiteConnection {
     /// The first column of the first row, or nil when there is no row.
     public func scalar(_ sql: String, _ arguments: [SQLValue] = []) throws -> SQLValue? {
         try withStatement(sql, arguments) { try $0.step() ? $0.value(at: 0) : nil }
+    }
+
+    /// The most parameters (`?`) one statement may have on this connection (SQLite's
+    /// `SQLITE_LIMIT_VARIABLE_NUMBER`): ``SQLModel/insertAll(_:_:onConflict:validate:)`` puts as
+    /// many rows in each statement as fit. Setting it lowers the limit for this connection
+    /// (SQLite never raises it beyond the maximum it was built with).
+    public var parameterLimit: Int {
+        get { Int(sqlite3_limit(handle, SQLITE_LIMIT_VARIABLE_NUMBER, -1)) }
+        set { sqlite3_limit(handle, SQLITE_LIMIT_VARIABLE_NUMBER, Int32(clamping: max(1, newValue))) }
     }
 
     /// The rowid of the last row inserted on this connection.

@@ -71,14 +71,26 @@ public struct SQLRowDecoder {
 public struct SQLRowEncoder {
     @usableFromInline let statement: OpaquePointer
     @usableFromInline let table: SQLTable
-    /// Parameters beyond this count are not in the statement (e.g. a `DELETE` by key).
+    /// Fields from this one on have no parameter in the statement (e.g. a `DELETE` by key).
     @usableFromInline let parameterCount: Int
+    /// Where the model's parameters start: 0, except in a multi-row `INSERT`, where row `r`
+    /// binds field `i` to parameter `r × fields + i + 1`.
+    @usableFromInline let parameterOffset: Int
 
     @usableFromInline
     init(statement: OpaquePointer, table: SQLTable) {
         self.statement = statement
         self.table = table
         self.parameterCount = Int(sqlite3_bind_parameter_count(statement))
+        self.parameterOffset = 0
+    }
+
+    /// The encoder of row `row` of a multi-row `INSERT` that binds every field of each row.
+    init(statement: OpaquePointer, table: SQLTable, row: Int) {
+        self.statement = statement
+        self.table = table
+        self.parameterCount = table.schema.fields.count
+        self.parameterOffset = row * table.schema.fields.count
     }
 
     /// Binds field `field`.
@@ -96,7 +108,7 @@ public struct SQLRowEncoder {
 
     @inlinable
     func bind(_ value: SQLValue, _ field: Int) throws {
-        let result = value.bind(to: statement, at: Int32(field + 1))
+        let result = value.bind(to: statement, at: Int32(truncatingIfNeeded: parameterOffset &+ field &+ 1))
         if result != SQLITE_OK { throw bindError(result) }
     }
 

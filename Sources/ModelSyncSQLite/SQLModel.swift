@@ -20,11 +20,37 @@ public protocol SQLModel: Model {
     /// ``HasOne`` / ``BelongsToMany`` has its delete rule applied by ``delete(_:)``. Empty by
     /// default; declare `static let relations: [any ModelRelation<Self>] = [author]`.
     static var relations: [any ModelRelation<Self>] { get }
+
+    // Lifecycle hooks: see `LifecycleHooks.swift` for when each runs. Each has an empty
+    // default; declare the ones the model needs.
+
+    /// Runs before the model's row is inserted, after validation, on the write's connection:
+    /// may change the model (the changes are written) or refuse the insert by throwing (the
+    /// error reaches the caller; nothing is written).
+    mutating func willInsert(_ db: SQLiteConnection) throws
+    /// Runs after the row was inserted; the model has its assigned id. Throwing fails the
+    /// write (the `write` transaction rolls back).
+    func didInsert(_ db: SQLiteConnection) throws
+    /// Runs before the model's row is updated, after validation: may change the model or
+    /// refuse the update by throwing.
+    mutating func willUpdate(_ db: SQLiteConnection) throws
+    /// Runs after the row was updated. Throwing fails the write.
+    func didUpdate(_ db: SQLiteConnection) throws
+    /// Runs before the model's row is deleted: throwing refuses the delete.
+    func willDelete(_ db: SQLiteConnection) throws
+    /// Runs after the row was deleted (only when there was one). Throwing fails the write.
+    func didDelete(_ db: SQLiteConnection) throws
 }
 
 extension SQLModel {
     public static var autoAlters: Bool { false }
     public static var relations: [any ModelRelation<Self>] { [] }
+    public mutating func willInsert(_ db: SQLiteConnection) throws {}
+    public func didInsert(_ db: SQLiteConnection) throws {}
+    public mutating func willUpdate(_ db: SQLiteConnection) throws {}
+    public func didUpdate(_ db: SQLiteConnection) throws {}
+    public func willDelete(_ db: SQLiteConnection) throws {}
+    public func didDelete(_ db: SQLiteConnection) throws {}
 }
 
 // MARK: - Reading
@@ -41,11 +67,19 @@ extension SQLModel {
         guard key.count == table.primaryKey.count else {
             throw SQLiteError.misuse("\(schema.name) has a \(table.primaryKey.count)-column primary key; got \(key.count) values")
         }
+        let row = try selectingByKey(key, db) { try $0.step() ? decodeRow($0) : nil }
+        // A soft-deleted row is left out, as queries leave it out.
+        return row?.isSoftDeleted == true ? nil : row
+    }
+
+    /// Runs `body` with the select-by-key statement, `key` bound (values in key order).
+    static func selectingByKey<T>(_ key: [SQLValue], _ db: SQLiteConnection, _ body: (SQLStatement) throws -> T) throws -> T {
+        let table = sqlTable
         return try db.withUnboundStatement(.selectByKey, of: table) { statement in
             for (field, value) in zip(table.primaryKey, key) {
                 try statement.check(value.bind(to: statement.handle, at: Int32(field + 1)))
             }
-            return try statement.step() ? decodeRow(statement) : nil
+            return try body(statement)
         }
     }
 
@@ -126,30 +160,67 @@ extension SQLModel {
     /// unless `validate` is false: an invalid model throws ``ModelSyncCore/ValidationError``
     /// and nothing is written.
     public mutating func insert(_ db: SQLiteConnection, validate: Bool = true) throws {
+        try insertRow(db, or: nil, validate: validate)
+    }
+
+    /// Inserts the model with `INSERT [OR action]`; returns false when the action skipped the
+    /// row (`OR IGNORE`), leaving the model as it was.
+    @discardableResult
+    mutating func insertRow(_ db: SQLiteConnection, or action: SQLiteConflictAction?, validate: Bool) throws -> Bool {
         if validate { _ = try validated() }
         try Self.prepareTableOnce(db)
         let table = Self.sqlTable
-        if table.rowIDKeyMayBeNil, try primaryKeyValues() == [.null] {
-            try run(.insertWithoutKey, db)
+        // The hook works on a copy: a refused or skipped insert leaves the model as it was.
+        var row = self
+        row.stampForWrite(inserting: true, db)
+        try row.willInsert(db)
+        let withoutKey = try table.rowIDKeyMayBeNil && row.primaryKeyValues() == [.null]
+        try row.run(withoutKey ? .insertWithoutKey : .insert, or: action, db)
+        // `changes` is that of the statement that just ran: 0 when it skipped the row.
+        if action != nil, db.changes == 0 { return false }
+        if withoutKey {
             let rowID = db.lastInsertRowID
             guard let stored = try db.withUnboundStatement(.selectByRowID, of: table, { statement in
                 try statement.bind([.integer(rowID)])
                 return try statement.step() ? Self.decodeRow(statement) : nil
             }) else { throw Self.rowNotFound(table.sql(.selectByRowID)) }
-            self = stored
-        } else {
-            try run(.insert, db)
+            row = stored
         }
+        try row.didInsert(db)
+        self = row
+        return true
     }
 
     /// Updates every column of the model's row; throws when there is no such row. Validates
     /// first unless `validate` is false (see ``insert(_:validate:)``).
     public func update(_ db: SQLiteConnection, validate: Bool = true) throws {
+        try updateRow(db, or: nil, validate: validate)
+    }
+
+    /// Updates the model's row with `UPDATE [OR action]`; returns false when the action
+    /// skipped it, throws when there is no such row.
+    @discardableResult
+    func updateRow(_ db: SQLiteConnection, or action: SQLiteConflictAction?, validate: Bool) throws -> Bool {
+        try updatedRow(db, or: action, validate: validate) != nil
+    }
+
+    /// ``updateRow(_:or:validate:)``, handing back the model as written (with the changes of
+    /// `willUpdate`), or nil when the action skipped it.
+    func updatedRow(_ db: SQLiteConnection, or action: SQLiteConflictAction?, validate: Bool) throws -> Self? {
         if validate { _ = try validated() }
         try Self.prepareTableOnce(db)
         let table = try Self.keyedTable()
-        try run(.update, db)
-        if db.changes == 0 { throw Self.rowNotFound(table.sql(.update)) }
+        var row = self
+        row.stampForWrite(inserting: false, db)
+        try row.willUpdate(db)
+        try row.run(.update, or: action, db)
+        if db.changes > 0 {
+            try row.didUpdate(db)
+            return row
+        }
+        // Nothing changed: the row is missing, or `OR IGNORE` skipped it.
+        guard action == .ignore, try rowExists(db) else { throw Self.rowNotFound(table.sql(.update)) }
+        return nil
     }
 
     /// Updates only the columns of `properties` (`[\.title, \.views]`); throws when there is no
@@ -158,24 +229,51 @@ extension SQLModel {
         if validate { _ = try validated() }
         try Self.prepareTableOnce(db)
         let table = try Self.keyedTable()
-        let indices = try properties.map(Self.fieldIndex)
+        var indices = try properties.map(Self.fieldIndex)
         guard !indices.isEmpty else { return }
+        var row = self
+        // A timestamped model's `updatedAt` is written with the listed columns.
+        if row.stampForWrite(inserting: false, db) {
+            let updatedAt = try Self.fieldIndex(named: "updatedAt")
+            if !indices.contains(updatedAt) { indices.append(updatedAt) }
+        }
+        try row.willUpdate(db)
         let sql = table.updateSQL(only: indices)
-        try run(sql, db)
+        try row.run(sql, db)
         if db.changes == 0 { throw Self.rowNotFound(sql) }
+        try row.didUpdate(db)
     }
 
     /// Inserts the model when its primary key is nil or has no row yet, else updates its row.
     /// Validates first unless `validate` is false (see ``insert(_:validate:)``).
     public mutating func save(_ db: SQLiteConnection, validate: Bool = true) throws {
+        try saveRow(db, or: nil, validate: validate)
+    }
+
+    /// ``save(_:validate:)`` with `OR action` on its statements; returns whether the row was
+    /// written.
+    @discardableResult
+    mutating func saveRow(_ db: SQLiteConnection, or action: SQLiteConflictAction?, validate: Bool) throws -> Bool {
         if validate { _ = try validated() }
         try Self.prepareTableOnce(db)
         let table = Self.sqlTable
         guard !table.primaryKey.isEmpty, !(try primaryKeyValues().contains(.null)) else {
-            return try insert(db, validate: false)
+            return try insertRow(db, or: action, validate: false)
         }
-        try run(.update, db)
-        if db.changes == 0 { try run(.insert, db) }
+        // The update's hooks run first: whether a row has the key is known only once the
+        // update has run.
+        var row = self
+        row.stampForWrite(inserting: false, db)
+        try row.willUpdate(db)
+        try row.run(.update, or: action, db)
+        if db.changes > 0 {
+            try row.didUpdate(db)
+            self = row
+            return true
+        }
+        // No row was updated: none has the key, or `OR IGNORE` skipped it (then the insert
+        // meets the existing key and is skipped too).
+        return try insertRow(db, or: action, validate: false)
     }
 
     /// Inserts the model, or updates the existing row with the same primary key
@@ -192,10 +290,15 @@ extension SQLModel {
     /// model's ``relations`` and of foreign keys referring to its table apply (see
     /// `Relations/DeleteRules.swift`); a restrict rule that refuses the delete throws
     /// ``RelationError/deleteRestricted(table:referencingTable:columns:rows:)``.
+    ///
+    /// `willDelete` runs first and may refuse the delete by throwing; `didDelete` runs when a
+    /// row was deleted.
+    ///
+    /// A ``SoftDeletableModel`` keeps its row: `delete` sets its `deletedAt` (see
+    /// ``SoftDeletableModel/forceDelete(_:)``), and returns false when it was deleted already.
     @discardableResult
     public func delete(_ db: SQLiteConnection) throws -> Bool {
-        _ = try Self.keyedTable()
-        return try deleteFollowingRules(db)
+        try deleteRow(db, soft: true)
     }
 
     /// Deletes the rows matching `condition` (all rows when nil); returns how many.
@@ -212,17 +315,7 @@ extension SQLModel {
     /// first invalid one throws its ``ModelSyncCore/ValidationError`` with
     /// ``ModelSyncCore/ValidationError/batchIndex`` set, and nothing is written.
     public static func saveAll(_ models: inout [Self], _ db: SQLiteConnection, validate: Bool = true) throws {
-        if validate {
-            for index in models.indices {
-                do {
-                    _ = try models[index].validated()
-                } catch {
-                    var indexed = error
-                    indexed.batchIndex = index
-                    throw indexed
-                }
-            }
-        }
+        if validate { try validateAll(models) }
         var saved = models
         try db.transaction {
             for index in saved.indices {
@@ -244,8 +337,20 @@ extension SQLModel {
         try db.withUnboundStatement(kind, of: Self.sqlTable) { try bindAndRun($0) }
     }
 
+    /// Binds the model to one of its table's statements, with `OR action` when given, and
+    /// runs it.
+    func run(_ kind: SQLTable.Statement, or action: SQLiteConflictAction?, _ db: SQLiteConnection) throws {
+        if let action { try run(Self.sqlTable.sql(kind, or: action), db) } else { try run(kind, db) }
+    }
+
+    /// Whether the model's row exists (by primary key, whatever else the model's queries
+    /// leave out).
+    func rowExists(_ db: SQLiteConnection) throws -> Bool {
+        try Self.selectingByKey(primaryKeyValues(), db) { try $0.step() }
+    }
+
     /// Binds the model to the statement for `sql` and runs it.
-    private func run(_ sql: String, _ db: SQLiteConnection) throws {
+    func run(_ sql: String, _ db: SQLiteConnection) throws {
         try db.withUnboundStatement(sql) { try bindAndRun($0) }
     }
 

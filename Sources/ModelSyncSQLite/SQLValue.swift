@@ -111,16 +111,16 @@ public func quoteIdentifier(_ name: String) -> String {
 }
 
 // SQLITE_TRANSIENT: SQLite copies the bytes before the bind call returns.
-private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
 @usableFromInline
 func bindText(_ text: String, _ statement: OpaquePointer, _ index: Int32) -> Int32 {
     var text = text
     return text.withUTF8 { bytes in
         // A nil pointer would bind NULL; an empty string is text.
-        guard bytes.count > 0 else { return sqlite3_bind_text(statement, index, "", 0, transient) }
+        guard bytes.count > 0 else { return sqlite3_bind_text(statement, index, "", 0, sqliteTransient) }
         return bytes.withMemoryRebound(to: CChar.self) {
-            sqlite3_bind_text(statement, index, $0.baseAddress, Int32($0.count), transient)
+            sqlite3_bind_text(statement, index, $0.baseAddress, Int32($0.count), sqliteTransient)
         }
     }
 }
@@ -130,7 +130,7 @@ func bindBlob(_ bytes: some ContiguousBytes, _ statement: OpaquePointer, _ index
     bytes.withUnsafeBytes { buffer in
         // A zero-length blob is a blob, not NULL.
         guard let base = buffer.baseAddress, buffer.count > 0 else { return sqlite3_bind_zeroblob(statement, index, 0) }
-        return sqlite3_bind_blob(statement, index, base, Int32(buffer.count), transient)
+        return sqlite3_bind_blob(statement, index, base, Int32(buffer.count), sqliteTransient)
     }
 }
 

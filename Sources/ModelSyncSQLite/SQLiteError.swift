@@ -31,6 +31,9 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
         /// both default to the table `table`; `types` are their full names. Name one table
         /// with `@Model(table:)`.
         case tableNameClash(table: String, types: [String])
+        /// A ``SQLiteScalarFunction`` named `name` threw while the statement ran; the thrown
+        /// error is the ``SQLiteError/underlyingError``.
+        case functionFailed(name: String)
         /// A `write` was started inside a `read` (see ``Database/write(_:)-(SQLiteConnection)->T``).
         case writeInsideRead
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import ModelSync
 import ModelSyncServer
 import ModelSyncTesting
@@ -449,6 +450,119 @@ extension Readme {
             while posts.value.isEmpty { await nextChange { _ = posts.value }.happened() }
             #expect(posts.value.map(\.id) == server.value?.map(\.id))
         }
+    }
+}
+
+
+extension ReadmeSQLiteExampleTests {
+    @Test func tracingAndFunctionsSection() throws {
+        var logger = Logger(label: "app.sql")                    // import Logging (swift-log)
+        logger.logLevel = .trace
+        let slugify = SQLiteScalarFunction("slugify", argumentCount: 1, deterministic: true) { arguments in
+            guard case .text(let title) = arguments[0] else { return .null }
+            return .text(title.lowercased().split(separator: " ").joined(separator: "-"))
+        }
+        let traced = try Database(inMemory: [Article.self], configuration: DatabaseConfiguration(logger: logger, functions: [slugify]))
+        var hello = Article(userId: 1, title: "Hello World", slug: "hello")
+        try traced.write { try hello.insert($0) }
+        // trace: INSERT INTO "articles" ("user_id", "title", …) VALUES (1, 'Hello World', …) [sqlite.duration: 0.03 ms, …]
+        let slugs = try traced.read { try Article.order(\.id).select(sql: "slugify(title)", as: String.self).fetchAll($0) }  // ["hello-world"]
+
+        #expect(slugs == ["hello-world"])
+        #expect(traced.configuration.logger?.logLevel == .trace)
+    }
+}
+
+extension ReadmeSQLiteExampleTests {
+    @Test func conflictClausesSection() throws {
+        let db = try Database(inMemory: [Article.self])
+        var existing = Article(userId: 1, title: "Swift", slug: "swift")
+        try db.write { try existing.insert($0) }
+
+        var tag = Article(userId: 1, title: "Tag page", slug: "swift")
+        let written = try db.write { try tag.insert($0, onConflict: .ignore) }        // false: "swift" exists
+        var renamed = Article(userId: 1, title: "Renamed", slug: "swift")
+        try db.write { try renamed.upsert($0, uniqueKey: [\.slug]) }                   // updates that row; renamed.id is its id
+        var many = (1...1000).map { Article(userId: 3, title: "Bulk \($0)", slug: "bulk-\($0)") }
+        let count = try db.write { try Article.insertAll(&many, $0, onConflict: .ignore) }  // multi-row INSERTs, one transaction
+
+        #expect(written == false && tag.id == nil)
+        #expect(renamed.id == existing.id && renamed.title == "Renamed")
+        #expect(count == 1000 && Set(many.compactMap(\.id)).count == 1000)
+        #expect(try db.read { try Article.count($0) } == 1001)
+    }
+}
+
+extension Readme {
+    enum InvoiceError: Error { case negativeTotal }
+
+    @Model(table: "invoices")
+    struct Invoice {
+        var id: Int?
+        var number = ""
+        var total: Int
+
+        mutating func willInsert(_ db: SQLiteConnection) throws {
+            if total < 0 { throw InvoiceError.negativeTotal }         // refuses: nothing is written
+            if number.isEmpty { number = "INV-\(total)" }             // changes are written
+        }
+
+        func didDelete(_ db: SQLiteConnection) throws {
+            try db.execute("INSERT INTO audit (event) VALUES (?)", [.text("deleted \(number)")])
+        }
+    }
+}
+
+
+extension ReadmeSQLiteExampleTests {
+    typealias Invoice = Readme.Invoice
+    typealias InvoiceError = Readme.InvoiceError
+
+    @Test func lifecycleHooksSection() throws {
+        var migrations = Migrator()
+        migrations.registerSQL("audit", "CREATE TABLE audit (id INTEGER PRIMARY KEY, event TEXT NOT NULL)")
+        let db = try Database(inMemory: [Invoice.self], migrations: migrations)
+
+        var invoice = Invoice(total: 120)
+        try db.write { try invoice.insert($0) }                          // invoice.number == "INV-120"
+        var refund = Invoice(total: -5)
+        do { try db.write { try refund.insert($0) } } catch InvoiceError.negativeTotal { /* no row */ }
+        try db.write { _ = try invoice.delete($0) }                      // one audit row, same transaction
+
+        #expect(invoice.number == "INV-120" && refund.id == nil)
+        #expect(try db.read { try Invoice.count($0) } == 0)
+        #expect(try db.read { try $0.scalar("SELECT event FROM audit") } == .text("deleted INV-120"))
+    }
+}
+
+extension Readme {
+    @Model(table: "notes_log", columns: .snakeCase)
+    struct LogNote {
+        var id: Int?
+        var text: String
+        var createdAt: Date?                                     // set by the first insert
+        var updatedAt: Date?                                     // set by every write
+        var deletedAt: Date?                                     // set by delete
+    }
+}
+extension Readme.LogNote: TimestampedModel, SoftDeletableModel {}
+
+extension ReadmeSQLiteExampleTests {
+    typealias LogNote = Readme.LogNote
+
+    @Test func timestampsAndSoftDeletesSection() throws {
+        let db = try Database(inMemory: [LogNote.self])
+
+        var note = LogNote(text: "Remember")
+        try db.write { try note.insert($0) }                         // note.createdAt == note.updatedAt
+        try db.write { _ = try note.delete($0) }                     // UPDATE … SET deleted_at = …
+        let live = try db.read { try LogNote.all($0) }               // []: deleted rows are left out
+        let bin = try db.read { try LogNote.all().onlyDeleted().fetchAll($0) }   // [note], deletedAt set
+        try db.write { _ = try note.restore($0) }                    // back; forceDelete(_:) removes the row
+
+        #expect(note.createdAt != nil && note.updatedAt != nil)         // restore moved updatedAt
+        #expect(live.isEmpty && bin.map(\.text) == ["Remember"] && bin[0].deletedAt != nil)
+        #expect(try db.read { try LogNote.all($0) }.map(\.text) == ["Remember"])
     }
 }
 

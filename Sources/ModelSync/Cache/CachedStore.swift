@@ -17,8 +17,10 @@ import ModelSyncSQLite
 ///
 /// Every response is decoded through ``identityMap``, so models met in it (nested ones too)
 /// merge into their canonical values. With a ``database`` and ``writesThrough`` on, the models
-/// of each response are saved to their table in one transaction (`upsert`, without validation:
-/// the server's data is stored as it is).
+/// of each response are saved to their table in one transaction (without validation: the
+/// server's data is stored as it is). A row whose unique key (other than its primary key) a
+/// cached row already holds replaces that row, which the server no longer has under that key
+/// (`upsert(_:onConflict:)` with `.replace`).
 public final class CachedStore: Sendable {
     /// The server side.
     public let remote: RemoteStore
@@ -192,7 +194,9 @@ public final class CachedStore: Sendable {
     private func writeThrough<M: SQLModel>(_ values: [M]) async throws {
         guard writesThrough, let database, !values.isEmpty else { return }
         try await database.write { db in
-            for value in values { try value.upsert(db, validate: false) }
+            // The server's values win over stale rows that hold one of their unique keys
+            // (those rows are deleted): one clash no longer fails the whole response.
+            for value in values { try value.upsert(db, onConflict: .replace, validate: false) }
         }
     }
 }

@@ -132,6 +132,10 @@ struct SelectStatement: Sendable {
     var columns: [SQLNode]
     var isDistinct = false
     var filter: SQLNode?
+    /// A condition applied before `filter` by every use of the statement (reads, counts,
+    /// `updateAll`, `deleteAll`): a soft-deleting model's `"deletedAt" IS NULL`, which
+    /// `withDeleted()` / `onlyDeleted()` replace.
+    var scope: SQLNode?
     var groupBy: [SQLNode] = []
     var having: SQLNode?
     var orderings: [SQLOrderingTerm] = []
@@ -159,6 +163,12 @@ struct SelectStatement: Sendable {
             tables.formUnion(node.subqueryTables)
         }
         return tables
+    }
+
+    /// What the `WHERE` clause holds: `scope AND filter`.
+    var condition: SQLNode? {
+        guard let scope else { return filter }
+        return filter.map { .chain("AND", scope, $0) } ?? scope
     }
 
     /// `filter AND condition`.
@@ -207,9 +217,9 @@ struct SQLRenderer {
         case .table(let name): sql += " FROM " + quoteIdentifier(name)
         case .statement(let fragment, _): sql += " FROM ("; appendRaw(fragment); sql += ")"
         }
-        if let filter = select.filter {
+        if let condition = select.condition {
             sql += " WHERE "
-            try append(filter)
+            try append(condition)
         }
         if !select.groupBy.isEmpty {
             sql += " GROUP BY "

@@ -43,7 +43,7 @@ public struct SQLQuery<Root: SQLModel, Element>: Sendable {
     /// the query when one of them changes.
     public var readTables: Set<String> { statement.readTables }
 
-    private func with(_ change: (inout SelectStatement) -> Void) -> Self {
+    func with(_ change: (inout SelectStatement) -> Void) -> Self {
         var copy = self
         change(&copy.statement)
         return copy
@@ -54,7 +54,9 @@ extension SQLQuery where Element == Root {
     /// Every row of the model's table, as models.
     public init() {
         let table = Root.sqlTable
-        self.init(statement: SelectStatement(table: table.name, columns: [.keyword(table.columnList)])) { try Root(row: &$0) }
+        var statement = SelectStatement(table: table.name, columns: [.keyword(table.columnList)])
+        statement.scope = Root.liveRowsScope
+        self.init(statement: statement) { try Root(row: &$0) }
     }
 
     /// The models read from the rows of a raw `SELECT`, matched to fields by column name (the

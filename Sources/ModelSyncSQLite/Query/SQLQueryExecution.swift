@@ -194,9 +194,9 @@ extension SQLQuery {
         renderer.write(head)
         try body(&renderer)
         if statement.isPlain {
-            if let filter = statement.filter {
+            if let condition = statement.condition {
                 renderer.write(" WHERE ")
-                try renderer.append(filter)
+                try renderer.append(condition)
             }
         } else {
             // The rows the SELECT reads, by their key.

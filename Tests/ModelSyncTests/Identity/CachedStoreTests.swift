@@ -78,11 +78,30 @@ struct CacheFixture {
     }
 
     @Test func oneResponseIsWrittenInOneTransaction() async throws {
-        // The third story repeats a unique slug: its row fails, and so does the whole response.
-        try await CacheFixture.run(data: CacheFixture.data(thirdSlug: "one")) { fixture in
+        try await CacheFixture.run { fixture in
+            // A trigger refuses the third story: its row fails, and so does the whole response.
+            try await fixture.database.write {
+                try $0.execute("CREATE TRIGGER refuse_three BEFORE INSERT ON stories WHEN NEW.title = 'Three' BEGIN SELECT RAISE(ABORT, 'refused'); END")
+            }
             await #expect(throws: SQLiteError.self) { try await fixture.store.list(Story.self, policy: .remoteOnly) }
             let rows = try fixture.rows()
             #expect(rows.isEmpty)
+        }
+    }
+
+    @Test func aRowHoldingAUniqueValueTheServerGaveAnotherRecordIsReplaced() async throws {
+        try await CacheFixture.run { fixture in
+            // A stale cached story holds the slug the server now gives story 2.
+            try await fixture.database.write { try Story(id: 9, title: "Stale", slug: "two").upsert($0) }
+            let result = try await fixture.store.list(Story.self, policy: .remoteOnly)
+            #expect(result.value.map(\.id) == [1, 2, 3])
+            #expect(try fixture.rows() == result.value)
+        }
+        // Within one response, the later record keeps the value.
+        try await CacheFixture.run(data: CacheFixture.data(thirdSlug: "one")) { fixture in
+            let result = try await fixture.store.list(Story.self, policy: .remoteOnly)
+            #expect(result.value.map(\.id) == [1, 2, 3])
+            #expect(try fixture.rows().map(\.id) == [2, 3])
         }
     }
 
