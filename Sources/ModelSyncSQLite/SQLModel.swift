@@ -210,17 +210,22 @@ extension SQLModel {
         if validate { _ = try validated() }
         try Self.prepareTableOnce(db)
         let table = try Self.keyedTable()
+        if let row = try updatedWithHooks(db, or: action) { return row }
+        // Nothing changed: the row is missing, or `OR IGNORE` skipped it.
+        guard action == .ignore, try rowExists(db) else { throw Self.rowNotFound(table.sql(.update)) }
+        return nil
+    }
+
+    /// Runs the update of the whole row between its hooks (`updatedAt` stamped first); the row
+    /// as written, or nil when no row changed (`didUpdate` then does not run).
+    private func updatedWithHooks(_ db: SQLiteConnection, or action: SQLiteConflictAction?) throws -> Self? {
         var row = self
         row.stampForWrite(inserting: false, db)
         try row.willUpdate(db)
         try row.run(.update, or: action, db)
-        if db.changes > 0 {
-            try row.didUpdate(db)
-            return row
-        }
-        // Nothing changed: the row is missing, or `OR IGNORE` skipped it.
-        guard action == .ignore, try rowExists(db) else { throw Self.rowNotFound(table.sql(.update)) }
-        return nil
+        guard db.changes > 0 else { return nil }
+        try row.didUpdate(db)
+        return row
     }
 
     /// Updates only the columns of `properties` (`[\.title, \.views]`); throws when there is no
@@ -262,12 +267,7 @@ extension SQLModel {
         }
         // The update's hooks run first: whether a row has the key is known only once the
         // update has run.
-        var row = self
-        row.stampForWrite(inserting: false, db)
-        try row.willUpdate(db)
-        try row.run(.update, or: action, db)
-        if db.changes > 0 {
-            try row.didUpdate(db)
+        if let row = try updatedWithHooks(db, or: action) {
             self = row
             return true
         }

@@ -7,7 +7,6 @@ import Testing
 
 /// One change, reported by Observation: `read` is tracked now, and the returned event happens
 /// when a property it read is about to change (`withObservationTracking`'s `onChange`).
-@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 @MainActor
 func nextChange(_ read: () -> Void) -> ObservedChange {
     let (stream, continuation) = AsyncStream<Void>.makeStream()
@@ -68,7 +67,6 @@ struct LiveQueryTests {
     @MainActor
     @Test("has the current rows as soon as it is made", arguments: TestStorage.allCases)
     func firstValueAtOnce(store: TestStorage) async throws {
-        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }  // Observation
         let db = try store.open(models: [Story.self])
         try await insert(1, "One", in: db)
         let stories = try LiveQuery(Story.order(\.id), in: db)
@@ -80,7 +78,6 @@ struct LiveQueryTests {
     @MainActor
     @Test("tells its observers when a committed insert changes the rows", arguments: TestStorage.allCases)
     func changesOnInsert(store: TestStorage) async throws {
-        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }  // Observation
         let db = try store.open(models: [Story.self])
         let stories = try LiveQuery(Story.order(\.id), in: db)
         #expect(stories.value.isEmpty)
@@ -100,7 +97,6 @@ struct LiveQueryTests {
     @MainActor
     @Test("a fetch that fails later sets error and keeps the last rows")
     func laterFailureSetsError() async throws {
-        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }  // Observation
         let db = try TestStorage.memory.open(models: [Story.self])
         let stories = try LiveQuery(db.observe(tables: ["stories"]) { db in
             let rows = try Story.all(db)
@@ -120,7 +116,6 @@ struct LiveQueryTests {
     @MainActor
     @Test("a first fetch that fails throws and leaves no observation behind")
     func firstFailureThrows() throws {
-        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }  // Observation
         let db = try TestStorage.memory.open(models: [Story.self])
         #expect(throws: Refused.self) {
             _ = try LiveQuery(db.observe(tables: ["stories"]) { _ -> Int in throw Refused() })
@@ -131,10 +126,9 @@ struct LiveQueryTests {
     @MainActor
     @Test("stops observing when it is deallocated", arguments: TestStorage.allCases)
     func stopsWhenDeallocated(store: TestStorage) async throws {
-        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }  // Observation
         let db = try store.open(models: [Story.self])
         var stories: LiveQuery<[Story]>? = try LiveQuery(Story.order(\.id), in: db)
-        weak var released = stories
+        weak let released = stories
         let task = try #require(stories?.observationTask)
         // Once an update has arrived, the object's task is running its loop.
         let change = nextChange { _ = stories?.value }
@@ -156,7 +150,6 @@ struct LoadableResourceTests {
     @MainActor
     @Test("shows the cached value at once, then refreshes: isLoading, then the server's value")
     func cachedThenRefreshed() async throws {
-        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }  // Observation
         try await CacheFixture.run { fixture in
             try await fixture.database.write { db in
                 var story = Story(id: 1, title: "Cached", slug: "one")
@@ -184,7 +177,6 @@ struct LoadableResourceTests {
     @MainActor
     @Test("a list over a cache: the cached rows at once, the server's after a refresh")
     func cachedList() async throws {
-        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }  // Observation
         try await CacheFixture.run { fixture in
             let empty = LoadableResource(fixture.store, list: Story.self)
             #expect(empty.value == [])
@@ -199,7 +191,6 @@ struct LoadableResourceTests {
     @MainActor
     @Test("a failing server sets error and keeps the value")
     func failureSetsError() async throws {
-        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }  // Observation
         try await CacheFixture.run { fixture in
             let story = LoadableResource(fixture.store, Story.self, id: 2)
             #expect(story.value == nil)
@@ -227,7 +218,6 @@ struct LoadableResourceTests {
     @MainActor
     @Test("over a RemoteStore: empty, then the server's value")
     func remoteOnly() async throws {
-        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }  // Observation
         try await withServer(data: CacheFixture.data) { server in
             let api = RemoteStore(baseURL: server.baseURL)
             let story = LoadableResource(api, Story.self, id: 3)
@@ -246,7 +236,6 @@ struct LoadableResourceTests {
     @MainActor
     @Test("the latest of overlapping refreshes wins")
     func overlappingRefreshes() async throws {
-        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }  // Observation
         let (started, firstStarted) = AsyncStream<Void>.makeStream()
         let (gate, openGate) = AsyncStream<Void>.makeStream()
         let calls = Calls()
@@ -269,10 +258,9 @@ struct LoadableResourceTests {
     @MainActor
     @Test("is released when no one holds it")
     func deallocates() async throws {
-        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }  // Observation
         try await CacheFixture.run { fixture in
             var story: LoadableResource<Story>? = LoadableResource(fixture.store, Story.self, id: 1)
-            weak var released = story
+            weak let released = story
             await story?.refresh()
             #expect(story?.value?.title == "One")
             story = nil

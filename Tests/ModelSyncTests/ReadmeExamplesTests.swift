@@ -409,7 +409,6 @@ extension ReadmeSQLiteExampleTests {
 
 #if canImport(SwiftUI)
 // The README's view, compiled where SwiftUI exists.
-@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension Readme {
     struct PostList: View {
         let posts: LiveQuery<[Post]>              // try LiveQuery(Post.order(\.id), in: db)
@@ -429,7 +428,6 @@ extension Readme {
     typealias Post = Readme.Post
 
     @MainActor @Test func observableObjects() async throws {
-        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }  // Observation
         try await withServer { testServer in
             let db = try Database(inMemory: [Post.self])
             var options = RemoteStore.Options()

@@ -20,7 +20,6 @@ import Observation
 ///   server (``CachePolicy/remoteOnly``) and is written through to the cache.
 /// - **Main actor.** Every property changes on the main actor. The object starts no task of its
 ///   own: a refresh runs in the caller's task, so it ends with it.
-@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 @MainActor
 @Observable
 public final class LoadableResource<Value: Sendable> {
@@ -103,7 +102,6 @@ public final class LoadableResource<Value: Sendable> {
     }
 }
 
-@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension LoadableResource where Value: RemoteResource & SQLModel {
     /// The model with this id: the cached one at once (the identity map, then the database),
     /// the server's after each ``refresh()``, written through to the cache.
@@ -116,7 +114,6 @@ extension LoadableResource where Value: RemoteResource & SQLModel {
     }
 }
 
-@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension LoadableResource where Value: RemoteResource {
     /// The model with this id from `store`, without a cache: empty until the first
     /// ``refresh()``.

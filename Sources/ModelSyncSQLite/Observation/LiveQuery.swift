@@ -22,7 +22,6 @@ import Observation
 /// - **Lifetime.** The observation runs as long as the object lives: when it is deallocated its
 ///   task is cancelled and the observation unregistered. The task holds the object weakly, so
 ///   it never keeps it alive.
-@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 @MainActor
 @Observable
 public final class LiveQuery<Value: Sendable> {
