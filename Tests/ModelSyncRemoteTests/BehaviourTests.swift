@@ -139,13 +139,13 @@ struct BehaviourTests {
     }
 
     @Test func timeoutsAreRetried() async throws {
-        try await withStore { store, server async throws in
-            // The timeout is generous so that a loaded machine (CI) does not time out the retry too;
-            // the held first request outlasts it by far.
-            server.inject(Fault(.delay(.seconds(4)), times: 1))
-            let post = try await store.fetch(Post.self, id: 1, options: RequestOptions(timeout: .seconds(1)))
+        // Many attempts: only the first is held (far beyond the timeout), but a machine starved
+        // by the rest of the suite may answer later ones late too; the test is about the retry,
+        // not about how fast an answer comes.
+        try await withStore(configure: { $0.retry = RetryPolicy(maxAttempts: 20, baseDelay: .milliseconds(2)) }) { store, server async throws in
+            server.inject(Fault(.delay(.seconds(6)), times: 1))
+            let post = try await store.fetch(Post.self, id: 1, options: RequestOptions(timeout: .seconds(2)))
             #expect(post.id == 1)
-            // The first attempt timed out; a loaded machine may time out a second one too.
             #expect(server.recordedRequests.count >= 2)
         }
     }
