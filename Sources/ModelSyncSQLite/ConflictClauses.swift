@@ -154,7 +154,7 @@ extension SQLModel {
         if validate { try validateAll(models) }
         guard !models.isEmpty else { return 0 }
         try prepareTableOnce(db)
-        let rowsPerStatement = max(1, db.parameterLimit / schema.fields.count)
+        let rowsPerStatement = max(1, db.parameterLimit / max(1, schema.fields.count))
         var stored = models
         let written = try db.transaction {
             for index in stored.indices {

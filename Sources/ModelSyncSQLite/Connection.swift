@@ -16,6 +16,8 @@ public final class SQLiteConnection {
     public let path: String
     private var statements: StatementCache
     private var tableStatements: [TableStatementKey: SQLStatement] = [:]
+    /// The table statement used last: a loop writing one model reuses it without hashing.
+    private var lastTableStatement: (key: TableStatementKey, statement: SQLStatement)?
     private var transactionDepth = 0
     /// The models whose tables this connection has created or checked. Forgotten when a
     /// rollback undoes a schema change (see ``schemaChanges``), and only then.
@@ -70,26 +72,26 @@ public final class SQLiteConnection {
         modelsync_disable_dqs_dml(handle)
         tableAccess.install(on: handle)
         sqlite3_busy_timeout(handle, Int32(max(0, configuration.busyTimeout * 1000)))
-        do {
-            // Reading the schema makes a file that is not a database fail here, at open.
-            try execute("PRAGMA foreign_keys = \(configuration.foreignKeys ? "ON" : "OFF")")
-            _ = try scalar("SELECT count(*) FROM sqlite_master")
-            for function in configuration.functions {
-                try add(function: function)
-            }
-            for hook in configuration.openHooks {
-                try hook(self)
-            }
-        } catch {
-            statements.removeAll()
-            sqlite3_close_v2(handle)
-            throw error
+        // Every stored property is set: a throw from here on runs `deinit`, which closes the
+        // handle (closing it here as well would close it twice).
+        // Reading the schema makes a file that is not a database fail here, at open.
+        try execute("PRAGMA foreign_keys = \(configuration.foreignKeys ? "ON" : "OFF")")
+        _ = try scalar("SELECT count(*) FROM sqlite_master")
+        for function in configuration.functions {
+            try add(function: function)
+        }
+        for hook in configuration.openHooks {
+            try hook(self)
         }
     }
 
     deinit {
         statements.removeAll()
         tableStatements.removeAll()
+        lastTableStatement = nil
+        // A statement a cursor still holds keeps the handle open past this point (close_v2),
+        // and must not call back into the tracer that goes with this object.
+        if tracer != nil { sqlite3_trace_v2(handle, 0, nil, nil) }
         sqlite3_close_v2(handle)
     }
 
@@ -113,11 +115,16 @@ public final class SQLiteConnection {
     /// to it.
     func withUnboundStatement<T>(_ kind: SQLTable.Statement, of table: SQLTable, _ body: (SQLStatement) throws -> T) throws -> T {
         let key = TableStatementKey(table: ObjectIdentifier(table), kind: kind)
+        if let last = lastTableStatement, last.key == key, !last.statement.isInUse {
+            return try use(last.statement, body)
+        }
         if let cached = tableStatements[key], !cached.isInUse {
+            lastTableStatement = (key, cached)
             return try use(cached, body)
         }
         let statement = try statement(for: table.sql(kind))
         tableStatements[key] = statement
+        lastTableStatement = (key, statement)
         return try use(statement, body)
     }
 
@@ -356,13 +363,18 @@ private struct TableStatementKey: Hashable {
 /// calls equal, such as `'café'` precomposed and decomposed, are different statements), and
 /// bounded: beyond `capacity`, the least recently used one is finalized.
 struct StatementCache {
-    private struct Entry {
-        var statement: SQLStatement
+    /// A reference, so that the entry found last can be marked used without a lookup.
+    private final class Entry {
+        let statement: SQLStatement
         var lastUse: UInt64
+        init(statement: SQLStatement, lastUse: UInt64) { (self.statement, self.lastUse) = (statement, lastUse) }
     }
 
     private var entries: [ExactText: Entry] = [:]
     private var clock: UInt64 = 0
+    /// The entry found last: a loop running one statement compares its bytes instead of
+    /// hashing them.
+    private var last: Entry?
     let capacity: Int
 
     init(capacity: Int) { self.capacity = max(1, capacity) }
@@ -371,22 +383,31 @@ struct StatementCache {
 
     subscript(sql: String) -> SQLStatement? {
         mutating get {
-            guard let index = entries.index(forKey: ExactText(sql)) else { return nil }
             clock &+= 1
-            entries.values[index].lastUse = clock
-            return entries.values[index].statement
+            if let last, last.statement.sql.isIdentical(to: sql) {
+                last.lastUse = clock
+                return last.statement
+            }
+            guard let entry = entries[ExactText(sql)] else { return nil }
+            entry.lastUse = clock
+            last = entry
+            return entry.statement
         }
     }
 
     /// Adds `statement`, evicting the least recently used one when full. An evicted statement
     /// still in use (a cursor's) lives until its user lets it go.
     mutating func insert(_ statement: SQLStatement) {
-        if entries.count >= capacity, let oldest = entries.min(by: { $0.value.lastUse < $1.value.lastUse })?.key {
-            entries.removeValue(forKey: oldest)
+        if entries.count >= capacity, let oldest = entries.min(by: { $0.value.lastUse < $1.value.lastUse }) {
+            entries.removeValue(forKey: oldest.key)
+            if last === oldest.value { last = nil }
         }
         clock &+= 1
         entries[ExactText(statement.sql)] = Entry(statement: statement, lastUse: clock)
     }
 
-    mutating func removeAll() { entries.removeAll() }
+    mutating func removeAll() {
+        entries.removeAll()
+        last = nil
+    }
 }

@@ -301,7 +301,8 @@ extension SQLModel {
         try deleteRow(db, soft: true)
     }
 
-    /// Deletes the rows matching `condition` (all rows when nil); returns how many.
+    /// Deletes the rows matching `condition` (all rows when nil); returns how many. A
+    /// ``SoftDeletableModel``'s rows are soft-deleted (see ``SQLQuery/deleteAll(_:)``).
     @discardableResult
     public static func deleteAll(_ db: SQLiteConnection, where condition: String? = nil, _ arguments: [SQLValue] = []) throws -> Int {
         try query(where: condition, arguments, order: nil, limit: nil).deleteAll(db)

@@ -30,8 +30,9 @@ extension TimestampedModel {
 ///
 /// Queries of the model (`all`, `where`, counts, `updateAll`, `deleteAll`, `find`, `exists`)
 /// leave deleted rows out; ``SQLQuery/withDeleted()`` takes them in, ``SQLQuery/onlyDeleted()``
-/// reads them alone. ``restore(_:)`` brings a row back, ``forceDelete(_:)`` removes it (with the
-/// delete rules of its relations). A soft delete changes no other row: relations' delete
+/// reads them alone. `deleteAll` soft-deletes too. ``restore(_:)`` brings a row back,
+/// ``forceDelete(_:)`` removes it (with the delete rules of its relations), and
+/// ``SQLQuery/forceDeleteAll(_:)`` removes the rows a query reads. A soft delete changes no other row: relations' delete
 /// rules apply only to a real delete.
 public protocol SoftDeletableModel: SQLModel {
     /// When the row was deleted, or nil for a live row.
@@ -94,6 +95,14 @@ extension SQLQuery where Root: SoftDeletableModel {
     public func onlyDeleted() -> Self {
         with { $0.scope = Root.deletedAtNode.map { .postfix($0, "IS NOT NULL") } }
     }
+
+    /// Deletes the rows the query reads for good (``SQLQuery/deleteAll(_:)`` soft-deletes
+    /// them); returns how many. Like `deleteAll`, it runs no hooks, and the query's scope
+    /// applies: `Note.all().withDeleted().forceDeleteAll(db)` empties the table.
+    @discardableResult
+    public func forceDeleteAll(_ db: SQLiteConnection) throws -> Int {
+        try removeAll(db)
+    }
 }
 
 extension SQLModel {
@@ -102,6 +111,21 @@ extension SQLModel {
     static var liveRowsScope: SQLNode? {
         guard Self.self is any SoftDeletableModel.Type else { return nil }
         return deletedAtNode.map { .postfix($0, "IS NULL") }
+    }
+
+    /// What a bulk soft delete at `date` writes, and the condition of the rows it may change
+    /// (live ones, so that a row keeps its first deletion time); nil for a model that is not a
+    /// ``SoftDeletableModel``.
+    static func softDeletion(at date: Date) -> (isLive: SQLNode, assignments: [SQLAssignment<Self>])? {
+        guard let deletedAt = liveRowsScope, let column = deletedAtNode else { return nil }
+        var assignments = [SQLAssignment<Self>(column: column, value: .bound(date))]
+        if Self.self is any TimestampedModel.Type {
+            let updatedAt: SQLNode = schema.fields.first { $0.name == "updatedAt" }
+                .map { .column(table: sqlTable.name, name: $0.column) }
+                ?? .failure(.misuse("\(schema.name) is a TimestampedModel without a stored property 'updatedAt'"))
+            assignments.append(SQLAssignment(column: updatedAt, value: .bound(date)))
+        }
+        return (deletedAt, assignments)
     }
 
     /// The `deletedAt` column, or a failure when the model has no such stored field.
@@ -124,15 +148,23 @@ extension SQLModel {
     /// model is one (other models are left alone).
     @discardableResult
     mutating func stampForWrite(inserting: Bool, _ db: SQLiteConnection) -> Bool {
-        guard var stamped = self as? any TimestampedModel else { return false }
-        stamped.stampTimestamps(inserting: inserting, at: db.configuration.now())
-        if let model = stamped as? Self { self = model }
+        guard let timestamped = Self.self as? any TimestampedModel.Type else { return false }
+        stamp(as: timestamped, inserting: inserting, at: db.configuration.now())
         return true
+    }
+
+    private mutating func stamp<T: TimestampedModel>(as type: T.Type, inserting: Bool, at date: Date) {
+        modify(as: type) { $0.stampTimestamps(inserting: inserting, at: date) }
     }
 
     /// Whether the model is a soft-deleted row of a ``SoftDeletableModel``.
     var isSoftDeleted: Bool {
-        (self as? any SoftDeletableModel)?.isDeleted == true
+        guard let deletable = Self.self as? any SoftDeletableModel.Type else { return false }
+        return isDeleted(as: deletable)
+    }
+
+    private func isDeleted<D: SoftDeletableModel>(as type: D.Type) -> Bool {
+        viewed(as: type) { $0.isDeleted }
     }
 
     /// Deletes the row (`soft`: marks a ``SoftDeletableModel``'s row deleted), between the

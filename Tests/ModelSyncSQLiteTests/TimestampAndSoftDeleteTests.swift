@@ -109,11 +109,26 @@ struct TimestampAndSoftDeleteTests {
         let db = try openJournal(store, clock: clock)
         var entries = ["A", "B", "C"].map { JournalEntry(text: $0) }
         try db.write { try JournalEntry.saveAll(&entries, $0) }
+        let firstDeletion = clock.now
         try db.write { _ = try entries[0].delete($0) }
         // Live rows only, unless widened.
         #expect(try db.write { try JournalEntry.all().updateAll($0, .set(\.text, to: "live")) } == 2)
+
+        // deleteAll soft-deletes the live rows the query reads, in one statement, stamping both
+        // times; a row deleted before keeps its deletion time, even through withDeleted().
+        clock.advance()
         #expect(try db.write { try JournalEntry.deleteAll($0) } == 2)
-        #expect(try db.read { try JournalEntry.all().withDeleted().fetchAll($0) }.map(\.text) == ["A"])
-        #expect(try db.write { try JournalEntry.all().withDeleted().deleteAll($0) } == 1)
+        #expect(try db.read { try JournalEntry.all().fetchCount($0) } == 0)
+        let kept = try db.read { try JournalEntry.all().withDeleted().order(\.id).fetchAll($0) }
+        #expect(kept.map(\.text) == ["A", "live", "live"])
+        #expect(kept.map(\.deletedAt) == [firstDeletion, clock.now, clock.now])
+        #expect(kept.map(\.updatedAt) == [firstDeletion, clock.now, clock.now])
+        #expect(try db.write { try JournalEntry.all().withDeleted().deleteAll($0) } == 0)
+
+        // forceDeleteAll removes rows, within the query's scope.
+        #expect(try db.write { try JournalEntry.where(\.text == "A").forceDeleteAll($0) } == 0)
+        #expect(try db.write { try JournalEntry.where(\.text == "A").withDeleted().forceDeleteAll($0) } == 1)
+        #expect(try db.write { try JournalEntry.all().onlyDeleted().forceDeleteAll($0) } == 2)
+        #expect(try db.read { try JournalEntry.all().withDeleted().fetchCount($0) } == 0)
     }
 }

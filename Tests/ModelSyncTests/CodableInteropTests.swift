@@ -154,4 +154,52 @@ struct CodableInteropTests {
         #expect(try JSONDecoder().decode(PostalAddress.self, from: Data(stored.utf8)) == customer.address)
         #expect(try db.read { try Customer.find(saved.id, $0) } == saved)
     }
+
+    @Test("JSONValue read through any Decoder stops at the parser's depth instead of the stack")
+    func jsonValueThroughAnEndlessDecoder() {
+        #expect(throws: DecodingError.self) { try JSONValue(from: EndlessArrayDecoder(codingPath: [])) }
+    }
+}
+
+/// A Decoder whose input is an array inside an array, forever: what a hostile or broken
+/// Decoder can hand a `Decodable` that recurses.
+private struct EndlessArrayDecoder: Decoder {
+    struct Index: CodingKey {
+        var intValue: Int?
+        var stringValue: String { "\(intValue ?? 0)" }
+        init(intValue: Int) { self.intValue = intValue }
+        init?(stringValue: String) { nil }
+    }
+
+    struct Elements: UnkeyedDecodingContainer {
+        let codingPath: [any CodingKey]
+        var count: Int? { 1 }
+        var isAtEnd: Bool { currentIndex > 0 }
+        var currentIndex = 0
+
+        mutating func decodeNil() throws -> Bool { false }
+        mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+            currentIndex += 1
+            return try T(from: EndlessArrayDecoder(codingPath: codingPath + [Index(intValue: 0)]))
+        }
+        mutating func nestedContainer<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+            throw notAnObject
+        }
+        mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+            Elements(codingPath: codingPath + [Index(intValue: 0)])
+        }
+        mutating func superDecoder() throws -> any Decoder { EndlessArrayDecoder(codingPath: codingPath) }
+        var notAnObject: DecodingError { .typeMismatch([String: Int].self, .init(codingPath: codingPath, debugDescription: "an array")) }
+    }
+
+    let codingPath: [any CodingKey]
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        throw Elements(codingPath: codingPath).notAnObject
+    }
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { Elements(codingPath: codingPath) }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        throw Elements(codingPath: codingPath).notAnObject
+    }
 }

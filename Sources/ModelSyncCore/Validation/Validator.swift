@@ -98,8 +98,12 @@ extension Model {
     /// Every failure of this model under its type's ``Validatable/validator`` (none for a type
     /// that is not ``Validatable``).
     public var validationFailures: [ValidationFailure] {
-        guard let validatable = self as? any Validatable else { return [] }
-        return failures(of: validatable)
+        guard let validatable = Self.self as? any Validatable.Type else { return [] }
+        return failures(as: validatable)
+    }
+
+    private func failures<V: Validatable>(as type: V.Type) -> [ValidationFailure] {
+        viewed(as: type) { V.validator.failures(of: $0) }
     }
 
     /// This model, after checking it against its type's rules: the hook that saving paths call
@@ -114,6 +118,3 @@ extension Model {
     }
 }
 
-private func failures<V: Validatable>(of model: V) -> [ValidationFailure] {
-    V.validator.failures(of: model)
-}

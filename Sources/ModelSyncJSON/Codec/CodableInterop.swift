@@ -51,6 +51,13 @@ extension JSONValue: Codable {
     /// `Double` (a decimal with more digits than a `Double` holds loses them here). Keys of an
     /// object come in the decoder's order.
     public init(from decoder: any Decoder) throws {
+        // Any Decoder may feed this, with input nested deeper than the stack allows: stop at
+        // the depth ModelSync's own parser stops at.
+        let depthLimit = JSONDecodingOptions().maxDepth
+        guard decoder.codingPath.count < depthLimit else {
+            throw DecodingError.dataCorrupted(DecodingError.Context(
+                codingPath: decoder.codingPath, debugDescription: "nested deeper than \(depthLimit) levels"))
+        }
         // Objects and arrays first: they are what models and lists are made of, and asking a
         // container of the wrong kind costs a thrown error.
         if let object = try? decoder.container(keyedBy: AnyCodingKey.self) {

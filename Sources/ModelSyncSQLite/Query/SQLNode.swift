@@ -214,7 +214,7 @@ struct SQLRenderer {
         sql += select.isDistinct ? "SELECT DISTINCT " : "SELECT "
         try appendList(select.columns)
         switch select.source {
-        case .table(let name): sql += " FROM " + quoteIdentifier(name)
+        case .table(let name): sql += " FROM "; appendQuoted(name)
         case .statement(let fragment, _): sql += " FROM ("; appendRaw(fragment); sql += ")"
         }
         if let condition = select.condition {
@@ -287,6 +287,24 @@ struct SQLRenderer {
         }
     }
 
+    /// `name` as a quoted identifier, written in place (rendering runs once per query).
+    private mutating func appendQuoted(_ name: String) {
+        if name.utf8.contains(UInt8(ascii: "\"")) {
+            sql += quoteIdentifier(name)
+        } else {
+            sql += "\""
+            sql += name
+            sql += "\""
+        }
+    }
+
+    /// ` op `, without building it as a string first.
+    private mutating func appendSpaced(_ op: String) {
+        sql += " "
+        sql += op
+        sql += " "
+    }
+
     mutating func appendRaw(_ fragment: SQLFragment) {
         sql += fragment.sql
         arguments += fragment.arguments
@@ -307,8 +325,8 @@ struct SQLRenderer {
         switch node {
         case .column(let table, let name):
             // By bytes: tables "é" and "e\u{301}" are two tables to SQLite.
-            if !(tables.last.map(table.isIdentical(to:)) ?? false) { sql += quoteIdentifier(table) + "." }
-            sql += quoteIdentifier(name)
+            if !(tables.last.map(table.isIdentical(to:)) ?? false) { appendQuoted(table); sql += "." }
+            appendQuoted(name)
         case .value(let value):
             sql += "?"
             arguments.append(value)
@@ -323,15 +341,16 @@ struct SQLRenderer {
             try append(operand, at: .operand)
         case .postfix(let operand, let op):
             try append(operand, at: .operand)
-            sql += " " + op
+            sql += " "
+            sql += op
         case .binary(let left, let op, let right):
             try append(left, at: .operand)
-            sql += " \(op) "
+            appendSpaced(op)
             try append(right, at: .operand)
         case .chain(let op, let items):
             if items.isEmpty { sql += op == "AND" ? "1" : "0" }
             for (index, item) in items.enumerated() {
-                if index > 0 { sql += " \(op) " }
+                if index > 0 { appendSpaced(op) }
                 try append(item, at: items.count > 1 ? .chainItem : position)
             }
         case .function(let name, let arguments, let distinct):
@@ -371,7 +390,7 @@ struct SQLRenderer {
             sql += ")"
         case .pattern(let operand, let op, let pattern, let escape):
             try append(operand, at: .operand)
-            sql += " \(op) "
+            appendSpaced(op)
             try append(pattern, at: .operand)
             if let escape {
                 sql += " ESCAPE "

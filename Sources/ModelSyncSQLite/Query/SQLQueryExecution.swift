@@ -141,8 +141,20 @@ extension SQLQuery {
     /// Deletes the rows the query reads; returns how many. A query with a limit, an offset,
     /// `DISTINCT` or groups deletes the rows its `SELECT` would read (by rowid, or by primary
     /// key in a `WITHOUT ROWID` table).
+    ///
+    /// For a ``SoftDeletableModel`` it soft-deletes: one `UPDATE` sets `deletedAt` (and a
+    /// ``TimestampedModel``'s `updatedAt`) on those of the rows that are live, and returns how
+    /// many; ``forceDeleteAll(_:)`` removes rows. No hooks run.
     @discardableResult
     public func deleteAll(_ db: SQLiteConnection) throws -> Int {
+        if let softDeletion = Root.softDeletion(at: db.configuration.now()) {
+            return try with { $0.addFilter(softDeletion.isLive) }.updateAll(db, softDeletion.assignments)
+        }
+        return try removeAll(db)
+    }
+
+    /// Runs the query's `DELETE`; returns how many rows it removed.
+    func removeAll(_ db: SQLiteConnection) throws -> Int {
         try run(renderedDelete(), db) { try $0.run() }
         return db.changes
     }
