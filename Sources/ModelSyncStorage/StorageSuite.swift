@@ -160,6 +160,21 @@ public struct StorageSuite: Sendable {
         }
     }
 
+    /// Stores each value under its key, replacing what was there, with one flush of the
+    /// directory for the whole batch instead of one per value: each file still goes through
+    /// its own flushed temporary file and atomic rename, so every key holds its old value or
+    /// its new one whatever happens, and all hold the new ones once this returns. A crash
+    /// during the call may leave some keys new and others old (the batch is not one
+    /// transaction). Nothing is written when a value cannot be encoded or a key is invalid.
+    /// A key given twice stores its last value.
+    ///
+    /// Pairs rather than a dictionary: keys that `String` calls equal but whose bytes differ
+    /// (`"é"` precomposed and decomposed) are two keys here, and a dictionary would merge them.
+    public func save<V: JSONEncodable>(_ entries: [(key: String, value: V)]) throws {
+        let files = try entries.map { entry in (name: try fileName(for: entry.key), bytes: try encode(entry.value, key: entry.key)) }
+        try writeAll(files)
+    }
+
     // MARK: - Models, by type and primary key
 
     /// Stores `model` under its default key (``key(for:)``, e.g. `Post.1`) and returns the key.
@@ -170,16 +185,15 @@ public struct StorageSuite: Sendable {
         return key
     }
 
-    /// Stores each model under its own default key; returns the keys in order.
+    /// Stores each model under its own default key; returns the keys in order. The batch
+    /// costs one flush of the directory (see the `save(_:)` of key-value pairs).
     @discardableResult
     public func save<M: JSONModel>(_ models: [M]) throws -> [String] {
         let entries = try models.map { model in
             let key = try key(for: model)
             return (key: key, file: try fileName(for: key), bytes: try encode(model, key: key))
         }
-        try writes.withLock { _ in
-            for entry in entries { try write(entry.bytes, to: entry.file, key: entry.key) }
-        }
+        try writeAll(entries.map { ($0.file, $0.bytes) })
         return entries.map(\.key)
     }
 
@@ -320,6 +334,16 @@ public struct StorageSuite: Sendable {
     private func write(_ bytes: [UInt8], to file: String, key: String) throws {
         try systemCall(key: key) {
             try AtomicFile.replace(file, in: path, with: bytes, temporaryName: AtomicFile.temporaryPrefix + UUID().uuidString)
+        }
+    }
+
+    /// Replaces several files with one flush of the directory, under the write lock.
+    private func writeAll(_ files: [(name: String, bytes: [UInt8])]) throws {
+        guard !files.isEmpty else { return }
+        try writes.withLock { _ in
+            try systemCall(key: nil) {
+                try AtomicFile.replaceAll(files, in: path) { AtomicFile.temporaryPrefix + UUID().uuidString }
+            }
         }
     }
 

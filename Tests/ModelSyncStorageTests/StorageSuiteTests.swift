@@ -89,6 +89,47 @@ import Testing
         #expect(try suite.keys() == ["Profile.1", "Profile.2", "team"])
     }
 
+    /// A batch of keyed values: one directory flush, each key its own file. Keys that Swift
+    /// calls equal but whose bytes differ stay two keys; a repeated key keeps its last value.
+    @Test func batchOfKeyedValues() throws {
+        let suite = try storage.suite()
+        try suite.save("old", forKey: "a")
+        try suite.save([(key: "a", value: "new"), (key: "caf\u{E9}", value: "composed"), (key: "cafe\u{301}", value: "decomposed"), (key: "a", value: "last")])
+        #expect(try suite.fetch(String.self, forKey: "a") == "last")
+        #expect(try suite.fetch(String.self, forKey: "caf\u{E9}") == "composed")
+        #expect(try suite.fetch(String.self, forKey: "cafe\u{301}") == "decomposed")
+        #expect(try suite.keys().count == 3)
+        #expect(try storage.files(of: suite).allSatisfy { !$0.hasPrefix(".") })
+        try suite.save([(key: String, value: Int)]())
+    }
+
+    /// An invalid key refuses the whole batch before anything is written.
+    @Test func batchWithAnInvalidKeyWritesNothing() throws {
+        let suite = try storage.suite()
+        try suite.save(1, forKey: "kept")
+        let error = #expect(throws: StorageError.self) { try suite.save([(key: "kept", value: 2), (key: "../escape", value: 3)]) }
+        #expect(error?.kind == .invalidKey(.containsSlash))
+        #expect(try suite.fetch(Int.self, forKey: "kept") == 1)
+        #expect(try storage.files(of: suite) == ["kept.json"])
+    }
+
+    /// A rename that fails mid-batch (the key's file name is taken by a directory): the files
+    /// renamed before it are kept, the rest are not written, and no temporary file is left.
+    @Test func batchFailingMidwayLeavesNoTemporaryFiles() throws {
+        let suite = try storage.suite()
+        try FileManager.default.createDirectory(at: storage.file("blocked", of: suite), withIntermediateDirectories: false)
+        let error = #expect(throws: StorageError.self) {
+            try suite.save([(key: "first", value: 1), (key: "blocked", value: 2), (key: "third", value: 3)])
+        }
+        guard case .fileSystem? = error?.kind else {
+            Issue.record("expected a file-system error, got \(String(describing: error))")
+            return
+        }
+        #expect(try suite.fetch(Int.self, forKey: "first") == 1)
+        #expect(try suite.fetch(Int.self, forKey: "third") == nil)
+        #expect(try storage.files(of: suite) == ["blocked.json", "first.json"])
+    }
+
     @Test func defaultKeys() throws {
         let suite = try storage.suite()
         #expect(try suite.key(for: Membership(groupId: 3, userId: 7, role: "owner")) == "Membership.3,7")

@@ -60,6 +60,45 @@ package enum AtomicFile {
     package static func replace(
         _ name: String, in directory: String, with bytes: [UInt8], temporaryName: String, mode: mode_t? = nil
     ) throws {
+        let temporary = try writeTemporary(bytes, in: directory, temporaryName: temporaryName, mode: mode)
+        try moveTemporary(temporary, over: name, in: directory)
+        try syncDirectory(directory)
+    }
+
+    /// Replaces several files of one `directory` (see ``replace(_:in:with:temporaryName:mode:)``)
+    /// with one flush of the directory for all of them: every new content is written and flushed
+    /// to a temporary file first, then each is renamed over its file, then the directory is
+    /// flushed. Each file holds its old content or its new one whatever happens; after a crash
+    /// the files may be a mix of both, but once this returns all are replaced durably.
+    /// A failure before the renames replaces nothing.
+    package static func replaceAll(
+        _ files: [(name: String, bytes: [UInt8])], in directory: String, temporaryNames: () -> String
+    ) throws {
+        var temporaries: [String] = []
+        temporaries.reserveCapacity(files.count)
+        do {
+            for file in files {
+                temporaries.append(try writeTemporary(file.bytes, in: directory, temporaryName: temporaryNames(), mode: nil))
+            }
+        } catch {
+            for temporary in temporaries { unlink(temporary) }
+            throw error
+        }
+        for (index, file) in files.enumerated() {
+            do {
+                try moveTemporary(temporaries[index], over: file.name, in: directory)
+            } catch {
+                for temporary in temporaries[(index + 1)...] { unlink(temporary) }
+                // The renames made so far are kept: make them durable before reporting.
+                try? syncDirectory(directory)
+                throw error
+            }
+        }
+        try syncDirectory(directory)
+    }
+
+    /// Writes `bytes` to a new temporary file in `directory` and flushes it; returns its path.
+    private static func writeTemporary(_ bytes: [UInt8], in directory: String, temporaryName: String, mode: mode_t?) throws -> String {
         let temporary = "\(directory)/\(temporaryName)"
         let flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC
         let descriptor = try retryingOnInterrupt("open(\(temporary))") { open(temporary, flags, 0o600) }
@@ -72,13 +111,17 @@ package enum AtomicFile {
             unlink(temporary)
             throw error
         }
+        return temporary
+    }
+
+    /// Renames the temporary file over `name`; removes the temporary file when that fails.
+    private static func moveTemporary(_ temporary: String, over name: String, in directory: String) throws {
         let path = "\(directory)/\(name)"
         if rename(temporary, path) != 0 {
             let failure = SystemCallFailure(call: "rename(\(temporary), \(path))", errno: errno)
             unlink(temporary)
             throw failure
         }
-        try syncDirectory(directory)
     }
 
     /// Replaces the file at `file` with `bytes` (see ``replace(_:in:with:temporaryName:)``).
