@@ -89,7 +89,7 @@ extension SQLModel {
     /// ``upsert(_:validate:)``, it stores the values as given.
     @discardableResult
     public func upsert(_ db: SQLiteConnection, onConflict action: SQLiteConflictAction, validate: Bool = true) throws -> Bool {
-        if validate { _ = try validated() }
+        try validateForWrite(validate, db)
         try Self.prepareTableOnce(db)
         _ = try Self.keyedTable()
         try run(.update, or: action, db)
@@ -115,7 +115,7 @@ extension SQLModel {
     public mutating func upsert(
         _ db: SQLiteConnection, uniqueKey: [PartialKeyPath<Self>], updating: [PartialKeyPath<Self>]? = nil, validate: Bool = true
     ) throws {
-        if validate { _ = try validated() }
+        try validateForWrite(validate, db)
         try Self.prepareTableOnce(db)
         let table = Self.sqlTable
         let target = try uniqueKey.map(Self.fieldIndex)

@@ -22,6 +22,9 @@ public final class SQLiteConnection {
     /// The models whose tables this connection has created or checked. Forgotten when a
     /// rollback undoes a schema change (see ``schemaChanges``), and only then.
     var preparedTables: Set<ObjectIdentifier> = []
+    /// What each model type conforms to (see ``ModelTraits``).
+    var modelTraits: [ObjectIdentifier: ModelTraits] = [:]
+    var lastModelTraits: (type: ObjectIdentifier, traits: ModelTraits)?
     /// How many schema-changing statements (`CREATE`, `DROP`, `ALTER`) have run: a rollback
     /// forgets the checked tables only when this moved since its transaction or savepoint began.
     private var schemaChanges = 0

@@ -69,7 +69,8 @@ extension SQLModel {
         }
         let row = try selectingByKey(key, db) { try $0.step() ? decodeRow($0) : nil }
         // A soft-deleted row is left out, as queries leave it out.
-        return row?.isSoftDeleted == true ? nil : row
+        guard let row, Self.traits(db).isSoftDeletable else { return row }
+        return row.isSoftDeleted ? nil : row
     }
 
     /// Runs `body` with the select-by-key statement, `key` bound (values in key order).
@@ -167,7 +168,7 @@ extension SQLModel {
     /// row (`OR IGNORE`), leaving the model as it was.
     @discardableResult
     mutating func insertRow(_ db: SQLiteConnection, or action: SQLiteConflictAction?, validate: Bool) throws -> Bool {
-        if validate { _ = try validated() }
+        try validateForWrite(validate, db)
         try Self.prepareTableOnce(db)
         let table = Self.sqlTable
         // The hook works on a copy: a refused or skipped insert leaves the model as it was.
@@ -207,7 +208,7 @@ extension SQLModel {
     /// ``updateRow(_:or:validate:)``, handing back the model as written (with the changes of
     /// `willUpdate`), or nil when the action skipped it.
     func updatedRow(_ db: SQLiteConnection, or action: SQLiteConflictAction?, validate: Bool) throws -> Self? {
-        if validate { _ = try validated() }
+        try validateForWrite(validate, db)
         try Self.prepareTableOnce(db)
         let table = try Self.keyedTable()
         if let row = try updatedWithHooks(db, or: action) { return row }
@@ -231,7 +232,7 @@ extension SQLModel {
     /// Updates only the columns of `properties` (`[\.title, \.views]`); throws when there is no
     /// such row. Validates the whole model first unless `validate` is false.
     public func update(_ db: SQLiteConnection, only properties: [PartialKeyPath<Self>], validate: Bool = true) throws {
-        if validate { _ = try validated() }
+        try validateForWrite(validate, db)
         try Self.prepareTableOnce(db)
         let table = try Self.keyedTable()
         var indices = try properties.map(Self.fieldIndex)
@@ -259,7 +260,7 @@ extension SQLModel {
     /// written.
     @discardableResult
     mutating func saveRow(_ db: SQLiteConnection, or action: SQLiteConflictAction?, validate: Bool) throws -> Bool {
-        if validate { _ = try validated() }
+        try validateForWrite(validate, db)
         try Self.prepareTableOnce(db)
         let table = Self.sqlTable
         guard !table.primaryKey.isEmpty, !(try primaryKeyValues().contains(.null)) else {
@@ -280,7 +281,7 @@ extension SQLModel {
     /// (`INSERT … ON CONFLICT DO UPDATE`): one statement. Validates first unless `validate`
     /// is false (see ``insert(_:validate:)``).
     public func upsert(_ db: SQLiteConnection, validate: Bool = true) throws {
-        if validate { _ = try validated() }
+        try validateForWrite(validate, db)
         try Self.prepareTableOnce(db)
         _ = try Self.keyedTable()
         try run(.upsert, db)

@@ -148,7 +148,7 @@ extension SQLModel {
     /// model is one (other models are left alone).
     @discardableResult
     mutating func stampForWrite(inserting: Bool, _ db: SQLiteConnection) -> Bool {
-        guard let timestamped = Self.self as? any TimestampedModel.Type else { return false }
+        guard Self.traits(db).isTimestamped, let timestamped = Self.self as? any TimestampedModel.Type else { return false }
         stamp(as: timestamped, inserting: inserting, at: db.configuration.now())
         return true
     }
