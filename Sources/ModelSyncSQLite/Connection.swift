@@ -25,6 +25,8 @@ public final class SQLiteConnection {
     /// What each model type conforms to (see ``ModelTraits``).
     var modelTraits: [ObjectIdentifier: ModelTraits] = [:]
     var lastModelTraits: (type: ObjectIdentifier, traits: ModelTraits)?
+    /// The query `SELECT`s rendered here last (see `renderedSelect(_:)`).
+    var recentSelects = RecentSelects()
     /// How many schema-changing statements (`CREATE`, `DROP`, `ALTER`) have run: a rollback
     /// forgets the checked tables only when this moved since its transaction or savepoint began.
     private var schemaChanges = 0

@@ -50,6 +50,37 @@ struct QueryCoreTests {
         #expect(try db.read { try Item.all().fetchCount($0) } == 6)
     }
 
+    /// A connection renders a query's SQL once per shape and then only binds: queries that
+    /// differ in values alone, or in a way the values decide (an IN list of one value, of
+    /// several, with a NUL, of reals), each read their own rows, in any order.
+    @Test(arguments: TestStorage.allCases)
+    func queriesOfOneShapeWithOtherValuesReadTheirOwnRows(store: TestStorage) throws {
+        let db = try itemsDatabase(store)
+        let cases: [(SQLQuery<Item, Item>, [String])] = [
+            (Item.where(\.quantity == 12), ["Banana", "elder_berry"]),
+            (Item.where(\.quantity == 5), ["apple"]),
+            (Item.where { $0.name.in(["fig", "apple"]) }, ["apple", "fig"]),
+            (Item.where { $0.name.in(["date"]) }, ["date"]),
+            (Item.where { $0.name.in(["date", "x\u{0}y"]) }, ["date"]),
+            (Item.where { $0.name.in(["cherry", "date", "fig"]) }, ["cherry", "date", "fig"]),
+            (Item.where { $0.note.in(["red", "a\u{0}b"]) }, ["apple", "fig"]),
+            (Item.where { $0.price.in([1.5, 3]) }, ["apple", "date"]),
+            (Item.where { $0.price.in([0.25, 2]) }, ["Banana", "elder_berry"]),
+            (Item.where(\.quantity == 12).limit(1), ["Banana"]),
+            (Item.where(\.quantity == 7).limit(1), ["date"]),
+        ]
+        try db.read { db throws in
+            for _ in 0..<2 {
+                for (query, expected) in cases {
+                    #expect(try query.order(\.id).fetchAll(db).map(\.name) == expected)
+                }
+                for (query, expected) in cases {
+                    #expect(try query.order(\.id).fetchOne(db)?.name == expected.first)
+                }
+            }
+        }
+    }
+
     @Test(arguments: TestStorage.allCases)
     func fetchOneByPrimaryKey(store: TestStorage) throws {
         let db = try itemsDatabase(store)

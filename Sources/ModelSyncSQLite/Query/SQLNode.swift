@@ -191,11 +191,21 @@ struct SQLRenderer {
     /// written unqualified, others (correlated references) with their table.
     private var tables: [String] = []
 
+    /// False when only the arguments are wanted (the SQL of the same shape is known): the
+    /// walk is the same, so the arguments come in the same order, but no text is built.
+    private let writesSQL: Bool
+
     var fragment: SQLFragment { SQLFragment(sql, arguments) }
 
-    init(table: String? = nil) {
+    init(table: String? = nil, writesSQL: Bool = true) {
         if let table { tables = [table] }
-        sql.reserveCapacity(256)
+        self.writesSQL = writesSQL
+        if writesSQL { sql.reserveCapacity(256) }
+    }
+
+    @inline(__always)
+    private mutating func emit(_ text: @autoclosure () -> String) {
+        if writesSQL { sql += text() }
     }
 
     /// Where a node stands, which decides whether it needs parentheses.
@@ -211,36 +221,36 @@ struct SQLRenderer {
     mutating func append(_ select: SelectStatement) throws {
         tables.append(select.table)
         defer { tables.removeLast() }
-        sql += select.isDistinct ? "SELECT DISTINCT " : "SELECT "
+        emit(select.isDistinct ? "SELECT DISTINCT " : "SELECT ")
         try appendList(select.columns)
         switch select.source {
-        case .table(let name): sql += " FROM "; appendQuoted(name)
-        case .statement(let fragment, _): sql += " FROM ("; appendRaw(fragment); sql += ")"
+        case .table(let name): emit(" FROM "); appendQuoted(name)
+        case .statement(let fragment, _): emit(" FROM ("); appendRaw(fragment); emit(")")
         }
         if let condition = select.condition {
-            sql += " WHERE "
+            emit(" WHERE ")
             try append(condition)
         }
         if !select.groupBy.isEmpty {
-            sql += " GROUP BY "
+            emit(" GROUP BY ")
             try appendList(select.groupBy)
         }
         if let having = select.having {
-            sql += " HAVING "
+            emit(" HAVING ")
             try append(having)
         }
         if !select.orderings.isEmpty {
-            sql += " ORDER BY "
+            emit(" ORDER BY ")
             try appendOrderings(select.orderings)
         }
         if let limit = select.limit {
-            sql += " LIMIT ?"
+            emit(" LIMIT ?")
             arguments.append(.integer(Int64(limit)))
         } else if select.offset != nil {
-            sql += " LIMIT -1"
+            emit(" LIMIT -1")
         }
         if let offset = select.offset {
-            sql += " OFFSET ?"
+            emit(" OFFSET ?")
             arguments.append(.integer(Int64(offset)))
         }
     }
@@ -248,65 +258,60 @@ struct SQLRenderer {
     /// The terms of an `ORDER BY`, comma-separated (relations splice them into their loads).
     mutating func appendOrderings(_ terms: [SQLOrderingTerm]) throws {
         for (index, term) in terms.enumerated() {
-            if index > 0 { sql += ", " }
+            if index > 0 { emit(", ") }
             try append(term.node)
-            if term.descending { sql += " DESC" }
+            if term.descending { emit(" DESC") }
             switch term.nulls {
-            case .first?: sql += " NULLS FIRST"
-            case .last?: sql += " NULLS LAST"
+            case .first?: emit(" NULLS FIRST")
+            case .last?: emit(" NULLS LAST")
             case nil: break
             }
         }
     }
 
-    /// The values of an `IN` list that binds as one JSON array: two or more bound integers or
-    /// texts without NUL (reals could lose a bit through JSON, blobs have no JSON form).
-    private func jsonListKeys(_ list: [SQLNode]) -> [SQLValue]? {
-        guard list.count > 1 else { return nil }
-        var keys: [SQLValue] = []
-        keys.reserveCapacity(list.count)
-        for node in list {
-            switch node {
-            case .value(let value):
-                switch value {
-                case .integer: keys.append(value)
-                // json_each cuts a string at an escaped NUL: such a list keeps one parameter per value.
-                case .text(let text) where !text.utf8.contains(0): keys.append(value)
-                default: return nil
-                }
-            default: return nil
+    /// Whether an `IN` list binds as one JSON array: two or more bound integers or texts
+    /// without NUL (reals could lose a bit through JSON, blobs have no JSON form).
+    static func bindsAsJSON(_ list: [SQLNode]) -> Bool {
+        guard list.count > 1 else { return false }
+        return list.allSatisfy { node in
+            guard case .value(let value) = node else { return false }
+            switch value {
+            case .integer: return true
+            // json_each cuts a string at an escaped NUL: such a list keeps one parameter per value.
+            case .text(let text): return !text.utf8.contains(0)
+            default: return false
             }
         }
-        return keys
     }
 
     mutating func appendList(_ nodes: [SQLNode]) throws {
         for (index, node) in nodes.enumerated() {
-            if index > 0 { sql += ", " }
+            if index > 0 { emit(", ") }
             try append(node)
         }
     }
 
     /// `name` as a quoted identifier, written in place (rendering runs once per query).
     private mutating func appendQuoted(_ name: String) {
+        guard writesSQL else { return }
         if name.utf8.contains(UInt8(ascii: "\"")) {
-            sql += quoteIdentifier(name)
+            emit(quoteIdentifier(name))
         } else {
-            sql += "\""
-            sql += name
-            sql += "\""
+            emit("\"")
+            emit(name)
+            emit("\"")
         }
     }
 
     /// ` op `, without building it as a string first.
     private mutating func appendSpaced(_ op: String) {
-        sql += " "
-        sql += op
-        sql += " "
+        emit(" ")
+        emit(op)
+        emit(" ")
     }
 
     mutating func appendRaw(_ fragment: SQLFragment) {
-        sql += fragment.sql
+        emit(fragment.sql)
         arguments += fragment.arguments
     }
 
@@ -319,87 +324,89 @@ struct SQLRenderer {
         case (.chainItem, _): parenthesised = false
         case (.operand, _): parenthesised = !node.isAtomic
         }
-        if parenthesised { sql += "(" }
-        defer { if parenthesised { sql += ")" } }
+        if parenthesised { emit("(") }
+        defer { if parenthesised { emit(")") } }
 
         switch node {
         case .column(let table, let name):
             // By bytes: tables "é" and "e\u{301}" are two tables to SQLite.
-            if !(tables.last.map(table.isIdentical(to:)) ?? false) { appendQuoted(table); sql += "." }
+            if !(tables.last.map(table.isIdentical(to:)) ?? false) { appendQuoted(table); emit(".") }
             appendQuoted(name)
         case .value(let value):
-            sql += "?"
+            emit("?")
             arguments.append(value)
         case .raw(let fragment):
             appendRaw(fragment)
         case .keyword(let text):
-            sql += text
+            emit(text)
         case .failure(let error):
             throw error
         case .prefix(let op, let operand):
-            sql += op
+            emit(op)
             try append(operand, at: .operand)
         case .postfix(let operand, let op):
             try append(operand, at: .operand)
-            sql += " "
-            sql += op
+            emit(" ")
+            emit(op)
         case .binary(let left, let op, let right):
             try append(left, at: .operand)
             appendSpaced(op)
             try append(right, at: .operand)
         case .chain(let op, let items):
-            if items.isEmpty { sql += op == "AND" ? "1" : "0" }
+            if items.isEmpty { emit(op == "AND" ? "1" : "0") }
             for (index, item) in items.enumerated() {
                 if index > 0 { appendSpaced(op) }
                 try append(item, at: items.count > 1 ? .chainItem : position)
             }
         case .function(let name, let arguments, let distinct):
-            sql += name + "(" + (distinct ? "DISTINCT " : "")
+            emit(name)
+            emit(distinct ? "(DISTINCT " : "(")
             try appendList(arguments)
-            sql += ")"
+            emit(")")
         case .between(let operand, let low, let high, let negated):
             try append(operand, at: .operand)
-            sql += negated ? " NOT BETWEEN " : " BETWEEN "
+            emit(negated ? " NOT BETWEEN " : " BETWEEN ")
             try append(low, at: .operand)
-            sql += " AND "
+            emit(" AND ")
             try append(high, at: .operand)
         case .inList(let operand, let list, let negated):
             try append(operand, at: .operand)
-            sql += negated ? " NOT IN (" : " IN ("
-            if let keys = jsonListKeys(list) {
+            emit(negated ? " NOT IN (" : " IN (")
+            if Self.bindsAsJSON(list) {
+                let keys = list.compactMap { node -> SQLValue? in if case .value(let value) = node { value } else { nil } }
                 // One parameter whatever the list's length: one cached statement, and no
                 // bound-parameter limit.
-                sql += "SELECT value FROM json_each(?)"
+                emit("SELECT value FROM json_each(?)")
                 arguments.append(try jsonKeyList(keys))
             } else {
                 try appendList(list)
             }
-            sql += ")"
+            emit(")")
         case .inSubquery(let operand, let select, let negated):
             try append(operand, at: .operand)
-            sql += negated ? " NOT IN (" : " IN ("
+            emit(negated ? " NOT IN (" : " IN (")
             try append(select)
-            sql += ")"
+            emit(")")
         case .exists(let select):
-            sql += "EXISTS ("
+            emit("EXISTS (")
             try append(select)
-            sql += ")"
+            emit(")")
         case .subquery(let select):
-            sql += "("
+            emit("(")
             try append(select)
-            sql += ")"
+            emit(")")
         case .pattern(let operand, let op, let pattern, let escape):
             try append(operand, at: .operand)
             appendSpaced(op)
             try append(pattern, at: .operand)
             if let escape {
-                sql += " ESCAPE "
+                emit(" ESCAPE ")
                 try append(escape, at: .operand)
             }
         case .bytes(let operand):
-            sql += "CAST("
+            emit("CAST(")
             try append(operand)
-            sql += " AS BLOB)"
+            emit(" AS BLOB)")
         }
     }
 }

@@ -7,7 +7,7 @@ import ModelSyncCore
 extension SQLQuery {
     /// Every element the query reads, in its order.
     public func fetchAll(_ db: SQLiteConnection) throws -> [Element] {
-        try run(statement.rendered(), db) { statement in
+        try run(db.renderedSelect(statement), db) { statement in
             var elements: [Element] = []
             // The decoder holds only the statement and the table, so one serves every row.
             var row = SQLRowDecoder(statement: statement.handle, table: Root.sqlTable)
@@ -20,7 +20,7 @@ extension SQLQuery {
 
     /// The first element the query reads (`LIMIT 1`), or nil.
     public func fetchOne(_ db: SQLiteConnection) throws -> Element? {
-        try run(renderedFirst(), db) { statement in
+        try run(db.renderedSelect(firstStatement), db) { statement in
             guard try statement.step() else { return nil }
             var row = SQLRowDecoder(statement: statement.handle, table: Root.sqlTable)
             return try decodeRow(&row)
@@ -55,9 +55,14 @@ extension SQLQuery {
 
     /// The statement ``fetchOne(_:)`` runs: the query with `LIMIT 1` (a smaller limit stays).
     public func renderedFirst() throws -> SQLFragment {
+        try firstStatement.rendered()
+    }
+
+    /// The statement with `LIMIT 1`.
+    private var firstStatement: SelectStatement {
         var first = statement
         first.limit = Swift.min(first.limit ?? 1, 1)
-        return try first.rendered()
+        return first
     }
 
     /// The statement ``fetchCount(_:)`` runs, and its arguments.

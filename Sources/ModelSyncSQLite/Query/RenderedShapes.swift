@@ -1,0 +1,132 @@
+import ModelSyncCore
+
+// Rendering a query once per shape. A loop that runs one query with other values
+// (`Post.where(\.id == key).fetchOne(db)` per key) builds a statement that differs from the
+// previous one only in its bound values; its SQL text is the same. Each connection keeps the
+// last few `SELECT`s it rendered: when the next one renders like one of them, only its
+// arguments are collected, by the same walk with the text switched off (so they come in the
+// same order).
+
+extension SQLNode {
+    /// Whether the two nodes render the same SQL text, whatever values they bind. Compared by
+    /// bytes, like the statement cache (`"é"` and `"e\u{301}"` are two column names). A
+    /// failure is never alike: rendering must throw it.
+    func rendersLike(_ other: SQLNode) -> Bool {
+        switch (self, other) {
+        case let (.column(table, name), .column(otherTable, otherName)):
+            return table.isIdentical(to: otherTable) && name.isIdentical(to: otherName)
+        case (.value, .value):
+            return true
+        case let (.raw(fragment), .raw(otherFragment)):
+            return fragment.sql.isIdentical(to: otherFragment.sql)
+        case let (.keyword(text), .keyword(otherText)):
+            return text.isIdentical(to: otherText)
+        case let (.prefix(op, operand), .prefix(otherOp, otherOperand)), let (.postfix(operand, op), .postfix(otherOperand, otherOp)):
+            return op.isIdentical(to: otherOp) && operand.rendersLike(otherOperand)
+        case let (.binary(left, op, right), .binary(otherLeft, otherOp, otherRight)):
+            return op.isIdentical(to: otherOp) && left.rendersLike(otherLeft) && right.rendersLike(otherRight)
+        case let (.chain(op, items), .chain(otherOp, otherItems)):
+            return op.isIdentical(to: otherOp) && items.rendersLike(otherItems)
+        case let (.function(name, arguments, distinct), .function(otherName, otherArguments, otherDistinct)):
+            return distinct == otherDistinct && name.isIdentical(to: otherName) && arguments.rendersLike(otherArguments)
+        case let (.between(operand, low, high, negated), .between(otherOperand, otherLow, otherHigh, otherNegated)):
+            return negated == otherNegated && operand.rendersLike(otherOperand) && low.rendersLike(otherLow) && high.rendersLike(otherHigh)
+        case let (.inList(operand, list, negated), .inList(otherOperand, otherList, otherNegated)):
+            guard negated == otherNegated, operand.rendersLike(otherOperand) else { return false }
+            // A list that binds as one JSON array is one parameter, whatever its length.
+            let asJSON = SQLRenderer.bindsAsJSON(list)
+            guard asJSON == SQLRenderer.bindsAsJSON(otherList) else { return false }
+            return asJSON || list.rendersLike(otherList)
+        case let (.inSubquery(operand, select, negated), .inSubquery(otherOperand, otherSelect, otherNegated)):
+            return negated == otherNegated && operand.rendersLike(otherOperand) && select.rendersLike(otherSelect)
+        case let (.exists(select), .exists(otherSelect)), let (.subquery(select), .subquery(otherSelect)):
+            return select.rendersLike(otherSelect)
+        case let (.pattern(operand, op, pattern, escape), .pattern(otherOperand, otherOp, otherPattern, otherEscape)):
+            guard op.isIdentical(to: otherOp), operand.rendersLike(otherOperand), pattern.rendersLike(otherPattern) else { return false }
+            switch (escape, otherEscape) {
+            case (nil, nil): return true
+            case let (escape?, otherEscape?): return escape.rendersLike(otherEscape)
+            default: return false
+            }
+        case let (.bytes(operand), .bytes(otherOperand)):
+            return operand.rendersLike(otherOperand)
+        default:
+            return false
+        }
+    }
+}
+
+extension [SQLNode] {
+    func rendersLike(_ other: [SQLNode]) -> Bool {
+        count == other.count && zip(self, other).allSatisfy { $0.rendersLike($1) }
+    }
+}
+
+extension SQLNode? {
+    func rendersLike(_ other: SQLNode?) -> Bool {
+        switch (self, other) {
+        case (nil, nil): true
+        case let (node?, otherNode?): node.rendersLike(otherNode)
+        default: false
+        }
+    }
+}
+
+extension SelectStatement {
+    /// Whether the two statements render the same SQL text, whatever values they bind.
+    func rendersLike(_ other: SelectStatement) -> Bool {
+        guard table.isIdentical(to: other.table), isDistinct == other.isDistinct,
+            (limit == nil) == (other.limit == nil), (offset == nil) == (other.offset == nil)
+        else { return false }
+        switch (source, other.source) {
+        case let (.table(name), .table(otherName)):
+            guard name.isIdentical(to: otherName) else { return false }
+        case let (.statement(fragment, _), .statement(otherFragment, _)):
+            guard fragment.sql.isIdentical(to: otherFragment.sql) else { return false }
+        default:
+            return false
+        }
+        return columns.rendersLike(other.columns) && filter.rendersLike(other.filter) && scope.rendersLike(other.scope)
+            && groupBy.rendersLike(other.groupBy) && having.rendersLike(other.having)
+            && orderings.count == other.orderings.count
+            && zip(orderings, other.orderings).allSatisfy { term, otherTerm in
+                term.descending == otherTerm.descending && term.nulls == otherTerm.nulls && term.node.rendersLike(otherTerm.node)
+            }
+    }
+}
+
+/// The last few `SELECT`s a connection rendered, with their SQL, most recent last: enough for
+/// a loop that alternates a few queries, small enough to compare one by one.
+struct RecentSelects {
+    static let capacity = 8
+    private var entries: [(statement: SelectStatement, sql: String)] = []
+
+    /// The SQL of a recent statement that renders like `statement`, marked most recent.
+    mutating func sql(renderingLike statement: SelectStatement) -> String? {
+        guard let index = entries.lastIndex(where: { $0.statement.rendersLike(statement) }) else { return nil }
+        if index == entries.count - 1 { return entries[index].sql }
+        let entry = entries.remove(at: index)
+        entries.append(entry)
+        return entry.sql
+    }
+
+    mutating func add(_ statement: SelectStatement, sql: String) {
+        if entries.count == Self.capacity { entries.removeFirst() }
+        entries.append((statement, sql))
+    }
+}
+
+extension SQLiteConnection {
+    /// The statement's SQL and arguments; when it renders like a `SELECT` rendered here
+    /// recently, the SQL is that one's and only the arguments are collected.
+    func renderedSelect(_ statement: SelectStatement) throws -> SQLFragment {
+        if let sql = recentSelects.sql(renderingLike: statement) {
+            var renderer = SQLRenderer(writesSQL: false)
+            try renderer.append(statement)
+            return SQLFragment(sql, renderer.arguments)
+        }
+        let fragment = try statement.rendered()
+        recentSelects.add(statement, sql: fragment.sql)
+        return fragment
+    }
+}
