@@ -86,12 +86,13 @@ extension SelectStatement {
         default:
             return false
         }
-        return columns.rendersLike(other.columns) && filter.rendersLike(other.filter) && scope.rendersLike(other.scope)
-            && groupBy.rendersLike(other.groupBy) && having.rendersLike(other.having)
+        // The column list last: it is the longest text, and usually the same.
+        return filter.rendersLike(other.filter) && scope.rendersLike(other.scope)
             && orderings.count == other.orderings.count
             && zip(orderings, other.orderings).allSatisfy { term, otherTerm in
                 term.descending == otherTerm.descending && term.nulls == otherTerm.nulls && term.node.rendersLike(otherTerm.node)
             }
+            && groupBy.rendersLike(other.groupBy) && having.rendersLike(other.having) && columns.rendersLike(other.columns)
     }
 }
 
@@ -99,20 +100,30 @@ extension SelectStatement {
 /// a loop that alternates a few queries, small enough to compare one by one.
 struct RecentSelects {
     static let capacity = 8
-    private var entries: [(statement: SelectStatement, sql: String)] = []
+
+    /// A reference, so that scanning the entries copies no statement.
+    private final class Entry {
+        let statement: SelectStatement
+        let sql: String
+        init(_ statement: SelectStatement, _ sql: String) { (self.statement, self.sql) = (statement, sql) }
+    }
+
+    private var entries: [Entry] = []
 
     /// The SQL of a recent statement that renders like `statement`, marked most recent.
     mutating func sql(renderingLike statement: SelectStatement) -> String? {
         guard let index = entries.lastIndex(where: { $0.statement.rendersLike(statement) }) else { return nil }
-        if index == entries.count - 1 { return entries[index].sql }
-        let entry = entries.remove(at: index)
-        entries.append(entry)
+        let entry = entries[index]
+        if index != entries.count - 1 {
+            entries.remove(at: index)
+            entries.append(entry)
+        }
         return entry.sql
     }
 
     mutating func add(_ statement: SelectStatement, sql: String) {
         if entries.count == Self.capacity { entries.removeFirst() }
-        entries.append((statement, sql))
+        entries.append(Entry(statement, sql))
     }
 }
 
