@@ -29,9 +29,12 @@ modelsync_pg_as_owner() {
 
 if [ "$(id -u)" -eq 0 ]; then chown postgres "$MODELSYNC_PG_DIR"; fi
 modelsync_pg_as_owner "$MODELSYNC_PG_BIN/initdb" -D "$MODELSYNC_PG_DIR/data" -A trust -U postgres -E UTF8 --locale=C.UTF-8 >/dev/null
-# fsync off: the cluster lives for one run and is thrown away.
+# fsync off: the cluster lives for one run and is thrown away. max_connections: the server suites
+# run many servers at once, each with a pool of up to 16 connections; a cluster that refuses
+# connections ("too many clients") left postgres-nio's pools without connections and requests
+# waiting for one forever.
 modelsync_pg_as_owner "$MODELSYNC_PG_BIN/pg_ctl" -D "$MODELSYNC_PG_DIR/data" -l "$MODELSYNC_PG_DIR/server.log" -w \
-    -o "-p $MODELSYNC_PG_PORT -k $MODELSYNC_PG_DIR -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200" start >/dev/null
+    -o "-p $MODELSYNC_PG_PORT -k $MODELSYNC_PG_DIR -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=1000" start >/dev/null
 
 modelsync_pg_stop() {
     modelsync_pg_as_owner "$MODELSYNC_PG_BIN/pg_ctl" -D "$MODELSYNC_PG_DIR/data" -m fast -w stop >/dev/null 2>&1 || true
