@@ -9,7 +9,13 @@ struct ListItem: Equatable {
     var value: Int
 }
 
-/// Live queries: 100 observations, each of one list of 10 items (`WHERE listId = ? ORDER BY
+/// Live queries: two workloads, one of which compares like for like. `sqlite_observe_writes`
+/// measures throughput where ModelSync coalesces commits that land during a fetch into one
+/// delivery of the newest state while GRDB delivers every state; `sqlite_observe_latency`
+/// waits for each commit's delivery before the next write, so both sides deliver every
+/// committed change.
+///
+/// 100 observations, each of one list of 10 items (`WHERE listId = ? ORDER BY
 /// id`, tables discovered from the fetch), over a table of 1,000 items, against GRDB 7.10.0's
 /// `ValueObservation` (tracking the same fetch, `removeDuplicates()`, `values(in:)` on a
 /// `DatabasePool`, and on a `DatabaseQueue`; see `ObservationGRDBPeers.swift`). Every write changes one item, so every
@@ -23,7 +29,7 @@ enum ObservationWorkloads {
     /// observation has delivered the final state of its list (wall and CPU time).
     static let writes = workload(
         "sqlite_observe_writes",
-        summary: "1,000 single-row write transactions under 100 observed queries, until each delivered its final state; peers: grdb_pool, grdb_queue",
+        summary: "1,000 single-row write transactions under 100 observed queries, until each delivered its final state (not like for like: ours coalesces to the newest state, GRDB delivers every state); peers: grdb_pool, grdb_queue",
         sizes: [WorkloadSize(1_000, quick: true)]
     ) { driver, count in try await driver.writeLoop(count) }
 
@@ -32,7 +38,7 @@ enum ObservationWorkloads {
     /// 99 other observations fetching too.
     static let latency = workload(
         "sqlite_observe_latency",
-        summary: "commit-to-delivery latency: write, wait until the observation of that list delivers, repeat; 100 observed queries; peers: grdb_pool, grdb_queue",
+        summary: "commit-to-delivery latency: write, wait until the observation of that list delivers, repeat (like for like: both deliver every committed change); 100 observed queries; peers: grdb_pool, grdb_queue",
         sizes: [WorkloadSize(100, quick: true)]
     ) { driver, count in try await driver.roundTrips(count) }
 

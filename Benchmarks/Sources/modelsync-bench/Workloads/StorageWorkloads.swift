@@ -17,18 +17,25 @@ enum StorageWorkloads {
             for (key, row) in zip(fixture.keys, fixture.rows) { try fixture.suite.save(row, forKey: key) }
             return fixture.rows.count
         }
-        let atomic = Contender(name: "foundation_atomic", reset: fixture.removePeerFiles) {
-            let encoder = JSONEncoder()
-            for (url, row) in zip(fixture.peerFiles, fixture.rows) { try encoder.encode(row.codable).write(to: url, options: .atomic) }
-            return fixture.rows.count
+        return PreparedWorkload(ours: ours, peers: [fixture.foundationAtomicSaves(), fixture.userDefaultsSaves()]) {
+            try fixture.fill()
+            try fixture.verify()
         }
-        let defaults = Contender(name: "userdefaults", reset: fixture.clearDefaults) {
-            let encoder = JSONEncoder()
-            for (key, row) in zip(fixture.keys, fixture.rows) { fixture.defaults.set(try encoder.encode(row.codable), forKey: key) }
-            fixture.defaults.synchronize()
-            return fixture.rows.count
+    }
+
+    /// The same saves as one batch: ours flushes the directory once for all of them (each
+    /// file still gets its own flushed temporary file and rename); the peers cannot batch.
+    static let saveBatch = Workload(
+        name: "storage_save_batch", summary: "save models one per key, as one batch (one directory fsync); peers: foundation_atomic, userdefaults",
+        unit: .valuesPerSecond, sizes: [WorkloadSize(200, quick: true), WorkloadSize(2_000)]
+    ) { size in
+        let fixture = try Fixture(size)
+        let entries = Array(zip(fixture.keys, fixture.rows)).map { (key: $0.0, value: $0.1) }
+        let ours = Contender.ours(reset: { try fixture.suite.removeAll() }) {
+            try fixture.suite.save(entries)
+            return entries.count
         }
-        return PreparedWorkload(ours: ours, peers: [atomic, defaults]) {
+        return PreparedWorkload(ours: ours, peers: [fixture.foundationAtomicSaves(), fixture.userDefaultsSaves()]) {
             try fixture.fill()
             try fixture.verify()
         }
@@ -63,7 +70,7 @@ enum StorageWorkloads {
         return PreparedWorkload(ours: ours, peers: [atomic, defaults]) { try fixture.verify() }
     }
 
-    static let all = [save, fetch]
+    static let all = [save, saveBatch, fetch]
 }
 
 /// The rows, their keys, a suite, a directory for the Foundation peer and a defaults suite,
@@ -92,6 +99,25 @@ private final class Fixture: @unchecked Sendable {
     deinit {
         defaults.removePersistentDomain(forName: defaultsName)
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// The Foundation peer of a save workload: `JSONEncoder` and an atomic `Data.write` per key.
+    func foundationAtomicSaves() -> Contender {
+        Contender(name: "foundation_atomic", reset: removePeerFiles) {
+            let encoder = JSONEncoder()
+            for (url, row) in zip(self.peerFiles, self.rows) { try encoder.encode(row.codable).write(to: url, options: .atomic) }
+            return self.rows.count
+        }
+    }
+
+    /// The UserDefaults peer of a save workload: the same JSON per key, synchronised once.
+    func userDefaultsSaves() -> Contender {
+        Contender(name: "userdefaults", reset: clearDefaults) {
+            let encoder = JSONEncoder()
+            for (key, row) in zip(self.keys, self.rows) { self.defaults.set(try encoder.encode(row.codable), forKey: key) }
+            self.defaults.synchronize()
+            return self.rows.count
+        }
     }
 
     func removePeerFiles() throws {
