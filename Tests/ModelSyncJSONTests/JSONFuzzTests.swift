@@ -236,3 +236,57 @@ struct JSONFuzzTests {
         }
     }
 }
+
+/// Any JSON value, decoded through the model decoder (so that a root array of them is read
+/// element by element).
+struct AnyJSON: JSONDecodable, Equatable {
+    var value: JSONValue
+
+    static func decodeJSON(_ node: Int, _ context: inout JSONDecodingContext) throws -> AnyJSON {
+        AnyJSON(value: try context.value(node))
+    }
+}
+
+/// Decodes `bytes` as `[T]` element by element and from a parsed document (the whole-document
+/// path); both must give the same value and report, or the same error at the same place.
+func expectSameDecoding<T: JSONDecodable & Equatable>(
+    _ type: [T].Type, _ bytes: [UInt8], options: JSONDecodingOptions = JSONDecodingOptions(),
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
+    let decoder = JSONModelDecoder(options: options)
+    let streamed = Result { try decoder.decodeWithReport(type, from: bytes) }
+    let whole = Result { try decoder.decodeWithReport(type, from: JSONDocument(bytes: bytes, maxDepth: options.maxDepth)) }
+    let text = String(decoding: bytes.prefix(300), as: UTF8.self)
+    switch (streamed, whole) {
+    case (.success(let a), .success(let b)):
+        #expect(a.value == b.value, "\(text)", sourceLocation: sourceLocation)
+        #expect(a.report == b.report, "\(text)", sourceLocation: sourceLocation)
+    case (.failure(let a), .failure(let b)):
+        let a = a as? JSONError, b = b as? JSONError
+        #expect(a != nil && a == b, "\(text)", sourceLocation: sourceLocation)
+        #expect(a?.line == b?.line && a?.column == b?.column, "\(text)", sourceLocation: sourceLocation)
+    default:
+        Issue.record("element by element: \(streamed), whole document: \(whole); input \(text)", sourceLocation: sourceLocation)
+    }
+}
+
+@Suite("JSON fuzzing, root arrays element by element")
+struct JSONElementFuzzTests {
+    /// Random root arrays, valid and mutated, decode element by element exactly as from a
+    /// whole-document tape: values, errors (reason, path, offset, line, column).
+    @Test func elementByElementMatchesWholeDocument() throws {
+        var generator = DocumentGenerator(random: SeededGenerator(seed: JSONFuzzTests.seed &+ 7))
+        var random = SeededGenerator(seed: JSONFuzzTests.seed &+ 8)
+        for _ in 0..<JSONFuzzTests.iterationsOfFiveInputs {
+            let elements = (0..<Int.random(in: 0...6, using: &random)).map { _ in generator.whitespace() + generator.value(depth: 1) + generator.whitespace() }
+            let original = Array(("[" + elements.joined(separator: ",") + "]" + generator.whitespace()).utf8)
+            expectSameDecoding([AnyJSON].self, original)
+            for _ in 0..<4 {
+                let bytes = mutate(original, using: &random)
+                expectSameDecoding([AnyJSON].self, bytes)
+                expectSameDecoding([Int].self, bytes, options: JSONDecodingOptions(mode: .strict))
+                expectSameDecoding([String].self, bytes, options: JSONDecodingOptions(dropsInvalidElements: true, maxDepth: 3))
+            }
+        }
+    }
+}

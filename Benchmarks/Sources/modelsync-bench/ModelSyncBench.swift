@@ -6,7 +6,7 @@ extension Workload {
     static let all: [Workload] = [
         JSONWorkloads.decode,
         JSONWorkloads.encode,
-    ] + SQLiteWorkloads.all + QueryWorkloads.all + RelationWorkloads.all + ObservationWorkloads.all + RemoteWorkloads.all
+    ] + StreamingWorkloads.all + SQLiteWorkloads.all + QueryWorkloads.all + RelationWorkloads.all + ObservationWorkloads.all + RemoteWorkloads.all
         + StorageWorkloads.all + IdentityWorkloads.all + ConcurrentAsyncWorkloads.all + SyncWorkloads.all + ServerWorkloads.all
 }
 

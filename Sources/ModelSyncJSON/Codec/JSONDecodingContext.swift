@@ -3,20 +3,24 @@ import ModelSyncCore
 /// The state of one decoding run: the parsed document, the options, the date strategy in force
 /// and the report being collected. Custom ``JSONDecodable`` types receive it `inout`.
 public struct JSONDecodingContext {
-    let tape: JSONTape
+    /// The document, or the current element's tape when a root array is read element by
+    /// element (see `JSONElementReader`).
+    var tape: JSONTape
     /// The options of this run.
     public let options: JSONDecodingOptions
     /// The date strategy in force: the model's own, or else the options'.
     var dateStrategy: JSONDateStrategy
     /// Report entries, located by node until the run ends (paths are resolved only then).
     var entries: [(node: Int, suffix: [JSONPath.Component], kind: DecodeReport.Kind)] = []
+    /// Entries of elements already read off a root array, resolved before their tape was reused.
+    var settledEntries: [DecodeReport.Entry] = []
     /// Layouts rebuilt for ``JSONDecodingOptions/keyStrategy``.
     var layouts: LayoutCache
     /// The options' identity map, at hand for the per-object check.
     @usableFromInline let identityMap: IdentityMap?
     /// While merging a payload into a canonical value: that value, whose fields stand in for
-    /// keys the payload lacks.
-    var mergeBase: (any Model)?
+    /// keys the payload lacks (looked up on first use, see `mergeBaseValue()`).
+    var mergeBase: MergeBase?
 
     init(tape: JSONTape, options: JSONDecodingOptions) {
         self.tape = tape
@@ -27,7 +31,7 @@ public struct JSONDecodingContext {
     }
 
     /// Makes `base` the value that missing keys are taken from and returns the previous one.
-    mutating func exchangeMergeBase(_ base: (any Model)?) -> (any Model)? {
+    mutating func exchangeMergeBase(_ base: MergeBase?) -> MergeBase? {
         defer { mergeBase = base }
         return mergeBase
     }
@@ -94,9 +98,19 @@ public struct JSONDecodingContext {
 
     /// The collected entries with their paths.
     func resolvedReport() -> DecodeReport {
-        DecodeReport(entries: entries.map { entry in
+        DecodeReport(entries: settledEntries + entries.map { entry in
             DecodeReport.Entry(path: JSONPath(tape.path(to: entry.node) + entry.suffix), kind: entry.kind)
         })
+    }
+
+    /// Resolves the entries collected on the current tape, an element of a root array, under
+    /// `prefix` (the element's index), before that tape is reused.
+    mutating func settleEntries(under prefix: JSONPath.Component) {
+        guard !entries.isEmpty else { return }
+        for entry in entries {
+            settledEntries.append(DecodeReport.Entry(path: JSONPath([prefix] + tape.path(to: entry.node) + entry.suffix), kind: entry.kind))
+        }
+        entries.removeAll(keepingCapacity: true)
     }
 
     /// Sets a thrown error's path (from its node) and clears the node: call where an error

@@ -61,9 +61,16 @@ public struct JSONModelDecoder: Sendable {
     public func decodeWithReport<T: JSONDecodable>(
         _ type: T.Type, from source: some JSONSource, at root: JSONPath = JSONPath()
     ) throws -> (value: T, report: DecodeReport) {
-        let document = try source.jsonDocument(maxDepth: options.maxDepth)
-        guard let map = options.identityMap else { return try decode(type, document, at: root) }
-        return try map.withMergeLock { try decode(type, document, at: root) }
+        guard let map = options.identityMap else { return try decode(type, source, at: root) }
+        return try map.withMergeLock { try decode(type, source, at: root) }
+    }
+
+    private func decode<T: JSONDecodable>(
+        _ type: T.Type, _ source: some JSONSource, at root: JSONPath
+    ) throws -> (value: T, report: DecodeReport) {
+        // A root array is read element by element: no tape for the whole document.
+        if root.components.isEmpty, let decoded = try decodeElements(type, from: source) { return decoded }
+        return try decode(type, source.jsonDocument(maxDepth: options.maxDepth), at: root)
     }
 
     private func decode<T: JSONDecodable>(

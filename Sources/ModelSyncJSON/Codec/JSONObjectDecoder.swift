@@ -178,7 +178,7 @@ public struct JSONObjectDecoder {
             error.path = JSONPath(layout.fieldKeyPath[field])
             throw error
         }
-        if isMissing, let base = context.pointee.mergeBase, let keyPath = layout.schema.fields[field].keyPath,
+        if isMissing, let base = context.pointee.mergeBaseValue(), let keyPath = layout.schema.fields[field].keyPath,
             let kept = base.fieldValue(at: keyPath) as? T
         {
             return kept

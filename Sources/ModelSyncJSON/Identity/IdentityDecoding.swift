@@ -22,7 +22,17 @@ extension JSONModel {
 @usableFromInline
 struct MergeScope {
     @usableFromInline let key: PrimaryKey?
-    let outerBase: (any Model)?
+    let outerBase: MergeBase?
+}
+
+/// The canonical value that an object's payload merges into: the map's value of `type` and
+/// `key`, looked up the first time a key is missing from the payload. A payload with every key
+/// (the usual case) never looks it up: its merge costs the map one store.
+struct MergeBase {
+    let type: any Model.Type
+    let key: PrimaryKey
+    /// Nil until looked up; then the map's value, or none when the map has no such value.
+    var value: (any Model)??
 }
 
 extension JSONObjectDecoder {
@@ -30,12 +40,24 @@ extension JSONObjectDecoder {
     @usableFromInline
     func beginMerge(into map: IdentityMap, as type: any Model.Type) -> MergeScope {
         let key = payloadKey()
-        let outer = context.pointee.exchangeMergeBase(key.flatMap { map.anyValue(type, key: $0) })
+        let outer = context.pointee.exchangeMergeBase(key.map { MergeBase(type: type, key: $0, value: nil) })
         return MergeScope(key: key, outerBase: outer)
     }
 }
 
 extension JSONDecodingContext {
+    /// The canonical value the object being decoded merges into, looked up in the map when first
+    /// asked for (decoding holds the map's merge lock, so no other decode changes it meanwhile;
+    /// a nested payload of the same type and key, decoded before, has already been merged).
+    mutating func mergeBaseValue() -> (any Model)? {
+        guard var base = mergeBase, let map = identityMap else { return nil }
+        if let value = base.value { return value }
+        let value = map.anyValue(base.type, key: base.key)
+        base.value = .some(value)
+        mergeBase = base
+        return value
+    }
+
     /// Restores the merge base of the object around the one `scope` began.
     @usableFromInline
     mutating func endMerge(_ scope: MergeScope) {

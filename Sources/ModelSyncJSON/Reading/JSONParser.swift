@@ -6,6 +6,12 @@
 /// nodes into a larger array, and the pass resumes from the saved state.
 struct JSONParser {
     private let maxDepth: Int
+    /// The limit that ``JSONError/Reason/tooDeep(limit:)`` names: `maxDepth` plus the depth at
+    /// which the pass started (an array element starts one level down).
+    private var depthLimit: Int
+    /// Stop after the first complete value and leave what follows it to the caller, instead of
+    /// requiring the end of the input.
+    private var stopsAfterValue = false
     /// Where the paused pass resumes.
     private var position: Int
     /// The number of nodes written.
@@ -18,6 +24,7 @@ struct JSONParser {
     private init(position: Int, maxDepth: Int) {
         self.position = position
         self.maxDepth = maxDepth
+        self.depthLimit = maxDepth
     }
 
     /// Validates `bytes` and returns its tape.
@@ -42,6 +49,34 @@ struct JSONParser {
             // Grow to what the density so far predicts for the whole input, at least by half.
             let projected = Double(parser.nodeCount) * Double(bytes.count) / Double(max(parser.position, 1))
             capacity = max(capacity + capacity / 2, Int(projected * 1.1) + 16)
+        }
+    }
+
+    /// Parses the one value at `start` (whitespace before it allowed) onto `nodes` from index 0,
+    /// growing the array when it is full; returns the node count and the offset just after the
+    /// value. What follows the value is the caller's business.
+    ///
+    /// `depth` is the value's nesting level in the whole document (1 for an element of the root
+    /// array), so that `maxDepth` counts as it would in a parse of the whole document. `nodes` is
+    /// scratch space that callers reuse from value to value: its count is its capacity, and only
+    /// the first `count` nodes are meaningful; so is `stack`.
+    static func parseValue(
+        _ bytes: UnsafeBufferPointer<UInt8>, from start: Int, depth: Int, maxDepth: Int,
+        into nodes: inout [JSONNode], stack: inout [Int]
+    ) throws -> (count: Int, end: Int) {
+        var parser = JSONParser(position: start, maxDepth: maxDepth - depth)
+        parser.depthLimit = maxDepth
+        parser.stopsAfterValue = true
+        // The caller's stack storage, so that no value allocates one of its own.
+        stack.removeAll(keepingCapacity: true)
+        swap(&parser.stack, &stack)
+        defer { swap(&parser.stack, &stack) }
+        let blank = JSONNode(kind: .null, flags: 0, start: 0, length: 0, end: 0)
+        if nodes.count < 64 { nodes = Array(repeating: blank, count: 64) }
+        while true {
+            let finished = try nodes.withUnsafeMutableBufferPointer { try parser.run(bytes, into: $0) }
+            if finished { return (parser.nodeCount, parser.position) }
+            nodes.append(contentsOf: repeatElement(blank, count: nodes.count))
         }
     }
 
@@ -91,7 +126,7 @@ struct JSONParser {
             case UInt8(ascii: "["), UInt8(ascii: "{"):
                 guard stack.count < maxDepth else {
                     let (line, column) = Self.location(of: i, in: bytes)
-                    throw JSONError(.tooDeep(limit: maxDepth), offset: i, line: line, column: column)
+                    throw JSONError(.tooDeep(limit: depthLimit), offset: i, line: line, column: column)
                 }
                 let isObject = c == UInt8(ascii: "{")
                 nodes[n] = JSONNode(kind: isObject ? .object : .array, flags: 0, start: UInt32(i), length: 0, end: UInt32(n + 1))
@@ -139,6 +174,11 @@ struct JSONParser {
                 inObject = container >= 0 && nodes[container].kind == .object
             }
             // The root value is complete.
+            if stopsAfterValue {
+                position = i
+                nodeCount = n
+                return true
+            }
             i = Self.skipWhitespace(bytes, i)
             guard i == count else {
                 throw Self.error("unexpected \(Self.describeByte(bytes[i])) after the root value", at: i, in: bytes)

@@ -25,7 +25,19 @@ enum JSONWorkloads {
         let ours = Contender.ours {
             checksum(try JSONModelDecoder().decode([User].self, from: bytes))
         }
-        return PreparedWorkload(bytes: bytes.count, ours: ours, peers: [foundation]) {
+        // Not a rival: the parser alone (a tape of the whole document, nothing decoded), the
+        // limit decoding approaches. Its ratio is the share of ours' time that parsing takes.
+        let parseOnly = Contender(name: "parse_only") {
+            _ = try JSONDocument(bytes: bytes)
+            return bytes.count
+        }
+        // Ours as it decoded before issue #20: a tape of the whole document, then decoding
+        // (a parsed document as the source takes that path), to show what reading a root array
+        // element by element changed.
+        let wholeTape = Contender(name: "whole_tape") {
+            checksum(try JSONModelDecoder().decode([User].self, from: JSONDocument(bytes: bytes)))
+        }
+        return PreparedWorkload(bytes: bytes.count, ours: ours, peers: [foundation, parseOnly, wholeTape]) {
             try verifyDecoding(data)
         }
     }

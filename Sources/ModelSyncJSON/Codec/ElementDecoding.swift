@@ -1,0 +1,89 @@
+import Foundation
+
+/// A root array that decodes element by element off a `JSONElementReader`, without a tape for
+/// the whole document. `Array` of any ``JSONDecodable`` is one.
+protocol JSONElementsDecodable {
+    /// Decodes every element the reader yields, with the same results, report and errors as
+    /// ``JSONDecodable/decodeJSON(_:_:)`` on the whole document.
+    static func decodeElements(_ reader: inout JSONElementReader, _ context: inout JSONDecodingContext) throws -> Self
+}
+
+extension Array: JSONElementsDecodable where Element: JSONDecodable {
+    static func decodeElements(_ reader: inout JSONElementReader, _ context: inout JSONDecodingContext) throws -> [Element] {
+        var result: [Element] = []
+        while try reader.next() {
+            if reader.count == 2 {
+                // Reserve for as many elements as the first one's size predicts.
+                result.reserveCapacity(1 + reader.bytes.count / Swift.max(reader.elementStart - 1, 1))
+            }
+            let element: Element?
+            do {
+                element = try context.decodeElement(Element.self, of: reader)
+            } catch {
+                // A syntax error further on wins, as when the whole document is parsed first.
+                try reader.validateRest()
+                throw error
+            }
+            if let element { result.append(element) }
+        }
+        return result
+    }
+}
+
+extension JSONDecodingContext {
+    /// Decodes the reader's current element as a `T`, with errors and report entries located
+    /// under its index; nil when it fails and the options drop invalid elements (the report
+    /// says so).
+    mutating func decodeElement<T: JSONDecodable>(_ type: T.Type, of reader: JSONElementReader) throws -> T? {
+        let index = reader.count - 1
+        let element: T? = try reader.withTape { tape in
+            self.tape = tape
+            do {
+                return try T.decodeJSON(0, &self)
+            } catch var error as JSONError {
+                locate(&error)
+                error.path = JSONPath([.index(index)] + error.path.components)
+                guard options.dropsInvalidElements else { throw error }
+                record(.droppedElement(error), at: 0)
+                return nil
+            }
+        }
+        settleEntries(under: .index(index))
+        return element
+    }
+}
+
+extension JSONModelDecoder {
+    /// Decodes a root array of `T` element by element (see `JSONElementReader`) when `T` is an
+    /// array and `source` is raw input that holds one; nil otherwise.
+    func decodeElements<T: JSONDecodable>(
+        _ type: T.Type, from source: some JSONSource
+    ) throws -> (value: T, report: DecodeReport)? {
+        guard let arrayType = T.self as? any JSONElementsDecodable.Type else { return nil }
+        return try withInputBytes(source) { bytes -> (value: T, report: DecodeReport)? in
+            guard var reader = try JSONElementReader(bytes: bytes, maxDepth: options.maxDepth) else { return nil }
+            let empty = JSONTape(bytes: bytes, nodes: UnsafeBufferPointer(start: nil, count: 0))
+            var context = JSONDecodingContext(tape: empty, options: options)
+            let value: any JSONElementsDecodable
+            do {
+                value = try arrayType.decodeElements(&reader, &context)
+            } catch let error as JSONError {
+                throw error
+            } catch {
+                // A custom JSONDecodable threw its own error.
+                throw JSONError(wrapping: error)
+            }
+            guard let value = value as? T else { return nil }
+            return (value, context.resolvedReport())
+        } ?? nil
+    }
+
+    /// Calls `body` with the UTF-8 bytes of raw input (bytes, `Data`, a `String`) without
+    /// copying them; nil for input that is already parsed.
+    func withInputBytes<R>(_ source: some JSONSource, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R? {
+        if let bytes = source as? [UInt8] { return try bytes.withUnsafeBufferPointer(body) }
+        if let data = source as? Data { return try data.withUnsafeBytes { try body($0.bindMemory(to: UInt8.self)) } }
+        if var string = source as? String { return try string.withUTF8(body) }
+        return nil
+    }
+}
