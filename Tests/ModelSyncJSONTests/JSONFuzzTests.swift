@@ -253,7 +253,9 @@ func expectSameDecoding<T: JSONDecodable & Equatable>(
     _ type: [T].Type, _ bytes: [UInt8], options: JSONDecodingOptions = JSONDecodingOptions(),
     sourceLocation: SourceLocation = #_sourceLocation
 ) {
-    let decoder = JSONModelDecoder(options: options)
+    var elementByElement = options
+    elementByElement.elementByElementMinimumBytes = 0
+    let decoder = JSONModelDecoder(options: elementByElement)
     let streamed = Result { try decoder.decodeWithReport(type, from: bytes) }
     let whole = Result { try decoder.decodeWithReport(type, from: JSONDocument(bytes: bytes, maxDepth: options.maxDepth)) }
     let text = String(decoding: bytes.prefix(300), as: UTF8.self)

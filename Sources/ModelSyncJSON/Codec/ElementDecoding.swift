@@ -55,13 +55,16 @@ extension JSONDecodingContext {
 
 extension JSONModelDecoder {
     /// Decodes a root array of `T` element by element (see `JSONElementReader`) when `T` is an
-    /// array and `source` is raw input that holds one; nil otherwise.
+    /// array and `source` is raw input that holds one, of at least
+    /// `options.elementByElementMinimumBytes`; nil otherwise.
     func decodeElements<T: JSONDecodable>(
         _ type: T.Type, from source: some JSONSource
     ) throws -> (value: T, report: DecodeReport)? {
         guard let arrayType = T.self as? any JSONElementsDecodable.Type else { return nil }
         return try withInputBytes(source) { bytes -> (value: T, report: DecodeReport)? in
-            guard var reader = try JSONElementReader(bytes: bytes, maxDepth: options.maxDepth) else { return nil }
+            guard bytes.count >= options.elementByElementMinimumBytes,
+                var reader = try JSONElementReader(bytes: bytes, maxDepth: options.maxDepth)
+            else { return nil }
             let empty = JSONTape(bytes: bytes, nodes: UnsafeBufferPointer(start: nil, count: 0))
             var context = JSONDecodingContext(tape: empty, options: options)
             let value: any JSONElementsDecodable
