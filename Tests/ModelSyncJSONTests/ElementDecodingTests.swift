@@ -102,4 +102,17 @@ struct ElementDecodingTests {
             expectSameDecoding([AnyJSON].self, Array(bytes[..<end]))
         }
     }
+
+    /// A tiny first element before a large one does not size the result: its capacity follows
+    /// the elements read, not a prediction from the first one (which would have asked for one
+    /// slot per two bytes of input).
+    @Test func aTinyFirstElementDoesNotSizeTheArray() throws {
+        var options = JSONDecodingOptions()
+        options.elementByElementMinimumBytes = 0
+        let text = #"[0, ""# + String(repeating: "x", count: 1 << 16) + #""]"#
+        let values = try JSONModelDecoder(options: options).decode([AnyJSON].self, from: text)
+        #expect(values.count == 2)
+        #expect(values.capacity < 64)
+    }
+
 }

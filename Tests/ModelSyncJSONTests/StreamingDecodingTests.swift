@@ -149,4 +149,21 @@ struct StreamingDecodingTests {
             for try await _ in JSONModelDecoder().elements(Int.self, contentsOf: url) {}
         }
     }
+
+    /// Streaming reports nothing, so what each element records (here a lenient coercion) is
+    /// dropped with it: the report would otherwise grow with the file.
+    @Test func streamingKeepsNoReportEntries() throws {
+        let text = "[" + Array(repeating: #""1""#, count: 100).joined(separator: ",") + "]"
+        let decoder = JSONModelDecoder()
+        #expect(try decoder.decodeWithReport([Int].self, from: text).report.entries.count == 100)
+        try Array(text.utf8).withUnsafeBufferPointer { bytes in
+            var reader = try #require(try JSONElementReader(bytes: bytes, maxDepth: 512))
+            var context = JSONDecodingContext(tape: reader.emptyTape, options: decoder.options)
+            while try reader.next() {
+                #expect(try decoder.decodeElement(Int.self, reader, &context) == 1)
+                #expect(context.entries.isEmpty && context.settledEntries.isEmpty)
+            }
+        }
+    }
+
 }

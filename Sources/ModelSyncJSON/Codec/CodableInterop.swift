@@ -53,7 +53,7 @@ extension JSONValue: Codable {
     public init(from decoder: any Decoder) throws {
         // Any Decoder may feed this, with input nested deeper than the stack allows: stop at
         // the depth ModelSync's own parser stops at.
-        let depthLimit = JSONDecodingOptions().maxDepth
+        let depthLimit = JSONDecodingOptions.defaultMaxDepth
         guard decoder.codingPath.count < depthLimit else {
             throw DecodingError.dataCorrupted(DecodingError.Context(
                 codingPath: decoder.codingPath, debugDescription: "nested deeper than \(depthLimit) levels"))

@@ -11,11 +11,9 @@ protocol JSONElementsDecodable {
 extension Array: JSONElementsDecodable where Element: JSONDecodable {
     static func decodeElements(_ reader: inout JSONElementReader, _ context: inout JSONDecodingContext) throws -> [Element] {
         var result: [Element] = []
+        // No capacity predicted from the first element: a tiny first element before a huge
+        // one would ask for more memory than the input could ever fill.
         while try reader.next() {
-            if reader.count == 2 {
-                // Reserve for as many elements as the first one's size predicts.
-                result.reserveCapacity(1 + reader.bytes.count / Swift.max(reader.elementStart - 1, 1))
-            }
             let element: Element?
             do {
                 element = try context.decodeElement(Element.self, of: reader)
@@ -65,8 +63,7 @@ extension JSONModelDecoder {
             guard bytes.count >= options.elementByElementMinimumBytes,
                 var reader = try JSONElementReader(bytes: bytes, maxDepth: options.maxDepth)
             else { return nil }
-            let empty = JSONTape(bytes: bytes, nodes: UnsafeBufferPointer(start: nil, count: 0))
-            var context = JSONDecodingContext(tape: empty, options: options)
+            var context = JSONDecodingContext(tape: reader.emptyTape, options: options)
             let value: any JSONElementsDecodable
             do {
                 value = try arrayType.decodeElements(&reader, &context)

@@ -80,6 +80,8 @@ public struct JSONDecodingOptions: Sendable {
     public var identityMap: IdentityMap?
     /// The wire format (the default) or the storage format.
     public var profile: JSONCodingProfile = .wire
+    /// The nesting limit unless one is given (``maxDepth``).
+    public static let defaultMaxDepth = 512
     /// From this input size on, a root array decodes element by element instead of through a
     /// tape of the whole document (tests lower it to check that both paths agree). Measured
     /// with `modelsync-bench json_decode`: the whole-document tape is faster for documents of
@@ -100,7 +102,7 @@ public struct JSONDecodingOptions: Sendable {
         keyStrategy: KeyStrategy? = nil,
         dateStrategy: JSONDateStrategy = .iso8601,
         dropsInvalidElements: Bool = false,
-        maxDepth: Int = 512,
+        maxDepth: Int = JSONDecodingOptions.defaultMaxDepth,
         identityMap: IdentityMap? = nil
     ) {
         self.mode = mode
@@ -132,12 +134,6 @@ public struct JSONEncodingOptions: Sendable {
     public var prettyPrinted: Bool
     /// The wire format (the default) or the storage format.
     public var profile: JSONCodingProfile = .wire
-    /// From this input size on, a root array decodes element by element instead of through a
-    /// tape of the whole document (tests lower it to check that both paths agree). Measured
-    /// with `modelsync-bench json_decode`: the whole-document tape is faster for documents of
-    /// 1.3 and 12.8 MiB; element by element, peak memory falls by a third at 128 MiB, where
-    /// the tape's fresh pages dominate.
-    var elementByElementMinimumBytes = 32 << 20
 
     /// The storage format (see ``JSONCodingProfile/storage``): dates as seconds since 1970.
     public static var storage: JSONEncodingOptions {

@@ -113,6 +113,12 @@ public struct JSONDecodingContext {
         entries.removeAll(keepingCapacity: true)
     }
 
+    /// Forgets the entries collected so far, settled or not.
+    mutating func discardReport() {
+        entries.removeAll(keepingCapacity: true)
+        settledEntries.removeAll(keepingCapacity: true)
+    }
+
     /// Sets a thrown error's path (from its node) and clears the node: call where an error
     /// leaves this document.
     func locate(_ error: inout JSONError) {

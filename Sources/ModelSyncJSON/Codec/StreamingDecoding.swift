@@ -91,7 +91,9 @@ extension JSONModelDecoder {
     func decodeElement<T: JSONDecodable>(
         _ type: T.Type, _ reader: JSONElementReader, _ context: inout JSONDecodingContext
     ) throws -> T? {
-        defer { context.entries.removeAll(keepingCapacity: true) }
+        // Streaming reports nothing: what an element recorded goes with it, or the report
+        // would grow with the file.
+        defer { context.discardReport() }
         do {
             guard let map = options.identityMap else { return try context.decodeElement(type, of: reader) }
             return try map.withMergeLock { try context.decodeElement(type, of: reader) }
@@ -182,10 +184,4 @@ public struct JSONArrayElements<Element: JSONDecodable>: AsyncSequence, Sendable
             pending = batch.reversed()
         }
     }
-}
-
-extension JSONElementReader {
-    /// A tape with no nodes over the reader's input, to create a context before the first
-    /// element.
-    var emptyTape: JSONTape { JSONTape(bytes: bytes, nodes: UnsafeBufferPointer(start: nil, count: 0)) }
 }

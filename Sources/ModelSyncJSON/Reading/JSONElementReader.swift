@@ -93,6 +93,10 @@ struct JSONElementReader {
         while try next() {}
     }
 
+    /// A tape with no nodes over the reader's input, to create a context before the first
+    /// element.
+    var emptyTape: JSONTape { JSONTape(bytes: bytes, nodes: UnsafeBufferPointer(start: nil, count: 0)) }
+
     /// Calls `body` with the current element's tape: its root is node 0, offsets point into the
     /// whole input. Valid only during the call.
     func withTape<R>(_ body: (JSONTape) throws -> R) rethrows -> R {
