@@ -24,6 +24,7 @@ public final class SQLiteConnection {
     var preparedTables: Set<ObjectIdentifier> = []
     /// What each model type conforms to (see ``ModelTraits``).
     var modelTraits: [ObjectIdentifier: ModelTraits] = [:]
+    /// The last answer of `modelTraits`, checked before hashing.
     var lastModelTraits: (type: ObjectIdentifier, traits: ModelTraits)?
     /// The query `SELECT`s rendered here last (see `renderedSelect(_:)`).
     var recentSelects = RecentSelects()

@@ -24,8 +24,13 @@ extension SQLModel {
         let type = ObjectIdentifier(Self.self)
         // A loop writes one model: the last answer is checked before hashing.
         if let last = db.lastModelTraits, last.type == type { return last.traits }
-        let traits = db.modelTraits[type] ?? ModelTraits(Self.self)
-        db.modelTraits[type] = traits
+        let traits: ModelTraits
+        if let known = db.modelTraits[type] {
+            traits = known
+        } else {
+            traits = ModelTraits(Self.self)
+            db.modelTraits[type] = traits
+        }
         db.lastModelTraits = (type, traits)
         return traits
     }

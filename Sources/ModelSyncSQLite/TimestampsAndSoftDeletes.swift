@@ -109,8 +109,10 @@ extension SQLModel {
     /// The condition every query of the model starts with: `"deletedAt" IS NULL` for a
     /// ``SoftDeletableModel``, nil for others.
     static var liveRowsScope: SQLNode? {
-        guard Self.self is any SoftDeletableModel.Type else { return nil }
-        return deletedAtNode.map { .postfix($0, "IS NULL") }
+        if let known = sqlTable.liveRowsScopeCache.current { return known }
+        let scope: SQLNode? = Self.self is any SoftDeletableModel.Type ? deletedAtNode.map { .postfix($0, "IS NULL") } : nil
+        sqlTable.liveRowsScopeCache.withLock { $0 = scope }
+        return scope
     }
 
     /// What a bulk soft delete at `date` writes, and the condition of the rows it may change
