@@ -1,5 +1,5 @@
-/// Makes a struct a ModelSync model: generates its ``ModelSchema``, its JSON codec and its
-/// SQLite row codec at compile time, with no `Codable` and no reflection.
+/// Makes a struct a ModelSync model: generates its ``/ModelSyncCore/ModelSchema``, its JSON
+/// codec and its SQLite row codec at compile time, with no `Codable` and no reflection.
 ///
 /// ```swift
 /// @Model(jsonKeys: .snakeCase)
@@ -32,8 +32,9 @@
 /// `func didEncode(_ json: inout JSONValue) throws` (reshape the output object).
 ///
 /// The model is also `Codable` through this codec (`init(from:)` and `encode(to:)` call
-/// ``CodableBridge``), so `JSONEncoder`, Vapor and Hummingbird write the same JSON as
-/// ``JSONModelEncoder``; a struct that declares `Codable` itself keeps its own conformance.
+/// ``/ModelSyncJSON/CodableBridge``), so `JSONEncoder`, Vapor and Hummingbird write the same
+/// JSON as ``/ModelSyncJSON/JSONModelEncoder``; a struct that declares `Codable` itself keeps
+/// its own conformance.
 @attached(
     extension,
     conformances: Model, JSONModel, SQLModel, Decodable, Encodable,

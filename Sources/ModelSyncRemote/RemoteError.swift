@@ -69,7 +69,7 @@ public struct HTTPStatusError: Sendable, CustomStringConvertible {
     /// For 400 and 422 responses that carry them, the messages by field. Keys are property names
     /// when the request was about a model whose schema maps the JSON key, JSON keys otherwise.
     public var fieldErrors: [String: [String]]
-    /// The same field errors as a ``ModelSyncCore/ValidationError``, one failure per message with
+    /// The same field errors as a ``/ModelSyncCore/ValidationError``, one failure per message with
     /// its property name and JSON key, so that server failures read like local ones; nil when
     /// the response carries no field errors.
     public var validationError: ValidationError?
@@ -122,8 +122,8 @@ public enum RemoteError: Error, Sendable, CustomStringConvertible {
     /// sending again would loop again.
     case redirectLoop(RequestSummary)
 
-    /// The server's field errors (400 / 422) as a ``ModelSyncCore/ValidationError``, by property
-    /// name like the failures of ``ModelSyncCore/Model/validated()``; nil for other errors.
+    /// The server's field errors (400 / 422) as a ``/ModelSyncCore/ValidationError``, by property
+    /// name like the failures of ``/ModelSyncCore/Model/validated()``; nil for other errors.
     ///
     /// ```swift
     /// do { try await api.save(&post) }

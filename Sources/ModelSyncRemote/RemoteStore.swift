@@ -12,9 +12,9 @@ public struct RequestOptions: Sendable {
     /// Marks a POST or PATCH as safe to retry (the server deduplicates it, e.g. by an
     /// idempotency key); nil keeps the method's own idempotency.
     public var isIdempotent: Bool?
-    /// Whether saving and creating check the model with ``ModelSyncCore/Model/validated()``
+    /// Whether saving and creating check the model with ``/ModelSyncCore/Model/validated()``
     /// before sending anything (the default): an invalid model then throws
-    /// ``ModelSyncCore/ValidationError`` and no request is made.
+    /// ``/ModelSyncCore/ValidationError`` and no request is made.
     public var validates: Bool
     /// Decodes this call's responses instead of the store's decoder (e.g. one that decodes
     /// through an identity map); nil for the store's.
@@ -185,7 +185,7 @@ public final class RemoteStore: Sendable {
     /// model's ``RemoteConfiguration/parameterProperties`` go into the query as for a fetch.
     ///
     /// The model is validated first (unless ``RequestOptions/validates`` is false): an invalid
-    /// model throws ``ModelSyncCore/ValidationError`` and nothing is sent. Field errors the
+    /// model throws ``/ModelSyncCore/ValidationError`` and nothing is sent. Field errors the
     /// server answers with (400 / 422) are available the same way, as
     /// ``RemoteError/validationError``.
     @discardableResult
@@ -358,7 +358,7 @@ public final class RemoteStore: Sendable {
         return try decoding(response, request) { try decoder.decode(M.self, from: merged) }
     }
 
-    /// Runs a decoding step, reporting a ``ModelSyncJSON/JSONError`` as ``RemoteError/decoding(_:)``.
+    /// Runs a decoding step, reporting a ``/ModelSyncJSON/JSONError`` as ``RemoteError/decoding(_:)``.
     private func decoding<T>(_ response: RemoteResponse, _ request: RemoteRequest, _ step: () throws -> T) throws -> T {
         do {
             return try step()

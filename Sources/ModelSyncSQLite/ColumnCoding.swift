@@ -4,7 +4,7 @@ import ModelSyncCore
 import ModelSyncJSON
 
 /// A type stored in one SQLite column in its own format: the standard types, optionals and
-/// enums with raw values. Arrays, dictionaries, nested models and other ``JSONDecodable``
+/// enums with raw values. Arrays, dictionaries, nested models and other ``/ModelSyncJSON/JSONDecodable``
 /// types are stored as JSON text instead, with no conformance needed.
 ///
 /// Refining the JSON protocols makes the overloads of ``SQLRowDecoder`` and

@@ -146,7 +146,7 @@ extension SQLModel {
     /// assigns flow back into `models`, with the whole stored row (`RETURNING`), only on
     /// success. Under `.ignore`, a returned row is matched to its model by its stored values,
     /// in order. Unless `validate` is false, every model is validated before the transaction
-    /// begins (the error's ``ModelSyncCore/ValidationError/batchIndex`` says which failed).
+    /// begins (the error's ``/ModelSyncCore/ValidationError/batchIndex`` says which failed).
     @discardableResult
     public static func insertAll(
         _ models: inout [Self], _ db: SQLiteConnection, onConflict action: SQLiteConflictAction? = nil, validate: Bool = true

@@ -194,7 +194,7 @@ public final class Database: Sendable {
     }
 
     /// Runs `body` on the writer connection outside any transaction (e.g. for `VACUUM`, or
-    /// to manage transactions yourself). Nests like ``write(_:)``.
+    /// to manage transactions yourself). Nests like ``write(_:)-53tgv``.
     public func writeWithoutTransaction<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try withWriter(body)
     }
@@ -281,7 +281,7 @@ public final class Database: Sendable {
 
     /// ``read(_:)`` for async callers: the task suspends (no thread waits) until a reader is
     /// free, then runs `body` on its own thread. Cancellation works as for
-    /// ``write(_:)-(@Sendable(SQLiteConnection)->T)``.
+    /// ``write(_:)-10iz``.
     public func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
         guard let readers, !readsFromWriter.current else {
             return try await withWriter { connection in try self.readOnWriter(connection, body) }

@@ -175,6 +175,7 @@ extension SQLiteConnection {
     /// indexes.
     ///
     /// - Parameters:
+    ///   - model: the model whose table is rebuilt.
     ///   - oldTable: the table to copy from; the model's own table by default.
     ///   - mapping: SQL expressions over the old table's columns for new columns, by new
     ///     column name (`["full_name": "first || ' ' || last"]`). Other new columns are copied

@@ -35,7 +35,7 @@ extension SQLModel {
         return traits
     }
 
-    /// Checks the model before a write (see ``ModelSyncCore/Model/validated()``), unless
+    /// Checks the model before a write (see ``/ModelSyncCore/Model/validated()``), unless
     /// `validate` is false or the type has no rules.
     func validateForWrite(_ validate: Bool, _ db: SQLiteConnection) throws {
         if validate, Self.traits(db).isValidatable { _ = try validated() }

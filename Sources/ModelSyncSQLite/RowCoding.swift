@@ -34,7 +34,7 @@ public struct SQLRowDecoder {
     /// Decodes field `field` from JSON text (arrays, dictionaries, nested models); `NULL` is
     /// JSON `null`.
     ///
-    /// The text is read in the storage format (``JSONCodingProfile/storage``). Rows written
+    /// The text is read in the storage format (``/ModelSyncJSON/JSONCodingProfile/storage``). Rows written
     /// before that format existed hold the wire format (model keys, exclusions, transformers,
     /// ISO dates); the storage format requires every key and numeric dates, so such text fails
     /// it and is read again with the wire rules it was written with.

@@ -157,8 +157,8 @@ extension SQLModel {
     /// model is re-read from its new row: the id, and any column default the database filled
     /// in, flow back into the value.
     ///
-    /// Like every write, it first checks the model with ``ModelSyncCore/Model/validated()``
-    /// unless `validate` is false: an invalid model throws ``ModelSyncCore/ValidationError``
+    /// Like every write, it first checks the model with ``/ModelSyncCore/Model/validated()``
+    /// unless `validate` is false: an invalid model throws ``/ModelSyncCore/ValidationError``
     /// and nothing is written.
     public mutating func insert(_ db: SQLiteConnection, validate: Bool = true) throws {
         try insertRow(db, or: nil, validate: validate)
@@ -314,8 +314,8 @@ extension SQLModel {
     /// primary key in the message. Assigned ids flow back into `models`, only on success.
     ///
     /// Unless `validate` is false, every model is validated before the transaction begins: the
-    /// first invalid one throws its ``ModelSyncCore/ValidationError`` with
-    /// ``ModelSyncCore/ValidationError/batchIndex`` set, and nothing is written.
+    /// first invalid one throws its ``/ModelSyncCore/ValidationError`` with
+    /// ``/ModelSyncCore/ValidationError/batchIndex`` set, and nothing is written.
     public static func saveAll(_ models: inout [Self], _ db: SQLiteConnection, validate: Bool = true) throws {
         if validate { try validateAll(models) }
         var saved = models

@@ -1,7 +1,7 @@
 import ModelSyncCore
 
 /// A model's table as SQL: its DDL and the statements ActiveRecord runs, built once per type
-/// from the ``ModelSchema`` (see ``SQLModel/sqlTable``); a class, so that the row coders
+/// from the ``/ModelSyncCore/ModelSchema`` (see ``SQLModel/sqlTable``); a class, so that the row coders
 /// hold it without copying its strings. Every identifier is quoted and every
 /// value is a parameter: field `i` is parameter `?(i+1)`.
 public final class SQLTable: Sendable {

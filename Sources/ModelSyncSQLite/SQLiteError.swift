@@ -34,7 +34,7 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
         /// A ``SQLiteScalarFunction`` named `name` threw while the statement ran; the thrown
         /// error is the ``SQLiteError/underlyingError``.
         case functionFailed(name: String)
-        /// A `write` was started inside a `read` (see ``Database/write(_:)-(SQLiteConnection)->T``).
+        /// A `write` was started inside a `read` (see ``Database/write(_:)-53tgv``).
         case writeInsideRead
     }
 

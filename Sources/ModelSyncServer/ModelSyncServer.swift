@@ -69,8 +69,14 @@ public final class ModelSyncServer: Sendable {
 
     /// Starts a server over a JSON file; every write is saved back to it atomically.
     ///
-    /// - Parameter stopsOnSignals: Whether SIGINT and SIGTERM shut the server down gracefully
-    ///   (for a command-line server; leave it off in-process).
+    /// - Parameters:
+    ///   - file: A JSON file holding an object, as for ``start(data:host:port:options:logger:)``.
+    ///   - host: The address to listen on.
+    ///   - port: The port; 0 lets the system choose a free one (read it from ``port``).
+    ///   - options: Read-only mode, delay, limits.
+    ///   - logger: Where the server logs.
+    ///   - stopsOnSignals: Whether SIGINT and SIGTERM shut the server down gracefully (for a
+    ///     command-line server; leave it off in-process).
     /// - Throws: ``ServerError`` when the file cannot be read, is not an object, or the server
     ///   cannot listen.
     public static func start(

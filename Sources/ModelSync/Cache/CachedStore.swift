@@ -48,7 +48,7 @@ public final class CachedStore: Sendable {
     /// The model with this id, read under `policy`.
     ///
     /// - Throws: ``NotCachedError`` when the cache must answer and holds nothing; a
-    ///   ``ModelSyncRemote/RemoteError`` from the server (under `.remoteElseCache`, only when
+    ///   ``/ModelSyncRemote/RemoteError`` from the server (under `.remoteElseCache`, only when
     ///   it is not a network failure or the cache holds nothing); a `SQLiteError` from the
     ///   database.
     public func fetch<M: RemoteResource & SQLModel, ID: SQLColumnEncodable & CustomStringConvertible & Sendable>(

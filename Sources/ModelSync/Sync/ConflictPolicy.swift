@@ -96,7 +96,8 @@ struct SyncCodec: Sendable {
     }
 }
 
-/// Where a row's server version comes from; see ``SyncStore/configure(_:conflicts:version:)``.
+/// Where a row's server version comes from; see
+/// ``SyncStore/configure(_:conflicts:version:pagination:)``.
 public enum VersionSource: Sendable, Hashable {
     /// The `ETag` of the server's responses (and the sequence of a change feed, whose ETags are
     /// `"<sequence>"`).

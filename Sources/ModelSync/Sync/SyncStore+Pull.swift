@@ -39,7 +39,7 @@ extension SyncStore {
     /// server's record, and a field changed on both sides goes through the model's
     /// ``ConflictPolicy``. Pulls and pushes never run at the same time.
     ///
-    /// - Throws: a ``ModelSyncRemote/RemoteError`` (nothing is changed), ``SyncError``, or a
+    /// - Throws: a ``/ModelSyncRemote/RemoteError`` (nothing is changed), ``SyncError``, or a
     ///   `SQLiteError`.
     @discardableResult
     public func pull<M: SyncedModel>(_ type: M.Type) async throws -> PullSummary {

@@ -454,7 +454,7 @@ extension SyncStore {
     /// it: a refused create's row is deleted; otherwise the server's record is fetched (and the
     /// row deleted when the server has none).
     ///
-    /// - Throws: ``SyncError/noSuchEntry(_:)``; a ``ModelSyncRemote/RemoteError`` when the
+    /// - Throws: ``SyncError/noSuchEntry(_:)``; a ``/ModelSyncRemote/RemoteError`` when the
     ///   server's record cannot be read (nothing is changed then).
     public func discard(_ entry: OutboxEntry) async throws {
         guard let type = state.withLock({ $0.models[entry.model] }) else { throw SyncError.unknownModel(entry.model) }

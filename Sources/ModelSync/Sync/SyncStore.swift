@@ -107,7 +107,7 @@ public final class SyncStore: Sendable {
     /// A nil primary key is replaced by a temporary one, written back into `model`. A model
     /// still holding a temporary key the server has since replaced is saved under the real one.
     ///
-    /// - Throws: ``ModelSyncCore/ValidationError`` when the model is invalid (nothing is
+    /// - Throws: ``/ModelSyncCore/ValidationError`` when the model is invalid (nothing is
     ///   written); ``SyncError/unsupportedKey(model:)``; a `SQLiteError`.
     public func save<M: SyncedModel>(_ model: inout M) async throws {
         _ = try model.validated()
@@ -153,7 +153,7 @@ public final class SyncStore: Sendable {
     /// Deletes `model`'s row and queues the delete, in one transaction; no network. Deleting a
     /// row whose create is still queued drops both: the server never hears of it.
     ///
-    /// - Throws: ``ModelSyncRemote/RemoteError/missingID(model:)`` for a model without a key;
+    /// - Throws: ``/ModelSyncRemote/RemoteError/missingID(model:)`` for a model without a key;
     ///   a `SQLiteError`, or the relations' delete rules.
     public func delete<M: SyncedModel>(_ model: M) async throws {
         let key = try SyncKey(M.self)

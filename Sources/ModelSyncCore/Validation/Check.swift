@@ -3,9 +3,9 @@ import Foundation
 /// A test of one value with the message shown when it fails: the building block of a field rule
 /// (`Validate(\.title, .required(), .length(...80))`).
 ///
-/// The built-in checks come as static members: ``required(_:)``, ``nonEmpty(_:)``,
-/// ``length(_:_:)``, ``range(_:_:)``, ``pattern(_:_:)``, ``email(_:)``, ``url(schemes:_:)``,
-/// ``oneOf(_:_:)`` and ``custom(_:_:)``. Every check but `required` and `nonEmpty` passes an
+/// The built-in checks come as static members: `required(_:)`, `nonEmpty(_:)`,
+/// `length(_:_:)`, `range(_:_:)`, `pattern(_:_:)`, `email(_:)`, `url(schemes:_:)`,
+/// `oneOf(_:_:)` and `custom(_:_:)` (most in two forms: for a value and for an optional). Every check but `required` and `nonEmpty` passes an
 /// optional that holds nil: absence is `required`'s business.
 public struct Check<Value>: Sendable {
     /// The message of a failure.

@@ -38,7 +38,7 @@ extension JSONModelEncoder {
 
 extension Draft where M: JSONModel {
     /// The body of a partial update (`PATCH`) holding exactly the draft's
-    /// ``Draft/changedFields``, optionally inside an envelope (`at: "data"`).
+    /// ``/ModelSyncCore/Draft/changedFields``, optionally inside an envelope (`at: "data"`).
     public func patchBody(encoder: JSONModelEncoder = JSONModelEncoder(), at root: JSONPath = JSONPath()) throws -> [UInt8] {
         try encoder.encode(model, fields: changedFields, at: root)
     }

@@ -80,7 +80,10 @@ extension JSONModelDecoder {
     /// }
     /// ```
     ///
-    /// - Parameter batchSize: How many elements are decoded at a time (at least 1).
+    /// - Parameters:
+    ///   - type: The type of the elements.
+    ///   - url: The file, whose root is an array.
+    ///   - batchSize: How many elements are decoded at a time (at least 1).
     public func elements<T: JSONDecodable>(
         _ type: T.Type, contentsOf url: URL, batchSize: Int = 256
     ) -> JSONArrayElements<T> {

@@ -16,7 +16,7 @@ extension IdentityMap {
     /// Writes every value to `url` atomically (a temporary file renamed over the old one), so a
     /// crash never leaves a half-written file.
     ///
-    /// - Throws: ``IdentityMapError`` (`.unwritableFile`), or a `JSONError` when a value cannot
+    /// - Throws: ``/ModelSyncCore/IdentityMapError`` (`.unwritableFile`), or a `JSONError` when a value cannot
     ///   be encoded.
     public func save(to url: URL) throws {
         var context = JSONEncodingContext(options: Self.fileEncoding)
@@ -44,7 +44,7 @@ extension IdentityMap {
     /// loaded. `models` lists the types to load (entries of other types are skipped). A missing
     /// file loads nothing (a first launch).
     ///
-    /// - Throws: ``IdentityMapError``: `.corruptFile` for a truncated or corrupt file,
+    /// - Throws: ``/ModelSyncCore/IdentityMapError``: `.corruptFile` for a truncated or corrupt file,
     ///   `.unreadableFile` when it cannot be read. The map is then empty: a cache that cannot
     ///   be trusted is dropped whole.
     @discardableResult

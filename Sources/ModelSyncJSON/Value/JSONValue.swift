@@ -233,7 +233,7 @@ public enum JSONValue: Sendable, Hashable, CustomStringConvertible, ExpressibleB
 
     /// Hashes the value, consistent with `==`.
     ///
-    /// Only the first ``hashedDepth`` levels contribute: equal values still hash equally, and
+    /// Only the first `hashedDepth` levels contribute: equal values still hash equally, and
     /// hashing a deeply nested value cannot overflow the stack.
     public func hash(into hasher: inout Hasher) {
         hash(into: &hasher, depth: 0)

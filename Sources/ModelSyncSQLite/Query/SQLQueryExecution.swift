@@ -120,7 +120,7 @@ extension SQLQuery {
 
 // MARK: - Writing
 
-/// One `SET column = value` of ``SQLQuery/updateAll(_:_:)``.
+/// One `SET column = value` of ``SQLQuery/updateAll(_:_:)-(_,SQLAssignment<Root>...)``.
 public struct SQLAssignment<Root: SQLModel>: Sendable {
     let column: SQLNode
     let value: SQLNode
@@ -184,7 +184,7 @@ extension SQLQuery {
         return db.changes
     }
 
-    /// The `UPDATE` statement that ``updateAll(_:_:)-([SQLAssignment<Root>])`` runs, and its
+    /// The `UPDATE` statement that ``updateAll(_:_:)-(_,[SQLAssignment<Root>])`` runs, and its
     /// arguments.
     public func renderedUpdate(_ assignments: SQLAssignment<Root>...) throws -> SQLFragment {
         try renderedUpdate(assignments)

@@ -88,6 +88,7 @@ extension SQLModel {
     /// Declares that this model holds the key of a `Parent` (see ``BelongsTo``).
     ///
     /// - Parameters:
+    ///   - parent: the parent model's type.
     ///   - foreignKey: the property holding the key; by default the parent's type name,
     ///     lower-camel-cased, + `Id` (`userId` for `User`).
     ///   - references: the parent's property referred to; its primary key by default.

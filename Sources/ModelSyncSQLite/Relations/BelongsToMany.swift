@@ -215,6 +215,8 @@ extension SQLModel {
     /// ``BelongsToMany``).
     ///
     /// - Parameters:
+    ///   - related: the linked model's type.
+    ///   - pivot: the model of the rows that link the two.
     ///   - foreignKey: the pivot's property holding this model's key; by default this type's
     ///     name, lower-camel-cased, + `Id`.
     ///   - relatedKey: the pivot's property holding the related model's key; by default the

@@ -146,6 +146,7 @@ extension SQLModel {
     /// Declares that `Child` rows hold this model's key (see ``HasMany``).
     ///
     /// - Parameters:
+    ///   - child: the child model's type.
     ///   - foreignKey: the child's property holding the key; by default this model's type
     ///     name, lower-camel-cased, + `Id` (`userId` for `User`).
     ///   - references: this model's property referred to; its primary key by default.

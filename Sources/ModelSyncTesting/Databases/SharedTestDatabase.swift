@@ -49,7 +49,7 @@ public final class SharedTestDatabase: Sendable {
     /// The shared database, opened and seeded on first use. Use it inside
     /// ``withRollback(_:)``: writes made outside a scope are committed for good.
     ///
-    /// - Throws: ``SQLiteError`` from opening, migrating or seeding (every call, once it failed).
+    /// - Throws: ``/ModelSyncSQLite/SQLiteError`` from opening, migrating or seeding (every call, once it failed).
     public func database() throws -> Database {
         try opened.withLock { opened in
             if let opened { return try opened.get() }
@@ -61,7 +61,7 @@ public final class SharedTestDatabase: Sendable {
 
     /// Runs `body` inside a transaction that is rolled back when `body` returns or throws.
     ///
-    /// - Throws: what `body` throws, or ``SQLiteError`` when the database cannot be opened or
+    /// - Throws: what `body` throws, or ``/ModelSyncSQLite/SQLiteError`` when the database cannot be opened or
     ///   the transaction cannot be opened or rolled back.
     public func withRollback<T>(_ body: (Database) async throws -> T) async throws -> T {
         await turns.acquire()

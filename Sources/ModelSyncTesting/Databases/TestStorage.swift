@@ -19,7 +19,7 @@ public enum TestStorage: String, Sendable, CaseIterable, CustomStringConvertible
     /// A file database lives in a new temporary directory that is removed, with the database,
     /// its WAL and anything else put there, when the returned database is deallocated.
     ///
-    /// - Throws: ``SQLiteError`` when a migration fails or a table does not match its model;
+    /// - Throws: ``/ModelSyncSQLite/SQLiteError`` when a migration fails or a table does not match its model;
     ///   the temporary directory is removed then too.
     public func open(
         models: [any SQLModel.Type] = [], migrations: Migrator? = nil,

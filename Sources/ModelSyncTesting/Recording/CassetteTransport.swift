@@ -59,6 +59,8 @@ public final class CassetteTransport: HTTPTransport {
     /// replays).
     ///
     /// - Parameters:
+    ///   - file: The cassette, a JSON file.
+    ///   - mode: Whether to record, replay or pass requests through.
     ///   - upstream: Where recorded and passed-through requests go.
     ///   - redactedHeaders: Header names, in any case, whose values are replaced in the file.
     ///   - matchesHost: False to compare URLs by path and query only.

@@ -11,17 +11,17 @@ import Testing
 /// }
 /// ```
 public enum TestScope {
-    /// The database of ``Trait/testDatabase(_:models:migrations:configuration:)`` or
-    /// ``Trait/rollback(_:)``; nil outside such a test.
+    /// The database of ``TestFixtureTrait/testDatabase(_:models:migrations:configuration:)`` or
+    /// ``TestFixtureTrait/rollback(_:)``; nil outside such a test.
     @TaskLocal public static var database: Database?
-    /// The server of ``Trait/testServer(data:options:)`` or ``Trait/testServer(_:)``; nil
+    /// The server of ``TestFixtureTrait/testServer(data:options:)`` or ``TestFixtureTrait/testServer(_:)``; nil
     /// outside such a test.
     @TaskLocal public static var server: ModelSyncServer?
 }
 
 /// A Swift Testing trait that runs each test inside a fixture's scope (a database or a
-/// server, handed over in ``TestScope``): see ``Trait/testDatabase(_:models:migrations:configuration:)``,
-/// ``Trait/rollback(_:)``, ``Trait/testServer(data:options:)`` and ``Trait/testServer(_:)``.
+/// server, handed over in ``TestScope``): see ``TestFixtureTrait/testDatabase(_:models:migrations:configuration:)``,
+/// ``TestFixtureTrait/rollback(_:)``, ``TestFixtureTrait/testServer(data:options:)`` and ``TestFixtureTrait/testServer(_:)``.
 public struct TestFixtureTrait: TestTrait, SuiteTrait, TestScoping {
     private let scope: @Sendable (_ test: @Sendable () async throws -> Void) async throws -> Void
 

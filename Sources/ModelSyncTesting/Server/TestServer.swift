@@ -3,7 +3,7 @@ import ModelSync
 import ModelSyncCore
 import ModelSyncServer
 
-/// Runs `body` with a new ``ModelSyncServer`` started in-process on a free port of
+/// Runs `body` with a new ``/ModelSyncServer/ModelSyncServer`` started in-process on a free port of
 /// 127.0.0.1 over `data`, and shuts it down gracefully when `body` returns or throws.
 ///
 /// ```swift
@@ -13,7 +13,7 @@ import ModelSyncServer
 /// }
 /// ```
 ///
-/// - Throws: ``ServerError`` when the server cannot start, or what `body` throws.
+/// - Throws: ``/ModelSyncServer/ServerError`` when the server cannot start, or what `body` throws.
 public func withTestServer<T>(
     data: JSONValue = ModelSyncServer.sampleData, options: ServerOptions = ServerOptions(),
     _ body: (ModelSyncServer) async throws -> T
@@ -25,7 +25,7 @@ public func withTestServer<T>(
 /// Runs `body` with a new server over a copy of the JSON `file` (so writes never change the
 /// fixture), and shuts it down and removes the copy when `body` returns or throws.
 ///
-/// - Throws: ``ServerError`` when the file cannot be read or the server cannot start, a file
+/// - Throws: ``/ModelSyncServer/ServerError`` when the file cannot be read or the server cannot start, a file
 ///   error when it cannot be copied, or what `body` throws.
 public func withTestServer<T>(
     file: URL, options: ServerOptions = ServerOptions(), _ body: (ModelSyncServer) async throws -> T
@@ -56,7 +56,7 @@ func afterwards<T>(_ body: () async throws -> T, run cleanup: () async -> Void) 
     return try result.get()
 }
 
-/// One server shared by many tests, put back as it started (``ModelSyncServer/reset()``)
+/// One server shared by many tests, put back as it started (``/ModelSyncServer/ModelSyncServer/reset()``)
 /// before each of them: cheaper than a server per test, just as isolated.
 ///
 /// Tests that use the same shared server take turns, since a reset in the middle of another
@@ -84,7 +84,7 @@ public final class SharedTestServer: Sendable {
     /// Waits for its turn, starts the server (the first time) or resets it, and runs `body`
     /// with it.
     ///
-    /// - Throws: ``ServerError`` when the server cannot start, what the reset or `body` throws.
+    /// - Throws: ``/ModelSyncServer/ServerError`` when the server cannot start, what the reset or `body` throws.
     public func withServer<T>(_ body: (ModelSyncServer) async throws -> T) async throws -> T {
         await turns.acquire()
         return try await afterwards {
