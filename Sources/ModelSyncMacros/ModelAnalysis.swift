@@ -50,7 +50,8 @@ struct ModelAnalyzer {
         let modelName = unescapedName(structDecl.name)
         checkExcludedNames(arguments.decodeExcluding, argument: "decodeExcluding", modelName: modelName)
         checkExcludedNames(arguments.encodeExcluding, argument: "encodeExcluding", modelName: modelName)
-        checkSQLOptions(arguments, attribute: attribute, modelName: modelName)
+        let storesInSQLite = declaresSQLModel(structDecl)
+        checkSQLOptions(arguments, attribute: attribute, modelName: modelName, storesInSQLite: storesInSQLite)
 
         return ModelDescription(
             name: modelName,
@@ -63,8 +64,33 @@ struct ModelAnalyzer {
             indexes: arguments.indexes.map { $0.map(\.name) },
             unique: arguments.unique.map { $0.map(\.name) },
             fields: fields,
-            hooks: JSONHook.allCases.filter(hooks.contains)
+            hooks: JSONHook.allCases.filter(hooks.contains),
+            storesInSQLite: storesInSQLite
         )
+    }
+
+    /// The protocols whose conformance asks for the SQL row codec: ``SQLModel`` and the
+    /// library's protocols that refine it. The macro cannot add that conformance itself (its
+    /// module, ModelSyncJSON, does not know SQLite), so it reads the struct's declaration.
+    static let sqlProtocols: Set<String> = ["SQLModel", "TimestampedModel", "SoftDeletableModel", "SyncedModel"]
+
+    /// Whether the struct's inheritance clause names one of `sqlProtocols` (bare, or qualified
+    /// by a module of ours).
+    private func declaresSQLModel(_ structDecl: StructDeclSyntax) -> Bool {
+        guard let inherited = structDecl.inheritanceClause?.inheritedTypes else { return false }
+        return inherited.contains { inheritedType in
+            // `A & B` lists its parts.
+            let parts = inheritedType.type.as(CompositionTypeSyntax.self)?.elements.map(\.type) ?? [inheritedType.type]
+            return parts.contains { type in
+                if let identifier = type.as(IdentifierTypeSyntax.self) {
+                    return Self.sqlProtocols.contains(identifier.name.text)
+                }
+                if let member = type.as(MemberTypeSyntax.self) {
+                    return Self.sqlProtocols.contains(member.name.text) && ourModules.contains(member.baseType.trimmedDescription)
+                }
+                return false
+            }
+        }
     }
 
     mutating func diagnose(
@@ -92,6 +118,8 @@ struct ModelAnalyzer {
         var withoutRowIDArgument: ExprSyntax?
         var indexes: [[ExcludedName]] = []
         var unique: [[ExcludedName]] = []
+        /// The SQLite-only arguments given, for the warning on a model without `SQLModel`.
+        var sqlOnlyArguments: [(label: String, node: LabeledExprSyntax)] = []
     }
 
     /// A property name listed in `decodeExcluding:` or `encodeExcluding:`.
@@ -104,6 +132,9 @@ struct ModelAnalyzer {
         var result = ModelArguments()
         guard case .argumentList(let list) = attribute.arguments else { return result }
         for argument in list {
+            if let label = argument.label?.text, Self.sqlOnlyLabels.contains(label) {
+                result.sqlOnlyArguments.append((label, argument))
+            }
             // The compiler has already checked labels and types against the declaration.
             switch argument.label?.text {
             case "jsonKeys":
@@ -134,6 +165,9 @@ struct ModelAnalyzer {
         }
         return result
     }
+
+    /// The arguments that describe the SQLite table only.
+    private static let sqlOnlyLabels: Set<String> = ["table", "columns", "withoutRowID", "indexes", "unique"]
 
     /// The names must be visible to the macro, so only literals are accepted.
     private mutating func excludedNames(_ expression: ExprSyntax, argument: String) -> [ExcludedName] {
@@ -202,7 +236,18 @@ struct ModelAnalyzer {
 
     /// Index and unique groups name stored properties; a `withoutRowID` table has a primary
     /// key; `autoincrement` marks the only key column of a rowid table.
-    private mutating func checkSQLOptions(_ arguments: ModelArguments, attribute: AttributeSyntax, modelName: String) {
+    private mutating func checkSQLOptions(
+        _ arguments: ModelArguments,
+        attribute: AttributeSyntax,
+        modelName: String,
+        storesInSQLite: Bool
+    ) {
+        if !storesInSQLite {
+            // Probably a forgotten conformance: say where the option would count.
+            for argument in arguments.sqlOnlyArguments {
+                diagnose(.sqlOptionWithoutSQLModel(argument: argument.label, model: modelName), at: argument.node)
+            }
+        }
         let fieldNames = Set(fields.map(\.name))
         for (label, groups) in [("indexes", arguments.indexes), ("unique", arguments.unique)] {
             for name in groups.joined() where !fieldNames.contains(name.name) {

@@ -27,6 +27,9 @@ struct ModelDescription {
     var fields: [FieldDescription]
     /// The JSON hooks the struct declares, in the order the runtime lists them.
     var hooks: [JSONHook]
+    /// Whether the struct declares `SQLModel` (or a protocol refining it), so that the SQL row
+    /// codec is generated.
+    var storesInSQLite: Bool
 }
 
 /// One stored property that takes part in the model.
@@ -70,3 +73,7 @@ enum JSONHook: String, CaseIterable {
     /// Whether the hook is a static method.
     var isStatic: Bool { self == .willDecode }
 }
+
+/// The modules of ours that a qualified attribute or protocol may name: `@ModelSync.JSON`,
+/// `ModelSyncSQLite.SQLModel`.
+let ourModules: Set<String> = ["ModelSync", "ModelSyncCore", "ModelSyncJSON", "ModelSyncSQLite", "ModelSyncRemote", "ModelSyncStorage"]

@@ -2,7 +2,7 @@ import Foundation
 import ModelSync
 
 @Model(table: "heroes")
-struct Hero: Equatable {
+struct Hero: SQLModel, Equatable {
     var id: Int?
     var name: String
 
@@ -13,7 +13,7 @@ struct Hero: Equatable {
 }
 
 @Model(table: "enemies")
-struct Enemy: Equatable {
+struct Enemy: SQLModel, Equatable {
     var id: Int?
     var name: String
 
@@ -24,7 +24,7 @@ struct Enemy: Equatable {
 
 /// The pivot between heroes and enemies, with a column of its own.
 @Model(table: "rivalries", unique: [["heroId", "enemyId"]])
-struct Rivalry: Equatable {
+struct Rivalry: SQLModel, Equatable {
     var id: Int?
     var heroId: Int = 0
     var enemyId: Int = 0
@@ -37,7 +37,7 @@ struct Rivalry: Equatable {
 
 /// A remark about a hero or an enemy: a polymorphic reference.
 @Model(table: "remarks")
-struct Remark: Equatable {
+struct Remark: SQLModel, Equatable {
     var id: Int?
     var subjectType: String?
     var subjectId: Int?
@@ -47,7 +47,7 @@ struct Remark: Equatable {
 }
 
 @Model(table: "tags")
-struct Tag: Equatable {
+struct Tag: SQLModel, Equatable {
     var id: Int?
     var name: String
 
@@ -57,7 +57,7 @@ struct Tag: Equatable {
 
 /// Tags on heroes and on enemies, in one pivot with a type column.
 @Model(table: "taggings")
-struct Tagging: Equatable {
+struct Tagging: SQLModel, Equatable {
     var id: Int?
     var tagId: Int = 0
     var taggableType: String = ""

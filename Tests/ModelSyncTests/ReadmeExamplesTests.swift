@@ -21,7 +21,7 @@ enum Readme {
     }
 
     @Model
-    struct Post {
+    struct Post: SQLModel {                           // stored in SQLite too (see below)
         var id: Int?                                  // `id` is the primary key by convention
         var userId: Int
         @JSON("body") var text: String                // JSON key differs from the property
@@ -63,7 +63,7 @@ extension Readme {
     }
 
     @Model(jsonKeys: .snakeCase)
-    struct Customer {
+    struct Customer: SQLModel {
         var id: Int?
         var displayName: String
         var address: Address                               // JSON: a nested object; SQLite: JSON text
@@ -93,7 +93,7 @@ extension Readme {
 
 extension Readme {
     @Model(table: "articles", columns: .snakeCase, indexes: [["userId", "publishedAt"]])
-    struct Article {
+    struct Article: SQLModel {
         @PrimaryKey(autoincrement: true) var id: Int?       // assigned by SQLite on insert
         @Column(indexed: true) var userId: Int               // column "user_id"
         var title: String
@@ -247,7 +247,7 @@ extension Readme.Post: Validatable {
 
 extension Readme {
     @Model(table: "writers")
-    struct Writer: Equatable {
+    struct Writer: SQLModel, Equatable {
         var id: Int?
         var name: String
 
@@ -255,7 +255,7 @@ extension Readme {
     }
 
     @Model(table: "books")
-    struct Book: Equatable {
+    struct Book: SQLModel, Equatable {
         var id: Int?
         @Column(indexed: true) var writerId: Int
         var title: String
@@ -265,7 +265,7 @@ extension Readme {
     }
 
     @Model(table: "heroes")
-    struct Hero: Equatable {
+    struct Hero: SQLModel, Equatable {
         var id: Int?
         var name: String
 
@@ -275,13 +275,13 @@ extension Readme {
     }
 
     @Model(table: "enemies")
-    struct Enemy: Equatable {
+    struct Enemy: SQLModel, Equatable {
         var id: Int?
         var name: String
     }
 
     @Model(table: "rivalries", unique: [["heroId", "enemyId"]])
-    struct Rivalry: Equatable {
+    struct Rivalry: SQLModel, Equatable {
         var id: Int?
         var heroId: Int = 0
         var enemyId: Int = 0
@@ -289,7 +289,7 @@ extension Readme {
     }
 
     @Model(table: "notes")
-    struct Note: Equatable {
+    struct Note: SQLModel, Equatable {
         var id: Int?
         var subjectType: String?
         var subjectId: Int?
@@ -495,7 +495,7 @@ extension Readme {
     enum InvoiceError: Error { case negativeTotal }
 
     @Model(table: "invoices")
-    struct Invoice {
+    struct Invoice: SQLModel {
         var id: Int?
         var number = ""
         var total: Int
@@ -535,7 +535,7 @@ extension ReadmeSQLiteExampleTests {
 
 extension Readme {
     @Model(table: "notes_log", columns: .snakeCase)
-    struct LogNote {
+    struct LogNote: SQLModel {
         var id: Int?
         var text: String
         var createdAt: Date?                                     // set by the first insert

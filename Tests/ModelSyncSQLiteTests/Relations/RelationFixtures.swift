@@ -7,7 +7,7 @@ import Testing
 /// linked through a pivot with a `level`; notes on heroes or enemies; tags on both.
 enum Rel {
     @Model(table: "users")
-    struct User: Equatable {
+    struct User: SQLModel, Equatable {
         var id: Int?
         var name: String
 
@@ -17,7 +17,7 @@ enum Rel {
     }
 
     @Model(table: "posts")
-    struct Post: Equatable {
+    struct Post: SQLModel, Equatable {
         var id: Int?
         var userId: Int
         var title: String
@@ -29,7 +29,7 @@ enum Rel {
     }
 
     @Model(table: "profiles")
-    struct Profile: Equatable {
+    struct Profile: SQLModel, Equatable {
         var id: Int?
         var userId: Int
         var bio: String
@@ -39,7 +39,7 @@ enum Rel {
     }
 
     @Model(table: "heroes")
-    struct Hero: Equatable {
+    struct Hero: SQLModel, Equatable {
         var id: Int?
         var name: String
 
@@ -50,7 +50,7 @@ enum Rel {
     }
 
     @Model(table: "enemies")
-    struct Enemy: Equatable {
+    struct Enemy: SQLModel, Equatable {
         var id: Int?
         var name: String
 
@@ -62,7 +62,7 @@ enum Rel {
 
     /// The pivot, with a column of its own.
     @Model(table: "hero_enemies", unique: [["heroId", "enemyId"]])
-    struct HeroEnemy: Equatable {
+    struct HeroEnemy: SQLModel, Equatable {
         var id: Int?
         var heroId: Int = 0
         var enemyId: Int = 0
@@ -74,7 +74,7 @@ enum Rel {
     }
 
     @Model(table: "notes")
-    struct Note: Equatable {
+    struct Note: SQLModel, Equatable {
         var id: Int?
         var subjectType: String?
         var subjectId: Int?
@@ -84,7 +84,7 @@ enum Rel {
     }
 
     @Model(table: "tags")
-    struct Tag: Equatable {
+    struct Tag: SQLModel, Equatable {
         var id: Int?
         var name: String
 
@@ -93,7 +93,7 @@ enum Rel {
     }
 
     @Model(table: "taggings")
-    struct Tagging: Equatable {
+    struct Tagging: SQLModel, Equatable {
         var id: Int?
         var tagId: Int = 0
         var taggableType: String = ""

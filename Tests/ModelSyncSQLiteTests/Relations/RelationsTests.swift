@@ -345,14 +345,14 @@ struct RelationDeleteRuleTests {
 
 /// Owners keyed by bytes: eager loading cannot put blobs in its JSON key list.
 @Model(table: "blob_owners")
-private struct BlobOwner {
+private struct BlobOwner: SQLModel {
     @PrimaryKey var key: Data
 
     static let children = hasMany(BlobChild.self, foreignKey: \.ownerKey)
 }
 
 @Model(table: "blob_children")
-private struct BlobChild {
+private struct BlobChild: SQLModel {
     var id: Int?
     var ownerKey: Data
 }
