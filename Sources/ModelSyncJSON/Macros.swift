@@ -36,6 +36,11 @@ import ModelSyncCore
 /// decoding), `mutating func didDecode() throws` (derive or check after decoding) and
 /// `func didEncode(_ json: inout JSONValue) throws` (reshape the output object).
 ///
+/// Every relation the struct declares as a static property (`static let author =
+/// belongsTo(User.self, onDelete: .cascade)`) is listed in the generated `relations`, so its
+/// foreign key and delete rule apply without a second declaration; a struct that declares
+/// `relations` itself keeps its own list.
+///
 /// The SQLite conformance is the struct's own declaration, not the macro's: a macro may only
 /// add conformances to protocols its own module knows, and this one is declared in
 /// ModelSyncJSON, so that an app that maps JSON alone never links SQLite. Declare it on the
@@ -48,7 +53,7 @@ import ModelSyncCore
     extension,
     conformances: Model, JSONModel, Decodable, Encodable,
     names: named(schema), named(jsonLayout), named(init(json:)), named(encode(json:)), named(jsonHooks),
-    named(sqlTable), named(init(row:)), named(bind(to:)), named(init(from:)), named(encode(to:))
+    named(sqlTable), named(init(row:)), named(bind(to:)), named(relations), named(init(from:)), named(encode(to:))
 )
 @attached(member, names: arbitrary)
 public macro Model(

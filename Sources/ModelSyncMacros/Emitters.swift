@@ -217,3 +217,13 @@ func rowBindDecl(_ model: ModelDescription) -> String {
     return indent + "\(accessPrefix(model))func bind(to row: inout ModelSyncSQLite.SQLRowEncoder) throws {\n"
         + lines.joined() + indent + "}"
 }
+
+/// `static var relations { [Self.author, Self.editor] }`: every relation the struct declares
+/// applies its rules (foreign keys, delete rules) without a second list; `nil` when there is
+/// none, or when the struct declares `relations` itself.
+func relationsDecl(_ model: ModelDescription) -> String? {
+    guard let relations = model.relations, !relations.isEmpty else { return nil }
+    let list = relations.map { "Self.\($0)" }.joined(separator: ", ")
+    return indent + "\(accessPrefix(model))static var relations: [any ModelSyncSQLite.ModelRelation<Self>] {\n"
+        + indent + indent + "[\(list)]\n" + indent + "}"
+}

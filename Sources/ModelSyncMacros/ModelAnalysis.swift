@@ -65,8 +65,42 @@ struct ModelAnalyzer {
             unique: arguments.unique.map { $0.map(\.name) },
             fields: fields,
             hooks: JSONHook.allCases.filter(hooks.contains),
-            storesInSQLite: storesInSQLite
+            storesInSQLite: storesInSQLite,
+            relations: storesInSQLite ? declaredRelations(structDecl) : []
         )
+    }
+
+    /// The functions of ModelSyncSQLite that declare a relation.
+    static let relationBuilders: Set<String> = [
+        "belongsTo", "hasMany", "hasOne", "belongsToMany", "morphTo", "morphMany", "morphOne", "morphToMany", "morphedByMany",
+    ]
+
+    /// The static properties initialised by a relation builder, or nil when the struct declares
+    /// `relations` itself (its list is then the one that counts).
+    private func declaredRelations(_ structDecl: StructDeclSyntax) -> [String]? {
+        var names: [String] = []
+        for member in structDecl.memberBlock.members {
+            guard let variable = member.decl.as(VariableDeclSyntax.self), isStatic(variable) else { continue }
+            for binding in variable.bindings {
+                guard let pattern = binding.pattern.as(IdentifierPatternSyntax.self) else { continue }
+                if pattern.identifier.text == "relations" { return nil }
+                if let call = binding.initializer?.value.as(FunctionCallExprSyntax.self), Self.isRelationBuilder(call.calledExpression) {
+                    names.append(pattern.identifier.text)
+                }
+            }
+        }
+        return names
+    }
+
+    /// `belongsTo(…)` or `Self.belongsTo(…)`.
+    private static func isRelationBuilder(_ callee: ExprSyntax) -> Bool {
+        if let reference = callee.as(DeclReferenceExprSyntax.self) {
+            return relationBuilders.contains(reference.baseName.text)
+        }
+        if let access = callee.as(MemberAccessExprSyntax.self), access.base?.trimmedDescription == "Self" {
+            return relationBuilders.contains(access.declName.baseName.text)
+        }
+        return false
     }
 
     /// The protocols whose conformance asks for the SQL row codec: ``SQLModel`` and the

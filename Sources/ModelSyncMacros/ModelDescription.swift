@@ -30,6 +30,10 @@ struct ModelDescription {
     /// Whether the struct declares `SQLModel` (or a protocol refining it), so that the SQL row
     /// codec is generated.
     var storesInSQLite: Bool
+    /// The static properties declared with a relation builder (`static let author =
+    /// belongsTo(User.self)`), as written; listed in the generated `relations` unless the
+    /// struct declares `relations` itself (`nil` then).
+    var relations: [String]?
 }
 
 /// One stored property that takes part in the model.

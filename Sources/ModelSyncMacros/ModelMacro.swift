@@ -41,6 +41,9 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
             members.append(sqlTableDecl(model))
             members.append(rowDecoderInitDecl(model))
             members.append(rowBindDecl(model))
+            if let relations = relationsDecl(model) {
+                members.append(relations)
+            }
         }
         // The compiler asks for `Decodable` / `Encodable` only when the struct does not conform
         // yet: a conformance the user wrote (or had synthesized) is left alone.

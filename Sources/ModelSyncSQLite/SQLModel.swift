@@ -20,6 +20,11 @@ public protocol SQLModel: Model {
     /// ``HasOne`` / ``BelongsToMany`` has its delete rule applied by ``delete(_:)``. Empty by
     /// default; declare `static let relations: [any ModelRelation<Self>] = [author]`.
     static var relations: [any ModelRelation<Self>] { get }
+    /// The name of this model in the type column of a polymorphic relation (``MorphTo``,
+    /// `morphMany`, `morphToMany`): its table name by default. Declare it to read and write
+    /// the names another system stores, as Laravel's morph map does:
+    /// `static var morphName: String { #"App\Models\Video"# }`.
+    static var morphName: String { get }
 
     // Lifecycle hooks: see `LifecycleHooks.swift` for when each runs. Each has an empty
     // default; declare the ones the model needs.
@@ -45,6 +50,7 @@ public protocol SQLModel: Model {
 extension SQLModel {
     public static var autoAlters: Bool { false }
     public static var relations: [any ModelRelation<Self>] { [] }
+    public static var morphName: String { sqlTable.name }
     public mutating func willInsert(_ db: SQLiteConnection) throws {}
     public func didInsert(_ db: SQLiteConnection) throws {}
     public mutating func willUpdate(_ db: SQLiteConnection) throws {}
@@ -379,10 +385,10 @@ extension SQLModel {
     /// The schema index of the field at `keyPath`: one lookup in the table's key-path index,
     /// the one the query builder resolves columns with.
     static func fieldIndex(_ keyPath: PartialKeyPath<Self>) throws -> Int {
-        guard let entry = sqlTable.keyPaths[keyPath], entry.descending == nil else {
+        guard let field = sqlTable.keyPaths[keyPath] else {
             throw SQLiteError.misuse("\(keyPath) is not a stored field of \(schema.name)")
         }
-        return entry.field
+        return field
     }
 
     /// The table, after checking that the model has a primary key.

@@ -94,13 +94,13 @@ enum RelationsSection {
             try Enemy.tags.attach(tags[0], to: enemies[0], db)
         }
 
-        let rivals = try db.read { try Hero.enemies.load(for: heroes, $0, Enemy.all(), pivot: Rivalry.order(\.level.desc)) }
+        let rivals = try db.read { try Hero.enemies.load(for: heroes, $0, Enemy.all(), pivot: Rivalry.order(.desc(\.level))) }
         step(
             "Every hero's enemies with the rivalry's level, in one query",
             zip(heroes, rivals).map { hero, linked in
                 "\(hero.name): " + linked.map { "\($0.model.name) (level \($0.pivot.level))" }.joined(separator: ", ")
             }.joined(separator: "\n"))
-        step("The statement", try Hero.enemies.sql(for: heroes, Enemy.all(), pivot: Rivalry.order(\.level.desc)))
+        step("The statement", try Hero.enemies.sql(for: heroes, Enemy.all(), pivot: Rivalry.order(.desc(\.level))))
 
         let remarks = try db.read { try Remark.all($0) }
         let subjects = try db.read { try Remark.subject.load(for: remarks, $0) }

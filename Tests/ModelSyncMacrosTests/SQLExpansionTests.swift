@@ -391,6 +391,28 @@ struct SQLConformanceTests {
         #expect(text.contains("init(json decoder: inout ModelSyncJSON.JSONObjectDecoder)"))
     }
 
+    @Test func declaredRelationsAreListed() {
+        let text = expanded(
+            """
+            @Model
+            public struct Book: SQLModel {
+                var id: Int?
+                var writerId: Int
+                static let writer = belongsTo(Writer.self, onDelete: .cascade)
+                static let notes = Self.morphMany(Note.self, as: "subject")
+                static let shelf = "A"
+                static func helper() {}
+            }
+            """)
+        #expect(text.contains("public static var relations: [any ModelSyncSQLite.ModelRelation<Self>] {"), "\(text)")
+        #expect(text.contains("[Self.writer, Self.notes]"))
+        // A list of its own wins; a model without SQLModel gets none.
+        let ownList = expanded(
+            "@Model\nstruct B: SQLModel {\n    var id: Int\n    static let w = belongsTo(W.self)\n    static let relations: [any ModelRelation<B>] = []\n}\n")
+        #expect(!ownList.contains("static var relations"))
+        #expect(!expanded("@Model\nstruct B {\n    var id: Int\n    static let w = belongsTo(W.self)\n}\n").contains("static var relations"))
+    }
+
     @Test func tableOptionsWithoutSQLModelWarn() {
         assertExpansion(
             """

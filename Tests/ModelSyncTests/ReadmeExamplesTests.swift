@@ -135,6 +135,19 @@ extension Readme {
         }
         #expect(try db.read { try Article.count($0) } == 2)
     }
+
+    @Test func sqliteAsyncCode() async throws {
+        let db = try Database(inMemory: [Article.self])
+
+        var draft = Article(userId: 3, title: "Async", slug: "async")
+        try await draft.insert(db)                               // draft.id is set
+        draft.title = "Async, edited"
+        try await draft.save(db)
+        let latest = try await Article.where(\.userId == 3).order(.desc(\.id)).fetchAll(db)
+
+        #expect(draft.id != nil)
+        #expect(latest.map(\.title) == ["Async, edited"])
+    }
 }
 
 extension Readme.Post: RemoteResource {
@@ -260,8 +273,7 @@ extension Readme {
         @Column(indexed: true) var writerId: Int
         var title: String
 
-        static let writer = belongsTo(Writer.self, onDelete: .cascade)
-        static let relations: [any ModelRelation<Book>] = [writer]  // FOREIGN KEY … ON DELETE CASCADE
+        static let writer = belongsTo(Writer.self, onDelete: .cascade)  // FOREIGN KEY … ON DELETE CASCADE
     }
 
     @Model(table: "heroes")
@@ -271,7 +283,6 @@ extension Readme {
 
         static let enemies = belongsToMany(Enemy.self, through: Rivalry.self)  // Rivalry.heroId, .enemyId
         static let notes = morphMany(Note.self, as: "subject")                 // subjectType "heroes"
-        static let relations: [any ModelRelation<Hero>] = [notes]              // notes go with their hero
     }
 
     @Model(table: "enemies")
@@ -354,7 +365,7 @@ extension ReadmeSQLiteExampleTests {
         ]
         try db.write { try Article.saveAll(&rows, $0) }
 
-        let recent = try db.read { try Article.where(\.userId == 1).order(\.id.desc).limit(10).fetchAll($0) }
+        let recent = try db.read { try Article.where(\.userId == 1).order(.desc(\.id)).limit(10).fetchAll($0) }
 
         let query = Article.where { $0.title.glob("Hello*") && ($0.publishedAt == nil || $0.userId.in([1, 2])) }
         #expect(try query.sql.hasSuffix(#"FROM "articles" WHERE "title" GLOB ? AND ("published_at" IS NULL OR "user_id" IN (SELECT value FROM json_each(?)))"#))

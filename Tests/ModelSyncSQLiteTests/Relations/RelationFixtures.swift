@@ -16,6 +16,8 @@ enum Rel {
         static let edited = hasMany(Post.self, foreignKey: \.editorId)
     }
 
+    // Post, Profile and Hero leave `relations` to `@Model` (every relation declared); Enemy lists
+    // its own.
     @Model(table: "posts")
     struct Post: SQLModel, Equatable {
         var id: Int?
@@ -25,7 +27,6 @@ enum Rel {
 
         static let author = belongsTo(User.self, onDelete: .cascade)
         static let editor = belongsTo(User.self, foreignKey: \.editorId, onDelete: .setNull)
-        static let relations: [any ModelRelation<Post>] = [author, editor]
     }
 
     @Model(table: "profiles")
@@ -35,7 +36,6 @@ enum Rel {
         var bio: String
 
         static let user = belongsTo(User.self)
-        static let relations: [any ModelRelation<Profile>] = [user]
     }
 
     @Model(table: "heroes")
@@ -46,7 +46,6 @@ enum Rel {
         static let enemies = belongsToMany(Enemy.self, through: HeroEnemy.self)
         static let notes = morphMany(Note.self, as: "subject", onDelete: .cascade)
         static let tags = morphToMany(Tag.self, through: Tagging.self, as: "taggable")
-        static let relations: [any ModelRelation<Hero>] = [notes, tags]
     }
 
     @Model(table: "enemies")
