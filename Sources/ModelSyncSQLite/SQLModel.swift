@@ -385,7 +385,7 @@ extension SQLModel {
     /// The schema index of the field at `keyPath`: one lookup in the table's key-path index,
     /// the one the query builder resolves columns with.
     static func fieldIndex(_ keyPath: PartialKeyPath<Self>) throws -> Int {
-        guard let field = sqlTable.keyPaths[keyPath] else {
+        guard let field = sqlTable.keyPaths.field(keyPath) else {
             throw SQLiteError.misuse("\(keyPath) is not a stored field of \(schema.name)")
         }
         return field

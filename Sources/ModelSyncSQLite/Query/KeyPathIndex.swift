@@ -2,25 +2,78 @@ import ModelSyncCore
 
 /// The field of each key path of a model, built once per ``SQLTable``, so that the builder
 /// resolves a key path with one hash lookup instead of comparing it with every field.
+///
+/// It also knows the key paths into nested models stored as JSON text (`\Post.address.city`),
+/// each with the JSON path of its value in the column's storage format (property names).
 struct KeyPathIndex: @unchecked Sendable {  // key paths are immutable; `AnyKeyPath` just is not marked Sendable
-    /// The field's index in the schema, by its key path.
-    private var fields: [AnyKeyPath: Int] = [:]
+    /// What a key path reaches.
+    enum Target {
+        /// A field: its index in the schema.
+        case field(Int)
+        /// A value inside the JSON text of a field (a nested model's property).
+        case nested(field: Int, jsonPath: String)
+    }
+
+    /// Nested models deeper than this are not indexed (a model nesting itself through a
+    /// non-optional chain cannot exist, but a long chain of distinct ones can).
+    private static let maximumNesting = 4
+
+    private var targets: [AnyKeyPath: Target] = [:]
 
     init(_ schema: ModelSchema) {
         for (index, field) in schema.fields.enumerated() {
             guard let keyPath = field.keyPath else { continue }
-            fields[keyPath as AnyKeyPath] = index
+            targets[keyPath as AnyKeyPath] = .field(index)
+            // Only a non-optional nested model: `\Post.author?.name` is a key path that cannot
+            // be built by appending to `\Post.author`, so an optional one has no entry to find.
+            if case .model(let reference) = field.type {
+                addNested(reference.schema, under: keyPath, field: index, jsonPath: "$", depth: 1)
+            }
         }
     }
 
-    subscript(_ keyPath: AnyKeyPath) -> Int? { fields[keyPath] }
+    private mutating func addNested(_ schema: ModelSchema, under prefix: AnyKeyPath, field: Int, jsonPath: String, depth: Int) {
+        guard depth <= Self.maximumNesting else { return }
+        for nested in schema.fields {
+            guard let inner = nested.keyPath, let keyPath = prefix.appending(path: inner) else { continue }
+            // Quoted: a property name may hold any letter, and `"` cannot occur in one.
+            let path = jsonPath + ".\"" + nested.name + "\""
+            targets[keyPath] = .nested(field: field, jsonPath: path)
+            if case .model(let reference) = nested.type {
+                addNested(reference.schema, under: keyPath, field: field, jsonPath: path, depth: depth + 1)
+            }
+        }
+    }
+
+    subscript(_ keyPath: AnyKeyPath) -> Target? { targets[keyPath] }
+
+    /// The schema index of a field's own key path; nil for anything else.
+    func field(_ keyPath: AnyKeyPath) -> Int? {
+        guard case .field(let index)? = targets[keyPath] else { return nil }
+        return index
+    }
 }
 
 extension SQLTable {
     /// The column node of `keyPath`, or a failure naming it when it is not a stored field
     /// (an `@Ignored` property, a computed one, a path into a nested value).
     func columnNode(_ keyPath: AnyKeyPath) -> SQLNode {
-        guard let field = keyPaths[keyPath] else {
+        switch keyPaths[keyPath] {
+        case .field(let field)?:
+            return .column(table: name, name: schema.fields[field].column)
+        case .nested(let field, let jsonPath)?:
+            // The path is bound, so it never enters the SQL text.
+            let column = SQLNode.column(table: name, name: schema.fields[field].column)
+            return .function("json_extract", [column, .value(.text(jsonPath))], distinct: false)
+        case nil:
+            return .failure(.unknownColumn(table: name, column: "\(keyPath)"))
+        }
+    }
+
+    /// The column of a field's own key path, for what must name a column (the target of an
+    /// assignment): a path into a nested model is an unknown column here.
+    func fieldColumnNode(_ keyPath: AnyKeyPath) -> SQLNode {
+        guard let field = keyPaths.field(keyPath) else {
             return .failure(.unknownColumn(table: name, column: "\(keyPath)"))
         }
         return .column(table: name, name: schema.fields[field].column)
