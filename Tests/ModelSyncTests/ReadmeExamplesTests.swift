@@ -136,6 +136,20 @@ extension Readme {
         #expect(try db.read { try Article.count($0) } == 2)
     }
 
+    @Test func fullTextSection() throws {
+        let db = try Database(inMemory: [Article.self])
+        var article = Article(userId: 1, title: "Hello again", slug: "hello")
+        try db.write { try article.insert($0) }
+
+        try db.write { try Article.search.create($0) }            // rows already there are indexed too
+        let query = FullTextQuery.words("hello again")            // user input, quoted: never FTS5 syntax
+        let found = try db.read {
+            try Article.where(Article.search.matches(query)).order(Article.search.rank(query)).fetchAll($0)
+        }
+
+        #expect(found.map(\.id) == [article.id])
+    }
+
     @Test func sqliteAsyncCode() async throws {
         let db = try Database(inMemory: [Article.self])
 
@@ -148,6 +162,10 @@ extension Readme {
         #expect(draft.id != nil)
         #expect(latest.map(\.title) == ["Async, edited"])
     }
+}
+
+extension Readme.Article {
+    static let search = FullTextIndex<Readme.Article>(\.title)      // FTS5, kept in step by triggers
 }
 
 extension Readme.Post: RemoteResource {
@@ -335,8 +353,10 @@ extension Readme {
         let writers = try db.read { try Writer.all($0) }
         let books = try db.read { try Writer.books.load(for: writers, $0, Book.order(\.title)) }  // [[Book]]: one query
         let writer = try db.read { try Book.writer.load(for: books[0][0], $0) }
+        let shelves = try db.read { try Writer.order(\.name).including(Writer.books, Book.order(\.title)).fetchAll($0) }  // [(Writer, [Book])]
         #expect(books.map { $0.map(\.title) } == [["Lavinia", "Tehanu"], ["Binti"]])
         #expect(writer == writers[0])
+        #expect(shelves.map { "\($0.0.name): \($0.1.map(\.title))" } == [#"Le Guin: ["Lavinia", "Tehanu"]"#, #"Okorafor: ["Binti"]"#])
         #expect(
             try Writer.books.sql(for: writers).description
                 == #"SELECT "id", "writerId", "title" FROM "books" WHERE "writerId" IN (SELECT value FROM json_each(?)) -- [TEXT '[1,2]']"#)
