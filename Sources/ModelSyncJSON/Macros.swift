@@ -53,7 +53,7 @@ import ModelSyncCore
     extension,
     conformances: Model, JSONModel, Decodable, Encodable,
     names: named(schema), named(jsonLayout), named(init(json:)), named(encode(json:)), named(jsonHooks),
-    named(sqlTable), named(init(row:)), named(bind(to:)), named(relations), named(init(from:)), named(encode(to:))
+    named(sqlTable), named(init(row:)), named(bind(to:)), named(relations), named(relationCache), named(init(from:)), named(encode(to:))
 )
 @attached(member, names: arbitrary)
 public macro Model(

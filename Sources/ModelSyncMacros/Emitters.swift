@@ -155,9 +155,17 @@ func jsonEncodeDecl(_ model: ModelDescription) -> String {
 
 /// `Decodable` through the generated codec, so Foundation's coders see the model's JSON.
 func codableDecoderInitDecl(_ model: ModelDescription) -> String {
-    indent + "\(accessPrefix(model))init(from decoder: any Swift.Decoder) throws {\n"
-        + indent + indent + "self = try ModelSyncJSON.CodableBridge.decode(Self.self, from: decoder)\n"
-        + indent + "}"
+    let decode = "try ModelSyncJSON.CodableBridge.decode(Self.self, from: decoder)"
+    guard model.cachesRelations else {
+        return indent + "\(accessPrefix(model))init(from decoder: any Swift.Decoder) throws {\n"
+            + indent + indent + "self = \(decode)\n" + indent + "}"
+    }
+    // The relation cache is a `let` with a value: `self =` would initialise it twice.
+    let copies = model.fields.filter(\.isAssignable).map { field in
+        indent + indent + "self.\(field.identifier) = decoded.\(field.identifier)\n"
+    }
+    return indent + "\(accessPrefix(model))init(from decoder: any Swift.Decoder) throws {\n"
+        + indent + indent + "let decoded = \(decode)\n" + copies.joined() + indent + "}"
 }
 
 /// `Encodable` through the generated codec.
@@ -226,4 +234,18 @@ func relationsDecl(_ model: ModelDescription) -> String? {
     let list = relations.map { "Self.\($0)" }.joined(separator: ", ")
     return indent + "\(accessPrefix(model))static var relations: [any ModelSyncSQLite.ModelRelation<Self>] {\n"
         + indent + indent + "[\(list)]\n" + indent + "}"
+}
+
+/// The stored property that holds a value's loaded relations, in the struct itself (extensions
+/// cannot add stored properties). A `let` with a value: no memberwise initializer parameter.
+func relationCacheMemberDecl(_ model: ModelDescription) -> String? {
+    guard model.cachesRelations else { return nil }
+    return "\(accessPrefix(model))let _modelSyncRelationCache = ModelSyncSQLite.RelationCache()"
+}
+
+/// `var relationCache`, the `SQLModel` requirement, reading that property.
+func relationCacheDecl(_ model: ModelDescription) -> String? {
+    guard model.cachesRelations else { return nil }
+    return indent + "\(accessPrefix(model))var relationCache: ModelSyncSQLite.RelationCache? {\n"
+        + indent + indent + "_modelSyncRelationCache\n" + indent + "}"
 }

@@ -51,6 +51,7 @@ struct ModelAnalyzer {
         checkExcludedNames(arguments.decodeExcluding, argument: "decodeExcluding", modelName: modelName)
         checkExcludedNames(arguments.encodeExcluding, argument: "encodeExcluding", modelName: modelName)
         let storesInSQLite = declaresSQLModel(structDecl)
+        let relations = storesInSQLite ? declaredRelations(structDecl) : []
         checkSQLOptions(arguments, attribute: attribute, modelName: modelName, storesInSQLite: storesInSQLite)
 
         return ModelDescription(
@@ -66,8 +67,21 @@ struct ModelAnalyzer {
             fields: fields,
             hooks: JSONHook.allCases.filter(hooks.contains),
             storesInSQLite: storesInSQLite,
-            relations: storesInSQLite ? declaredRelations(structDecl) : []
+            relations: relations,
+            cachesRelations: storesInSQLite && relations != [] && !declaresCoding(structDecl)
         )
+    }
+
+    /// Whether the inheritance clause names `Codable`, `Decodable` or `Encodable`.
+    private func declaresCoding(_ structDecl: StructDeclSyntax) -> Bool {
+        let names: Set<String> = ["Codable", "Decodable", "Encodable"]
+        return structDecl.inheritanceClause?.inheritedTypes.contains { inherited in
+            let parts = inherited.type.as(CompositionTypeSyntax.self)?.elements.map(\.type) ?? [inherited.type]
+            return parts.contains { type in
+                let name = type.as(IdentifierTypeSyntax.self)?.name.text ?? type.as(MemberTypeSyntax.self)?.name.text
+                return name.map(names.contains) ?? false
+            }
+        } ?? false
     }
 
     /// The functions of ModelSyncSQLite that declare a relation.

@@ -34,6 +34,10 @@ struct ModelDescription {
     /// belongsTo(User.self)`), as written; listed in the generated `relations` unless the
     /// struct declares `relations` itself (`nil` then).
     var relations: [String]?
+    /// Whether each value gets a `RelationCache`: a struct that declares `SQLModel` and
+    /// relations, unless it declares `Codable` itself (a synthesized conformance would code the
+    /// cache's stored property).
+    var cachesRelations: Bool
 }
 
 /// One stored property that takes part in the model.

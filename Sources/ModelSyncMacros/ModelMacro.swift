@@ -44,6 +44,9 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
             if let relations = relationsDecl(model) {
                 members.append(relations)
             }
+            if let cache = relationCacheDecl(model) {
+                members.append(cache)
+            }
         }
         // The compiler asks for `Decodable` / `Encodable` only when the struct does not conform
         // yet: a conformance the user wrote (or had synthesized) is left alone.
@@ -79,7 +82,7 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
         guard let model = analyzer.analyze(attribute: node, declaration: declaration), !analyzer.hasErrors else {
             return []
         }
-        return defaultMemberDecls(model).map { DeclSyntax("\(raw: $0)") }
+        return (defaultMemberDecls(model) + [relationCacheMemberDecl(model)].compactMap { $0 }).map { DeclSyntax("\(raw: $0)") }
     }
 
     /// The compiler passes only the protocols the type does not conform to yet (the

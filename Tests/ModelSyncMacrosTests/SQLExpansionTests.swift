@@ -406,6 +406,12 @@ struct SQLConformanceTests {
             """)
         #expect(text.contains("public static var relations: [any ModelSyncSQLite.ModelRelation<Self>] {"), "\(text)")
         #expect(text.contains("[Self.writer, Self.notes]"))
+        // Each value keeps the relations it loads, in a stored property of the struct.
+        #expect(text.contains("public let _modelSyncRelationCache = ModelSyncSQLite.RelationCache()"))
+        #expect(text.contains("public var relationCache: ModelSyncSQLite.RelationCache? {"))
+        // Not for a struct whose own Codable conformance might be synthesized (it would code it).
+        let codable = expanded("@Model\nstruct B: SQLModel, Codable {\n    var id: Int\n    static let w = belongsTo(W.self)\n}\n")
+        #expect(codable.contains("static var relations") && !codable.contains("RelationCache"))
         // A list of its own wins; a model without SQLModel gets none.
         let ownList = expanded(
             "@Model\nstruct B: SQLModel {\n    var id: Int\n    static let w = belongsTo(W.self)\n    static let relations: [any ModelRelation<B>] = []\n}\n")
