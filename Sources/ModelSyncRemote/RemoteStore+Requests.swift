@@ -13,8 +13,8 @@ extension RemoteStore {
         try await resourceURL(for: M.self, id: id.map { RemoteID(parts: [$0]) })
     }
 
-    /// The URL of `type`'s collection, or of the record `id` (a composite key's parts) when given;
-    /// see ``resourceURL(for:id:)-(_,String?)``.
+    /// The URL of `type`'s collection, or of the record `id` (a composite key's parts) when given,
+    /// as the overload that takes a `String` id builds it.
     public func resourceURL<M: RemoteResource>(for type: M.Type, id: RemoteID?) async throws -> URL {
         let parameters = try await mergedParameters(M.self, call: [:])
         guard let id else { return try await collectionURL(M.self, parameters: parameters) }
