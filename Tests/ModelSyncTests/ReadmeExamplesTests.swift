@@ -51,6 +51,12 @@ enum Readme {
         #expect(String(decoding: bytes, as: UTF8.self) == #"{"id":1,"userId":7,"body":"Hi","stats":{"views":12}}"#)
         #expect(Readme.User.schema.primaryKey == ["id"])
         #expect(Post.schema.primaryKey == ["id"])
+
+        let bracket = JSONEncodingOverride<Post>.field(\.views) { $0 < 100 ? "few" : "many" }
+        let once = try JSONModelEncoder().encode(post, overriding: [bracket])   // …"stats":{"views":"few"}}
+        let plain = try JSONModelEncoder().encode(post)                       // …"stats":{"views":12}}
+        #expect(String(decoding: once, as: UTF8.self).hasSuffix(#""stats":{"views":"few"}}"#))
+        #expect(String(decoding: plain, as: UTF8.self).hasSuffix(#""stats":{"views":12}}"#))
     }
 }
 
@@ -194,6 +200,83 @@ extension ReadmeExamplesTests {
         #expect(draft.id == 101)
         #expect(mine.count == 11 && mine.last?.id == 101)
         #expect(counts == [20, 20, 20, 20, 20, 1])
+    }
+}
+
+extension Readme {
+    @Model
+    struct Todo {
+        var id: Int?
+        var userId: Int = 0
+        var title: String
+    }
+
+    @Model
+    struct Comment {
+        var id: Int?
+        var body: String
+    }
+
+    @Model
+    struct OrderLine {
+        @PrimaryKey var orderId: Int
+        @PrimaryKey var line: Int
+        var product: String
+    }
+}
+
+extension Readme.User: RemoteResource {
+    static let remote = RemoteConfiguration(path: "users")
+}
+
+extension Readme.Todo: RemoteResource {
+    static let remote = RemoteConfiguration(path: "todos")
+}
+
+extension Readme.Comment: RemoteResource {
+    static let remote = RemoteConfiguration(path: "comments")
+}
+
+extension Readme.OrderLine: RemoteResource {                       // @PrimaryKey orderId, @PrimaryKey line
+    static let remote = RemoteConfiguration(path: "lines")
+    static func remotePath(for id: RemoteID) throws -> [String] {  // the default: ["lines", "7,3"]
+        ["orders", id.parts[0], "lines", id.parts[1]]
+    }
+}
+
+@Suite struct ReadmeNestedResourcesExampleTests {
+    typealias Post = Readme.Post
+    typealias User = Readme.User
+    typealias Todo = Readme.Todo
+    typealias Comment = Readme.Comment
+    typealias OrderLine = Readme.OrderLine
+
+    @Test func nestedResourcesSection() async throws {
+        let data: JSONValue = ["users": [["id": 1, "display_name": "Ann"]], "todos": [["id": 1, "userId": 1, "title": "Buy tea"]]]
+        try await withTestServer(data: data) { server in
+            let api = RemoteStore(baseURL: server.baseURL)
+            let todos = try await api.list(Todo.self, of: User.self, parentID: 1)   // GET /users/1/todos: no User needed
+            var todo = Todo(title: "Call Bob")
+            try await api.create(&todo, in: User.self, parentID: 1, encoding: [.field(\.title) { $0.uppercased() }])
+            // POST /users/1/todos with "title":"CALL BOB"; todo.title stays "Call Bob"
+            #expect(todos.map(\.title) == ["Buy tea"])
+            #expect(todo.title == "Call Bob" && todo.id == 2 && todo.userId == 1)
+            #expect(try await server.data["todos"]?[1]?["title"] == "CALL BOB")
+
+            // Django REST Framework's pages and an order line, served as canned answers.
+            let next = JSONValue.string(server.baseURL.absoluteString + "/posts/9/comments?limit=2&offset=2")
+            server.inject(Fault(.status(200, body: ["count": 3, "next": next, "results": [["id": 1, "body": "a"], ["id": 2, "body": "b"]]])))
+            server.inject(Fault(.status(200, body: ["count": 3, "next": nil, "results": [["id": 3, "body": "c"]]])))
+            server.inject(Fault(.status(200, body: ["orderId": 7, "line": 3, "product": "tea"])))
+            var counts: [Int] = []
+            for try await page in api.pages(Comment.self, of: Post.self, parentID: 9, parameters: ["limit": 2], pagination: .nextURL()) {
+                counts.append(page.count)                            // GET /posts/9/comments?limit=2, then each `next`
+            }
+            let line = try await api.fetch(OrderLine.self, id: RemoteID(7, 3))     // GET /orders/7/lines/3
+            #expect(counts == [2, 1])
+            #expect(line.product == "tea")
+            #expect(server.recordedRequests.map(\.uri).suffix(3) == ["/posts/9/comments?limit=2", "/posts/9/comments?limit=2&offset=2", "/orders/7/lines/3"])
+        }
     }
 }
 
