@@ -74,14 +74,20 @@ struct ModelAnalyzer {
 
     /// Whether the inheritance clause names `Codable`, `Decodable` or `Encodable`.
     private func declaresCoding(_ structDecl: StructDeclSyntax) -> Bool {
-        let names: Set<String> = ["Codable", "Decodable", "Encodable"]
-        return structDecl.inheritanceClause?.inheritedTypes.contains { inherited in
-            let parts = inherited.type.as(CompositionTypeSyntax.self)?.elements.map(\.type) ?? [inherited.type]
-            return parts.contains { type in
-                let name = type.as(IdentifierTypeSyntax.self)?.name.text ?? type.as(MemberTypeSyntax.self)?.name.text
-                return name.map(names.contains) ?? false
-            }
-        } ?? false
+        inheritedNames(structDecl).contains { ["Codable", "Decodable", "Encodable"].contains($0.name) }
+    }
+
+    /// The protocols the struct's inheritance clause names (the parts of an `A & B` too), each
+    /// with the module that qualifies it, if any.
+    private func inheritedNames(_ structDecl: StructDeclSyntax) -> [(name: String, module: String?)] {
+        let types = structDecl.inheritanceClause?.inheritedTypes.flatMap { inherited in
+            inherited.type.as(CompositionTypeSyntax.self)?.elements.map(\.type) ?? [inherited.type]
+        } ?? []
+        return types.compactMap { type in
+            if let identifier = type.as(IdentifierTypeSyntax.self) { return (identifier.name.text, nil) }
+            if let member = type.as(MemberTypeSyntax.self) { return (member.name.text, member.baseType.trimmedDescription) }
+            return nil
+        }
     }
 
     /// The functions of ModelSyncSQLite that declare a relation.
@@ -125,19 +131,8 @@ struct ModelAnalyzer {
     /// Whether the struct's inheritance clause names one of `sqlProtocols` (bare, or qualified
     /// by a module of ours).
     private func declaresSQLModel(_ structDecl: StructDeclSyntax) -> Bool {
-        guard let inherited = structDecl.inheritanceClause?.inheritedTypes else { return false }
-        return inherited.contains { inheritedType in
-            // `A & B` lists its parts.
-            let parts = inheritedType.type.as(CompositionTypeSyntax.self)?.elements.map(\.type) ?? [inheritedType.type]
-            return parts.contains { type in
-                if let identifier = type.as(IdentifierTypeSyntax.self) {
-                    return Self.sqlProtocols.contains(identifier.name.text)
-                }
-                if let member = type.as(MemberTypeSyntax.self) {
-                    return Self.sqlProtocols.contains(member.name.text) && ourModules.contains(member.baseType.trimmedDescription)
-                }
-                return false
-            }
+        inheritedNames(structDecl).contains { inherited in
+            Self.sqlProtocols.contains(inherited.name) && inherited.module.map(ourModules.contains) ?? true
         }
     }
 

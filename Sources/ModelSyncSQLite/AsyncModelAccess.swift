@@ -11,20 +11,23 @@ extension SQLModel {
     /// ``insert(_:validate:)-(SQLiteConnection,_)`` in a write transaction of `database`;
     /// the model gets its assigned id, as the sync call gives it.
     public mutating func insert(_ database: Database, validate: Bool = true) async throws {
-        let model = self
-        self = try await database.write { db in
-            var written = model
-            try written.insert(db, validate: validate)
-            return written
-        }
+        try await writing(database) { model, db in try model.insert(db, validate: validate) }
     }
 
     /// ``save(_:validate:)-(SQLiteConnection,_)`` (insert or update) in a write transaction.
     public mutating func save(_ database: Database, validate: Bool = true) async throws {
+        try await writing(database) { model, db in try model.save(db, validate: validate) }
+    }
+
+    /// Runs `operation` on a copy of this model in a write transaction, then takes the copy
+    /// as written (with the id it was given).
+    private mutating func writing(
+        _ database: Database, _ operation: @escaping @Sendable (inout Self, SQLiteConnection) throws -> Void
+    ) async throws {
         let model = self
         self = try await database.write { db in
             var written = model
-            try written.save(db, validate: validate)
+            try operation(&written, db)
             return written
         }
     }
