@@ -5,8 +5,9 @@ import PackageDescription
 
 // Layers (see docs/ARCHITECTURE.md):
 //   ModelSyncCore ← ModelSyncJSON ← {ModelSyncRemote, ModelSyncSQLite, ModelSyncStorage} ← ModelSync
-//   (the umbrella re-exports them, declares the macros and joins the stores). The middle layers
-//   never import each other. ModelSyncMacros (compiler plugin) is used only through ModelSync.
+//   (the umbrella re-exports them and joins the stores). The middle layers never import each
+//   other. Each layer is a product of its own and re-exports the layers below it; ModelSyncJSON
+//   declares the macros (ModelSyncMacros, a compiler plugin), so `@Model` comes with any of them.
 //   ModelSyncJSON ← ModelSyncServer ← modelsync-server (a product of its own, not re-exported).
 //   ModelSync + ModelSyncServer ← ModelSyncTesting (for users' tests; not re-exported).
 let package = Package(
@@ -19,6 +20,8 @@ let package = Package(
         .library(name: "ModelSync", targets: ["ModelSync"]),
         .library(name: "ModelSyncJSON", targets: ["ModelSyncJSON"]),
         .library(name: "ModelSyncStorage", targets: ["ModelSyncStorage"]),
+        .library(name: "ModelSyncSQLite", targets: ["ModelSyncSQLite"]),
+        .library(name: "ModelSyncRemote", targets: ["ModelSyncRemote"]),
         .executable(name: "modelsync-demo", targets: ["modelsync-demo"]),
         .library(name: "ModelSyncServer", targets: ["ModelSyncServer"]),
         .executable(name: "modelsync-server", targets: ["modelsync-server"]),
@@ -40,8 +43,9 @@ let package = Package(
     targets: [
         // Core: the Model protocol, schemas and field types. No dependencies.
         .target(name: "ModelSyncCore"),
-        // JSON: a tape-based reader, a writer, and the runtime the generated codecs call.
-        .target(name: "ModelSyncJSON", dependencies: ["ModelSyncCore"]),
+        // JSON: a tape-based reader, a writer, the runtime the generated codecs call, and the
+        // macro declarations.
+        .target(name: "ModelSyncJSON", dependencies: ["ModelSyncCore", "ModelSyncMacros"]),
         // SQLite: the system libsqlite3 (Linux: `apt-get install libsqlite3-dev`), a thin layer
         // over its C API, ActiveRecord and migrations. On JSON only for JSON-text columns;
         // swift-log for statement tracing.
@@ -64,11 +68,11 @@ let package = Package(
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
             ]
         ),
-        // Umbrella: re-exports the layers and declares the macros.
+        // Umbrella: re-exports the layers; the cache and sync join the SQLite and REST layers.
         .target(
             name: "ModelSync",
             dependencies: [
-                "ModelSyncCore", "ModelSyncJSON", "ModelSyncSQLite", "ModelSyncRemote", "ModelSyncStorage", "ModelSyncMacros",
+                "ModelSyncCore", "ModelSyncJSON", "ModelSyncSQLite", "ModelSyncRemote", "ModelSyncStorage",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -146,11 +150,14 @@ let package = Package(
                 .product(name: "SwiftDiagnostics", package: "swift-syntax"),
                 .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
                 .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+                .product(name: "SwiftParser", package: "swift-syntax"),
             ]
         ),
+        // Declares names ModelSync shares with SwiftData, GRDB and Vapor, for NameClashTests.
+        .target(name: "NameClashes", dependencies: ["ModelSyncMacros"], path: "Tests/Fixtures/NameClashes"),
         .testTarget(
             name: "ModelSyncTests",
-            dependencies: ["ModelSync", "ModelSyncServer", "ModelSyncTesting", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["ModelSync", "ModelSyncServer", "ModelSyncTesting", "NameClashes", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "ModelSyncSQLiteTests", dependencies: ["ModelSync", "ModelSyncTesting", .product(name: "Logging", package: "swift-log")]

@@ -123,6 +123,11 @@ extension Array: FieldValue where Element: FieldValue {
     public static var fieldType: FieldType { .array(Element.fieldType) }
 }
 
+/// A set is described as an array of its elements: that is its JSON form.
+extension Set: FieldValue where Element: FieldValue {
+    public static var fieldType: FieldType { .array(Element.fieldType) }
+}
+
 extension Dictionary: FieldValue where Key == String, Value: FieldValue {
     public static var fieldType: FieldType { .dictionary(Value.fieldType) }
 }

@@ -37,6 +37,7 @@ enum ModelDiagnostic: DiagnosticMessage {
     case autoincrementNeedsSingleKey
     case autoincrementWithoutRowID
     case autoincrementNeedsInteger(type: String, property: String)
+    case sqlOptionWithoutSQLModel(argument: String, model: String)
 
     var message: String {
         switch self {
@@ -110,13 +111,15 @@ enum ModelDiagnostic: DiagnosticMessage {
             "'autoincrement' is not available in a 'withoutRowID' table"
         case .autoincrementNeedsInteger(let type, let property):
             "'autoincrement' needs an integer primary key; '\(property)' is '\(type)'"
+        case .sqlOptionWithoutSQLModel(let argument, let model):
+            "'\(argument)' has an effect only when '\(model)' declares 'SQLModel' ('struct \(model): SQLModel')"
         }
     }
 
     var severity: DiagnosticSeverity {
         switch self {
         case .ignoredOnComputedProperty, .ignoredOnStaticProperty, .ignoredExcludedName,
-            .hookShouldBeStatic, .hookShouldNotBeStatic:
+            .hookShouldBeStatic, .hookShouldNotBeStatic, .sqlOptionWithoutSQLModel:
             .warning
         default:
             .error
@@ -161,6 +164,7 @@ enum ModelDiagnostic: DiagnosticMessage {
             case .autoincrementNeedsSingleKey: "autoincrementNeedsSingleKey"
             case .autoincrementWithoutRowID: "autoincrementWithoutRowID"
             case .autoincrementNeedsInteger: "autoincrementNeedsInteger"
+            case .sqlOptionWithoutSQLModel: "sqlOptionWithoutSQLModel"
             }
         return MessageID(domain: "ModelSyncMacros", id: id)
     }

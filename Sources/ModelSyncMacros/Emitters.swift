@@ -5,7 +5,9 @@
 
 private let indent = "    "
 
-/// `extension Post: ModelSync.Model, ModelSync.JSONModel { ... }`
+/// `extension Post: ModelSyncCore.Model, ModelSyncJSON.JSONModel { ... }`. Generated code
+/// names each type by the module that declares it, which the file sees through whichever of
+/// our modules it imports (each re-exports the layers below it).
 func extensionSource(extendedType: String, conformances: [String], members: [String]) -> String {
     let inheritance = conformances.isEmpty ? "" : ": " + conformances.joined(separator: ", ")
     return "extension \(extendedType)\(inheritance) {\n" + members.joined(separator: "\n") + "\n}"
@@ -44,7 +46,7 @@ func schemaDecl(_ model: ModelDescription) -> String {
     if !model.unique.isEmpty {
         arguments.append("unique: \(nameGroups(model.unique))")
     }
-    return indent + "\(accessPrefix(model))static let schema = ModelSync.ModelSchema(\n"
+    return indent + "\(accessPrefix(model))static let schema = ModelSyncCore.ModelSchema(\n"
         + arguments.map { indent + indent + $0 }.joined(separator: ",\n")
         + "\n" + indent + ")"
 }
@@ -58,7 +60,7 @@ private func keyPath(_ field: FieldDescription) -> String {
         ? "\\Self.self.\(field.identifier)" : "\\Self.\(field.identifier)"
 }
 
-/// `ModelSync.FieldSchema(...)`; labels appear only for non-default values.
+/// `ModelSyncCore.FieldSchema(...)`; labels appear only for non-default values.
 private func fieldSchema(_ field: FieldDescription, indentation: String) -> String {
     var arguments = ["name: \(stringLiteral(field.name))", "keyPath: \(keyPath(field))"]
     if let jsonKey = field.jsonKey {
@@ -86,7 +88,7 @@ private func fieldSchema(_ field: FieldDescription, indentation: String) -> Stri
         // The closure's result type is the key path's value type, so the default is
         // type-checked against the property's type without a cast.
         arguments.append(
-            "defaultValue: ModelSync.FieldDefault(source: \(stringLiteral(value.text)), for: \(keyPath(field))) "
+            "defaultValue: ModelSyncCore.FieldDefault(source: \(stringLiteral(value.text)), for: \(keyPath(field))) "
                 + "{ \(defaultCall(field)) }"
         )
     }
@@ -96,19 +98,19 @@ private func fieldSchema(_ field: FieldDescription, indentation: String) -> Stri
     if !field.encodes {
         arguments.append("encodes: false")
     }
-    return "ModelSync.FieldSchema(" + arguments.joined(separator: ", ") + ")"
+    return "ModelSyncCore.FieldSchema(" + arguments.joined(separator: ", ") + ")"
 }
 
 func jsonLayoutDecl(_ model: ModelDescription) -> String {
     let dates = model.dates.map { ", dates: \($0)" } ?? ""
-    return indent + "\(accessPrefix(model))static let jsonLayout = ModelSync.JSONLayout(schema: schema\(dates))"
+    return indent + "\(accessPrefix(model))static let jsonLayout = ModelSyncJSON.JSONLayout(schema: schema\(dates))"
 }
 
 /// `nil` when the struct declares no hooks, so the protocol's default applies.
 func jsonHooksDecl(_ model: ModelDescription) -> String? {
     guard !model.hooks.isEmpty else { return nil }
     let hooks = model.hooks.map { "." + $0.rawValue }.joined(separator: ", ")
-    return indent + "\(accessPrefix(model))static let jsonHooks: ModelSync.JSONHooks = [\(hooks)]"
+    return indent + "\(accessPrefix(model))static let jsonHooks: ModelSyncJSON.JSONHooks = [\(hooks)]"
 }
 
 // MARK: - JSON codec
@@ -130,7 +132,7 @@ func jsonDecoderInitDecl(_ model: ModelDescription) -> String {
         let method = field.decodes ? "decode" : "decodeStored"
         return bodyIndent + "self.\(field.identifier) = try decoder.\(method)(\(arguments.joined(separator: ", ")))\n"
     }
-    return indent + "\(accessPrefix(model))init(json decoder: inout ModelSync.JSONObjectDecoder) throws {\n"
+    return indent + "\(accessPrefix(model))init(json decoder: inout ModelSyncJSON.JSONObjectDecoder) throws {\n"
         + lines.joined() + indent + "}"
 }
 
@@ -145,7 +147,7 @@ func jsonEncodeDecl(_ model: ModelDescription) -> String {
         let method = field.encodes ? "encode" : "encodeStored"
         return bodyIndent + "try encoder.\(method)(\(arguments.joined(separator: ", ")))\n"
     }
-    return indent + "\(accessPrefix(model))func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {\n"
+    return indent + "\(accessPrefix(model))func encode(json encoder: inout ModelSyncJSON.JSONObjectEncoder) throws {\n"
         + lines.joined() + indent + "}"
 }
 
@@ -153,15 +155,23 @@ func jsonEncodeDecl(_ model: ModelDescription) -> String {
 
 /// `Decodable` through the generated codec, so Foundation's coders see the model's JSON.
 func codableDecoderInitDecl(_ model: ModelDescription) -> String {
-    indent + "\(accessPrefix(model))init(from decoder: any Swift.Decoder) throws {\n"
-        + indent + indent + "self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)\n"
-        + indent + "}"
+    let decode = "try ModelSyncJSON.CodableBridge.decode(Self.self, from: decoder)"
+    guard model.cachesRelations else {
+        return indent + "\(accessPrefix(model))init(from decoder: any Swift.Decoder) throws {\n"
+            + indent + indent + "self = \(decode)\n" + indent + "}"
+    }
+    // The relation cache is a `let` with a value: `self =` would initialise it twice.
+    let copies = model.fields.filter(\.isAssignable).map { field in
+        indent + indent + "self.\(field.identifier) = decoded.\(field.identifier)\n"
+    }
+    return indent + "\(accessPrefix(model))init(from decoder: any Swift.Decoder) throws {\n"
+        + indent + indent + "let decoded = \(decode)\n" + copies.joined() + indent + "}"
 }
 
 /// `Encodable` through the generated codec.
 func codableEncodeDecl(_ model: ModelDescription) -> String {
     indent + "\(accessPrefix(model))func encode(to encoder: any Swift.Encoder) throws {\n"
-        + indent + indent + "try ModelSync.CodableBridge.encode(self, to: encoder)\n"
+        + indent + indent + "try ModelSyncJSON.CodableBridge.encode(self, to: encoder)\n"
         + indent + "}"
 }
 
@@ -183,7 +193,7 @@ private func defaultCall(_ field: FieldDescription) -> String {
 func defaultMemberDecls(_ model: ModelDescription) -> [String] {
     model.fields.compactMap { field in
         guard let value = field.defaultValue else { return nil }
-        return "\(accessPrefix(model))static let \(defaultMemberName(field)) = ModelSync.DeclaredDefault(for: \(keyPath(field))) {\n"
+        return "\(accessPrefix(model))static let \(defaultMemberName(field)) = ModelSyncJSON.DeclaredDefault(for: \(keyPath(field))) {\n"
             + indent + value.indented(by: indent) + "\n}"
     }
 }
@@ -196,7 +206,7 @@ private func nameGroups(_ groups: [[String]]) -> String {
 // MARK: - SQL row codec
 
 func sqlTableDecl(_ model: ModelDescription) -> String {
-    indent + "\(accessPrefix(model))static let sqlTable = ModelSync.SQLTable(schema: schema)"
+    indent + "\(accessPrefix(model))static let sqlTable = ModelSyncSQLite.SQLTable(schema: schema)"
 }
 
 /// Every field is stored, whatever its JSON exclusions; column `i` of the row is field `i`.
@@ -204,7 +214,7 @@ func rowDecoderInitDecl(_ model: ModelDescription) -> String {
     let lines = model.fields.enumerated().map { index, field in
         indent + indent + "self.\(field.identifier) = try row.decode(\(index))\n"
     }
-    return indent + "\(accessPrefix(model))init(row: inout ModelSync.SQLRowDecoder) throws {\n"
+    return indent + "\(accessPrefix(model))init(row: inout ModelSyncSQLite.SQLRowDecoder) throws {\n"
         + lines.joined() + indent + "}"
 }
 
@@ -212,6 +222,30 @@ func rowBindDecl(_ model: ModelDescription) -> String {
     let lines = model.fields.enumerated().map { index, field in
         indent + indent + "try row.encode(self.\(field.identifier), \(index))\n"
     }
-    return indent + "\(accessPrefix(model))func bind(to row: inout ModelSync.SQLRowEncoder) throws {\n"
+    return indent + "\(accessPrefix(model))func bind(to row: inout ModelSyncSQLite.SQLRowEncoder) throws {\n"
         + lines.joined() + indent + "}"
+}
+
+/// `static var relations { [Self.author, Self.editor] }`: every relation the struct declares
+/// applies its rules (foreign keys, delete rules) without a second list; `nil` when there is
+/// none, or when the struct declares `relations` itself.
+func relationsDecl(_ model: ModelDescription) -> String? {
+    guard let relations = model.relations, !relations.isEmpty else { return nil }
+    let list = relations.map { "Self.\($0)" }.joined(separator: ", ")
+    return indent + "\(accessPrefix(model))static var relations: [any ModelSyncSQLite.ModelRelation<Self>] {\n"
+        + indent + indent + "[\(list)]\n" + indent + "}"
+}
+
+/// The stored property that holds a value's loaded relations, in the struct itself (extensions
+/// cannot add stored properties). A `let` with a value: no memberwise initializer parameter.
+func relationCacheMemberDecl(_ model: ModelDescription) -> String? {
+    guard model.cachesRelations else { return nil }
+    return "\(accessPrefix(model))let _modelSyncRelationCache = ModelSyncSQLite.RelationCache()"
+}
+
+/// `var relationCache`, the `SQLModel` requirement, reading that property.
+func relationCacheDecl(_ model: ModelDescription) -> String? {
+    guard model.cachesRelations else { return nil }
+    return indent + "\(accessPrefix(model))var relationCache: ModelSyncSQLite.RelationCache? {\n"
+        + indent + indent + "_modelSyncRelationCache\n" + indent + "}"
 }

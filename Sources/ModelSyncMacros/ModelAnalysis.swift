@@ -50,7 +50,9 @@ struct ModelAnalyzer {
         let modelName = unescapedName(structDecl.name)
         checkExcludedNames(arguments.decodeExcluding, argument: "decodeExcluding", modelName: modelName)
         checkExcludedNames(arguments.encodeExcluding, argument: "encodeExcluding", modelName: modelName)
-        checkSQLOptions(arguments, attribute: attribute, modelName: modelName)
+        let storesInSQLite = declaresSQLModel(structDecl)
+        let relations = storesInSQLite ? declaredRelations(structDecl) : []
+        checkSQLOptions(arguments, attribute: attribute, modelName: modelName, storesInSQLite: storesInSQLite)
 
         return ModelDescription(
             name: modelName,
@@ -63,8 +65,75 @@ struct ModelAnalyzer {
             indexes: arguments.indexes.map { $0.map(\.name) },
             unique: arguments.unique.map { $0.map(\.name) },
             fields: fields,
-            hooks: JSONHook.allCases.filter(hooks.contains)
+            hooks: JSONHook.allCases.filter(hooks.contains),
+            storesInSQLite: storesInSQLite,
+            relations: relations,
+            cachesRelations: storesInSQLite && relations != [] && !declaresCoding(structDecl)
         )
+    }
+
+    /// Whether the inheritance clause names `Codable`, `Decodable` or `Encodable`.
+    private func declaresCoding(_ structDecl: StructDeclSyntax) -> Bool {
+        inheritedNames(structDecl).contains { ["Codable", "Decodable", "Encodable"].contains($0.name) }
+    }
+
+    /// The protocols the struct's inheritance clause names (the parts of an `A & B` too), each
+    /// with the module that qualifies it, if any.
+    private func inheritedNames(_ structDecl: StructDeclSyntax) -> [(name: String, module: String?)] {
+        let types = structDecl.inheritanceClause?.inheritedTypes.flatMap { inherited in
+            inherited.type.as(CompositionTypeSyntax.self)?.elements.map(\.type) ?? [inherited.type]
+        } ?? []
+        return types.compactMap { type in
+            if let identifier = type.as(IdentifierTypeSyntax.self) { return (identifier.name.text, nil) }
+            if let member = type.as(MemberTypeSyntax.self) { return (member.name.text, member.baseType.trimmedDescription) }
+            return nil
+        }
+    }
+
+    /// The functions of ModelSyncSQLite that declare a relation.
+    static let relationBuilders: Set<String> = [
+        "belongsTo", "hasMany", "hasOne", "belongsToMany", "morphTo", "morphMany", "morphOne", "morphToMany", "morphedByMany",
+    ]
+
+    /// The static properties initialised by a relation builder, or nil when the struct declares
+    /// `relations` itself (its list is then the one that counts).
+    private func declaredRelations(_ structDecl: StructDeclSyntax) -> [String]? {
+        var names: [String] = []
+        for member in structDecl.memberBlock.members {
+            guard let variable = member.decl.as(VariableDeclSyntax.self), isStatic(variable) else { continue }
+            for binding in variable.bindings {
+                guard let pattern = binding.pattern.as(IdentifierPatternSyntax.self) else { continue }
+                if pattern.identifier.text == "relations" { return nil }
+                if let call = binding.initializer?.value.as(FunctionCallExprSyntax.self), Self.isRelationBuilder(call.calledExpression) {
+                    names.append(pattern.identifier.text)
+                }
+            }
+        }
+        return names
+    }
+
+    /// `belongsTo(…)` or `Self.belongsTo(…)`.
+    private static func isRelationBuilder(_ callee: ExprSyntax) -> Bool {
+        if let reference = callee.as(DeclReferenceExprSyntax.self) {
+            return relationBuilders.contains(reference.baseName.text)
+        }
+        if let access = callee.as(MemberAccessExprSyntax.self), access.base?.trimmedDescription == "Self" {
+            return relationBuilders.contains(access.declName.baseName.text)
+        }
+        return false
+    }
+
+    /// The protocols whose conformance asks for the SQL row codec: ``SQLModel`` and the
+    /// library's protocols that refine it. The macro cannot add that conformance itself (its
+    /// module, ModelSyncJSON, does not know SQLite), so it reads the struct's declaration.
+    static let sqlProtocols: Set<String> = ["SQLModel", "TimestampedModel", "SoftDeletableModel", "SyncedModel"]
+
+    /// Whether the struct's inheritance clause names one of `sqlProtocols` (bare, or qualified
+    /// by a module of ours).
+    private func declaresSQLModel(_ structDecl: StructDeclSyntax) -> Bool {
+        inheritedNames(structDecl).contains { inherited in
+            Self.sqlProtocols.contains(inherited.name) && inherited.module.map(ourModules.contains) ?? true
+        }
     }
 
     mutating func diagnose(
@@ -92,6 +161,8 @@ struct ModelAnalyzer {
         var withoutRowIDArgument: ExprSyntax?
         var indexes: [[ExcludedName]] = []
         var unique: [[ExcludedName]] = []
+        /// The SQLite-only arguments given, for the warning on a model without `SQLModel`.
+        var sqlOnlyArguments: [(label: String, node: LabeledExprSyntax)] = []
     }
 
     /// A property name listed in `decodeExcluding:` or `encodeExcluding:`.
@@ -104,6 +175,9 @@ struct ModelAnalyzer {
         var result = ModelArguments()
         guard case .argumentList(let list) = attribute.arguments else { return result }
         for argument in list {
+            if let label = argument.label?.text, Self.sqlOnlyLabels.contains(label) {
+                result.sqlOnlyArguments.append((label, argument))
+            }
             // The compiler has already checked labels and types against the declaration.
             switch argument.label?.text {
             case "jsonKeys":
@@ -134,6 +208,9 @@ struct ModelAnalyzer {
         }
         return result
     }
+
+    /// The arguments that describe the SQLite table only.
+    private static let sqlOnlyLabels: Set<String> = ["table", "columns", "withoutRowID", "indexes", "unique"]
 
     /// The names must be visible to the macro, so only literals are accepted.
     private mutating func excludedNames(_ expression: ExprSyntax, argument: String) -> [ExcludedName] {
@@ -202,7 +279,18 @@ struct ModelAnalyzer {
 
     /// Index and unique groups name stored properties; a `withoutRowID` table has a primary
     /// key; `autoincrement` marks the only key column of a rowid table.
-    private mutating func checkSQLOptions(_ arguments: ModelArguments, attribute: AttributeSyntax, modelName: String) {
+    private mutating func checkSQLOptions(
+        _ arguments: ModelArguments,
+        attribute: AttributeSyntax,
+        modelName: String,
+        storesInSQLite: Bool
+    ) {
+        if !storesInSQLite {
+            // Probably a forgotten conformance: say where the option would count.
+            for argument in arguments.sqlOnlyArguments {
+                diagnose(.sqlOptionWithoutSQLModel(argument: argument.label, model: modelName), at: argument.node)
+            }
+        }
         let fieldNames = Set(fields.map(\.name))
         for (label, groups) in [("indexes", arguments.indexes), ("unique", arguments.unique)] {
             for name in groups.joined() where !fieldNames.contains(name.name) {

@@ -27,6 +27,17 @@ struct ModelDescription {
     var fields: [FieldDescription]
     /// The JSON hooks the struct declares, in the order the runtime lists them.
     var hooks: [JSONHook]
+    /// Whether the struct declares `SQLModel` (or a protocol refining it), so that the SQL row
+    /// codec is generated.
+    var storesInSQLite: Bool
+    /// The static properties declared with a relation builder (`static let author =
+    /// belongsTo(User.self)`), as written; listed in the generated `relations` unless the
+    /// struct declares `relations` itself (`nil` then).
+    var relations: [String]?
+    /// Whether each value gets a `RelationCache`: a struct that declares `SQLModel` and
+    /// relations, unless it declares `Codable` itself (a synthesized conformance would code the
+    /// cache's stored property).
+    var cachesRelations: Bool
 }
 
 /// One stored property that takes part in the model.
@@ -70,3 +81,7 @@ enum JSONHook: String, CaseIterable {
     /// Whether the hook is a static method.
     var isStatic: Bool { self == .willDecode }
 }
+
+/// The modules of ours that a qualified attribute or protocol may name: `@ModelSync.JSON`,
+/// `ModelSyncSQLite.SQLModel`.
+let ourModules: Set<String> = ["ModelSync", "ModelSyncCore", "ModelSyncJSON", "ModelSyncSQLite", "ModelSyncRemote", "ModelSyncStorage"]

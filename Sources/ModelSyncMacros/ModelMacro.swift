@@ -3,8 +3,9 @@ import SwiftSyntax
 import SwiftSyntaxBuilder
 import SwiftSyntaxMacros
 
-/// `@Model`: adds one extension with the schema, the JSON codec, the SQL row codec and
-/// `Codable` over the JSON codec (when the struct is not `Codable` already), and
+/// `@Model`: adds one extension with the schema, the JSON codec, the SQL row codec (when the
+/// struct declares `SQLModel`) and `Codable` over the JSON codec (when the struct is not
+/// `Codable` already), and
 /// to the struct itself one static member per property initializer (see `defaultMemberDecls`).
 ///
 /// analysis (ModelAnalysis.swift, PropertyAnalysis.swift) → `ModelDescription`
@@ -36,9 +37,17 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
         }
         members.append(jsonDecoderInitDecl(model))
         members.append(jsonEncodeDecl(model))
-        members.append(sqlTableDecl(model))
-        members.append(rowDecoderInitDecl(model))
-        members.append(rowBindDecl(model))
+        if model.storesInSQLite {
+            members.append(sqlTableDecl(model))
+            members.append(rowDecoderInitDecl(model))
+            members.append(rowBindDecl(model))
+            if let relations = relationsDecl(model) {
+                members.append(relations)
+            }
+            if let cache = relationCacheDecl(model) {
+                members.append(cache)
+            }
+        }
         // The compiler asks for `Decodable` / `Encodable` only when the struct does not conform
         // yet: a conformance the user wrote (or had synthesized) is left alone.
         let requested = Set(protocols.map(protocolName))
@@ -73,7 +82,7 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
         guard let model = analyzer.analyze(attribute: node, declaration: declaration), !analyzer.hasErrors else {
             return []
         }
-        return defaultMemberDecls(model).map { DeclSyntax("\(raw: $0)") }
+        return (defaultMemberDecls(model) + [relationCacheMemberDecl(model)].compactMap { $0 }).map { DeclSyntax("\(raw: $0)") }
     }
 
     /// The compiler passes only the protocols the type does not conform to yet (the
@@ -82,12 +91,12 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
     private static func conformances(_ protocols: [TypeSyntax]) -> [String] {
         protocols.map { type in
             let name = protocolName(type)
-            return swiftProtocols.contains(name) ? "Swift.\(name)" : "ModelSync.\(name)"
+            return "\(declaringModule[name] ?? "ModelSyncJSON").\(name)"
         }
     }
 
-    /// The standard library's protocols among the macro's conformances.
-    private static let swiftProtocols: Set<String> = ["Decodable", "Encodable"]
+    /// The module of each protocol among the macro's conformances.
+    private static let declaringModule = ["Decodable": "Swift", "Encodable": "Swift", "Model": "ModelSyncCore"]
 
     /// `Model` for `Model` and `ModelSync.Model`.
     private static func protocolName(_ type: TypeSyntax) -> String {

@@ -35,7 +35,7 @@ struct FieldAttributes {
                 mayBeOurs = true
             } else if let member = attribute.attributeName.as(MemberTypeSyntax.self) {
                 name = member.name.text
-                mayBeOurs = member.baseType.trimmedDescription == "ModelSync"
+                mayBeOurs = ourModules.contains(member.baseType.trimmedDescription)
             } else {
                 continue
             }

@@ -46,13 +46,19 @@ public struct RemotePages<M: RemoteResource>: AsyncSequence, Sendable {
     let parameters: RemoteParameters
     let pagination: Pagination
     let options: RequestOptions
+    /// The URL of the first page from its parameters: the collection's, or a nested one's.
+    let firstURL: @Sendable (RemoteStore, RemoteParameters) async throws -> URL
     private let ending = Locked<PagingEnd?>(nil)
 
-    init(store: RemoteStore, parameters: RemoteParameters, pagination: Pagination, options: RequestOptions) {
+    init(
+        store: RemoteStore, parameters: RemoteParameters, pagination: Pagination, options: RequestOptions,
+        firstURL: @escaping @Sendable (RemoteStore, RemoteParameters) async throws -> URL
+    ) {
         self.store = store
         self.parameters = parameters
         self.pagination = pagination
         self.options = options
+        self.firstURL = firstURL
     }
 
     /// Why the latest iteration ended; nil until one has.
@@ -71,7 +77,7 @@ public struct RemotePages<M: RemoteResource>: AsyncSequence, Sendable {
         /// The previous page's body and item ids, to notice a server that answers every page
         /// alike (the ids also when the body differs, e.g. by a timestamp in an envelope).
         private var previousBody: [UInt8]?
-        private var previousIDs: [String]?
+        private var previousIDs: [RemoteID]?
         /// The URLs fetched so far, for the link-following kinds.
         private var visited: Set<String> = []
 
@@ -108,7 +114,7 @@ public struct RemotePages<M: RemoteResource>: AsyncSequence, Sendable {
             if case .url(let next) = current {
                 url = next
             } else {
-                url = try await store.resourceURL(M.self, [], parameters: store.mergedParameters(M.self, call: parameters))
+                url = try await pages.firstURL(store, parameters)
             }
             visited.insert(url.absoluteString)
             let result = try await store.getList(M.self, url: url, at: key, pages.options)
@@ -122,8 +128,8 @@ public struct RemotePages<M: RemoteResource>: AsyncSequence, Sendable {
         }
 
         /// The primary keys of a page's items; nil when any has none.
-        private func itemIDs(_ items: [M]) -> [String]? {
-            var ids: [String] = []
+        private func itemIDs(_ items: [M]) -> [RemoteID]? {
+            var ids: [RemoteID] = []
             ids.reserveCapacity(items.count)
             for item in items {
                 guard let id = try? item.remoteID(encoder: pages.store.options.encoder) else { return nil }

@@ -113,7 +113,10 @@ public enum RemoteError: Error, Sendable, CustomStringConvertible {
     case decoding(DecodingFailure)
     /// The model has no primary key value where the URL needs one (`PUT`, `DELETE`, nested).
     case missingID(model: String)
-    /// The URL could not be built.
+    /// The URL could not be built: a base URL that will not parse, or an id that cannot be a
+    /// path (too few or too many parts for the primary key, a composite part holding the `,`
+    /// that joins the parts, an empty segment from ``RemoteResource/remotePath(for:)``).
+    /// Nothing was sent.
     case invalidURL(String)
     /// A response to be decoded is not labelled as JSON (see ``RemoteStore`` on which labels
     /// are accepted); nothing was decoded.

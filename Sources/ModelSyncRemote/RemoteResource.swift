@@ -53,12 +53,81 @@ public struct RemoteConfiguration: Sendable {
         self.init(path: path, itemKey: itemKey, listKey: listKey, parameterProperties: parameterProperties)
         self.baseURL = baseURLProvider
     }
+
+    /// ``path`` as path segments (`api/v2/posts` → `["api", "v2", "posts"]`), for
+    /// ``RemoteResource/remotePath(for:)``.
+    public var pathSegments: [String] { path.split(separator: "/").map(String.init) }
 }
 
 /// A model that a ``RemoteStore`` can fetch, list, save and delete.
 public protocol RemoteResource: JSONModel {
     /// The model's path and envelopes.
     static var remote: RemoteConfiguration { get }
+
+    /// The path of the record with `id` below the base URL, as path segments: by default the
+    /// collection's segments and then the id (`["posts", "1"]`; a composite id's parts joined by
+    /// `,`: `["order-lines", "7,3"]`).
+    ///
+    /// Implement it for a record that lives elsewhere, e.g. a line under its order:
+    ///
+    /// ```swift
+    /// static func remotePath(for id: RemoteID) throws -> [String] {
+    ///     ["orders", id.parts[0], "lines", id.parts[1]]      // /orders/7/lines/3
+    /// }
+    /// ```
+    ///
+    /// Each segment is sent as exactly one path segment, percent-encoded as ids are (a `/` or a
+    /// `..` never leaves it). The store calls it only with an id of one non-empty part per
+    /// primary-key field (one part for a model without a primary key), so `id.parts` can be
+    /// indexed by the key's fields. An error thrown here fails the call before anything is sent;
+    /// an empty segment fails it with ``RemoteError/invalidURL(_:)``.
+    static func remotePath(for id: RemoteID) throws -> [String]
+}
+
+extension RemoteResource {
+    /// The collection's segments and then the id, its parts joined by `,` (see
+    /// ``RemoteID/joined(separator:)``).
+    public static func remotePath(for id: RemoteID) throws -> [String] {
+        remote.pathSegments + [try id.joined(separator: ",")]
+    }
+}
+
+/// A record's id as it goes into a URL: one part, or one per field of a composite primary key,
+/// in the key's order.
+///
+/// ```swift
+/// try await api.fetch(OrderLine.self, id: RemoteID(7, 3))   // GET /order-lines/7,3
+/// ```
+///
+/// The ``RemoteStore`` calls that take an `id:` take a `RemoteID` as well as a plain value
+/// (which is an id of one part).
+public struct RemoteID: Sendable, Hashable, CustomStringConvertible {
+    /// The parts as text, in primary-key order.
+    public var parts: [String]
+
+    /// An id from its parts, in primary-key order: `RemoteID(7, 3)`, `RemoteID("2024/intro")`.
+    public init(_ parts: any CustomStringConvertible...) {
+        self.parts = parts.map(\.description)
+    }
+
+    /// An id from its parts as text.
+    public init(parts: [String]) {
+        self.parts = parts
+    }
+
+    /// The parts joined by `separator`, as one segment. One part is returned as it is.
+    ///
+    /// - Throws: ``RemoteError/invalidURL(_:)`` when a part of a composite id holds
+    ///   `separator`: the joined text would read as other parts.
+    public func joined(separator: String) throws -> String {
+        guard parts.count > 1 else { return parts.first ?? "" }
+        if !separator.isEmpty, let part = parts.first(where: { $0.contains(separator) }) {
+            throw RemoteError.invalidURL("the id part \"\(part)\" holds the separator \"\(separator)\"")
+        }
+        return parts.joined(separator: separator)
+    }
+
+    public var description: String { parts.joined(separator: ",") }
 }
 
 /// Query parameters: names (property names or JSON keys) to values. Arrays repeat the name
@@ -66,10 +135,18 @@ public protocol RemoteResource: JSONModel {
 public typealias RemoteParameters = [String: JSONValue]
 
 extension RemoteResource {
-    /// The primary key as it appears in a URL, or nil when the model has none yet.
-    func remoteID(encoder: JSONModelEncoder) throws -> String? {
-        guard let key = Self.schema.primaryKey.first, let field = Self.schema.field(named: key) else { return nil }
-        return try encoder.encodeToValue(self)[JSONPath(parsing: field.jsonKey)].flatMap(urlText)
+    /// The primary key as it appears in a URL (a part per key field), or nil when the model has
+    /// none or lacks a value for one of its fields.
+    func remoteID(encoder: JSONModelEncoder) throws -> RemoteID? {
+        let key = Self.schema.primaryKey
+        guard !key.isEmpty else { return nil }
+        let json = try encoder.encodeToValue(self)
+        var parts: [String] = []
+        for name in key {
+            guard let field = Self.schema.field(named: name), let part = json[JSONPath(parsing: field.jsonKey)].flatMap(urlText) else { return nil }
+            parts.append(part)
+        }
+        return RemoteID(parts: parts)
     }
 
     /// Maps parameter names given as property names to their JSON keys.

@@ -47,9 +47,10 @@ public struct RequestOptions: Sendable {
 /// Every failure is a ``RemoteError``; a failed call never changes the model passed in.
 ///
 /// - Ids and parent ids are always exactly one path segment: everything but RFC 3986's
-///   unreserved characters, `:` and `@` is percent-encoded (`/`, `?`, `#`, `%` included), and
-///   `.` and `..` are sent as `%2E` and `%2E%2E`, so an id like `"1/"` or `"../2"` can never
-///   reach another resource.
+///   unreserved characters, `:`, `@` and `,` is percent-encoded (`/`, `?`, `#`, `%` and NUL
+///   included), and `.` and `..` are sent as `%2E` and `%2E%2E`, so an id like `"1/"` or
+///   `"../2"` can never reach another resource. The same holds for the segments of a composite
+///   id and of a resource's own ``RemoteResource/remotePath(for:)``.
 /// - A parameter whose name is already in the base URL's query replaces it (`null` removes it).
 /// - Response bodies are decoded only when labelled as JSON: `application/json`, any `+json`
 ///   type (`application/vnd.api+json`, `application/problem+json`), or no `Content-Type` at
@@ -125,7 +126,7 @@ public final class RemoteStore: Sendable {
         _ type: M.Type, id: some CustomStringConvertible & Sendable, parameters: RemoteParameters = [:],
         options call: RequestOptions = RequestOptions()
     ) async throws -> RemoteResult<M> {
-        let request = RemoteRequest(method: .get, url: try await resourceURL(M.self, [idSegment(id, M.self)], parameters: mergedParameters(M.self, call: parameters)))
+        let request = RemoteRequest(method: .get, url: try await itemURL(M.self, Self.remoteID(id), parameters: mergedParameters(M.self, call: parameters)))
         let response = try await send(request, call)
         return RemoteResult(value: try decode(M.self, from: response, at: M.remote.itemKey, request, call), response: response)
     }
@@ -135,7 +136,7 @@ public final class RemoteStore: Sendable {
         _ model: inout M, parameters: RemoteParameters = [:], options call: RequestOptions = RequestOptions()
     ) async throws {
         let id = try requireID(model)
-        let request = RemoteRequest(method: .get, url: try await resourceURL(M.self, [id], parameters: mergedParameters(M.self, model: model, call: parameters)))
+        let request = RemoteRequest(method: .get, url: try await itemURL(M.self, id, parameters: mergedParameters(M.self, model: model, call: parameters)))
         let response = try await send(request, call)
         model = try decode(M.self, from: response, at: M.remote.itemKey, request, call)
     }
@@ -151,7 +152,7 @@ public final class RemoteStore: Sendable {
     public func listResult<M: RemoteResource>(
         _ type: M.Type, parameters: RemoteParameters = [:], options call: RequestOptions = RequestOptions()
     ) async throws -> RemoteResult<[M]> {
-        let url = try await resourceURL(M.self, [], parameters: mergedParameters(M.self, call: parameters))
+        let url = try await collectionURL(M.self, parameters: mergedParameters(M.self, call: parameters))
         return try await getList(M.self, url: url, at: M.remote.listKey, call)
     }
 
@@ -160,7 +161,17 @@ public final class RemoteStore: Sendable {
         _ type: Child.Type, of parent: Parent, parameters: RemoteParameters = [:],
         options call: RequestOptions = RequestOptions()
     ) async throws -> [Child] {
-        let url = try await nestedURL(Child.self, of: parent, parameters: mergedParameters(Child.self, call: parameters))
+        try await list(Child.self, of: Parent.self, parentID: requireID(parent), parameters: parameters, options: call)
+    }
+
+    /// `GET /users/1/todos`: the children of the parent with this id, with no parent value
+    /// needed. The parent's part of the path is `Parent`'s ``RemoteResource/remotePath(for:)``;
+    /// `parentID` may be a ``RemoteID`` (a composite key).
+    public func list<Child: RemoteResource, Parent: RemoteResource>(
+        _ type: Child.Type, of parentType: Parent.Type, parentID: some CustomStringConvertible & Sendable,
+        parameters: RemoteParameters = [:], options call: RequestOptions = RequestOptions()
+    ) async throws -> [Child] {
+        let url = try await nestedURL(Child.self, in: Parent.self, Self.remoteID(parentID), parameters: mergedParameters(Child.self, call: parameters))
         return try await getList(Child.self, url: url, at: Child.remote.listKey, call).value
     }
 
@@ -169,7 +180,33 @@ public final class RemoteStore: Sendable {
         _ type: M.Type, parameters: RemoteParameters = [:], pagination: Pagination = .pages(size: 10),
         options call: RequestOptions = RequestOptions()
     ) -> RemotePages<M> {
-        RemotePages(store: self, parameters: parameters, pagination: pagination, options: call)
+        RemotePages(store: self, parameters: parameters, pagination: pagination, options: call) { store, parameters in
+            try await store.collectionURL(M.self, parameters: store.mergedParameters(M.self, call: parameters))
+        }
+    }
+
+    /// The children of `parent` page by page (`/posts/9/comments?page=…`, or following `next`
+    /// links), as ``pages(_:parameters:pagination:options:)`` pages a collection.
+    public func pages<Child: RemoteResource, Parent: RemoteResource>(
+        _ type: Child.Type, of parent: Parent, parameters: RemoteParameters = [:], pagination: Pagination = .pages(size: 10),
+        options call: RequestOptions = RequestOptions()
+    ) -> RemotePages<Child> {
+        RemotePages(store: self, parameters: parameters, pagination: pagination, options: call) { store, parameters in
+            try await store.nestedURL(Child.self, in: Parent.self, store.requireID(parent), parameters: store.mergedParameters(Child.self, call: parameters))
+        }
+    }
+
+    /// The children of the parent with this id page by page, with no parent value needed:
+    /// Django REST Framework's `/posts/9/comments?limit=2` followed through `next` is
+    /// `pages(Comment.self, of: Post.self, parentID: 9, parameters: ["limit": 2], pagination: .nextURL())`.
+    public func pages<Child: RemoteResource, Parent: RemoteResource>(
+        _ type: Child.Type, of parentType: Parent.Type, parentID: some CustomStringConvertible & Sendable,
+        parameters: RemoteParameters = [:], pagination: Pagination = .pages(size: 10), options call: RequestOptions = RequestOptions()
+    ) -> RemotePages<Child> {
+        let id = Self.remoteID(parentID)
+        return RemotePages(store: self, parameters: parameters, pagination: pagination, options: call) { store, parameters in
+            try await store.nestedURL(Child.self, in: Parent.self, id, parameters: store.mergedParameters(Child.self, call: parameters))
+        }
     }
 
     // MARK: Writing
@@ -188,26 +225,30 @@ public final class RemoteStore: Sendable {
     /// model throws ``/ModelSyncCore/ValidationError`` and nothing is sent. Field errors the
     /// server answers with (400 / 422) are available the same way, as
     /// ``RemoteError/validationError``.
+    ///
+    /// `overrides` encode properties another way in this request's body only (see
+    /// ``ModelSyncJSON/JSONEncodingOverride``): `encoding: [.field(\.age) { $0 <= 20 ? "Youth" : "Adult" }]`.
+    /// The server's answer for an overridden property is not read back: `model` keeps its value.
     @discardableResult
     public func save<M: RemoteResource>(
         _ model: inout M, patchingChangesFrom original: M? = nil, parameters: RemoteParameters = [:],
-        options call: RequestOptions = RequestOptions()
+        encoding overrides: [JSONEncodingOverride<M>] = [], options call: RequestOptions = RequestOptions()
     ) async throws -> RemoteResponse {
         if call.validates { _ = try model.validated() }
         let query = try await mergedParameters(M.self, model: model, call: parameters)
         guard let id = try model.remoteID(encoder: options.encoder) else {
-            return try await create(&model, url: resourceURL(M.self, [], parameters: query), call)
+            return try await create(&model, url: collectionURL(M.self, parameters: query), overrides, call)
         }
-        let url = try await resourceURL(M.self, [id], parameters: query)
+        let url = try await itemURL(M.self, id, parameters: query)
         let request: RemoteRequest
         if let original {
-            let changes = try changedFields(from: original, to: model)
+            let changes = try changedFields(from: original, to: model, overrides)
             request = RemoteRequest(method: .patch, url: url, body: try body(changes, at: M.remote.itemKey))
         } else {
-            request = RemoteRequest(method: .put, url: url, body: try options.encoder.encode(model, at: M.remote.itemKey))
+            request = RemoteRequest(method: .put, url: url, body: try options.encoder.encode(model, overriding: overrides, at: M.remote.itemKey))
         }
         let response = try await send(request, call, model: M.self)
-        model = try merging(response, into: model, request, call)
+        model = try merging(response, into: model, request, overrides, call)
         return response
     }
 
@@ -218,11 +259,31 @@ public final class RemoteStore: Sendable {
     @discardableResult
     public func create<Child: RemoteResource, Parent: RemoteResource>(
         _ child: inout Child, in parent: Parent, parameters: RemoteParameters = [:],
+        encoding overrides: [JSONEncodingOverride<Child>] = [], options call: RequestOptions = RequestOptions()
+    ) async throws -> RemoteResponse {
+        try await create(&child, in: Parent.self, parentID: { try self.requireID(parent) }, parameters, overrides, call)
+    }
+
+    /// `POST /users/1/todos`: creates `child` under the parent with this id, with no parent
+    /// value needed; otherwise as ``create(_:in:parameters:encoding:options:)``.
+    @discardableResult
+    public func create<Child: RemoteResource, Parent: RemoteResource>(
+        _ child: inout Child, in parentType: Parent.Type, parentID: some CustomStringConvertible & Sendable,
+        parameters: RemoteParameters = [:], encoding overrides: [JSONEncodingOverride<Child>] = [],
         options call: RequestOptions = RequestOptions()
     ) async throws -> RemoteResponse {
+        try await create(&child, in: Parent.self, parentID: { Self.remoteID(parentID) }, parameters, overrides, call)
+    }
+
+    /// Validates `child`, then creates it below the parent whose id `parentID` gives (asked only
+    /// after validation, so that an invalid child is reported first).
+    private func create<Child: RemoteResource, Parent: RemoteResource>(
+        _ child: inout Child, in parentType: Parent.Type, parentID: () throws -> RemoteID, _ parameters: RemoteParameters,
+        _ overrides: [JSONEncodingOverride<Child>], _ call: RequestOptions
+    ) async throws -> RemoteResponse {
         if call.validates { _ = try child.validated() }
-        let url = try await nestedURL(Child.self, of: parent, parameters: mergedParameters(Child.self, call: parameters))
-        return try await create(&child, url: url, call)
+        let url = try await nestedURL(Child.self, in: Parent.self, parentID(), parameters: mergedParameters(Child.self, call: parameters))
+        return try await create(&child, url: url, overrides, call)
     }
 
     /// `DELETE /posts/1`.
@@ -230,7 +291,7 @@ public final class RemoteStore: Sendable {
     public func delete<M: RemoteResource>(
         _ model: M, parameters: RemoteParameters = [:], options call: RequestOptions = RequestOptions()
     ) async throws -> RemoteResponse {
-        let url = try await resourceURL(M.self, [try requireID(model)], parameters: mergedParameters(M.self, model: model, call: parameters))
+        let url = try await itemURL(M.self, requireID(model), parameters: mergedParameters(M.self, model: model, call: parameters))
         return try await send(RemoteRequest(method: .delete, url: url), call)
     }
 
@@ -240,7 +301,7 @@ public final class RemoteStore: Sendable {
         _ type: M.Type, id: some CustomStringConvertible & Sendable, parameters: RemoteParameters = [:],
         options call: RequestOptions = RequestOptions()
     ) async throws -> RemoteResponse {
-        let url = try await resourceURL(M.self, [idSegment(id, M.self)], parameters: mergedParameters(M.self, call: parameters))
+        let url = try await itemURL(M.self, Self.remoteID(id), parameters: mergedParameters(M.self, call: parameters))
         return try await send(RemoteRequest(method: .delete, url: url), call)
     }
 
@@ -317,22 +378,27 @@ public final class RemoteStore: Sendable {
 
     // MARK: Helpers
 
-    private func create<M: RemoteResource>(_ model: inout M, url: URL, _ call: RequestOptions) async throws -> RemoteResponse {
+    private func create<M: RemoteResource>(
+        _ model: inout M, url: URL, _ overrides: [JSONEncodingOverride<M>], _ call: RequestOptions
+    ) async throws -> RemoteResponse {
         var encoder = options.encoder
         encoder.options.nilEncoding = options.nilsInCreateBodies
-        var value = try encoder.encodeToValue(model)
+        var value = try encoder.encodeToValue(model, overriding: overrides)
         // The server assigns the id: `"id": null` would read as a value to a strict server.
         if let path = M.primaryKeyPath, value[path] == .null { value[path] = nil }
         let request = RemoteRequest(method: .post, url: url, body: try body(value, at: M.remote.itemKey))
         let response = try await send(request, call, model: M.self)
-        model = try merging(response, into: model, request, call)
+        model = try merging(response, into: model, request, overrides, call)
         return response
     }
 
     /// `sent` with what the server answered to a write: the answer's fields over the sent
     /// ones, so that a partial answer (`{"id": 7}`) loses nothing and an empty one changes
-    /// nothing but the id its `Location` names.
-    private func merging<M: RemoteResource>(_ response: RemoteResponse, into sent: M, _ request: RemoteRequest, _ call: RequestOptions) throws -> M {
+    /// nothing but the id its `Location` names. Overridden properties keep their sent values:
+    /// the answer holds their per-call form, which the property's own decoding may not read.
+    private func merging<M: RemoteResource>(
+        _ response: RemoteResponse, into sent: M, _ request: RemoteRequest, _ overrides: [JSONEncodingOverride<M>], _ call: RequestOptions
+    ) throws -> M {
         let key = M.remote.itemKey
         if response.body.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
             guard request.method == .post, let path = M.primaryKeyPath,
@@ -353,8 +419,10 @@ public final class RemoteStore: Sendable {
         var answer = try decoding(response, request) { try JSONValue(parsing: response.body, maxDepth: decoder.options.maxDepth) }
         if !key.isEmpty { answer = answer[key] ?? .null }
         guard let fields = answer.objectValue else { return try decode(M.self, from: response, at: key, request, call) }
-        var merged = try sentValue(sent)
+        let base = try sentValue(sent)
+        var merged = base
         for (name, value) in fields { merged[name] = value }
+        for path in overrides.compactMap({ $0.fieldName.flatMap { options.encoder.fieldPath(of: $0, in: M.self) } }) { merged[path] = base[path] }
         return try decoding(response, request) { try decoder.decode(M.self, from: merged) }
     }
 
@@ -404,25 +472,26 @@ public final class RemoteStore: Sendable {
         return try decoding(response, request) { try (call.decoder ?? options.decoder).decode(T.self, from: response.body, at: key) }
     }
 
-    private func requireID<M: RemoteResource>(_ model: M) throws -> String {
-        guard let id = try model.remoteID(encoder: options.encoder), !id.isEmpty else { throw RemoteError.missingID(model: M.schema.name) }
+    private func requireID<M: RemoteResource>(_ model: M) throws -> RemoteID {
+        guard let id = try model.remoteID(encoder: options.encoder) else { throw RemoteError.missingID(model: M.schema.name) }
         return id
     }
 
-    /// An id given by the caller; an empty one would address the collection instead.
-    private func idSegment<M: RemoteResource>(_ id: some CustomStringConvertible, _ type: M.Type) throws -> String {
-        let text = id.description
-        guard !text.isEmpty else { throw RemoteError.missingID(model: M.schema.name) }
-        return text
+    /// An id given by the caller: a ``RemoteID`` as it is, anything else as an id of one part.
+    static func remoteID(_ id: some CustomStringConvertible & Sendable) -> RemoteID {
+        (id as? RemoteID) ?? RemoteID(parts: [id.description])
     }
 
-    private func changedFields<M: RemoteResource>(from original: M, to model: M) throws -> JSONValue {
+    /// The fields that changed from `original` to `model`, overridden ones in their per-call form.
+    private func changedFields<M: RemoteResource>(from original: M, to model: M, _ overrides: [JSONEncodingOverride<M>]) throws -> JSONValue {
         // A field that changed to nil must be sent as null, whatever the encoder's nil policy.
         var encoder = options.encoder
         encoder.options.nilEncoding = .null
         let before = try encoder.encodeToValue(original).objectValue ?? JSONObject()
         let after = try encoder.encodeToValue(model).objectValue ?? JSONObject()
-        return .object(JSONObject(after.filter { before[$0.key] != $0.value }.map { ($0.key, $0.value) }))
+        // Which fields changed is decided on the model's own encoding, so an override alone sends nothing.
+        let sent = overrides.isEmpty ? after : try encoder.encodeToValue(model, overriding: overrides).objectValue ?? JSONObject()
+        return .object(JSONObject(after.filter { before[$0.key] != $0.value }.map { ($0.key, sent[$0.key] ?? $0.value) }))
     }
 
     private func body(_ value: JSONValue, at key: JSONPath) throws -> [UInt8] {
@@ -446,18 +515,40 @@ public final class RemoteStore: Sendable {
         return merged
     }
 
-    func resourceURL<M: RemoteResource>(_ type: M.Type, _ segments: [String], parameters: RemoteParameters) async throws -> URL {
-        let base = try await M.remote.baseURL?() ?? baseURL
-        return try Self.buildURL(base, M.remote.path.split(separator: "/").map(String.init) + segments, parameters)
+    /// `/posts?…`: the collection of `M`.
+    func collectionURL<M: RemoteResource>(_ type: M.Type, parameters: RemoteParameters) async throws -> URL {
+        try Self.buildURL(try await M.remote.baseURL?() ?? baseURL, M.remote.pathSegments, parameters)
     }
 
-    private func nestedURL<Child: RemoteResource, Parent: RemoteResource>(
-        _ type: Child.Type, of parent: Parent, parameters: RemoteParameters
+    /// `/posts/1?…`: the record `id` of `M`, at its ``RemoteResource/remotePath(for:)``.
+    func itemURL<M: RemoteResource>(_ type: M.Type, _ id: RemoteID, parameters: RemoteParameters) async throws -> URL {
+        let segments = try Self.itemSegments(M.self, id)
+        return try Self.buildURL(try await M.remote.baseURL?() ?? baseURL, segments, parameters)
+    }
+
+    /// `/posts/1/comments?…`: the collection of `Child` below the record `parentID` of `Parent`,
+    /// on `Parent`'s base URL.
+    func nestedURL<Child: RemoteResource, Parent: RemoteResource>(
+        _ type: Child.Type, in parentType: Parent.Type, _ parentID: RemoteID, parameters: RemoteParameters
     ) async throws -> URL {
-        let base = try await Parent.remote.baseURL?() ?? baseURL
-        let segments = Parent.remote.path.split(separator: "/").map(String.init) + [try requireID(parent)]
-            + Child.remote.path.split(separator: "/").map(String.init)
-        return try Self.buildURL(base, segments, parameters)
+        let segments = try Self.itemSegments(Parent.self, parentID) + Child.remote.pathSegments
+        return try Self.buildURL(try await Parent.remote.baseURL?() ?? baseURL, segments, parameters)
+    }
+
+    /// The path segments of `M`'s record `id`: checked to have one non-empty part per
+    /// primary-key field before ``RemoteResource/remotePath(for:)`` sees it, and to have no
+    /// empty segment after. (An empty id would address the collection instead.)
+    static func itemSegments<M: RemoteResource>(_ type: M.Type, _ id: RemoteID) throws -> [String] {
+        guard !id.parts.isEmpty, !id.parts.contains(where: \.isEmpty) else { throw RemoteError.missingID(model: M.schema.name) }
+        let expected = max(M.schema.primaryKey.count, 1)
+        guard id.parts.count == expected else {
+            throw RemoteError.invalidURL("\(M.schema.name) ids have \(expected) part(s), \(id.parts.count) given: \(id.parts)")
+        }
+        let segments = try M.remotePath(for: id)
+        guard !segments.isEmpty, !segments.contains(where: \.isEmpty) else {
+            throw RemoteError.invalidURL("\(M.schema.name).remotePath(for: \(id.parts)) gave an empty segment: \(segments)")
+        }
+        return segments
     }
 
     /// `base/segment/…?name=value&…`: each segment exactly one path segment, parameters sorted
@@ -521,13 +612,14 @@ enum URLEncoding {
         }
     }
 
-    /// `text` as exactly one path segment: `/`, `?`, `#`, `%` and everything else outside the
-    /// unreserved set encoded, and `.` / `..` encoded so that no one resolves them as dot
-    /// segments.
+    /// `text` as exactly one path segment: every byte but the unreserved ones, `:`, `@` and `,`
+    /// percent-encoded (`/`, `?`, `#` and `%` included), and `.` / `..` encoded so that no one
+    /// resolves them as dot segments. (`,` stays as it is: no router splits a segment on it,
+    /// and a composite id then reads `7,3`.)
     static func pathSegment(_ text: String) -> String {
         if text == "." { return "%2E" }
         if text == ".." { return "%2E%2E" }
-        return encode(text) { isUnreserved($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: "@") }
+        return encode(text) { isUnreserved($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: "@") || $0 == UInt8(ascii: ",") }
     }
 
     /// A query name or value: `&`, `=`, `+`, `#`, `;` and spaces encoded, so that no server

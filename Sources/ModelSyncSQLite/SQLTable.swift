@@ -25,9 +25,6 @@ public final class SQLTable: Sendable {
     private let statements: [String]
     /// The field of each key path, for the query builder.
     let keyPaths: KeyPathIndex
-    /// The condition every query of the table's model starts with, once worked out (see
-    /// `SQLModel.liveRowsScope`): a conformance check per query cost more than the cache.
-    let liveRowsScopeCache = Locked<SQLNode??>(nil)
 
     /// The statements ActiveRecord runs; connections cache them by kind, which is cheaper to
     /// look up than the SQL text.

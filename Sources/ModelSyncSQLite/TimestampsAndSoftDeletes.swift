@@ -109,10 +109,10 @@ extension SQLModel {
     /// The condition every query of the model starts with: `"deletedAt" IS NULL` for a
     /// ``SoftDeletableModel``, nil for others.
     static var liveRowsScope: SQLNode? {
-        if let known = sqlTable.liveRowsScopeCache.current { return known }
-        let scope: SQLNode? = Self.self is any SoftDeletableModel.Type ? deletedAtNode.map { .postfix($0, "IS NULL") } : nil
-        sqlTable.liveRowsScopeCache.withLock { $0 = scope }
-        return scope
+        // A metatype check per query: a lock-guarded cache on the table measured slower (2.4%
+        // of a lookup loop against 1.6%).
+        guard Self.self is any SoftDeletableModel.Type else { return nil }
+        return deletedAtNode.map { .postfix($0, "IS NULL") }
     }
 
     /// What a bulk soft delete at `date` writes, and the condition of the rows it may change

@@ -3,14 +3,14 @@ import ModelSync
 import ModelSyncServer
 
 @Model
-struct CachedUser: Equatable {
+struct CachedUser: SQLModel, Equatable {
     var id: Int
     var name: String
     var email: String = ""
 }
 
 @Model(table: "cached_posts")
-struct CachedPost: Equatable {
+struct CachedPost: SQLModel, Equatable {
     var id: Int
     var userId: Int
     var title: String

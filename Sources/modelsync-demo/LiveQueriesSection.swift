@@ -2,7 +2,7 @@ import Foundation
 import ModelSync
 
 @Model(table: "reminders")
-struct Reminder: Equatable {
+struct Reminder: SQLModel, Equatable {
     @PrimaryKey(autoincrement: true) var id: Int?
     var title: String
     var done: Bool = false

@@ -17,14 +17,14 @@ enum QueriesSection {
         ]
         try db.write { try Note.saveAll(&notes, $0) }
 
-        try show("Key-path operators, ordering and a limit", Note.where(\.authorId == 1).order(\.id.desc).limit(10), db) { $0.title }
+        try show("Key-path operators, ordering and a limit", Note.where(\.authorId == 1).order(.desc(\.id)).limit(10), db) { $0.title }
         try show(
             "Nested AND / OR, a case-insensitive prefix",
             Note.where { $0.title.hasPrefix("swift", ignoringCase: true) && ($0.authorId == 2 || $0.pinned == true) }.order(\.id), db
         ) { $0.title }
         try show("A value with quotes, % and -- is bound, and matched exactly", Note.where(\.title == "It's 50% off; -- really"), db) { $0.slug }
         try show("IN a subquery", Note.where { $0.authorId.in(Note.where(\.pinned == true).select(\.authorId)) }.order(\.id), db) { $0.title }
-        try show("Chosen columns, read as typed tuples", Note.order(\.title.desc).select(\.id, \.title).limit(2), db) { "\($0.0 ?? 0): \($0.1)" }
+        try show("Chosen columns, read as typed tuples", Note.order(.desc(\.title)).select(\.id, \.title).limit(2), db) { "\($0.0 ?? 0): \($0.1)" }
         try show(
             "GROUP BY with HAVING and aggregates",
             Note.all().select { ($0.authorId, $0.rowCount(), $0.id.max()) }.group(by: \.authorId).having { $0.rowCount() > 1 }, db

@@ -2,7 +2,7 @@ import Foundation
 import ModelSync
 
 @Model(table: "heroes")
-struct Hero: Equatable {
+struct Hero: SQLModel, Equatable {
     var id: Int?
     var name: String
 
@@ -13,7 +13,7 @@ struct Hero: Equatable {
 }
 
 @Model(table: "enemies")
-struct Enemy: Equatable {
+struct Enemy: SQLModel, Equatable {
     var id: Int?
     var name: String
 
@@ -24,7 +24,7 @@ struct Enemy: Equatable {
 
 /// The pivot between heroes and enemies, with a column of its own.
 @Model(table: "rivalries", unique: [["heroId", "enemyId"]])
-struct Rivalry: Equatable {
+struct Rivalry: SQLModel, Equatable {
     var id: Int?
     var heroId: Int = 0
     var enemyId: Int = 0
@@ -37,7 +37,7 @@ struct Rivalry: Equatable {
 
 /// A remark about a hero or an enemy: a polymorphic reference.
 @Model(table: "remarks")
-struct Remark: Equatable {
+struct Remark: SQLModel, Equatable {
     var id: Int?
     var subjectType: String?
     var subjectId: Int?
@@ -47,7 +47,7 @@ struct Remark: Equatable {
 }
 
 @Model(table: "tags")
-struct Tag: Equatable {
+struct Tag: SQLModel, Equatable {
     var id: Int?
     var name: String
 
@@ -57,7 +57,7 @@ struct Tag: Equatable {
 
 /// Tags on heroes and on enemies, in one pivot with a type column.
 @Model(table: "taggings")
-struct Tagging: Equatable {
+struct Tagging: SQLModel, Equatable {
     var id: Int?
     var tagId: Int = 0
     var taggableType: String = ""
@@ -94,13 +94,13 @@ enum RelationsSection {
             try Enemy.tags.attach(tags[0], to: enemies[0], db)
         }
 
-        let rivals = try db.read { try Hero.enemies.load(for: heroes, $0, Enemy.all(), pivot: Rivalry.order(\.level.desc)) }
+        let rivals = try db.read { try Hero.enemies.load(for: heroes, $0, Enemy.all(), pivot: Rivalry.order(.desc(\.level))) }
         step(
             "Every hero's enemies with the rivalry's level, in one query",
             zip(heroes, rivals).map { hero, linked in
                 "\(hero.name): " + linked.map { "\($0.model.name) (level \($0.pivot.level))" }.joined(separator: ", ")
             }.joined(separator: "\n"))
-        step("The statement", try Hero.enemies.sql(for: heroes, Enemy.all(), pivot: Rivalry.order(\.level.desc)))
+        step("The statement", try Hero.enemies.sql(for: heroes, Enemy.all(), pivot: Rivalry.order(.desc(\.level))))
 
         let remarks = try db.read { try Remark.all($0) }
         let subjects = try db.read { try Remark.subject.load(for: remarks, $0) }

@@ -3,7 +3,7 @@ import ModelSync
 import ModelSyncServer
 
 @Model
-struct DemoPost: Equatable {
+struct DemoPost: SQLModel, Equatable {
     var id: Int?
     var userId: Int
     var title: String
@@ -15,7 +15,7 @@ extension DemoPost: RemoteResource {
 }
 
 @Model
-struct DemoComment {
+struct DemoComment: SQLModel {
     var id: Int?
     var postId: Int = 0
     var email: String = ""

@@ -2,7 +2,7 @@ import Foundation
 import ModelSync
 
 @Model(table: "notes", columns: .snakeCase)
-struct Note: Equatable {
+struct Note: SQLModel, Equatable {
     @PrimaryKey(autoincrement: true) var id: Int?
     @Column(indexed: true) var authorId: Int
     var title: String
@@ -14,7 +14,7 @@ struct Note: Equatable {
 
 /// The same table, one release later: a `views` column, added by a migration.
 @Model(table: "notes", columns: .snakeCase)
-struct NoteV2: Equatable {
+struct NoteV2: SQLModel, Equatable {
     @PrimaryKey(autoincrement: true) var id: Int?
     @Column(indexed: true) var authorId: Int
     var title: String

@@ -3,7 +3,7 @@ import ModelSync
 
 /// One row of a batch: every batch has the same number of rows, so a partial batch shows.
 @Model(table: "batch_rows")
-struct BatchRow {
+struct BatchRow: SQLModel {
     var id: Int?
     var batch: Int
     var position: Int

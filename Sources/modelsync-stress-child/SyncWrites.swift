@@ -3,7 +3,7 @@ import ModelSync
 
 /// The model the scenario writes: the server's `notes`.
 @Model
-struct StressNote {
+struct StressNote: SQLModel {
     var id: Int?
     var title: String
 }

@@ -149,32 +149,25 @@ struct DiagnosticTests {
                 static let all: [String] = []
             }
 
-            extension Tag: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel, Swift.Decodable, Swift.Encodable {
-                static let schema = ModelSync.ModelSchema(
+            extension Tag: ModelSyncCore.Model, ModelSyncJSON.JSONModel, Swift.Decodable, Swift.Encodable {
+                static let schema = ModelSyncCore.ModelSchema(
                     name: "Tag",
                     fields: [
-                        ModelSync.FieldSchema(name: "name", keyPath: \\Self.name),
+                        ModelSyncCore.FieldSchema(name: "name", keyPath: \\Self.name),
                     ]
                 )
-                static let jsonLayout = ModelSync.JSONLayout(schema: schema)
-                init(json decoder: inout ModelSync.JSONObjectDecoder) throws {
+                static let jsonLayout = ModelSyncJSON.JSONLayout(schema: schema)
+                init(json decoder: inout ModelSyncJSON.JSONObjectDecoder) throws {
                     self.name = try decoder.decode(0)
                 }
-                func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
+                func encode(json encoder: inout ModelSyncJSON.JSONObjectEncoder) throws {
                     try encoder.encode(self.name, 0)
                 }
-                static let sqlTable = ModelSync.SQLTable(schema: schema)
-                init(row: inout ModelSync.SQLRowDecoder) throws {
-                    self.name = try row.decode(0)
-                }
-                func bind(to row: inout ModelSync.SQLRowEncoder) throws {
-                    try row.encode(self.name, 0)
-                }
                 init(from decoder: any Swift.Decoder) throws {
-                    self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)
+                    self = try ModelSyncJSON.CodableBridge.decode(Self.self, from: decoder)
                 }
                 func encode(to encoder: any Swift.Encoder) throws {
-                    try ModelSync.CodableBridge.encode(self, to: encoder)
+                    try ModelSyncJSON.CodableBridge.encode(self, to: encoder)
                 }
             }
             """,
@@ -319,36 +312,29 @@ struct DiagnosticTests {
                 let kind = "post"
                 let version = 5
 
-                static let _modelSyncDefault_kind = ModelSync.DeclaredDefault(for: \\Self.kind) {
+                static let _modelSyncDefault_kind = ModelSyncJSON.DeclaredDefault(for: \\Self.kind) {
                     "post"
                 }
             }
 
-            extension Post: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel, Swift.Decodable, Swift.Encodable {
-                static let schema = ModelSync.ModelSchema(
+            extension Post: ModelSyncCore.Model, ModelSyncJSON.JSONModel, Swift.Decodable, Swift.Encodable {
+                static let schema = ModelSyncCore.ModelSchema(
                     name: "Post",
                     fields: [
-                        ModelSync.FieldSchema(name: "kind", keyPath: \\Self.kind, defaultValue: ModelSync.FieldDefault(source: "\\"post\\"", for: \\Self.kind) { Self._modelSyncDefault_kind() }, decodes: false),
+                        ModelSyncCore.FieldSchema(name: "kind", keyPath: \\Self.kind, defaultValue: ModelSyncCore.FieldDefault(source: "\\"post\\"", for: \\Self.kind) { Self._modelSyncDefault_kind() }, decodes: false),
                     ]
                 )
-                static let jsonLayout = ModelSync.JSONLayout(schema: schema)
-                init(json decoder: inout ModelSync.JSONObjectDecoder) throws {
+                static let jsonLayout = ModelSyncJSON.JSONLayout(schema: schema)
+                init(json decoder: inout ModelSyncJSON.JSONObjectDecoder) throws {
                 }
-                func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
+                func encode(json encoder: inout ModelSyncJSON.JSONObjectEncoder) throws {
                     try encoder.encode(self.kind, 0)
                 }
-                static let sqlTable = ModelSync.SQLTable(schema: schema)
-                init(row: inout ModelSync.SQLRowDecoder) throws {
-                    self.kind = try row.decode(0)
-                }
-                func bind(to row: inout ModelSync.SQLRowEncoder) throws {
-                    try row.encode(self.kind, 0)
-                }
                 init(from decoder: any Swift.Decoder) throws {
-                    self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)
+                    self = try ModelSyncJSON.CodableBridge.decode(Self.self, from: decoder)
                 }
                 func encode(to encoder: any Swift.Encoder) throws {
-                    try ModelSync.CodableBridge.encode(self, to: encoder)
+                    try ModelSyncJSON.CodableBridge.encode(self, to: encoder)
                 }
             }
             """

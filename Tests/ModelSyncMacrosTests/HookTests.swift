@@ -5,39 +5,32 @@ import Testing
 struct HookTests {
     /// The expansion of `struct Tag { var name: String; <members> }` with `hooks`.
     private func expansion(members: String, hooks: String?) -> String {
-        let hooksLine = hooks.map { "\n    static let jsonHooks: ModelSync.JSONHooks = [\($0)]" } ?? ""
+        let hooksLine = hooks.map { "\n    static let jsonHooks: ModelSyncJSON.JSONHooks = [\($0)]" } ?? ""
         return """
             struct Tag {
                 var name: String
             \(members)
             }
 
-            extension Tag: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel, Swift.Decodable, Swift.Encodable {
-                static let schema = ModelSync.ModelSchema(
+            extension Tag: ModelSyncCore.Model, ModelSyncJSON.JSONModel, Swift.Decodable, Swift.Encodable {
+                static let schema = ModelSyncCore.ModelSchema(
                     name: "Tag",
                     fields: [
-                        ModelSync.FieldSchema(name: "name", keyPath: \\Self.name),
+                        ModelSyncCore.FieldSchema(name: "name", keyPath: \\Self.name),
                     ]
                 )
-                static let jsonLayout = ModelSync.JSONLayout(schema: schema)\(hooksLine)
-                init(json decoder: inout ModelSync.JSONObjectDecoder) throws {
+                static let jsonLayout = ModelSyncJSON.JSONLayout(schema: schema)\(hooksLine)
+                init(json decoder: inout ModelSyncJSON.JSONObjectDecoder) throws {
                     self.name = try decoder.decode(0)
                 }
-                func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
+                func encode(json encoder: inout ModelSyncJSON.JSONObjectEncoder) throws {
                     try encoder.encode(self.name, 0)
                 }
-                static let sqlTable = ModelSync.SQLTable(schema: schema)
-                init(row: inout ModelSync.SQLRowDecoder) throws {
-                    self.name = try row.decode(0)
-                }
-                func bind(to row: inout ModelSync.SQLRowEncoder) throws {
-                    try row.encode(self.name, 0)
-                }
                 init(from decoder: any Swift.Decoder) throws {
-                    self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)
+                    self = try ModelSyncJSON.CodableBridge.decode(Self.self, from: decoder)
                 }
                 func encode(to encoder: any Swift.Encoder) throws {
-                    try ModelSync.CodableBridge.encode(self, to: encoder)
+                    try ModelSyncJSON.CodableBridge.encode(self, to: encoder)
                 }
             }
             """

@@ -1,4 +1,8 @@
+import ModelSyncMacros
 import SwiftDiagnostics
+import SwiftParser
+import SwiftSyntax
+import SwiftSyntaxMacroExpansion
 import SwiftSyntaxMacrosGenericTestSupport
 import Testing
 
@@ -12,7 +16,7 @@ struct SQLExpansionTests {
         assertExpansion(
             """
             @Model(table: "posts", columns: .snakeCase, withoutRowID: true, indexes: [["userId", "slug"]], unique: [["userId", "title"]])
-            struct Post {
+            struct Post: SQLModel {
                 @PrimaryKey(autoincrement: false) var id: Int
                 @Column(indexed: true) var userId: Int
                 @Column("headline", unique: true) var title: String
@@ -20,25 +24,25 @@ struct SQLExpansionTests {
             }
             """,
             expandedSource: """
-            struct Post {
+            struct Post: SQLModel {
                 var id: Int
                 var userId: Int
                 var title: String
                 var slug: String = ""
 
-                static let _modelSyncDefault_slug = ModelSync.DeclaredDefault(for: \\Self.slug) {
+                static let _modelSyncDefault_slug = ModelSyncJSON.DeclaredDefault(for: \\Self.slug) {
                     ""
                 }
             }
 
-            extension Post: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel, Swift.Decodable, Swift.Encodable {
-                static let schema = ModelSync.ModelSchema(
+            extension Post: ModelSyncCore.Model, ModelSyncJSON.JSONModel, Swift.Decodable, Swift.Encodable {
+                static let schema = ModelSyncCore.ModelSchema(
                     name: "Post",
                     fields: [
-                        ModelSync.FieldSchema(name: "id", keyPath: \\Self.id, isPrimaryKey: true),
-                        ModelSync.FieldSchema(name: "userId", keyPath: \\Self.userId, isIndexed: true),
-                        ModelSync.FieldSchema(name: "title", keyPath: \\Self.title, column: "headline", isUnique: true),
-                        ModelSync.FieldSchema(name: "slug", keyPath: \\Self.slug, defaultValue: ModelSync.FieldDefault(source: "\\"\\"", for: \\Self.slug) { Self._modelSyncDefault_slug() }),
+                        ModelSyncCore.FieldSchema(name: "id", keyPath: \\Self.id, isPrimaryKey: true),
+                        ModelSyncCore.FieldSchema(name: "userId", keyPath: \\Self.userId, isIndexed: true),
+                        ModelSyncCore.FieldSchema(name: "title", keyPath: \\Self.title, column: "headline", isUnique: true),
+                        ModelSyncCore.FieldSchema(name: "slug", keyPath: \\Self.slug, defaultValue: ModelSyncCore.FieldDefault(source: "\\"\\"", for: \\Self.slug) { Self._modelSyncDefault_slug() }),
                     ],
                     table: "posts",
                     columns: .snakeCase,
@@ -46,37 +50,37 @@ struct SQLExpansionTests {
                     indexes: [["userId", "slug"]],
                     unique: [["userId", "title"]]
                 )
-                static let jsonLayout = ModelSync.JSONLayout(schema: schema)
-                init(json decoder: inout ModelSync.JSONObjectDecoder) throws {
+                static let jsonLayout = ModelSyncJSON.JSONLayout(schema: schema)
+                init(json decoder: inout ModelSyncJSON.JSONObjectDecoder) throws {
                     self.id = try decoder.decode(0)
                     self.userId = try decoder.decode(1)
                     self.title = try decoder.decode(2)
                     self.slug = try decoder.decode(3, default: Self._modelSyncDefault_slug())
                 }
-                func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
+                func encode(json encoder: inout ModelSyncJSON.JSONObjectEncoder) throws {
                     try encoder.encode(self.id, 0)
                     try encoder.encode(self.userId, 1)
                     try encoder.encode(self.title, 2)
                     try encoder.encode(self.slug, 3)
                 }
-                static let sqlTable = ModelSync.SQLTable(schema: schema)
-                init(row: inout ModelSync.SQLRowDecoder) throws {
+                static let sqlTable = ModelSyncSQLite.SQLTable(schema: schema)
+                init(row: inout ModelSyncSQLite.SQLRowDecoder) throws {
                     self.id = try row.decode(0)
                     self.userId = try row.decode(1)
                     self.title = try row.decode(2)
                     self.slug = try row.decode(3)
                 }
-                func bind(to row: inout ModelSync.SQLRowEncoder) throws {
+                func bind(to row: inout ModelSyncSQLite.SQLRowEncoder) throws {
                     try row.encode(self.id, 0)
                     try row.encode(self.userId, 1)
                     try row.encode(self.title, 2)
                     try row.encode(self.slug, 3)
                 }
                 init(from decoder: any Swift.Decoder) throws {
-                    self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)
+                    self = try ModelSyncJSON.CodableBridge.decode(Self.self, from: decoder)
                 }
                 func encode(to encoder: any Swift.Encoder) throws {
-                    try ModelSync.CodableBridge.encode(self, to: encoder)
+                    try ModelSyncJSON.CodableBridge.encode(self, to: encoder)
                 }
             }
             """
@@ -87,48 +91,48 @@ struct SQLExpansionTests {
         assertExpansion(
             """
             @Model(encodeExcluding: ["password"])
-            struct User {
+            struct User: SQLModel {
                 @PrimaryKey(autoincrement: true) var id: Int64?
                 var password: String
             }
             """,
             expandedSource: """
-            struct User {
+            struct User: SQLModel {
                 var id: Int64?
                 var password: String
             }
 
-            extension User: ModelSync.Model, ModelSync.JSONModel, ModelSync.SQLModel, Swift.Decodable, Swift.Encodable {
-                static let schema = ModelSync.ModelSchema(
+            extension User: ModelSyncCore.Model, ModelSyncJSON.JSONModel, Swift.Decodable, Swift.Encodable {
+                static let schema = ModelSyncCore.ModelSchema(
                     name: "User",
                     fields: [
-                        ModelSync.FieldSchema(name: "id", keyPath: \\Self.id, isPrimaryKey: true, isAutoincrement: true),
-                        ModelSync.FieldSchema(name: "password", keyPath: \\Self.password, encodes: false),
+                        ModelSyncCore.FieldSchema(name: "id", keyPath: \\Self.id, isPrimaryKey: true, isAutoincrement: true),
+                        ModelSyncCore.FieldSchema(name: "password", keyPath: \\Self.password, encodes: false),
                     ]
                 )
-                static let jsonLayout = ModelSync.JSONLayout(schema: schema)
-                init(json decoder: inout ModelSync.JSONObjectDecoder) throws {
+                static let jsonLayout = ModelSyncJSON.JSONLayout(schema: schema)
+                init(json decoder: inout ModelSyncJSON.JSONObjectDecoder) throws {
                     self.id = try decoder.decode(0)
                     self.password = try decoder.decode(1)
                 }
-                func encode(json encoder: inout ModelSync.JSONObjectEncoder) throws {
+                func encode(json encoder: inout ModelSyncJSON.JSONObjectEncoder) throws {
                     try encoder.encode(self.id, 0)
                     try encoder.encodeStored(self.password, 1)
                 }
-                static let sqlTable = ModelSync.SQLTable(schema: schema)
-                init(row: inout ModelSync.SQLRowDecoder) throws {
+                static let sqlTable = ModelSyncSQLite.SQLTable(schema: schema)
+                init(row: inout ModelSyncSQLite.SQLRowDecoder) throws {
                     self.id = try row.decode(0)
                     self.password = try row.decode(1)
                 }
-                func bind(to row: inout ModelSync.SQLRowEncoder) throws {
+                func bind(to row: inout ModelSyncSQLite.SQLRowEncoder) throws {
                     try row.encode(self.id, 0)
                     try row.encode(self.password, 1)
                 }
                 init(from decoder: any Swift.Decoder) throws {
-                    self = try ModelSync.CodableBridge.decode(Self.self, from: decoder)
+                    self = try ModelSyncJSON.CodableBridge.decode(Self.self, from: decoder)
                 }
                 func encode(to encoder: any Swift.Encoder) throws {
-                    try ModelSync.CodableBridge.encode(self, to: encoder)
+                    try ModelSyncJSON.CodableBridge.encode(self, to: encoder)
                 }
             }
             """
@@ -141,13 +145,13 @@ struct SQLExpansionTests {
         assertExpansion(
             #"""
             @Model(table: name)
-            struct Post {
+            struct Post: SQLModel {
                 @Column("\(prefix)id") var id: Int
                 @Column("") var title: String
             }
             """#,
             expandedSource: """
-            struct Post {
+            struct Post: SQLModel {
                 var id: Int
                 var title: String
             }
@@ -164,12 +168,12 @@ struct SQLExpansionTests {
         assertExpansion(
             """
             @Model(table: "")
-            struct Post {
+            struct Post: SQLModel {
                 var id: Int
             }
             """,
             expandedSource: """
-            struct Post {
+            struct Post: SQLModel {
                 var id: Int
             }
             """,
@@ -183,13 +187,13 @@ struct SQLExpansionTests {
         assertExpansion(
             """
             @Model
-            struct Post {
+            struct Post: SQLModel {
                 @Column("name") var a: String
                 @Column("name") var b: String
             }
             """,
             expandedSource: """
-            struct Post {
+            struct Post: SQLModel {
                 var a: String
                 var b: String
             }
@@ -210,13 +214,13 @@ struct SQLExpansionTests {
         assertExpansion(
             """
             @Model(withoutRowID: flag)
-            struct Post {
+            struct Post: SQLModel {
                 @PrimaryKey(autoincrement: auto) var id: Int
                 @Column(unique: isUnique, indexed: yes) var title: String
             }
             """,
             expandedSource: """
-            struct Post {
+            struct Post: SQLModel {
                 var id: Int
                 var title: String
             }
@@ -234,14 +238,14 @@ struct SQLExpansionTests {
         assertExpansion(
             """
             @Model(indexes: [["title", "nope"]], unique: [["note"], names])
-            struct Post {
+            struct Post: SQLModel {
                 var id: Int
                 var title: String
                 @Ignored var note = ""
             }
             """,
             expandedSource: """
-            struct Post {
+            struct Post: SQLModel {
                 var id: Int
                 var title: String
                 var note = ""
@@ -259,12 +263,12 @@ struct SQLExpansionTests {
         assertExpansion(
             """
             @Model(withoutRowID: true)
-            struct Tag {
+            struct Tag: SQLModel {
                 var name: String
             }
             """,
             expandedSource: """
-            struct Tag {
+            struct Tag: SQLModel {
                 var name: String
             }
             """,
@@ -283,28 +287,28 @@ struct SQLExpansionTests {
         assertExpansion(
             """
             @Model
-            struct Pair {
+            struct Pair: SQLModel {
                 @PrimaryKey(autoincrement: true) var a: Int
                 @PrimaryKey var b: Int
             }
             @Model(withoutRowID: true)
-            struct Keyed {
+            struct Keyed: SQLModel {
                 @PrimaryKey(autoincrement: true) var id: Int
             }
             @Model
-            struct Named {
+            struct Named: SQLModel {
                 @PrimaryKey(autoincrement: true) var id: String
             }
             """,
             expandedSource: """
-            struct Pair {
+            struct Pair: SQLModel {
                 var a: Int
                 var b: Int
             }
-            struct Keyed {
+            struct Keyed: SQLModel {
                 var id: Int
             }
-            struct Named {
+            struct Named: SQLModel {
                 var id: String
             }
             """,
@@ -321,13 +325,13 @@ struct SQLExpansionTests {
         assertExpansion(
             """
             @Model
-            struct Post {
+            struct Post: SQLModel {
                 var id: Int
                 @Column("x") var computed: Int { id }
             }
             """,
             expandedSource: """
-            struct Post {
+            struct Post: SQLModel {
                 var id: Int
                 var computed: Int { id }
             }
@@ -343,11 +347,127 @@ struct SQLExpansionTests {
             ],
             fixedSource: """
             @Model
-            struct Post {
+            struct Post: SQLModel {
                 var id: Int
                 var computed: Int { id }
             }
             """
+        )
+    }
+}
+
+/// `@Model` generates the SQL row codec only for a struct that declares `SQLModel` itself (the
+/// macro, declared in ModelSyncJSON, cannot add that conformance).
+@Suite("@Model: the SQL row codec follows SQLModel")
+struct SQLConformanceTests {
+    /// The source after expanding the library's macros.
+    private func expanded(_ source: String) -> String {
+        let context = BasicMacroExpansionContext()
+        return Parser.parse(source: source)
+            .expand(macroSpecs: modelSyncMacros, contextGenerator: { _ in context }, indentationWidth: .spaces(4))
+            .description
+    }
+
+    @Test(arguments: [
+        ("struct A: SQLModel", true),
+        ("struct A: ModelSyncSQLite.SQLModel", true),
+        ("struct A: ModelSync.SQLModel", true),
+        ("public struct A: Equatable, TimestampedModel", true),
+        ("struct A: SoftDeletableModel", true),
+        ("struct A: RemoteResource & SQLModel", true),
+        ("struct A: SyncedModel", true),
+        ("struct A", false),
+        ("struct A: Equatable", false),
+        ("struct A: RemoteResource", false),
+        ("struct A: Other.SQLModel", false),
+        ("struct A: MySQLModel", false),
+    ])
+    func rowCodecFollowsTheDeclaredConformance(declaration: String, storesInSQLite: Bool) {
+        let text = expanded("@Model\n\(declaration) {\n    var id: Int\n}\n")
+        #expect(text.contains("static let sqlTable = ModelSyncSQLite.SQLTable(schema: schema)") == storesInSQLite, "\(text)")
+        #expect(text.contains("init(row: inout ModelSyncSQLite.SQLRowDecoder)") == storesInSQLite)
+        #expect(text.contains("func bind(to row: inout ModelSyncSQLite.SQLRowEncoder)") == storesInSQLite)
+        // The JSON codec, whatever the struct declares.
+        #expect(text.contains("init(json decoder: inout ModelSyncJSON.JSONObjectDecoder)"))
+    }
+
+    @Test func declaredRelationsAreListed() {
+        let text = expanded(
+            """
+            @Model
+            public struct Book: SQLModel {
+                var id: Int?
+                var writerId: Int
+                static let writer = belongsTo(Writer.self, onDelete: .cascade)
+                static let notes = Self.morphMany(Note.self, as: "subject")
+                static let shelf = "A"
+                static func helper() {}
+            }
+            """)
+        #expect(text.contains("public static var relations: [any ModelSyncSQLite.ModelRelation<Self>] {"), "\(text)")
+        #expect(text.contains("[Self.writer, Self.notes]"))
+        // Each value keeps the relations it loads, in a stored property of the struct.
+        #expect(text.contains("public let _modelSyncRelationCache = ModelSyncSQLite.RelationCache()"))
+        #expect(text.contains("public var relationCache: ModelSyncSQLite.RelationCache? {"))
+        // Not for a struct whose own Codable conformance might be synthesized (it would code it).
+        let codable = expanded("@Model\nstruct B: SQLModel, Codable {\n    var id: Int\n    static let w = belongsTo(W.self)\n}\n")
+        #expect(codable.contains("static var relations") && !codable.contains("RelationCache"))
+        // A list of its own wins; a model without SQLModel gets none.
+        let ownList = expanded(
+            "@Model\nstruct B: SQLModel {\n    var id: Int\n    static let w = belongsTo(W.self)\n    static let relations: [any ModelRelation<B>] = []\n}\n")
+        #expect(!ownList.contains("static var relations"))
+        #expect(!expanded("@Model\nstruct B {\n    var id: Int\n    static let w = belongsTo(W.self)\n}\n").contains("static var relations"))
+    }
+
+    @Test func tableOptionsWithoutSQLModelWarn() {
+        assertExpansion(
+            """
+            @Model(table: "tags", unique: [["name"]])
+            struct Tag {
+                var name: String
+            }
+            """,
+            expandedSource: """
+            struct Tag {
+                var name: String
+            }
+
+            extension Tag: ModelSyncCore.Model, ModelSyncJSON.JSONModel, Swift.Decodable, Swift.Encodable {
+                static let schema = ModelSyncCore.ModelSchema(
+                    name: "Tag",
+                    fields: [
+                        ModelSyncCore.FieldSchema(name: "name", keyPath: \\Self.name),
+                    ],
+                    table: "tags",
+                    unique: [["name"]]
+                )
+                static let jsonLayout = ModelSyncJSON.JSONLayout(schema: schema)
+                init(json decoder: inout ModelSyncJSON.JSONObjectDecoder) throws {
+                    self.name = try decoder.decode(0)
+                }
+                func encode(json encoder: inout ModelSyncJSON.JSONObjectEncoder) throws {
+                    try encoder.encode(self.name, 0)
+                }
+                init(from decoder: any Swift.Decoder) throws {
+                    self = try ModelSyncJSON.CodableBridge.decode(Self.self, from: decoder)
+                }
+                func encode(to encoder: any Swift.Encoder) throws {
+                    try ModelSyncJSON.CodableBridge.encode(self, to: encoder)
+                }
+            }
+            """,
+            diagnostics: [
+                DiagnosticSpec(
+                    id: id("sqlOptionWithoutSQLModel"),
+                    message: "'table' has an effect only when 'Tag' declares 'SQLModel' ('struct Tag: SQLModel')",
+                    line: 1, column: 8, severity: .warning
+                ),
+                DiagnosticSpec(
+                    id: id("sqlOptionWithoutSQLModel"),
+                    message: "'unique' has an effect only when 'Tag' declares 'SQLModel' ('struct Tag: SQLModel')",
+                    line: 1, column: 23, severity: .warning
+                ),
+            ]
         )
     }
 }

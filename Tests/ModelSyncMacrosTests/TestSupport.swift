@@ -4,7 +4,7 @@ import SwiftSyntaxMacroExpansion
 import SwiftSyntaxMacrosGenericTestSupport
 import Testing
 
-/// The macros as the `ModelSync` module declares them, for a struct that conforms to none of
+/// The macros as the `ModelSyncJSON` module declares them, for a struct that conforms to none of
 /// `@Model`'s protocols yet (the compiler passes only the missing ones).
 let modelSyncMacros: [String: MacroSpec] = [
     "Model": MacroSpec(
@@ -12,7 +12,6 @@ let modelSyncMacros: [String: MacroSpec] = [
         conformances: [
             TypeSyntax(IdentifierTypeSyntax(name: .identifier("Model"))),
             TypeSyntax(IdentifierTypeSyntax(name: .identifier("JSONModel"))),
-            TypeSyntax(IdentifierTypeSyntax(name: .identifier("SQLModel"))),
             TypeSyntax(IdentifierTypeSyntax(name: .identifier("Decodable"))),
             TypeSyntax(IdentifierTypeSyntax(name: .identifier("Encodable"))),
         ]

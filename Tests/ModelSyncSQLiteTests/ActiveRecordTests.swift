@@ -83,8 +83,8 @@ struct ActiveRecordTests {
         let stored = try #require(try db.read { try Post.find(post.id, $0) })
         #expect(stored.title == "Edited")
         #expect(stored.views == 10)
-        // A key path that is not a stored field (an ordering marker here) is refused, nothing written.
-        let notAField = sqliteError { try db.write { try changed.update($0, only: [\Post.title.desc]) } }
+        // A key path that is not a stored field (a path into one here) is refused, nothing written.
+        let notAField = sqliteError { try db.write { try changed.update($0, only: [\Post.title.count]) } }
         #expect(notAField?.message.contains("is not a stored field of Post") == true)
         #expect(try db.read { try Post.find(post.id, $0)?.title } == "Edited")
 

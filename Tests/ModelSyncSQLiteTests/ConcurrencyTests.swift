@@ -4,7 +4,7 @@ import ModelSyncTesting
 import Testing
 
 @Model
-struct Counter {
+struct Counter: SQLModel {
     var id: Int?
     var task: Int
     var value: Int

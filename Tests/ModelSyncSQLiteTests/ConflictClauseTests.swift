@@ -6,7 +6,7 @@ import Testing
 
 /// A unique email besides the primary key, and a child table whose rows cascade.
 @Model(table: "members")
-struct Member: Equatable {
+struct Member: SQLModel, Equatable {
     var id: Int?
     @Column(unique: true) var email: String
     var name: String
@@ -14,7 +14,7 @@ struct Member: Equatable {
 }
 
 @Model(table: "member_notes")
-struct MemberNote: Equatable {
+struct MemberNote: SQLModel, Equatable {
     var id: Int?
     var memberId: Int
     var text: String

@@ -6,14 +6,14 @@ import Testing
 enum Status: String, ModelEnum { case draft, published }
 
 @Model
-struct Author: Equatable {
+struct Author: SQLModel, Equatable {
     var name: String
     var email: String?
 }
 
 /// Every kind of column: integers, text, optionals, dates, blobs, enums, JSON text.
 @Model(table: "posts", columns: .snakeCase, indexes: [["userId", "publishedAt"]])
-struct Post: Equatable {
+struct Post: SQLModel, Equatable {
     var id: Int?
     @Column(indexed: true) var userId: Int
     var title: String
@@ -41,14 +41,14 @@ struct Post: Equatable {
 
 /// A composite key in a WITHOUT ROWID table, with a unique group.
 @Model(table: "memberships", withoutRowID: true, unique: [["userId", "role"]])
-struct Membership: Equatable {
+struct Membership: SQLModel, Equatable {
     @PrimaryKey var groupId: Int
     @PrimaryKey var userId: Int
     var role: String
 }
 
 @Model
-struct Event: Equatable {
+struct Event: SQLModel, Equatable {
     @PrimaryKey(autoincrement: true) var id: Int64?
     var name: String
 }

@@ -7,14 +7,14 @@ import Testing
 
 /// Two models of the same name in different namespaces: both default to the table `Clash`.
 enum ClashingNamespaceA {
-    @Model struct Clash: Equatable {
+    @Model struct Clash: SQLModel, Equatable {
         var id: Int?
         var title: String
     }
 }
 
 enum ClashingNamespaceB {
-    @Model struct Clash: Equatable {
+    @Model struct Clash: SQLModel, Equatable {
         var id: Int?
         var score: Int
     }
@@ -22,20 +22,20 @@ enum ClashingNamespaceB {
 
 /// A model whose column is the precomposed "café" (U+00E9).
 @Model(table: "accents")
-struct Accent {
+struct Accent: SQLModel {
     var id: Int?
     @Column("café") var label: String
 }
 
 /// Two tables whose names Swift calls equal but whose bytes differ: "\u{E9}" and "e\u{301}".
 @Model(table: "\u{E9}")
-struct PrecomposedTable {
+struct PrecomposedTable: SQLModel {
     var id: Int?
     var ref: Int
 }
 
 @Model(table: "e\u{301}")
-struct DecomposedTable {
+struct DecomposedTable: SQLModel {
     var id: Int?
     var ref: Int
 }

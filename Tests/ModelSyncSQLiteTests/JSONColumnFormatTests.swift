@@ -6,7 +6,7 @@ import Testing
 /// A nested model whose wire mapping differs from its stored form in every way the wire has:
 /// a renamed key, an excluded field, a transformer and dates.
 @Model(encodeExcluding: ["secret"])
-struct StoredNote: Equatable {
+struct StoredNote: SQLModel, Equatable {
     @JSON("note_title") var title: String
     var createdAt: Date
     var secret: String = ""
@@ -14,7 +14,7 @@ struct StoredNote: Equatable {
 }
 
 @Model(table: "stored_threads")
-struct StoredThread: Equatable {
+struct StoredThread: SQLModel, Equatable {
     var id: Int
     var stamps: [Date]
     var note: StoredNote

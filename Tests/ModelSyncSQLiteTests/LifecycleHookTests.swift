@@ -13,7 +13,7 @@ struct WriteRefused: Error, Equatable {
 /// A model whose hooks log their calls, refuse titles starting with "forbidden", fill in a
 /// slug, and write an audit row.
 @Model(table: "hooked_documents")
-struct HookedDocument: Equatable {
+struct HookedDocument: SQLModel, Equatable {
     var id: Int?
     var title: String
     var slug: String = ""

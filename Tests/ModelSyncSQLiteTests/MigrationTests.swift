@@ -5,21 +5,21 @@ import Testing
 
 /// `people` as migrations shape it over time.
 @Model(table: "people")
-struct Person: Equatable {
+struct Person: SQLModel, Equatable {
     var id: Int?
     var name: String
     var email: String?
 }
 
 @Model(table: "people")
-struct PersonWithTypedAge: Equatable {
+struct PersonWithTypedAge: SQLModel, Equatable {
     var id: Int?
     var name: String
     var age: Int = 0
 }
 
 @Model(table: "people")
-struct PersonWithHandle: Equatable {
+struct PersonWithHandle: SQLModel, Equatable {
     var id: Int?
     var name: String
     @Column(unique: true) var handle: String?

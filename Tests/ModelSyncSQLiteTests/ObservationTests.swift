@@ -50,7 +50,7 @@ struct ObservationTests {
     @Test("a typed query is observed through the tables it reads", arguments: TestStorage.allCases)
     func observesATypedQuery(store: TestStorage) async throws {
         let db = try store.open(models: [Post.self, Event.self])
-        let query = Post.where(\.userId == 1).order(\.id.desc)
+        let query = Post.where(\.userId == 1).order(.desc(\.id))
         #expect(query.readTables == ["posts"])
         var posts = db.observe(query).makeAsyncIterator()
         #expect(try await posts.next()?.map(\.title) == [])

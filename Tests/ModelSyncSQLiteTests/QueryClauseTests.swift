@@ -12,16 +12,16 @@ struct QueryClauseTests {
     func orderingOnSeveralColumns(store: TestStorage) throws {
         let db = try itemsDatabase(store)
 
-        let byKeyPaths = Item.order(\.quantity.desc, \.name)
-        #expect(try byKeyPaths.sql == from + #" ORDER BY "quantity" DESC, "name""#)
-        #expect(names(try db.read { try byKeyPaths.fetchAll($0) }) == ["Banana", "elder_berry", "date", "apple", "fig", "cherry"])
+        let byTerms = Item.order(.desc(\.quantity), .asc(\.name))
+        #expect(try byTerms.sql == from + #" ORDER BY "quantity" DESC, "name""#)
+        #expect(names(try db.read { try byTerms.fetchAll($0) }) == ["Banana", "elder_berry", "date", "apple", "fig", "cherry"])
 
         let explicit = Item.all().order(.asc(\.quantity), .desc(\.name))
         #expect(try explicit.sql == from + #" ORDER BY "quantity", "name" DESC"#)
         #expect(names(try db.read { try explicit.fetchAll($0) }) == ["cherry", "fig", "apple", "date", "elder_berry", "Banana"])
 
         // A later order replaces the earlier one.
-        let replaced = byKeyPaths.order(\.id.asc)
+        let replaced = byTerms.order(.asc(\.id))
         #expect(try replaced.sql == from + #" ORDER BY "id""#)
         #expect(names(try db.read { try replaced.fetchAll($0) }) == sampleItems.map(\.name))
 
@@ -43,7 +43,7 @@ struct QueryClauseTests {
         #expect(names(try db.read { try descFirst.fetchAll($0) }) == ["cherry", "fig", "date", "elder_berry", "apple", "Banana"])
 
         // SQLite's defaults: NULLs first ascending, last descending.
-        let descDefault = Item.all().order(\.price.desc, \.id)
+        let descDefault = Item.all().order(.desc(\.price), .asc(\.id))
         #expect(names(try db.read { try descDefault.fetchAll($0) }) == ["date", "elder_berry", "apple", "Banana", "cherry", "fig"])
     }
 
@@ -212,7 +212,7 @@ struct QueryClauseTests {
 
         // A cursor over selected columns.
         let codes = try db.read { db in
-            let cursor = try Item.order(\.id.desc).limit(2).select(\.code).fetchCursor(db)
+            let cursor = try Item.order(.desc(\.id)).limit(2).select(\.code).fetchCursor(db)
             var codes: [String] = []
             while let code = try cursor.next() { codes.append(code) }
             return codes

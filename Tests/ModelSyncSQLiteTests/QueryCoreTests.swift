@@ -9,7 +9,7 @@ struct QueryCoreTests {
     static let columns = #""id", "name", "code", "quantity", "flags", "price", "note", "status", "created_at", "token", "tags""#
 
     @Test func sqlAndArgumentsWithoutADatabase() throws {
-        let query = Item.where(\.quantity == 12).order(\.id.desc).limit(10)
+        let query = Item.where(\.quantity == 12).order(.desc(\.id)).limit(10)
         #expect(try query.sql == #"SELECT \#(Self.columns) FROM "items" WHERE "quantity" = ? ORDER BY "id" DESC LIMIT ?"#)
         #expect(try query.arguments == [.integer(12), .integer(10)])
         #expect(query.readTables == ["items"])
@@ -19,10 +19,10 @@ struct QueryCoreTests {
     @Test(arguments: TestStorage.allCases)
     func fetchAllFilteredOrderedLimited(store: TestStorage) throws {
         let db = try itemsDatabase(store)
-        let query = Item.where(\.quantity == 12).order(\.id.desc).limit(10)
+        let query = Item.where(\.quantity == 12).order(.desc(\.id)).limit(10)
         #expect(names(try db.read { try query.fetchAll($0) }) == ["elder_berry", "Banana"])
         // The design's example shape, on a real database.
-        let recent = try db.read { try Item.where(\.quantity >= 5).order(\.id.desc).limit(2).fetchAll($0) }
+        let recent = try db.read { try Item.where(\.quantity >= 5).order(.desc(\.id)).limit(2).fetchAll($0) }
         #expect(names(recent) == ["elder_berry", "date"])
         // Models come back whole.
         #expect(try db.read { try Item.where(\.id == 1).fetchAll($0) } == [{ var item = sampleItems[0]; item.id = 1; return item }()])

@@ -6,7 +6,7 @@ import Testing
 /// The model the query tests read: integers, text, optionals, an enum, a date, a UUID, a JSON
 /// column, and an `@Ignored` property that has no column.
 @Model(table: "items", columns: .snakeCase)
-struct Item: Equatable {
+struct Item: SQLModel, Equatable {
     var id: Int?
     var name: String
     var code: String = ""

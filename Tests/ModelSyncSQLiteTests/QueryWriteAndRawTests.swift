@@ -37,7 +37,7 @@ struct QueryWriteAndRawTests {
         #expect(names(try db.read { try Item.order(\.id).fetchAll($0) }) == ["apple", "Banana", "date", "elder_berry"])
 
         // With an order and a limit: the rows the SELECT reads, by rowid.
-        let lastTwo = Item.order(\.id.desc).limit(2)
+        let lastTwo = Item.order(.desc(\.id)).limit(2)
         #expect(
             try lastTwo.renderedDelete()
                 == SQLFragment(#"DELETE FROM "items" WHERE rowid IN (SELECT rowid FROM "items" ORDER BY "id" DESC LIMIT ?)"#, [2]))

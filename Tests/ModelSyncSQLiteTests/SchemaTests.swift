@@ -5,7 +5,7 @@ import Testing
 
 /// The `posts` table as an older version of the app created it.
 @Model(table: "posts", columns: .snakeCase)
-struct PostV1 {
+struct PostV1: SQLModel {
     var id: Int?
     var userId: Int
     var title: String
@@ -14,7 +14,7 @@ struct PostV1 {
 
 /// A newer version with more columns.
 @Model(table: "posts", columns: .snakeCase, indexes: [["userId", "title"]])
-struct PostV2 {
+struct PostV2: SQLModel {
     var id: Int?
     var userId: Int
     var title: String
@@ -27,7 +27,7 @@ struct PostV2 {
 
 /// A newer version that cannot be altered automatically.
 @Model(table: "posts", columns: .snakeCase)
-struct PostV3 {
+struct PostV3: SQLModel {
     var id: Int?
     var userId: Int
     var title: String
@@ -38,7 +38,7 @@ struct PostV3 {
 
 /// A newer version whose added column has a default containing " UNIQUE".
 @Model(table: "posts", columns: .snakeCase)
-struct PostV4 {
+struct PostV4: SQLModel {
     var id: Int?
     var userId: Int
     var title: String

@@ -4,7 +4,7 @@ import ModelSyncTesting
 import Testing
 
 @Model(table: "journal_entries", columns: .snakeCase)
-struct JournalEntry: Equatable {
+struct JournalEntry: SQLModel, Equatable {
     var id: Int?
     var text: String
     var createdAt: Date?

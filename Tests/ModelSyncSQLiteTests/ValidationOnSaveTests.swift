@@ -4,7 +4,7 @@ import ModelSyncTesting
 import Testing
 
 @Model
-struct Ticket: Equatable {
+struct Ticket: SQLModel, Equatable {
     @PrimaryKey(autoincrement: true) var id: Int64?
     var title: String
     var priority: Int = 1

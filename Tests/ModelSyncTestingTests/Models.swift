@@ -2,7 +2,7 @@ import Foundation
 import ModelSync
 
 @Model(table: "users")
-struct User: Equatable {
+struct User: SQLModel, Equatable {
     var id: Int?
     var name: String
     @Column(unique: true) var email: String
@@ -11,7 +11,7 @@ struct User: Equatable {
 }
 
 @Model(table: "posts")
-struct Post: Equatable {
+struct Post: SQLModel, Equatable {
     var id: Int?
     var userId: Int
     var title: String

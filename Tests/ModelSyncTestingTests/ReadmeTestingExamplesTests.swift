@@ -7,7 +7,7 @@ import Testing
 // that they cannot rot.
 enum ReadmeTesting {
     @Model(table: "users")
-    struct User {
+    struct User: SQLModel {
         var id: Int?
         var name: String
         @Column(unique: true) var email: String
@@ -15,7 +15,7 @@ enum ReadmeTesting {
     }
 
     @Model(table: "posts")
-    struct Post {
+    struct Post: SQLModel {
         var id: Int?
         var userId: Int
         var title: String

@@ -13,7 +13,7 @@ struct PostalAddress: Codable, Equatable, CodableField {
 /// A model with every wire rule the codec applies: a key strategy, a dotted key, a
 /// transformer, an exclusion, and `Codable` fields.
 @Model(jsonKeys: .snakeCase, encodeExcluding: ["secret"], table: "customers")
-struct Customer: Equatable {
+struct Customer: SQLModel, Equatable {
     var id: Int?
     var displayName: String
     @JSON("contact.email") var email: String
@@ -26,7 +26,7 @@ struct Customer: Equatable {
 
 /// A model that brings its own (synthesized) `Codable`: `@Model` leaves it alone.
 @Model
-struct OwnCodable: Codable, Equatable {
+struct OwnCodable: SQLModel, Codable, Equatable {
     var id: Int
     @JSON("full_name") var name: String
 }
@@ -36,14 +36,14 @@ protocol ContentLike: Codable {}
 
 /// A model that is `Codable` only through a refining protocol.
 @Model
-struct Refined: ContentLike, Equatable {
+struct Refined: SQLModel, ContentLike, Equatable {
     var id: Int
     @JSON("full_name") var name: String
 }
 
 /// A model with a hand-written `Codable` conformance, which `@Model` must not duplicate.
 @Model
-struct HandCoded: Codable, Equatable {
+struct HandCoded: SQLModel, Codable, Equatable {
     var id: Int
 
     init(id: Int) { self.id = id }

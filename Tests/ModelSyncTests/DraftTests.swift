@@ -4,12 +4,12 @@ import Testing
 
 /// Not `Equatable`: a field of this type counts as changed whenever it is set.
 @Model
-struct Byline {
+struct Byline: SQLModel {
     var name: String
 }
 
 @Model
-struct Memo {
+struct Memo: SQLModel {
     var id: Int?
     var title: String
     @JSON("body") var text: String = ""

@@ -13,13 +13,13 @@ struct RejectingTransformer: JSONTransformer {
 }
 
 @Model
-struct CauseTagged: Equatable {
+struct CauseTagged: SQLModel, Equatable {
     var id: Int
     @Transform(RejectingTransformer()) var label: String
 }
 
 @Model
-struct CauseShouting: Equatable {
+struct CauseShouting: SQLModel, Equatable {
     var name: String
     func didEncode(_ json: inout JSONValue) throws { throw CauseFailure(input: name) }
 }

@@ -10,7 +10,7 @@ enum Priority: Int, ModelEnum {
 }
 
 @Model(jsonKeys: .snakeCase)
-struct User: Equatable {
+struct User: SQLModel, Equatable {
     var id: Int
     var name: String
     var emailAddress: String?
@@ -19,7 +19,7 @@ struct User: Equatable {
 }
 
 @Model
-struct Post: Equatable {
+struct Post: SQLModel, Equatable {
     var id: Int?
     var userId: Int
     var title: String
@@ -33,7 +33,7 @@ struct Post: Equatable {
 
 /// One property of every supported kind.
 @Model
-struct Everything: Equatable {
+struct Everything: SQLModel, Equatable {
     var int: Int
     var int8: Int8
     var uint64: UInt64
@@ -57,7 +57,7 @@ struct Everything: Equatable {
 }
 
 @Model
-struct Comment: Equatable {
+struct Comment: SQLModel, Equatable {
     @PrimaryKey var postId: Int
     @PrimaryKey var index: Int
     @JSON("author.name") var authorName: String
@@ -67,7 +67,7 @@ struct Comment: Equatable {
 }
 
 @Model(dates: .secondsSince1970, decodeExcluding: ["localNote"], encodeExcluding: ["password"])
-struct Account: Equatable {
+struct Account: SQLModel, Equatable {
     var id: Int
     var createdAt: Date
     var password: String?
@@ -77,7 +77,7 @@ struct Account: Equatable {
 /// Uses all three hooks: accepts `{"fullName": "..."}` from an older API version, derives
 /// `initials`, and adds a computed key on output.
 @Model
-struct Person: Equatable {
+struct Person: SQLModel, Equatable {
     var name: String
     @Ignored var initials = ""
 
@@ -118,7 +118,7 @@ extension JSONTransformer where Self == CentsTransformer {
 }
 
 @Model
-struct Product: Equatable {
+struct Product: SQLModel, Equatable {
     var id: Int
     @Transform(.cents) var price: Double
     @Transform(.iso8601WithFractionalSeconds) var updatedAt: Date
@@ -128,7 +128,7 @@ struct Product: Equatable {
 
 /// A model that refers to itself through an array.
 @Model
-struct TreeNode: Equatable {
+struct TreeNode: SQLModel, Equatable {
     var name: String
     var children: [TreeNode] = []
 }

@@ -7,13 +7,13 @@ import Testing
 /// extension, where `Point` is not in scope.
 enum SQ {
     @Model
-    struct Point: Equatable {
+    struct Point: SQLModel, Equatable {
         var x: Int
         var y: Int
     }
 
     @Model
-    struct Student: Equatable {
+    struct Student: SQLModel, Equatable {
         var id: Int
         var point: Point = Point(x: 0, y: 0)
         var home = Point(x: 1, y: 2)

@@ -183,7 +183,7 @@ struct LoadableResourceTests {
             await empty.refresh()
             #expect(empty.value?.map(\.id) == [1, 2, 3])
 
-            let reopened = LoadableResource(fixture.store, list: Story.self, cached: { try Story.order(\.id.desc).fetchAll($0) })
+            let reopened = LoadableResource(fixture.store, list: Story.self, cached: { try Story.order(.desc(\.id)).fetchAll($0) })
             #expect(reopened.value?.map(\.id) == [3, 2, 1])
         }
     }

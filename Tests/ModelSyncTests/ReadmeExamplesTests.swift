@@ -21,7 +21,7 @@ enum Readme {
     }
 
     @Model
-    struct Post {
+    struct Post: SQLModel {                           // stored in SQLite too (see below)
         var id: Int?                                  // `id` is the primary key by convention
         var userId: Int
         @JSON("body") var text: String                // JSON key differs from the property
@@ -51,6 +51,12 @@ enum Readme {
         #expect(String(decoding: bytes, as: UTF8.self) == #"{"id":1,"userId":7,"body":"Hi","stats":{"views":12}}"#)
         #expect(Readme.User.schema.primaryKey == ["id"])
         #expect(Post.schema.primaryKey == ["id"])
+
+        let bracket = JSONEncodingOverride<Post>.field(\.views) { $0 < 100 ? "few" : "many" }
+        let once = try JSONModelEncoder().encode(post, overriding: [bracket])   // …"stats":{"views":"few"}}
+        let plain = try JSONModelEncoder().encode(post)                       // …"stats":{"views":12}}
+        #expect(String(decoding: once, as: UTF8.self).hasSuffix(#""stats":{"views":"few"}}"#))
+        #expect(String(decoding: plain, as: UTF8.self).hasSuffix(#""stats":{"views":12}}"#))
     }
 }
 
@@ -63,7 +69,7 @@ extension Readme {
     }
 
     @Model(jsonKeys: .snakeCase)
-    struct Customer {
+    struct Customer: SQLModel {
         var id: Int?
         var displayName: String
         var address: Address                               // JSON: a nested object; SQLite: JSON text
@@ -93,7 +99,7 @@ extension Readme {
 
 extension Readme {
     @Model(table: "articles", columns: .snakeCase, indexes: [["userId", "publishedAt"]])
-    struct Article {
+    struct Article: SQLModel {
         @PrimaryKey(autoincrement: true) var id: Int?       // assigned by SQLite on insert
         @Column(indexed: true) var userId: Int               // column "user_id"
         var title: String
@@ -135,6 +141,37 @@ extension Readme {
         }
         #expect(try db.read { try Article.count($0) } == 2)
     }
+
+    @Test func fullTextSection() throws {
+        let db = try Database(inMemory: [Article.self])
+        var article = Article(userId: 1, title: "Hello again", slug: "hello")
+        try db.write { try article.insert($0) }
+
+        try db.write { try Article.search.create($0) }            // rows already there are indexed too
+        let query = FullTextQuery.words("hello again")            // user input, quoted: never FTS5 syntax
+        let found = try db.read {
+            try Article.where(Article.search.matches(query)).order(Article.search.rank(query)).fetchAll($0)
+        }
+
+        #expect(found.map(\.id) == [article.id])
+    }
+
+    @Test func sqliteAsyncCode() async throws {
+        let db = try Database(inMemory: [Article.self])
+
+        var draft = Article(userId: 3, title: "Async", slug: "async")
+        try await draft.insert(db)                               // draft.id is set
+        draft.title = "Async, edited"
+        try await draft.save(db)
+        let latest = try await Article.where(\.userId == 3).order(.desc(\.id)).fetchAll(db)
+
+        #expect(draft.id != nil)
+        #expect(latest.map(\.title) == ["Async, edited"])
+    }
+}
+
+extension Readme.Article {
+    static let search = FullTextIndex<Readme.Article>(\.title)      // FTS5, kept in step by triggers
 }
 
 extension Readme.Post: RemoteResource {
@@ -163,6 +200,83 @@ extension ReadmeExamplesTests {
         #expect(draft.id == 101)
         #expect(mine.count == 11 && mine.last?.id == 101)
         #expect(counts == [20, 20, 20, 20, 20, 1])
+    }
+}
+
+extension Readme {
+    @Model
+    struct Todo {
+        var id: Int?
+        var userId: Int = 0
+        var title: String
+    }
+
+    @Model
+    struct Comment {
+        var id: Int?
+        var body: String
+    }
+
+    @Model
+    struct OrderLine {
+        @PrimaryKey var orderId: Int
+        @PrimaryKey var line: Int
+        var product: String
+    }
+}
+
+extension Readme.User: RemoteResource {
+    static let remote = RemoteConfiguration(path: "users")
+}
+
+extension Readme.Todo: RemoteResource {
+    static let remote = RemoteConfiguration(path: "todos")
+}
+
+extension Readme.Comment: RemoteResource {
+    static let remote = RemoteConfiguration(path: "comments")
+}
+
+extension Readme.OrderLine: RemoteResource {                       // @PrimaryKey orderId, @PrimaryKey line
+    static let remote = RemoteConfiguration(path: "lines")
+    static func remotePath(for id: RemoteID) throws -> [String] {  // the default: ["lines", "7,3"]
+        ["orders", id.parts[0], "lines", id.parts[1]]
+    }
+}
+
+@Suite struct ReadmeNestedResourcesExampleTests {
+    typealias Post = Readme.Post
+    typealias User = Readme.User
+    typealias Todo = Readme.Todo
+    typealias Comment = Readme.Comment
+    typealias OrderLine = Readme.OrderLine
+
+    @Test func nestedResourcesSection() async throws {
+        let data: JSONValue = ["users": [["id": 1, "display_name": "Ann"]], "todos": [["id": 1, "userId": 1, "title": "Buy tea"]]]
+        try await withTestServer(data: data) { server in
+            let api = RemoteStore(baseURL: server.baseURL)
+            let todos = try await api.list(Todo.self, of: User.self, parentID: 1)   // GET /users/1/todos: no User needed
+            var todo = Todo(title: "Call Bob")
+            try await api.create(&todo, in: User.self, parentID: 1, encoding: [.field(\.title) { $0.uppercased() }])
+            // POST /users/1/todos with "title":"CALL BOB"; todo.title stays "Call Bob"
+            #expect(todos.map(\.title) == ["Buy tea"])
+            #expect(todo.title == "Call Bob" && todo.id == 2 && todo.userId == 1)
+            #expect(try await server.data["todos"]?[1]?["title"] == "CALL BOB")
+
+            // Django REST Framework's pages and an order line, served as canned answers.
+            let next = JSONValue.string(server.baseURL.absoluteString + "/posts/9/comments?limit=2&offset=2")
+            server.inject(Fault(.status(200, body: ["count": 3, "next": next, "results": [["id": 1, "body": "a"], ["id": 2, "body": "b"]]])))
+            server.inject(Fault(.status(200, body: ["count": 3, "next": nil, "results": [["id": 3, "body": "c"]]])))
+            server.inject(Fault(.status(200, body: ["orderId": 7, "line": 3, "product": "tea"])))
+            var counts: [Int] = []
+            for try await page in api.pages(Comment.self, of: Post.self, parentID: 9, parameters: ["limit": 2], pagination: .nextURL()) {
+                counts.append(page.count)                            // GET /posts/9/comments?limit=2, then each `next`
+            }
+            let line = try await api.fetch(OrderLine.self, id: RemoteID(7, 3))     // GET /orders/7/lines/3
+            #expect(counts == [2, 1])
+            #expect(line.product == "tea")
+            #expect(server.recordedRequests.map(\.uri).suffix(3) == ["/posts/9/comments?limit=2", "/posts/9/comments?limit=2&offset=2", "/orders/7/lines/3"])
+        }
     }
 }
 
@@ -247,7 +361,7 @@ extension Readme.Post: Validatable {
 
 extension Readme {
     @Model(table: "writers")
-    struct Writer: Equatable {
+    struct Writer: SQLModel, Equatable {
         var id: Int?
         var name: String
 
@@ -255,33 +369,31 @@ extension Readme {
     }
 
     @Model(table: "books")
-    struct Book: Equatable {
+    struct Book: SQLModel, Equatable {
         var id: Int?
         @Column(indexed: true) var writerId: Int
         var title: String
 
-        static let writer = belongsTo(Writer.self, onDelete: .cascade)
-        static let relations: [any ModelRelation<Book>] = [writer]  // FOREIGN KEY … ON DELETE CASCADE
+        static let writer = belongsTo(Writer.self, onDelete: .cascade)  // FOREIGN KEY … ON DELETE CASCADE
     }
 
     @Model(table: "heroes")
-    struct Hero: Equatable {
+    struct Hero: SQLModel, Equatable {
         var id: Int?
         var name: String
 
         static let enemies = belongsToMany(Enemy.self, through: Rivalry.self)  // Rivalry.heroId, .enemyId
         static let notes = morphMany(Note.self, as: "subject")                 // subjectType "heroes"
-        static let relations: [any ModelRelation<Hero>] = [notes]              // notes go with their hero
     }
 
     @Model(table: "enemies")
-    struct Enemy: Equatable {
+    struct Enemy: SQLModel, Equatable {
         var id: Int?
         var name: String
     }
 
     @Model(table: "rivalries", unique: [["heroId", "enemyId"]])
-    struct Rivalry: Equatable {
+    struct Rivalry: SQLModel, Equatable {
         var id: Int?
         var heroId: Int = 0
         var enemyId: Int = 0
@@ -289,7 +401,7 @@ extension Readme {
     }
 
     @Model(table: "notes")
-    struct Note: Equatable {
+    struct Note: SQLModel, Equatable {
         var id: Int?
         var subjectType: String?
         var subjectId: Int?
@@ -324,8 +436,10 @@ extension Readme {
         let writers = try db.read { try Writer.all($0) }
         let books = try db.read { try Writer.books.load(for: writers, $0, Book.order(\.title)) }  // [[Book]]: one query
         let writer = try db.read { try Book.writer.load(for: books[0][0], $0) }
+        let shelves = try db.read { try Writer.order(\.name).including(Writer.books, Book.order(\.title)).fetchAll($0) }  // [(Writer, [Book])]
         #expect(books.map { $0.map(\.title) } == [["Lavinia", "Tehanu"], ["Binti"]])
         #expect(writer == writers[0])
+        #expect(shelves.map { "\($0.0.name): \($0.1.map(\.title))" } == [#"Le Guin: ["Lavinia", "Tehanu"]"#, #"Okorafor: ["Binti"]"#])
         #expect(
             try Writer.books.sql(for: writers).description
                 == #"SELECT "id", "writerId", "title" FROM "books" WHERE "writerId" IN (SELECT value FROM json_each(?)) -- [TEXT '[1,2]']"#)
@@ -354,7 +468,7 @@ extension ReadmeSQLiteExampleTests {
         ]
         try db.write { try Article.saveAll(&rows, $0) }
 
-        let recent = try db.read { try Article.where(\.userId == 1).order(\.id.desc).limit(10).fetchAll($0) }
+        let recent = try db.read { try Article.where(\.userId == 1).order(.desc(\.id)).limit(10).fetchAll($0) }
 
         let query = Article.where { $0.title.glob("Hello*") && ($0.publishedAt == nil || $0.userId.in([1, 2])) }
         #expect(try query.sql.hasSuffix(#"FROM "articles" WHERE "title" GLOB ? AND ("published_at" IS NULL OR "user_id" IN (SELECT value FROM json_each(?)))"#))
@@ -495,7 +609,7 @@ extension Readme {
     enum InvoiceError: Error { case negativeTotal }
 
     @Model(table: "invoices")
-    struct Invoice {
+    struct Invoice: SQLModel {
         var id: Int?
         var number = ""
         var total: Int
@@ -535,7 +649,7 @@ extension ReadmeSQLiteExampleTests {
 
 extension Readme {
     @Model(table: "notes_log", columns: .snakeCase)
-    struct LogNote {
+    struct LogNote: SQLModel {
         var id: Int?
         var text: String
         var createdAt: Date?                                     // set by the first insert

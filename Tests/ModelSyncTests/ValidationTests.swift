@@ -3,7 +3,7 @@ import ModelSync
 import Testing
 
 @Model
-struct Signup: Equatable {
+struct Signup: SQLModel, Equatable {
     var id: Int?
     var name: String
     @JSON("mail") var email: String
@@ -35,7 +35,7 @@ extension Signup: Validatable {
 
 /// Another type with a property of the same name and rules of its own.
 @Model
-struct Team {
+struct Team: SQLModel {
     var name: String
 }
 
@@ -47,7 +47,7 @@ extension Team: Validatable {
 
 /// A model without rules.
 @Model
-struct Tag {
+struct Tag: SQLModel {
     var name: String
 }
 

@@ -69,9 +69,10 @@ public final class IdentityMap: Sendable {
     public var count: Int { state.withLock { $0.values.count } }
 
     /// The canonical value of type `type` with primary key `id` (an integer, a string, a UUID or
-    /// a ``PrimaryKey``), or nil when the map has none.
+    /// a ``PrimaryKey``), or nil when the map has none. `id` is read as the key field's type
+    /// reads it: `"7"` finds the user whose integer id is `7`.
     public func value<M: Model>(_ type: M.Type, id: any Sendable) -> M? {
-        PrimaryKey(id).flatMap { value(type, key: $0) }
+        PrimaryKey(id, of: type).flatMap { value(type, key: $0) }
     }
 
     /// The canonical value of type `type` with key `key`, or nil.
@@ -116,7 +117,7 @@ public final class IdentityMap: Sendable {
     /// receive nil.
     @discardableResult
     public func remove<M: Model>(_ type: M.Type, id: any Sendable) -> M? {
-        guard let id = PrimaryKey(id) else { return nil }
+        guard let id = PrimaryKey(id, of: type) else { return nil }
         let key = Key(type: ObjectIdentifier(type), id: id)
         return state.withLock { state in
             let removed = state.values.removeValue(for: key)
@@ -146,7 +147,7 @@ public final class IdentityMap: Sendable {
     /// is gone.
     public func changes<M: Model>(of type: M.Type, id: any Sendable) -> AsyncStream<M?> {
         let (stream, continuation) = AsyncStream.makeStream(of: M?.self)
-        guard let id = PrimaryKey(id) else {
+        guard let id = PrimaryKey(id, of: type) else {
             continuation.finish()
             return stream
         }

@@ -92,6 +92,17 @@ extension PrimaryKey.Component {
         }
     }
 
+    /// The component as a value of a field of type `type` would be: an integer for a text
+    /// field becomes its text, text for an integer or UUID field is parsed (see
+    /// ``init(text:as:)``), so that an id names one identity whichever way the caller wrote it.
+    func normalized(as type: FieldType) -> Self {
+        switch (self, type.nonOptional) {
+        case (.integer, .integer), (.integer, .enumeration(_, .integer)): self
+        case (.integer(let value), _): .text(String(value))
+        case (.text(let text), _): Self(text: text, as: type)
+        }
+    }
+
     /// The component for a key written as text (in JSON, a URL…) for a field of type `type`:
     /// integer fields parse it, UUID fields normalise it, others keep it.
     package init(text: String, as type: FieldType) {
@@ -103,6 +114,23 @@ extension PrimaryKey.Component {
         default:
             self = .text(text)
         }
+    }
+}
+
+extension PrimaryKey {
+    /// The key of a `type` value whose primary key is `id` (a value of the key field, or a
+    /// ``PrimaryKey`` taken as it is), normalised by the key field's type as the model's own
+    /// ``Model/identityKey`` is: `"7"` names the user whose integer id is `7`, and `7` the one
+    /// whose text id is `"7"`. Nil when `id` is nil.
+    public init?<M: Model>(_ id: Any, of type: M.Type) {
+        if let key = id as? PrimaryKey {
+            self = key
+            return
+        }
+        guard let component = Component(id) else { return nil }
+        let keyFields = M.schema.fields.filter(\.isPrimaryKey)
+        // A composite key arrives as a PrimaryKey; one value can only name a single-field key.
+        self.init(keyFields.count == 1 ? component.normalized(as: keyFields[0].type) : component)
     }
 }
 

@@ -12,16 +12,15 @@ extension JSONModelEncoder {
         var options = self.options
         options.nilEncoding = .null
         options.prettyPrinted = false
-        let whole = try JSONModelEncoder(options: options).encodeToValue(model)
-        var layouts = LayoutCache(strategy: options.keyStrategy, profile: options.profile)
-        let layout = layouts.layout(for: M.self)
+        let encoder = JSONModelEncoder(options: options)
+        let whole = try encoder.encodeToValue(model)
+        let layout = encoder.layout(for: M.self)
         var body = JSONValue.object(JSONObject())
         for name in fields {
-            guard let index = layout.schema.fields.firstIndex(where: { $0.name == name }) else {
+            guard M.schema.field(named: name) != nil else {
                 throw JSONError(.invalidValue("\(M.schema.name) has no field \"\(name)\""))
             }
-            let path = JSONPath(layout.fieldKeyPath[index])
-            if layout.schema.fields[index].encodes, let value = whole[path] { body[path] = value }
+            if let path = Self.fieldPath(of: name, in: layout), let value = whole[path] { body[path] = value }
         }
         return body
     }
@@ -29,10 +28,7 @@ extension JSONModelEncoder {
     /// Encodes only the properties `fields` of `model` to UTF-8 bytes, optionally inside an
     /// envelope; see ``encodeToValue(_:fields:)``.
     public func encode<M: JSONModel>(_ model: M, fields: some Sequence<String>, at root: JSONPath = JSONPath()) throws -> [UInt8] {
-        var document = JSONValue.null
-        document[root] = try encodeToValue(model, fields: fields)
-        let bytes = document.jsonBytes()
-        return options.prettyPrinted ? JSONWriter.prettyPrinted(bytes) : bytes
+        bytes(of: try encodeToValue(model, fields: fields), at: root)
     }
 }
 

@@ -250,7 +250,7 @@ extension Database {
     /// a table it reads (its own, or one of its subqueries').
     ///
     /// ```swift
-    /// for try await posts in db.observe(Post.where(\.userId == 1).order(\.id.desc)) { print(posts.count) }
+    /// for try await posts in db.observe(Post.where(\.userId == 1).order(.desc(\.id))) { print(posts.count) }
     /// ```
     public func observe<Root, Element: Sendable>(_ query: SQLQuery<Root, Element>) -> DatabaseObservation<[Element]> {
         // The authorizer finds the tables, raw statements (`SQLQuery.query(sql:)`) included.

@@ -5,7 +5,7 @@ import Observation
 /// committed transaction that changes a table the fetch reads.
 ///
 /// ```swift
-/// let posts = try LiveQuery(Post.where(\.userId == 1).order(\.id.desc), in: db)
+/// let posts = try LiveQuery(Post.where(\.userId == 1).order(.desc(\.id)), in: db)
 /// print(posts.value.count)          // the rows now: fetched before `init` returned
 /// ```
 ///

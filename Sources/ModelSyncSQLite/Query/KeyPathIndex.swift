@@ -1,63 +1,81 @@
 import ModelSyncCore
 
-/// The direction a key path such as `\Post.id.desc` asks for in `order(...)`.
+/// The field of each key path of a model, built once per ``SQLTable``, so that the builder
+/// resolves a key path with one hash lookup instead of comparing it with every field.
 ///
-/// Every column type has `asc` and `desc` so that an ordering can be written as a key path:
-/// `Post.all().order(\.userId, \.id.desc)`. The value itself carries nothing; the query
-/// builder recognises the key path.
-public struct SQLSortMarker: Sendable, Hashable {
-    /// Whether the order is descending.
-    public let isDescending: Bool
-}
-
-extension SQLColumnEncodable {
-    /// Ascending order, as the last component of an ordering key path (`\Post.title.asc`).
-    public var asc: SQLSortMarker { SQLSortMarker(isDescending: false) }
-    /// Descending order, as the last component of an ordering key path (`\Post.id.desc`).
-    public var desc: SQLSortMarker { SQLSortMarker(isDescending: true) }
-}
-
-/// The field of each key path of a model, built once per ``SQLTable``: the fields' own key
-/// paths, and each followed by `.asc` / `.desc`, so that the builder resolves a key path with
-/// one hash lookup instead of comparing it with every field.
+/// It also knows the key paths into nested models stored as JSON text (`\Post.address.city`),
+/// each with the JSON path of its value in the column's storage format (property names).
 struct KeyPathIndex: @unchecked Sendable {  // key paths are immutable; `AnyKeyPath` just is not marked Sendable
-    struct Entry {
-        /// The field's index in the schema.
-        var field: Int
-        /// The ordering direction of a `.asc` / `.desc` key path; nil for the field itself.
-        var descending: Bool?
+    /// What a key path reaches.
+    enum Target {
+        /// A field: its index in the schema.
+        case field(Int)
+        /// A value inside the JSON text of a field (a nested model's property).
+        case nested(field: Int, jsonPath: String)
     }
 
-    private var entries: [AnyKeyPath: Entry] = [:]
+    /// Nested models deeper than this are not indexed (a model nesting itself through a
+    /// non-optional chain cannot exist, but a long chain of distinct ones can).
+    private static let maximumNesting = 4
+
+    private var targets: [AnyKeyPath: Target] = [:]
 
     init(_ schema: ModelSchema) {
         for (index, field) in schema.fields.enumerated() {
             guard let keyPath = field.keyPath else { continue }
-            entries[keyPath as AnyKeyPath] = Entry(field: index, descending: nil)
-            if let type = type(of: keyPath as AnyKeyPath).valueType as? any SQLColumnEncodable.Type {
-                for (marker, descending) in Self.markers(type) {
-                    if let path = (keyPath as AnyKeyPath).appending(path: marker) {
-                        entries[path] = Entry(field: index, descending: descending)
-                    }
-                }
+            targets[keyPath as AnyKeyPath] = .field(index)
+            // Only a non-optional nested model: `\Post.author?.name` is a key path that cannot
+            // be built by appending to `\Post.author`, so an optional one has no entry to find.
+            if case .model(let reference) = field.type {
+                addNested(reference.schema, under: keyPath, field: index, jsonPath: "$", depth: 1)
             }
         }
     }
 
-    private static func markers<V: SQLColumnEncodable>(_ type: V.Type) -> [(AnyKeyPath, Bool)] {
-        [(\V.asc, false), (\V.desc, true)]
+    private mutating func addNested(_ schema: ModelSchema, under prefix: AnyKeyPath, field: Int, jsonPath: String, depth: Int) {
+        guard depth <= Self.maximumNesting else { return }
+        for nested in schema.fields {
+            guard let inner = nested.keyPath, let keyPath = prefix.appending(path: inner) else { continue }
+            // Quoted: a property name may hold any letter, and `"` cannot occur in one.
+            let path = jsonPath + ".\"" + nested.name + "\""
+            targets[keyPath] = .nested(field: field, jsonPath: path)
+            if case .model(let reference) = nested.type {
+                addNested(reference.schema, under: keyPath, field: field, jsonPath: path, depth: depth + 1)
+            }
+        }
     }
 
-    subscript(_ keyPath: AnyKeyPath) -> Entry? { entries[keyPath] }
+    subscript(_ keyPath: AnyKeyPath) -> Target? { targets[keyPath] }
+
+    /// The schema index of a field's own key path; nil for anything else.
+    func field(_ keyPath: AnyKeyPath) -> Int? {
+        guard case .field(let index)? = targets[keyPath] else { return nil }
+        return index
+    }
 }
 
 extension SQLTable {
     /// The column node of `keyPath`, or a failure naming it when it is not a stored field
     /// (an `@Ignored` property, a computed one, a path into a nested value).
-    func columnNode(_ keyPath: AnyKeyPath) -> (node: SQLNode, descending: Bool?) {
-        guard let entry = keyPaths[keyPath] else {
-            return (.failure(.unknownColumn(table: name, column: "\(keyPath)")), nil)
+    func columnNode(_ keyPath: AnyKeyPath) -> SQLNode {
+        switch keyPaths[keyPath] {
+        case .field(let field)?:
+            return .column(table: name, name: schema.fields[field].column)
+        case .nested(let field, let jsonPath)?:
+            // The path is bound, so it never enters the SQL text.
+            let column = SQLNode.column(table: name, name: schema.fields[field].column)
+            return .function("json_extract", [column, .value(.text(jsonPath))], distinct: false)
+        case nil:
+            return .failure(.unknownColumn(table: name, column: "\(keyPath)"))
         }
-        return (.column(table: name, name: schema.fields[entry.field].column), entry.descending)
+    }
+
+    /// The column of a field's own key path, for what must name a column (the target of an
+    /// assignment): a path into a nested model is an unknown column here.
+    func fieldColumnNode(_ keyPath: AnyKeyPath) -> SQLNode {
+        guard let field = keyPaths.field(keyPath) else {
+            return .failure(.unknownColumn(table: name, column: "\(keyPath)"))
+        }
+        return .column(table: name, name: schema.fields[field].column)
     }
 }

@@ -50,6 +50,8 @@ extension SQLNode {
             }
         case let (.bytes(operand), .bytes(otherOperand)):
             return operand.rendersLike(otherOperand)
+        case let (.jsonArrayContains(array, element), .jsonArrayContains(otherArray, otherElement)):
+            return array.rendersLike(otherArray) && element.rendersLike(otherElement)
         default:
             return false
         }

@@ -18,7 +18,7 @@ public struct SQLExpression<Root: SQLModel, Value>: Sendable {
     /// The column of `keyPath`. A key path that names no column (an `@Ignored` property)
     /// makes the query fail with ``SQLiteError/Kind/unknownColumn(table:column:)``.
     public init(_ keyPath: KeyPath<Root, Value>) {
-        self.node = Root.sqlTable.columnNode(keyPath).node
+        self.node = Root.sqlTable.columnNode(keyPath)
     }
 
     /// Raw SQL with its own bound arguments, typed as `Value` (the type is yours to get
@@ -30,19 +30,19 @@ public struct SQLExpression<Root: SQLModel, Value>: Sendable {
     /// The column of another model's table, for correlated subqueries:
     /// `Comment.where { $0.postId == .outer(\Post.id) }` inside a `Post` query.
     public static func outer<Other: SQLModel>(_ keyPath: KeyPath<Other, Value>) -> Self {
-        Self(node: Other.sqlTable.columnNode(keyPath).node)
+        Self(node: Other.sqlTable.columnNode(keyPath))
     }
 
     /// The column of another model's table whose type is the optional of this one (an
     /// optional primary key compared with a foreign key).
     public static func outer<Other: SQLModel>(_ keyPath: KeyPath<Other, Value?>) -> Self {
-        Self(node: Other.sqlTable.columnNode(keyPath).node)
+        Self(node: Other.sqlTable.columnNode(keyPath))
     }
 
     /// The column of another model's table whose type is the wrapped type of this optional
     /// one (a foreign key compared with an optional primary key).
     public static func outer<Other: SQLModel, Wrapped>(_ keyPath: KeyPath<Other, Wrapped>) -> Self where Value == Wrapped? {
-        Self(node: Other.sqlTable.columnNode(keyPath).node)
+        Self(node: Other.sqlTable.columnNode(keyPath))
     }
 
     /// `x IS NULL`.
@@ -159,10 +159,9 @@ public struct SQLOrdering<Root: SQLModel>: Sendable {
         Self(term: SQLOrderingTerm(node: .raw(SQLFragment(sql, arguments)), descending: false, nulls: nil))
     }
 
-    /// The ordering of a key path: its column ascending, or as `\.x.asc` / `\.x.desc` ask.
+    /// The ordering of a key path: its column ascending.
     init(_ keyPath: AnyKeyPath, of table: SQLTable) {
-        let (node, descending) = table.columnNode(keyPath)
-        self.term = SQLOrderingTerm(node: node, descending: descending ?? false, nulls: nil)
+        self.term = SQLOrderingTerm(node: table.columnNode(keyPath), descending: false, nulls: nil)
     }
 }
 

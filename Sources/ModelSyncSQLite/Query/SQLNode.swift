@@ -65,11 +65,14 @@ indirect enum SQLNode: Sendable {
     /// `CAST(x AS BLOB)`: text as its bytes, which SQLite's functions compare in full, NUL
     /// included (patterns and text functions stop at the first NUL).
     case bytes(SQLNode)
+    /// `EXISTS (SELECT 1 FROM json_each(array) … WHERE value = element)`: an array stored as
+    /// JSON text holds an element.
+    case jsonArrayContains(SQLNode, element: SQLNode)
 
     /// Whether the node renders as one token or call, needing no parentheses as an operand.
     var isAtomic: Bool {
         switch self {
-        case .column, .value, .keyword, .failure, .function, .exists, .subquery, .bytes: true
+        case .column, .value, .keyword, .failure, .function, .exists, .subquery, .bytes, .jsonArrayContains: true
         default: false
         }
     }
@@ -87,6 +90,7 @@ indirect enum SQLNode: Sendable {
         case .exists(let select), .subquery(let select): select.readTables
         case .pattern(let node, _, let pattern, let escape):
             node.subqueryTables.union(pattern.subqueryTables).union(escape?.subqueryTables ?? [])
+        case .jsonArrayContains(let array, let element): array.subqueryTables.union(element.subqueryTables)
         }
     }
 
@@ -407,6 +411,13 @@ struct SQLRenderer {
             emit("CAST(")
             try append(operand)
             emit(" AS BLOB)")
+        case .jsonArrayContains(let array, let element):
+            // Aliased, so that the outer table's own column named `value` cannot be meant.
+            emit("EXISTS (SELECT 1 FROM json_each(")
+            try append(array)
+            emit(") AS \"modelsync_element\" WHERE \"modelsync_element\".\"value\" = ")
+            try append(element, at: .operand)
+            emit(")")
         }
     }
 }

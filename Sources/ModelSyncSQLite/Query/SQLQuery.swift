@@ -10,7 +10,7 @@ import ModelSyncCore
 /// inspected at any time (``sql``, ``arguments``); every value is bound, never spliced in.
 ///
 /// ```swift
-/// let recent = try db.read { try Post.where(\.userId == 1).order(\.id.desc).limit(10).fetchAll($0) }
+/// let recent = try db.read { try Post.where(\.userId == 1).order(.desc(\.id)).limit(10).fetchAll($0) }
 /// ```
 public struct SQLQuery<Root: SQLModel, Element>: Sendable {
     var statement: SelectStatement
@@ -125,8 +125,9 @@ extension SQLQuery {
         }
     }
 
-    /// Sorts by the columns of key paths, each ascending or as `\.x.asc` / `\.x.desc` say:
-    /// `.order(\.userId, \.id.desc)`. Replaces any previous ordering.
+    /// Sorts by the columns of key paths, each ascending: `.order(\.userId, \.id)`. For other
+    /// directions, pass orderings: `.order(.asc(\.userId), .desc(\.id))`. Replaces any previous
+    /// ordering.
     public func order<each V>(_ keyPaths: repeat KeyPath<Root, each V>) -> Self {
         var orderings: [SQLOrdering<Root>] = []
         for keyPath in repeat each keyPaths {
@@ -281,9 +282,15 @@ extension SQLModel {
         all().where(sql: sql, arguments)
     }
 
-    /// A query of every model, sorted: `Post.order(\.publishedAt.desc)`.
+    /// A query of every model, sorted by the columns of key paths, each ascending:
+    /// `Post.order(\.userId, \.id)`.
     public static func order<each V>(_ keyPaths: repeat KeyPath<Self, each V>) -> SQLQuery<Self, Self> {
         all().order(repeat each keyPaths)
+    }
+
+    /// A query of every model, sorted by `orderings`: `Post.order(.desc(\.publishedAt), .asc(\.id))`.
+    public static func order(_ orderings: SQLOrdering<Self>...) -> SQLQuery<Self, Self> {
+        all().order(orderings)
     }
 
     /// The models read from a raw `SELECT` (see ``SQLQuery/init(sql:_:tables:)``).

@@ -127,12 +127,12 @@ public struct SQLAssignment<Root: SQLModel>: Sendable {
 
     /// Sets the column of `keyPath` to `value`.
     public static func set<V: SQLColumnEncodable>(_ keyPath: KeyPath<Root, V>, to value: V) -> Self {
-        Self(column: SQLExpression(keyPath).node, value: .bound(value))
+        Self(column: Root.sqlTable.fieldColumnNode(keyPath), value: .bound(value))
     }
 
     /// Sets the column of `keyPath` to an expression: `.set(\.views, to: SQLExpression(\.views) + 1)`.
     public static func set<V>(_ keyPath: KeyPath<Root, V>, to expression: SQLExpression<Root, V>) -> Self {
-        Self(column: SQLExpression(keyPath).node, value: expression.node)
+        Self(column: Root.sqlTable.fieldColumnNode(keyPath), value: expression.node)
     }
 
     /// Sets the column of `keyPath` to an expression built from the columns:

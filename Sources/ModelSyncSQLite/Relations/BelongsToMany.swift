@@ -85,7 +85,7 @@ public struct BelongsToMany<Owner: SQLModel, Related: SQLModel, Pivot: SQLModel>
 
     /// The statement that loads the models linked to `owners` that `query` reads, through the
     /// pivot rows that `pivot` reads: conditions of both, `query`'s order before `pivot`'s
-    /// (`Hero.enemies.sql(for: heroes, Enemy.all(), pivot: HeroEnemy.where(\.level >= 2).order(\.level.desc))`).
+    /// (`Hero.enemies.sql(for: heroes, Enemy.all(), pivot: HeroEnemy.where(\.level >= 2).order(.desc(\.level)))`).
     public func sql(for owners: [Owner], _ query: SQLQuery<Related, Related>, pivot: SQLQuery<Pivot, Pivot>? = nil) throws -> RelationSQL {
         let fields = try fields()
         return try request(fields, try owners.map { try $0.fieldValue(fields.ownerKey.index) }, try filter(query, pivot))

@@ -38,7 +38,7 @@ public struct HasMany<Owner: SQLModel, Child: SQLModel>: ModelRelation {
     }
 
     /// The statement that loads the children of `owners` that `query` reads, in its order:
-    /// `User.posts.sql(for: users, Post.where(\.title != "Draft").order(\.id.desc))`.
+    /// `User.posts.sql(for: users, Post.where(\.title != "Draft").order(.desc(\.id)))`.
     public func sql(for owners: [Owner], _ query: SQLQuery<Child, Child>) throws -> RelationSQL {
         try sql(for: owners, filter: RelatedFilter(query, qualified: false))
     }

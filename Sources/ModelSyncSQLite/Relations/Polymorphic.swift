@@ -1,7 +1,7 @@
 import ModelSyncCore
 
-// Polymorphic relations: a reference made of a type column (the referred model's table name)
-// and an id column. SQLite has no foreign key for it, so its delete rules run here.
+// Polymorphic relations: a reference made of a type column (the referred model's `morphName`,
+// its table name by default) and an id column. SQLite has no foreign key for it, so its delete rules run here.
 
 /// The owner refers to one of several model types through a type column and an id column:
 /// `Note.subject` — a note's `subjectType` is `"heroes"` or `"enemies"` and its `subjectId`
@@ -16,7 +16,7 @@ public struct MorphTo<Owner: SQLModel>: ModelRelation {
     public let typeProperty: String
     /// The owner's property holding the referred model's key (`subjectId`).
     public let idProperty: String
-    /// The model types the reference may name, each by its table name.
+    /// The model types the reference may name, each by its `morphName`.
     public let types: [any SQLModel.Type]
 
     /// Declares the relation; see ``SQLModel/morphTo(_:types:)``.
@@ -124,13 +124,13 @@ struct MorphReferences<Child: SQLModel> {
 
 extension SQLModel {
     /// Declares a reference to one of `types` through the properties `<name>Type` (the
-    /// referred model's table name) and `<name>Id` (its key). See ``MorphTo``.
+    /// referred model's `morphName`) and `<name>Id` (its key). See ``MorphTo``.
     public static func morphTo(_ name: String, types: [any SQLModel.Type]) -> MorphTo<Self> {
         MorphTo(name, types: types)
     }
 
     /// Declares that `Child` rows refer to this model through `<name>Type` (this model's
-    /// table name) and `<name>Id`: the inverse of ``morphTo(_:types:)``. Deleting this model
+    /// `morphName`) and `<name>Id`: the inverse of ``morphTo(_:types:)``. Deleting this model
     /// applies `onDelete` to them (no SQL foreign key can).
     public static func morphMany<Child: SQLModel>(_ child: Child.Type, as name: String, onDelete: DeleteRule = .cascade) -> HasMany<Self, Child> {
         HasMany(foreignKey: name + "Id", ownerKey: nil, morph: MorphType(property: name + "Type", value: morphName), onDelete: onDelete)

@@ -191,14 +191,10 @@ struct RelationField {
 struct MorphType: Sendable {
     /// The property holding the type name.
     let property: String
-    /// The type name: the model's table name.
+    /// The type name: the model's ``SQLModel/morphName``.
     let value: String
 }
 
-extension SQLModel {
-    /// The name of this model in a polymorphic type column: its table name.
-    static var morphName: String { sqlTable.name }
-}
 
 // MARK: - Building and running loads
 

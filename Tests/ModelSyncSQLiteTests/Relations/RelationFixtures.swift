@@ -7,7 +7,7 @@ import Testing
 /// linked through a pivot with a `level`; notes on heroes or enemies; tags on both.
 enum Rel {
     @Model(table: "users")
-    struct User: Equatable {
+    struct User: SQLModel, Equatable {
         var id: Int?
         var name: String
 
@@ -16,8 +16,10 @@ enum Rel {
         static let edited = hasMany(Post.self, foreignKey: \.editorId)
     }
 
+    // Post, Profile and Hero leave `relations` to `@Model` (every relation declared); Enemy lists
+    // its own.
     @Model(table: "posts")
-    struct Post: Equatable {
+    struct Post: SQLModel, Equatable {
         var id: Int?
         var userId: Int
         var title: String
@@ -25,32 +27,29 @@ enum Rel {
 
         static let author = belongsTo(User.self, onDelete: .cascade)
         static let editor = belongsTo(User.self, foreignKey: \.editorId, onDelete: .setNull)
-        static let relations: [any ModelRelation<Post>] = [author, editor]
     }
 
     @Model(table: "profiles")
-    struct Profile: Equatable {
+    struct Profile: SQLModel, Equatable {
         var id: Int?
         var userId: Int
         var bio: String
 
         static let user = belongsTo(User.self)
-        static let relations: [any ModelRelation<Profile>] = [user]
     }
 
     @Model(table: "heroes")
-    struct Hero: Equatable {
+    struct Hero: SQLModel, Equatable {
         var id: Int?
         var name: String
 
         static let enemies = belongsToMany(Enemy.self, through: HeroEnemy.self)
         static let notes = morphMany(Note.self, as: "subject", onDelete: .cascade)
         static let tags = morphToMany(Tag.self, through: Tagging.self, as: "taggable")
-        static let relations: [any ModelRelation<Hero>] = [notes, tags]
     }
 
     @Model(table: "enemies")
-    struct Enemy: Equatable {
+    struct Enemy: SQLModel, Equatable {
         var id: Int?
         var name: String
 
@@ -62,7 +61,7 @@ enum Rel {
 
     /// The pivot, with a column of its own.
     @Model(table: "hero_enemies", unique: [["heroId", "enemyId"]])
-    struct HeroEnemy: Equatable {
+    struct HeroEnemy: SQLModel, Equatable {
         var id: Int?
         var heroId: Int = 0
         var enemyId: Int = 0
@@ -74,7 +73,7 @@ enum Rel {
     }
 
     @Model(table: "notes")
-    struct Note: Equatable {
+    struct Note: SQLModel, Equatable {
         var id: Int?
         var subjectType: String?
         var subjectId: Int?
@@ -84,7 +83,7 @@ enum Rel {
     }
 
     @Model(table: "tags")
-    struct Tag: Equatable {
+    struct Tag: SQLModel, Equatable {
         var id: Int?
         var name: String
 
@@ -93,7 +92,7 @@ enum Rel {
     }
 
     @Model(table: "taggings")
-    struct Tagging: Equatable {
+    struct Tagging: SQLModel, Equatable {
         var id: Int?
         var tagId: Int = 0
         var taggableType: String = ""

@@ -209,14 +209,14 @@ struct RelationsTests {
         let db = try Rel.open(store)
         let (users, posts) = try seedUsers(db)
 
-        let query = Post.where(\.title != "beta").order(\.title.desc)
+        let query = Post.where(\.title != "beta").order(.desc(\.title))
         #expect(
             try User.posts.sql(for: users, query)
                 == RelationSQL(
                     sql: #"SELECT "id", "userId", "title", "editorId" FROM "posts" WHERE "userId" IN (SELECT value FROM json_each(?)) AND ("title" <> ?) ORDER BY "title" DESC"#,
                     arguments: ["[1,2,3]", "beta"]))
         #expect(try db.read { try User.posts.load(for: users, $0, query) } == [[posts[2], posts[0]], [posts[3]], []])
-        #expect(try db.read { try User.posts.load(for: users[0], $0, Post.order(\.id.desc)) } == [posts[2], posts[1], posts[0]])
+        #expect(try db.read { try User.posts.load(for: users[0], $0, Post.order(.desc(\.id))) } == [posts[2], posts[1], posts[0]])
         #expect(try db.read { try User.profile.load(for: users, $0, Profile.all()) } == [nil, nil, nil])
         #expect(try Post.author.sql(for: [posts[3]], User.where(\.name == "Bob")).sql.hasSuffix(#"WHERE "id" = ? AND ("name" = ?)"#))
         #expect(try db.read { try Post.author.load(for: posts, $0, User.where(\.name == "Bob")) } == [nil, nil, nil, users[1]])
@@ -227,13 +227,13 @@ struct RelationsTests {
         try db.write { db in
             for (enemy, level) in zip(enemies, [9, 3, 1]) { try Hero.enemies.attach(enemy, to: heroes[0], pivot: HeroEnemy(level: level), db) }
         }
-        let strong = try Hero.enemies.sql(for: heroes, Enemy.where(\.name != "Ganon"), pivot: HeroEnemy.where(\.level >= 2).order(\.level.desc))
+        let strong = try Hero.enemies.sql(for: heroes, Enemy.where(\.name != "Ganon"), pivot: HeroEnemy.where(\.level >= 2).order(.desc(\.level)))
         #expect(
             strong.sql.hasSuffix(
                 #"WHERE "hero_enemies"."heroId" = ? AND ("enemies"."name" <> ?) AND ("hero_enemies"."level" >= ?) ORDER BY "hero_enemies"."level" DESC"#))
         #expect(strong.arguments == [1, "Ganon", 2])
         #expect(
-            try db.read { try Hero.enemies.load(for: heroes[0], $0, Enemy.all(), pivot: HeroEnemy.where(\.level >= 2).order(\.level.desc)) }
+            try db.read { try Hero.enemies.load(for: heroes[0], $0, Enemy.all(), pivot: HeroEnemy.where(\.level >= 2).order(.desc(\.level))) }
                 .map(\.model.name) == ["Ganon", "Moblin"])
         #expect(try db.read { try Hero.enemies.load(for: heroes, $0, Enemy.where(\.name != "Ganon").order(\.name)) }.map { $0.map(\.pivot.level) } == [[1, 3]])
 
@@ -345,14 +345,14 @@ struct RelationDeleteRuleTests {
 
 /// Owners keyed by bytes: eager loading cannot put blobs in its JSON key list.
 @Model(table: "blob_owners")
-private struct BlobOwner {
+private struct BlobOwner: SQLModel {
     @PrimaryKey var key: Data
 
     static let children = hasMany(BlobChild.self, foreignKey: \.ownerKey)
 }
 
 @Model(table: "blob_children")
-private struct BlobChild {
+private struct BlobChild: SQLModel {
     var id: Int?
     var ownerKey: Data
 }

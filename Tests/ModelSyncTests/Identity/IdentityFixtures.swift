@@ -3,7 +3,7 @@ import ModelSync
 import ModelSyncTesting
 
 @Model
-struct Author: Equatable {
+struct Author: SQLModel, Equatable {
     var id: Int
     var name: String
     var bio: String?
@@ -11,7 +11,7 @@ struct Author: Equatable {
 }
 
 @Model(table: "stories")
-struct Story: Equatable {
+struct Story: SQLModel, Equatable {
     var id: Int
     var title: String
     @Column(unique: true) var slug: String = ""
@@ -24,21 +24,21 @@ extension Story: RemoteResource {
 
 /// A model whose nested author may arrive as an object or as a bare id.
 @Model
-struct Citation: Equatable {
+struct Citation: SQLModel, Equatable {
     var id: Int
     var author: Reference<Author>
 }
 
 /// A model whose key is nil until it is saved.
 @Model
-struct Unsaved {
+struct Unsaved: SQLModel {
     var id: Int?
     var text: String
 }
 
 /// A model with a date that has a fraction of a second.
 @Model
-struct Checkin: Equatable {
+struct Checkin: SQLModel, Equatable {
     var id: Int
     var at: Date
 }

@@ -4,7 +4,7 @@ import Testing
 
 /// A model keyed by text, for ids that Swift calls equal but whose bytes differ.
 @Model
-struct Slugged: Equatable {
+struct Slugged: SQLModel, Equatable {
     var id: String
     var title: String
 }

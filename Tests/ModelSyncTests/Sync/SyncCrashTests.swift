@@ -94,7 +94,7 @@ private func lines(of pipe: Pipe) -> AsyncStream<String> {
 
 /// The child's model (`Sources/modelsync-stress-child/SyncWrites.swift`): the same name, so the same table and outbox entries.
 @Model
-struct StressNote {
+struct StressNote: SQLModel {
     var id: Int?
     var title: String
 }

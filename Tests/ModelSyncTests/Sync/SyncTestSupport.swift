@@ -6,7 +6,7 @@ import Testing
 
 /// Models of the sync tests, over the bundled server's `notes` and `replies` collections.
 @Model
-struct SyncNote: Equatable {
+struct SyncNote: SQLModel, Equatable {
     var id: Int?
     var title: String
     var body: String = ""
@@ -18,7 +18,7 @@ extension SyncNote: RemoteResource {
 }
 
 @Model
-struct SyncReply: Equatable {
+struct SyncReply: SQLModel, Equatable {
     var id: Int?
     var noteId: Int
     var text: String

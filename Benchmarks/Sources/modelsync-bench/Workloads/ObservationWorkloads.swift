@@ -3,7 +3,7 @@ import ModelSync
 
 /// An item of one of the observed lists.
 @Model(table: "items", indexes: [["listId"]])
-struct ListItem: Equatable {
+struct ListItem: SQLModel, Equatable {
     var id: Int
     var listId: Int
     var value: Int

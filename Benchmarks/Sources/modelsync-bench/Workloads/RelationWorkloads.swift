@@ -4,7 +4,7 @@ import ModelSync
 /// Authors and their books: the parents and children of the eager-loading workload.
 enum Library {
     @Model(table: "authors")
-    struct Author: Equatable {
+    struct Author: SQLModel, Equatable {
         var id: Int
         var name: String
         var country: String
@@ -13,7 +13,7 @@ enum Library {
     }
 
     @Model(table: "books")
-    struct Book: Equatable {
+    struct Book: SQLModel, Equatable {
         var id: Int
         @Column(indexed: true) var authorId: Int
         var title: String

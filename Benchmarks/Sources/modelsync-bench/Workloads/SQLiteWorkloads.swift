@@ -4,7 +4,7 @@ import ModelSync
 
 /// A 10-integer-column row.
 @Model(table: "ints")
-struct IntRow: Equatable {
+struct IntRow: SQLModel, Equatable {
     var id: Int
     var a: Int, b: Int, c: Int, d: Int, e: Int, f: Int, g: Int, h: Int, i: Int
 
@@ -19,7 +19,7 @@ struct IntRow: Equatable {
 
 /// A 14-column row of mixed types: ints, text, dates, doubles, optionals.
 @Model(table: "mixed")
-struct MixedRow: Equatable {
+struct MixedRow: SQLModel, Equatable {
     var id: Int
     var name: String
     var email: String

@@ -4,7 +4,7 @@ import ModelSyncServer
 
 /// A post as the sync workloads keep it: a nil id until the server assigns one.
 @Model
-struct SyncBenchPost: Equatable {
+struct SyncBenchPost: SQLModel, Equatable {
     var id: Int?
     var userId: Int
     var title: String

@@ -1,9 +1,13 @@
-/// Makes a struct a ModelSync model: generates its ``/ModelSyncCore/ModelSchema``, its JSON
-/// codec and its SQLite row codec at compile time, with no `Codable` and no reflection.
+import ModelSyncCore
+
+/// Makes a struct a ModelSync model: generates its ``/ModelSyncCore/ModelSchema`` and its JSON
+/// codec at compile time, with no `Codable` and no reflection; for a struct that declares
+/// `SQLModel` (or a protocol that refines it: `TimestampedModel`, `SoftDeletableModel`,
+/// `SyncedModel`), its SQLite row codec too.
 ///
 /// ```swift
 /// @Model(jsonKeys: .snakeCase)
-/// struct Post {
+/// struct Post: SQLModel {                              // stored in SQLite too
 ///     @PrimaryKey var id: Int?
 ///     var userId: Int                                   // JSON key "user_id"
 ///     @JSON("body") var text: String                    // explicit key
@@ -19,7 +23,8 @@
 ///     encoder's option.
 ///   - decodeExcluding: properties never read from JSON (they keep their initial value).
 ///   - encodeExcluding: properties never written to JSON (e.g. secrets).
-///   - table: the SQLite table name; the type's name by default.
+///   - table: the SQLite table name; the type's name by default. This and the next
+///     parameters matter only for a struct that declares `SQLModel`.
 ///   - columns: how property names become column names (fields with `@Column("…")` keep
 ///     theirs).
 ///   - withoutRowID: declares the table `WITHOUT ROWID` (it needs a primary key).
@@ -31,15 +36,24 @@
 /// decoding), `mutating func didDecode() throws` (derive or check after decoding) and
 /// `func didEncode(_ json: inout JSONValue) throws` (reshape the output object).
 ///
+/// Every relation the struct declares as a static property (`static let author =
+/// belongsTo(User.self, onDelete: .cascade)`) is listed in the generated `relations`, so its
+/// foreign key and delete rule apply without a second declaration; a struct that declares
+/// `relations` itself keeps its own list.
+///
+/// The SQLite conformance is the struct's own declaration, not the macro's: a macro may only
+/// add conformances to protocols its own module knows, and this one is declared in
+/// ModelSyncJSON, so that an app that maps JSON alone never links SQLite. Declare it on the
+/// struct itself (not in a separate extension), where `@Model` sees it.
+///
 /// The model is also `Codable` through this codec (`init(from:)` and `encode(to:)` call
-/// ``/ModelSyncJSON/CodableBridge``), so `JSONEncoder`, Vapor and Hummingbird write the same
-/// JSON as ``/ModelSyncJSON/JSONModelEncoder``; a struct that declares `Codable` itself keeps
-/// its own conformance.
+/// ``CodableBridge``), so `JSONEncoder`, Vapor and Hummingbird write the same JSON as
+/// ``JSONModelEncoder``; a struct that declares `Codable` itself keeps its own conformance.
 @attached(
     extension,
-    conformances: Model, JSONModel, SQLModel, Decodable, Encodable,
+    conformances: Model, JSONModel, Decodable, Encodable,
     names: named(schema), named(jsonLayout), named(init(json:)), named(encode(json:)), named(jsonHooks),
-    named(sqlTable), named(init(row:)), named(bind(to:)), named(init(from:)), named(encode(to:))
+    named(sqlTable), named(init(row:)), named(bind(to:)), named(relations), named(relationCache), named(init(from:)), named(encode(to:))
 )
 @attached(member, names: arbitrary)
 public macro Model(

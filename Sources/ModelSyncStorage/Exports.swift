@@ -1,0 +1,3 @@
+// `import ModelSyncStorage` gives the layers below it and the macros: a model declared with
+// `@Model` needs nothing else.
+@_exported import ModelSyncJSON
