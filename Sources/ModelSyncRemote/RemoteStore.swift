@@ -227,7 +227,7 @@ public final class RemoteStore: Sendable {
     /// ``RemoteError/validationError``.
     ///
     /// `overrides` encode properties another way in this request's body only (see
-    /// ``ModelSyncJSON/JSONEncodingOverride``): `encoding: [.field(\.age) { $0 <= 20 ? "Youth" : "Adult" }]`.
+    /// ``/ModelSyncJSON/JSONEncodingOverride``): `encoding: [.field(\.age) { $0 <= 20 ? "Youth" : "Adult" }]`.
     /// The server's answer for an overridden property is not read back: `model` keeps its value.
     @discardableResult
     public func save<M: RemoteResource>(
@@ -254,8 +254,8 @@ public final class RemoteStore: Sendable {
 
     /// `POST /posts/1/comments`: creates `child` in the collection nested under `parent`; the
     /// returned fields flow back into `child` (merged as by
-    /// ``save(_:patchingChangesFrom:parameters:options:)``). Validates `child` first, like
-    /// ``save(_:patchingChangesFrom:parameters:options:)``.
+    /// ``save(_:patchingChangesFrom:parameters:encoding:options:)``). Validates `child` first, like
+    /// ``save(_:patchingChangesFrom:parameters:encoding:options:)``.
     @discardableResult
     public func create<Child: RemoteResource, Parent: RemoteResource>(
         _ child: inout Child, in parent: Parent, parameters: RemoteParameters = [:],

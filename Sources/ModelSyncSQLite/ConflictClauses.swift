@@ -59,7 +59,7 @@ extension SQLModel {
     /// Inserts the model with `INSERT OR <action>`: `.ignore` skips a row that breaks a
     /// constraint, `.replace` deletes the rows it clashes with first. Returns whether the row
     /// was written (false only for a skipped row, which leaves the model as it was); an
-    /// assigned id flows back as with ``insert(_:validate:)``.
+    /// assigned id flows back as with ``insert(_:validate:)-(SQLiteConnection,_)``.
     @discardableResult
     public mutating func insert(_ db: SQLiteConnection, onConflict action: SQLiteConflictAction, validate: Bool = true) throws -> Bool {
         try insertRow(db, or: action, validate: validate)
@@ -73,7 +73,7 @@ extension SQLModel {
         try updateRow(db, or: action, validate: validate)
     }
 
-    /// ``save(_:validate:)`` with `OR <action>` on its update and insert: `.replace` makes the
+    /// ``save(_:validate:)-(SQLiteConnection,_)`` with `OR <action>` on its update and insert: `.replace` makes the
     /// model's values win over rows that hold its unique keys (they are deleted), `.ignore`
     /// skips a model that clashes. Returns whether the row was written.
     @discardableResult

@@ -17,7 +17,7 @@ public protocol SQLModel: Model {
     func bind(to row: inout SQLRowEncoder) throws
     /// The relations whose rules the database applies: a ``BelongsTo`` becomes a
     /// `FOREIGN KEY … ON DELETE` clause of this model's table; a polymorphic ``HasMany`` /
-    /// ``HasOne`` / ``BelongsToMany`` has its delete rule applied by ``delete(_:)``. Empty by
+    /// ``HasOne`` / ``BelongsToMany`` has its delete rule applied by ``delete(_:)-(SQLiteConnection)``. Empty by
     /// default; declare `static let relations: [any ModelRelation<Self>] = [author]`.
     static var relations: [any ModelRelation<Self>] { get }
     /// The name of this model in the type column of a polymorphic relation (``MorphTo``,
@@ -204,7 +204,7 @@ extension SQLModel {
     }
 
     /// Updates every column of the model's row; throws when there is no such row. Validates
-    /// first unless `validate` is false (see ``insert(_:validate:)``).
+    /// first unless `validate` is false (see ``insert(_:validate:)-(SQLiteConnection,_)``).
     public func update(_ db: SQLiteConnection, validate: Bool = true) throws {
         try updateRow(db, or: nil, validate: validate)
     }
@@ -262,12 +262,12 @@ extension SQLModel {
     }
 
     /// Inserts the model when its primary key is nil or has no row yet, else updates its row.
-    /// Validates first unless `validate` is false (see ``insert(_:validate:)``).
+    /// Validates first unless `validate` is false (see ``insert(_:validate:)-(SQLiteConnection,_)``).
     public mutating func save(_ db: SQLiteConnection, validate: Bool = true) throws {
         try saveRow(db, or: nil, validate: validate)
     }
 
-    /// ``save(_:validate:)`` with `OR action` on its statements; returns whether the row was
+    /// ``save(_:validate:)-(SQLiteConnection,_)`` with `OR action` on its statements; returns whether the row was
     /// written.
     @discardableResult
     mutating func saveRow(_ db: SQLiteConnection, or action: SQLiteConflictAction?, validate: Bool) throws -> Bool {
@@ -290,7 +290,7 @@ extension SQLModel {
 
     /// Inserts the model, or updates the existing row with the same primary key
     /// (`INSERT … ON CONFLICT DO UPDATE`): one statement. Validates first unless `validate`
-    /// is false (see ``insert(_:validate:)``).
+    /// is false (see ``insert(_:validate:)-(SQLiteConnection,_)``).
     public func upsert(_ db: SQLiteConnection, validate: Bool = true) throws {
         try validateForWrite(validate, db)
         try Self.prepareTableOnce(db)

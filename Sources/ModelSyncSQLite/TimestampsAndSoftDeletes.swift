@@ -43,7 +43,7 @@ extension SoftDeletableModel {
     /// Whether the model's row is deleted (as the value says; see ``restore(_:)``).
     public var isDeleted: Bool { deletedAt != nil }
 
-    /// Deletes the row for good, as ``SQLModel/delete(_:)`` does for other models: the hooks
+    /// Deletes the row for good, as ``SQLModel/delete(_:)-(SQLiteConnection)`` does for other models: the hooks
     /// and the delete rules of ``SQLModel/relations`` apply. Returns whether there was a row
     /// (deleted or not).
     @discardableResult

@@ -53,7 +53,7 @@ extension SQLQuery {
         }
     }
 
-    /// The statement ``fetchOne(_:)`` runs: the query with `LIMIT 1` (a smaller limit stays).
+    /// The statement ``fetchOne(_:)-(SQLiteConnection)`` runs: the query with `LIMIT 1` (a smaller limit stays).
     public func renderedFirst() throws -> SQLFragment {
         try firstStatement.rendered()
     }
@@ -65,7 +65,7 @@ extension SQLQuery {
         return first
     }
 
-    /// The statement ``fetchCount(_:)`` runs, and its arguments.
+    /// The statement ``fetchCount(_:)-(SQLiteConnection)`` runs, and its arguments.
     public func renderedCount() throws -> SQLFragment {
         let count = SQLNode.function("count", [.keyword("*")], distinct: false)
         var counting = statement
@@ -86,7 +86,7 @@ extension SQLQuery {
         return list == Root.sqlTable.columnList
     }
 
-    /// The statement ``exists(_:)`` runs, and its arguments.
+    /// The statement ``exists(_:)-(SQLiteConnection)`` runs, and its arguments.
     public func renderedExists() throws -> SQLFragment {
         let query = try statement.rendered()
         return SQLFragment("SELECT EXISTS (\(query.sql))", query.arguments)

@@ -7,7 +7,7 @@
 //         .fetchAll(db)                               // [(Writer, [(Book, [Review])])]
 //     for (writer, books) in shelves { … }
 
-/// A query of models with related models attached: what ``SQLQuery/including(_:_:)-(HasMany<Root,Child>,_)``
+/// A query of models with related models attached: what `SQLQuery.including(_:_:)`
 /// and its siblings return. Each `including` adds one element to the tuple: `(Writer, [Book])`,
 /// then `((Writer, [Book]), Profile?)`.
 public struct GraphQuery<Root: SQLModel, Element>: Sendable {
