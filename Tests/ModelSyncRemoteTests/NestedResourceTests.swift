@@ -218,6 +218,9 @@ struct CompositeKeyTests {
             // A part holding the separator would read as two parts.
             let separator = await remoteError { _ = try await store.fetch(OrderLine.self, id: RemoteID("7,3", 1)) }
             guard case .invalidURL? = separator else { Issue.record("expected invalidURL, got \(String(describing: separator))"); return }
+            // Also when Swift sees no comma: "," followed by a combining mark is one Character.
+            let hidden = await remoteError { _ = try await store.fetch(OrderLine.self, id: RemoteID("7,\u{301}3", 1)) }
+            guard case .invalidURL? = hidden else { Issue.record("expected invalidURL, got \(String(describing: hidden))"); return }
             // Too few or too many parts.
             let short = await remoteError { _ = try await store.fetch(OrderLine.self, id: 7) }
             guard case .invalidURL? = short else { Issue.record("expected invalidURL, got \(String(describing: short))"); return }
