@@ -153,6 +153,6 @@ public struct FullTextQuery: Sendable, Equatable {
     /// An FTS5 string: in double quotes, a double quote doubled. NUL cannot be bound inside
     /// text that FTS5 reads, so it separates words like a space.
     private static func quoted(_ text: String) -> String {
-        "\"" + text.replacingOccurrences(of: "\"", with: "\"\"").replacingOccurrences(of: "\0", with: " ") + "\""
+        "\"" + text.replacingASCII(UInt8(ascii: "\""), with: "\"\"").replacingASCII(0, with: " ") + "\""
     }
 }

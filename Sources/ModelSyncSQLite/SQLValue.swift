@@ -97,17 +97,15 @@ extension SQLValue: ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, Expr
 
 /// `'text'` with inner quotes doubled.
 func quoteLiteral(_ text: String) -> String {
-    guard text.utf8.contains(UInt8(ascii: "'")) else { return "'" + text + "'" }
-    return "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+    "'" + text.replacingASCII(UInt8(ascii: "'"), with: "''") + "'"
 }
 
 /// `"name"` with inner double quotes doubled: every identifier ModelSync writes into SQL goes
 /// through this, so table and column names can be anything, keywords included.
 public func quoteIdentifier(_ name: String) -> String {
-    // Queries quote their table and columns each time they render: skip Foundation's
-    // replacement for the usual names, which hold no quote.
-    guard name.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + name + "\"" }
-    return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    // By bytes (see `replacingASCII`); a name without a quote is returned as it is, which
+    // matters as queries quote their table and columns each time they render.
+    "\"" + name.replacingASCII(UInt8(ascii: "\""), with: "\"\"") + "\""
 }
 
 // SQLITE_TRANSIENT: SQLite copies the bytes before the bind call returns.

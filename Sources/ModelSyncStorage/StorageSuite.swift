@@ -254,7 +254,7 @@ public struct StorageSuite: Sendable {
         // The parts of a composite key are joined by commas; a comma (and so the escape
         // character) inside a part is escaped, so that ("a,b", "c") and ("a", "b,c") differ.
         let parts = texts.count == 1 ? texts : texts.map {
-            $0.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: ",", with: "%2C")
+            $0.replacingASCII(UInt8(ascii: "%"), with: "%25").replacingASCII(UInt8(ascii: ","), with: "%2C")
         }
         return "\(schema.name).\(parts.joined(separator: ","))"
     }

@@ -411,7 +411,7 @@ extension SyncStore {
             // Only entries whose body holds the temporary key (SQLite's JSON path of the key).
             let sqlPath = "$" + path.components.map { component in
                 switch component {
-                case .key(let name): ".\"" + name.replacingOccurrences(of: "\"", with: "\\\"") + "\""
+                case .key(let name): ".\"" + name.replacingASCII(UInt8(ascii: "\""), with: "\\\"") + "\""
                 case .index(let index): "[\(index)]"
                 }
             }.joined()

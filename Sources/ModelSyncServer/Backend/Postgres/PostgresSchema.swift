@@ -1,4 +1,5 @@
 import Foundation
+import ModelSyncCore
 import ModelSyncJSON
 import PostgresNIO
 
@@ -29,7 +30,7 @@ struct BoundSQL {
 
 /// `"name"` with inner double quotes doubled.
 func quotePostgres(_ name: String) -> String {
-    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    "\"" + name.replacingASCII(UInt8(ascii: "\""), with: "\"\"") + "\""
 }
 
 /// The server's tables in one schema of PostgreSQL.
@@ -189,7 +190,7 @@ struct PostgresSchema: Sendable {
         ]
     }
 
-    private func literal(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
+    private func literal(_ text: String) -> String { "'" + text.replacingASCII(UInt8(ascii: "'"), with: "''") + "'" }
 }
 
 extension JSONValue {
