@@ -162,7 +162,7 @@ public final class CachedStore: Sendable {
 
     /// The identity map's value, else the database row (which then becomes canonical).
     private func cachedValue<M: SQLModel>(_ type: M.Type, id: some SQLColumnEncodable & Sendable) async throws -> M? {
-        if let known = identityMap.value(M.self, id: id) { return known }
+        if let known = mapValue(M.self, id: id) { return known }
         guard let database, let row = try await database.read({ db in try M.find(id, db) }) else { return nil }
         return canonical(row)
     }
@@ -175,13 +175,18 @@ public final class CachedStore: Sendable {
     /// ``cachedValue(_:id:)`` on the calling thread, for a value shown at once
     /// (``LoadableResource``).
     func cachedValueNow<M: SQLModel>(_ type: M.Type, id: some SQLColumnEncodable & Sendable) throws -> M? {
-        if let known = identityMap.value(M.self, id: id) { return known }
+        if let known = mapValue(M.self, id: id) { return known }
         return try database?.read { db in try M.find(id, db) }.map(canonical)
     }
 
     /// ``cachedList(_:)`` on the calling thread, for a value shown at once (``LoadableResource``).
     func cachedListNow<M: SQLModel>(_ query: @Sendable (SQLiteConnection) throws -> [M]) throws -> [M]? {
         try database?.read(query).map(canonical)
+    }
+
+    /// The identity map's value for an id as a caller wrote it (`"7"` for an integer key too).
+    private func mapValue<M: SQLModel>(_ type: M.Type, id: some Sendable) -> M? {
+        PrimaryKey(id, of: type).flatMap { identityMap.value(type, key: $0) }
     }
 
     /// A row loaded from the database, as the identity map knows it: the map's value when it
