@@ -57,7 +57,9 @@ public struct PrimaryKey: Hashable, Sendable, CustomStringConvertible {
 }
 
 extension PrimaryKey.Component: ExpressibleByIntegerLiteral, ExpressibleByStringLiteral {
+    /// An integer component written as a literal: the `3` of `PrimaryKey(3, 7)`.
     public init(integerLiteral value: Int64) { self = .integer(value) }
+    /// A text component written as a literal: the `"fr"` of `PrimaryKey("fr", 12)`.
     public init(stringLiteral value: String) { self = .text(value) }
 }
 
