@@ -95,6 +95,7 @@ public final class SQLiteConnection {
         statements.removeAll()
         tableStatements.removeAll()
         lastTableStatement = nil
+        recentSelects.removeAll()
         // A statement a cursor still holds keeps the handle open past this point (close_v2),
         // and must not call back into the tracer that goes with this object.
         if tracer != nil { sqlite3_trace_v2(handle, 0, nil, nil) }
@@ -107,6 +108,14 @@ public final class SQLiteConnection {
     /// statement is reset afterwards.
     public func withStatement<T>(_ sql: String, _ arguments: [SQLValue] = [], _ body: (SQLStatement) throws -> T) throws -> T {
         try withUnboundStatement(sql) { statement in
+            try statement.bind(arguments)
+            return try body(statement)
+        }
+    }
+
+    /// Runs `body` with a statement prepared on this connection earlier, `arguments` bound.
+    func withPrepared<T>(_ statement: SQLStatement, _ arguments: [SQLValue], _ body: (SQLStatement) throws -> T) throws -> T {
+        try use(statement) { statement in
             try statement.bind(arguments)
             return try body(statement)
         }

@@ -25,6 +25,10 @@ public final class SQLTable: Sendable {
     private let statements: [String]
     /// The field of each key path, for the query builder.
     let keyPaths: KeyPathIndex
+    /// The column node of each field, and the select list, built once: a query made per call
+    /// (`Post.where(\.id == key)`) copies them instead of allocating its own.
+    let fieldColumns: [SQLNode]
+    let selectedColumns: [SQLNode]
 
     /// The statements ActiveRecord runs; connections cache them by kind, which is cheaper to
     /// look up than the SQL text.
@@ -72,6 +76,8 @@ public final class SQLTable: Sendable {
         self.columnList = columnList
         self.keyCondition = keyCondition
         self.keyPaths = KeyPathIndex(schema)
+        self.fieldColumns = fields.map { .column(table: schema.table, name: $0.column) }
+        self.selectedColumns = [.keyword(columnList)]
         statements = Statement.allCases.map { statement in
             switch statement {
             case .insert: insert(Array(fields.indices))

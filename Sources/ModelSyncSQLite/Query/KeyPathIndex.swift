@@ -60,11 +60,10 @@ extension SQLTable {
     func columnNode(_ keyPath: AnyKeyPath) -> SQLNode {
         switch keyPaths[keyPath] {
         case .field(let field)?:
-            return .column(table: name, name: schema.fields[field].column)
+            return fieldColumns[field]
         case .nested(let field, let jsonPath)?:
             // The path is bound, so it never enters the SQL text.
-            let column = SQLNode.column(table: name, name: schema.fields[field].column)
-            return .function("json_extract", [column, .value(.text(jsonPath))], distinct: false)
+            return .function("json_extract", [fieldColumns[field], .value(.text(jsonPath))], distinct: false)
         case nil:
             return .failure(.unknownColumn(table: name, column: "\(keyPath)"))
         }
@@ -76,6 +75,6 @@ extension SQLTable {
         guard let field = keyPaths.field(keyPath) else {
             return .failure(.unknownColumn(table: name, column: "\(keyPath)"))
         }
-        return .column(table: name, name: schema.fields[field].column)
+        return fieldColumns[field]
     }
 }

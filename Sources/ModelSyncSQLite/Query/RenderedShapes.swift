@@ -104,42 +104,62 @@ struct RecentSelects {
     static let capacity = 8
 
     /// A reference, so that scanning the entries copies no statement.
-    private final class Entry {
-        let statement: SelectStatement
+    final class Entry {
+        let select: SelectStatement
         let sql: String
-        init(_ statement: SelectStatement, _ sql: String) { (self.statement, self.sql) = (statement, sql) }
+        /// The prepared statement of `sql`, once one ran: the next query of this shape binds it
+        /// without looking its SQL text up in the statement cache. (Statements are finalised
+        /// only when released, so holding it keeps it valid.)
+        var prepared: SQLStatement?
+        init(_ select: SelectStatement, _ sql: String) { (self.select, self.sql) = (select, sql) }
     }
 
     private var entries: [Entry] = []
 
-    /// The SQL of a recent statement that renders like `statement`, marked most recent.
-    mutating func sql(renderingLike statement: SelectStatement) -> String? {
-        guard let index = entries.lastIndex(where: { $0.statement.rendersLike(statement) }) else { return nil }
+    /// A recent statement that renders like `select`, marked most recent.
+    mutating func entry(renderingLike select: SelectStatement) -> Entry? {
+        guard let index = entries.lastIndex(where: { $0.select.rendersLike(select) }) else { return nil }
         let entry = entries[index]
         if index != entries.count - 1 {
             entries.remove(at: index)
             entries.append(entry)
         }
-        return entry.sql
+        return entry
     }
 
-    mutating func add(_ statement: SelectStatement, sql: String) {
+    mutating func add(_ select: SelectStatement, sql: String) -> Entry {
         if entries.count == Self.capacity { entries.removeFirst() }
-        entries.append(Entry(statement, sql))
+        let entry = Entry(select, sql)
+        entries.append(entry)
+        return entry
     }
+
+    mutating func removeAll() { entries.removeAll() }
 }
 
 extension SQLiteConnection {
-    /// The statement's SQL and arguments; when it renders like a `SELECT` rendered here
-    /// recently, the SQL is that one's and only the arguments are collected.
-    func renderedSelect(_ statement: SelectStatement) throws -> SQLFragment {
-        if let sql = recentSelects.sql(renderingLike: statement) {
+    /// The statement's SQL and arguments, and its entry among the recent selects: when it
+    /// renders like a `SELECT` rendered here recently, the SQL is that one's and only the
+    /// arguments are collected.
+    func renderedSelect(_ select: SelectStatement) throws -> (fragment: SQLFragment, entry: RecentSelects.Entry) {
+        if let entry = recentSelects.entry(renderingLike: select) {
             var renderer = SQLRenderer(writesSQL: false)
-            try renderer.append(statement)
-            return SQLFragment(sql, renderer.arguments)
+            try renderer.append(select)
+            return (SQLFragment(entry.sql, renderer.arguments), entry)
         }
-        let fragment = try statement.rendered()
-        recentSelects.add(statement, sql: fragment.sql)
-        return fragment
+        let fragment = try select.rendered()
+        return (fragment, recentSelects.add(select, sql: fragment.sql))
+    }
+
+    /// Runs `body` with the prepared statement of a rendered select, its arguments bound: the
+    /// entry's own statement when it is free, else one from the cache.
+    func withSelect<T>(_ fragment: SQLFragment, _ entry: RecentSelects.Entry, _ body: (SQLStatement) throws -> T) throws -> T {
+        if let prepared = entry.prepared, !prepared.isInUse {
+            return try withPrepared(prepared, fragment.arguments, body)
+        }
+        return try withStatement(fragment.sql, fragment.arguments) { statement in
+            if entry.prepared == nil { entry.prepared = statement }
+            return try body(statement)
+        }
     }
 }

@@ -54,7 +54,7 @@ extension SQLQuery where Element == Root {
     /// Every row of the model's table, as models.
     public init() {
         let table = Root.sqlTable
-        var statement = SelectStatement(table: table.name, columns: [.keyword(table.columnList)])
+        var statement = SelectStatement(table: table.name, columns: table.selectedColumns)
         statement.scope = Root.liveRowsScope
         self.init(statement: statement) { try Root(row: &$0) }
     }
@@ -66,7 +66,7 @@ extension SQLQuery where Element == Root {
     public init(sql: String, _ arguments: [SQLValue] = [], tables: Set<String>? = nil) {
         let table = Root.sqlTable
         let source = SQLSource.statement(SQLFragment(sql, arguments), tables: tables ?? [table.name])
-        self.init(statement: SelectStatement(table: table.name, source: source, columns: [.keyword(table.columnList)])) {
+        self.init(statement: SelectStatement(table: table.name, source: source, columns: table.selectedColumns)) {
             try Root(row: &$0)
         }
     }

@@ -7,7 +7,7 @@ import ModelSyncCore
 extension SQLQuery {
     /// Every element the query reads, in its order.
     public func fetchAll(_ db: SQLiteConnection) throws -> [Element] {
-        try run(db.renderedSelect(statement), db) { statement in
+        try runSelect(statement, db) { statement in
             var elements: [Element] = []
             // The decoder holds only the statement and the table, so one serves every row.
             var row = SQLRowDecoder(statement: statement.handle, table: Root.sqlTable)
@@ -20,7 +20,7 @@ extension SQLQuery {
 
     /// The first element the query reads (`LIMIT 1`), or nil.
     public func fetchOne(_ db: SQLiteConnection) throws -> Element? {
-        try run(db.renderedSelect(firstStatement), db) { statement in
+        try runSelect(firstStatement, db) { statement in
             guard try statement.step() else { return nil }
             var row = SQLRowDecoder(statement: statement.handle, table: Root.sqlTable)
             return try decodeRow(&row)
@@ -105,6 +105,12 @@ extension SQLQuery {
     /// Runs `fragment` on a cached statement.
     func run<T>(_ fragment: SQLFragment, _ db: SQLiteConnection, _ body: (SQLStatement) throws -> T) throws -> T {
         try translatingUnknownColumns(fragment) { try db.withStatement(fragment.sql, fragment.arguments, body) }
+    }
+
+    /// Runs a `SELECT` through the connection's recent selects (see `renderedSelect(_:)`).
+    func runSelect<T>(_ select: SelectStatement, _ db: SQLiteConnection, _ body: (SQLStatement) throws -> T) throws -> T {
+        let (fragment, entry) = try db.renderedSelect(select)
+        return try translatingUnknownColumns(fragment) { try db.withSelect(fragment, entry, body) }
     }
 
     /// SQLite's "no such column" as a ``SQLiteError/Kind/unknownColumn(table:column:)`` error.
