@@ -1,8 +1,5 @@
 import ModelSyncMacros
 import SwiftDiagnostics
-import SwiftParser
-import SwiftSyntax
-import SwiftSyntaxMacroExpansion
 import SwiftSyntaxMacrosGenericTestSupport
 import Testing
 
@@ -75,13 +72,6 @@ struct ColumnTransformExpansionTests {
             }
             """
         )
-    }
-
-    private func expanded(_ source: String) -> String {
-        let context = BasicMacroExpansionContext()
-        return Parser.parse(source: source)
-            .expand(macroSpecs: modelSyncMacros, contextGenerator: { _ in context }, indentationWidth: .spaces(4))
-            .description
     }
 
     @Test func inDatabaseFalseIsTheDefault() {

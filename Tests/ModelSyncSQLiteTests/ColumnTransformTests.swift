@@ -74,6 +74,14 @@ struct PlainPricedItem: SQLModel, Equatable {
     @Transform(.amount) var listPrice: Int = 0
 }
 
+/// A primary key stored through its transformer, and a soft-deletion date in milliseconds.
+@Model(table: "vouchers")
+struct Voucher: SoftDeletableModel, Equatable {
+    @PrimaryKey @Transform(.amount, inDatabase: true) var value: Int
+    var label: String
+    @Transform(.millisecondsSince1970, inDatabase: true) var deletedAt: Date?
+}
+
 @Suite("SQLite: transformers on columns")
 struct ColumnTransformTests {
     static let seen = Date(timeIntervalSince1970: 1_700_000_000.5)
@@ -194,6 +202,34 @@ struct ColumnTransformTests {
         let changed = try db.write { try PricedItem.where(\.price == 7).updateAll($0, .set(\.price, to: 999)) }
         #expect(changed == 1)
         #expect(try db.read { try $0.scalar("SELECT price FROM priced_items WHERE name = 'c'") } == .text("9.99"))
+    }
+
+    @Test(arguments: TestStorage.allCases)
+    func keysAndLibraryWrittenDatesGoThroughTheTransformer(store: TestStorage) throws {
+        var configuration = DatabaseConfiguration()
+        configuration.now = { ColumnTransformTests.seen }
+        let db = try store.open(models: [Voucher.self], configuration: configuration)
+        var five = Voucher(value: 500, label: "five")
+        var ten = Voucher(value: 1000, label: "ten")
+        try db.write { try five.insert($0); try ten.insert($0) }
+        #expect(try db.read { try $0.rows("SELECT value, typeof(value) FROM vouchers ORDER BY rowid") } == [[.text("5.00"), .text("text")], [.text("10.00"), .text("text")]])
+
+        // Reads and writes by key bind the key's stored form.
+        #expect(try db.read { try Voucher.find(500, $0) } == five)
+        #expect(try db.read { try Voucher.all().fetchOne($0, key: 1000) } == ten)
+        five.label = "five, renamed"
+        try db.write { try five.save($0) }
+        #expect(try db.read { try Voucher.find(500, $0) }?.label == "five, renamed")
+
+        // A soft delete, one row and in bulk, writes `deletedAt` through its transformer.
+        #expect(try db.write { try five.delete($0) })
+        #expect(try db.read { try Voucher.find(500, $0) } == nil)
+        #expect(try db.write { try Voucher.where(\.value == 1000).deleteAll($0) } == 1)
+        let stamps = try db.read { try $0.rows("SELECT deletedAt FROM vouchers ORDER BY rowid") }
+        #expect(stamps == [[.real(1_700_000_000_500)], [.real(1_700_000_000_500)]])
+        let deleted = try db.read { try Voucher.all().onlyDeleted().order(\.label).fetchAll($0) }
+        #expect(deleted.map(\.value) == [500, 1000])
+        #expect(deleted.map(\.deletedAt) == [Self.seen, Self.seen])
     }
 
     @Test func whatTheStoredFormCannotExpressIsRefused() throws {
