@@ -145,16 +145,19 @@ struct TransformedColumn: Sendable {
             ))
     }
 
-    /// Whether `other` (nil: not such a column) stores values as this column does.
+    /// Whether `other` (nil: not such a column) stores values as this column does: through a
+    /// transformer of the same type.
     func storesAlike(_ other: TransformedColumn?) -> Bool {
-        other?.transform.transformerType == transform.transformerType && other?.transform.columnType.nonOptional == transform.columnType.nonOptional
+        other?.transform.transformerType == transform.transformerType
     }
 }
 
 extension SQLTable {
     /// The column of `keyPath`, when its field is stored through its transformer.
     func transformedColumn(_ keyPath: AnyKeyPath) -> TransformedColumn? {
-        keyPaths.field(keyPath).flatMap(transformedColumn(field:))
+        // Most tables have none: no second key-path lookup per expression for them.
+        guard hasTransforms else { return nil }
+        return keyPaths.field(keyPath).flatMap(transformedColumn(field:))
     }
 
     /// The column of field `index`, when it is stored through its transformer.

@@ -28,6 +28,8 @@ public final class SQLTable: Sendable {
     /// The transform of each field stored through its transformer, by index in the schema
     /// (nil for the fields stored as their own type).
     let transforms: [SQLColumnTransform?]
+    /// Whether any field is stored through its transformer.
+    let hasTransforms: Bool
 
     /// The statements ActiveRecord runs; connections cache them by kind, which is cheaper to
     /// look up than the SQL text.
@@ -55,6 +57,7 @@ public final class SQLTable: Sendable {
             byField[transform.field] = transform
         }
         self.transforms = byField
+        self.hasTransforms = byField.contains { $0 != nil }
         let primaryKey = fields.indices.filter { fields[$0].isPrimaryKey }
         let hasRowIDKey =
             primaryKey.count == 1 && (byField[primaryKey[0]]?.columnType ?? fields[primaryKey[0]].type).nonOptional.isInteger
