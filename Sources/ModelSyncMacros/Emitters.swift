@@ -212,7 +212,7 @@ func sqlTableDecl(_ model: ModelDescription) -> String {
     let itemIndent = indent + indent
     let items = model.fields.enumerated().compactMap { index, field -> String? in
         guard let transformer = columnTransformer(field) else { return nil }
-        return itemIndent + "ModelSyncSQLite.SQLColumnTransform(\(index), \(keyPath(field)), \(transformer.indented(by: itemIndent))),\n"
+        return itemIndent + "ModelSyncSQLite.SQLColumnTransform(\(index), \(keyPath(field)), using: \(transformer.indented(by: itemIndent))),\n"
     }
     guard !items.isEmpty else { return prefix + ")" }
     return prefix + ", transforms: [\n" + items.joined() + indent + "])"

@@ -25,8 +25,9 @@ public struct SQLColumnTransform: Sendable {
     /// value of the wrong storage class, ``TransformFailure`` when the transformer refuses it.
     let read: @Sendable (SQLColumn) throws -> Any
 
-    /// The transform of field `field`, the property at `keyPath`.
-    public init<Root, X: JSONTransformer>(_ field: Int, _ keyPath: KeyPath<Root, X.Value>, _ transformer: X) {
+    /// The transform of field `field`, the property at `keyPath` (which types the transformer
+    /// against the property).
+    public init<Root, X: JSONTransformer>(_ field: Int, _ keyPath: KeyPath<Root, X.Value>, using transformer: X) {
         self.field = field
         self.columnType = X.columnType
         self.transformerType = ObjectIdentifier(X.self)
@@ -38,7 +39,7 @@ public struct SQLColumnTransform: Sendable {
     }
 
     /// The transform of an optional field whose transformer converts the wrapped type: nil is `NULL`.
-    public init<Root, X: JSONTransformer>(_ field: Int, _ keyPath: KeyPath<Root, X.Value?>, _ transformer: X) {
+    public init<Root, X: JSONTransformer>(_ field: Int, _ keyPath: KeyPath<Root, X.Value?>, using transformer: X) {
         self.field = field
         self.columnType = .optional(X.columnType)
         self.transformerType = ObjectIdentifier(X.self)

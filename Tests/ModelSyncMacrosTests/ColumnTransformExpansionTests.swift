@@ -48,8 +48,8 @@ struct ColumnTransformExpansionTests {
                     try encoder.encode(self.listedAt, 3, using: .iso8601)
                 }
                 static let sqlTable = ModelSyncSQLite.SQLTable(schema: schema, transforms: [
-                    ModelSyncSQLite.SQLColumnTransform(1, \\Self.price, .cents),
-                    ModelSyncSQLite.SQLColumnTransform(2, \\Self.seenAt, .millisecondsSince1970),
+                    ModelSyncSQLite.SQLColumnTransform(1, \\Self.price, using: .cents),
+                    ModelSyncSQLite.SQLColumnTransform(2, \\Self.seenAt, using: .millisecondsSince1970),
                 ])
                 init(row: inout ModelSyncSQLite.SQLRowDecoder) throws {
                     self.id = try row.decode(0)

@@ -80,6 +80,17 @@ struct Voucher: SoftDeletableModel, Equatable {
     @PrimaryKey @Transform(.amount, inDatabase: true) var value: Int
     var label: String
     @Transform(.millisecondsSince1970, inDatabase: true) var deletedAt: Date?
+
+    static let redemptions = hasMany(Redemption.self, foreignKey: \.voucherValue)
+}
+
+/// A foreign key stored through the transformer of the key it refers to.
+@Model(table: "redemptions")
+struct Redemption: SQLModel {
+    var id: Int?
+    @Transform(.amount, inDatabase: true) var voucherValue: Int
+
+    static let voucher = belongsTo(Voucher.self, foreignKey: \.voucherValue)
 }
 
 @Suite("SQLite: transformers on columns")
@@ -230,6 +241,17 @@ struct ColumnTransformTests {
         let deleted = try db.read { try Voucher.all().onlyDeleted().order(\.label).fetchAll($0) }
         #expect(deleted.map(\.value) == [500, 1000])
         #expect(deleted.map(\.deletedAt) == [Self.seen, Self.seen])
+    }
+
+    @Test func relationsCompareKeysInTheirStoredForm() throws {
+        let db = try Database(inMemory: [Voucher.self, Redemption.self])
+        var five = Voucher(value: 500, label: "five")
+        var ten = Voucher(value: 1000, label: "ten")
+        var redemption = Redemption(voucherValue: 500)
+        try db.write { try five.insert($0); try ten.insert($0); try redemption.insert($0) }
+        #expect(try db.read { try $0.scalar("SELECT voucherValue FROM redemptions") } == .text("5.00"))
+        #expect(try db.read { try Redemption.voucher.load(for: redemption, $0) }?.label == "five")
+        #expect(try db.read { try Voucher.redemptions.load(for: [five, ten], $0) }.map { $0.map(\.id) } == [[redemption.id], []])
     }
 
     @Test func whatTheStoredFormCannotExpressIsRefused() throws {
