@@ -85,7 +85,7 @@ public final class SQLTable: Sendable {
         self.quotedName = table
         self.columnList = columnList
         self.keyCondition = keyCondition
-        self.keyPaths = KeyPathIndex(schema)
+        self.keyPaths = KeyPathIndex(schema, transformed: Set(byField.indices.filter { byField[$0] != nil }))
         statements = Statement.allCases.map { statement in
             switch statement {
             case .insert: insert(Array(fields.indices))

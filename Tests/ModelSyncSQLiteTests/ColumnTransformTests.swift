@@ -93,6 +93,30 @@ struct Redemption: SQLModel {
     static let voucher = belongsTo(Voucher.self, foreignKey: \.voucherValue)
 }
 
+/// A nested model stored as "x,y" text instead of its JSON.
+@Model
+struct GridPoint: Equatable {
+    var x: Int
+    var y: Int
+}
+
+struct GridPointTextTransformer: JSONTransformer {
+    func decode(_ json: String) throws -> GridPoint {
+        let parts = json.split(separator: ",").compactMap { Int($0) }
+        guard parts.count == 2 else { throw AmountTransformer.NotAnAmount(text: json) }
+        return GridPoint(x: parts[0], y: parts[1])
+    }
+
+    func encode(_ value: GridPoint) throws -> String { "\(value.x),\(value.y)" }
+}
+
+@Model(table: "grid_shapes")
+struct GridShape: SQLModel, Equatable {
+    var id: Int?
+    @Transform(GridPointTextTransformer(), inDatabase: true) var origin: GridPoint
+    var corner: GridPoint
+}
+
 @Suite("SQLite: transformers on columns")
 struct ColumnTransformTests {
     static let seen = Date(timeIntervalSince1970: 1_700_000_000.5)
@@ -252,6 +276,18 @@ struct ColumnTransformTests {
         #expect(try db.read { try $0.scalar("SELECT voucherValue FROM redemptions") } == .text("5.00"))
         #expect(try db.read { try Redemption.voucher.load(for: redemption, $0) }?.label == "five")
         #expect(try db.read { try Voucher.redemptions.load(for: [five, ten], $0) }.map { $0.map(\.id) } == [[redemption.id], []])
+    }
+
+    @Test func aNestedModelStoredThroughItsTransformerHasNoNestedColumns() throws {
+        let db = try Database(inMemory: [GridShape.self])
+        var shape = GridShape(origin: GridPoint(x: 3, y: 4), corner: GridPoint(x: 5, y: 6))
+        try db.write { try shape.insert($0) }
+        #expect(try db.read { try $0.scalar("SELECT origin FROM grid_shapes") } == .text("3,4"))
+        #expect(try db.read { try GridShape.find(1, $0) } == shape)
+        // The plain nested model's properties are columns (json_extract); the transformed one's are not.
+        #expect(try db.read { try GridShape.where(\.corner.x == 5).fetchCount($0) } == 1)
+        let error = sqliteError { _ = try db.read { try GridShape.where(\.origin.x == 3).fetchAll($0) } }
+        #expect(error?.kind == .unknownColumn(table: "grid_shapes", column: "\(\GridShape.origin.x)"))
     }
 
     @Test func whatTheStoredFormCannotExpressIsRefused() throws {
