@@ -49,9 +49,13 @@ import ModelSyncCore
 /// The model is also `Codable` through this codec (`init(from:)` and `encode(to:)` call
 /// ``CodableBridge``), so `JSONEncoder`, Vapor and Hummingbird write the same JSON as
 /// ``JSONModelEncoder``; a struct that declares `Codable` itself keeps its own conformance.
+///
+/// A model with a primary key is also ``/ModelSyncCore/KeyedModel``: the macro declares
+/// `typealias ModelID` as the key's type (`Int` for `var id: Int?`), so lookups by id are typed
+/// by it. Write the key's type when its initializer is not a literal or `UUID()`.
 @attached(
     extension,
-    conformances: Model, JSONModel, Decodable, Encodable,
+    conformances: Model, KeyedModel, JSONModel, Decodable, Encodable,
     names: named(schema), named(jsonLayout), named(init(json:)), named(encode(json:)), named(jsonHooks),
     named(sqlTable), named(init(row:)), named(bind(to:)), named(relations), named(relationCache), named(init(from:)), named(encode(to:))
 )

@@ -38,6 +38,7 @@ enum ModelDiagnostic: DiagnosticMessage {
     case autoincrementWithoutRowID
     case autoincrementNeedsInteger(type: String, property: String)
     case sqlOptionWithoutSQLModel(argument: String, model: String)
+    case untypedPrimaryKey(property: String)
 
     var message: String {
         switch self {
@@ -113,13 +114,15 @@ enum ModelDiagnostic: DiagnosticMessage {
             "'autoincrement' needs an integer primary key; '\(property)' is '\(type)'"
         case .sqlOptionWithoutSQLModel(let argument, let model):
             "'\(argument)' has an effect only when '\(model)' declares 'SQLModel' ('struct \(model): SQLModel')"
+        case .untypedPrimaryKey(let property):
+            "write the type of the primary key '\(property)' ('var \(property): Int') so that ids are typed by it; without it the model is not 'KeyedModel'"
         }
     }
 
     var severity: DiagnosticSeverity {
         switch self {
         case .ignoredOnComputedProperty, .ignoredOnStaticProperty, .ignoredExcludedName,
-            .hookShouldBeStatic, .hookShouldNotBeStatic, .sqlOptionWithoutSQLModel:
+            .hookShouldBeStatic, .hookShouldNotBeStatic, .sqlOptionWithoutSQLModel, .untypedPrimaryKey:
             .warning
         default:
             .error
@@ -165,6 +168,7 @@ enum ModelDiagnostic: DiagnosticMessage {
             case .autoincrementWithoutRowID: "autoincrementWithoutRowID"
             case .autoincrementNeedsInteger: "autoincrementNeedsInteger"
             case .sqlOptionWithoutSQLModel: "sqlOptionWithoutSQLModel"
+            case .untypedPrimaryKey: "untypedPrimaryKey"
             }
         return MessageID(domain: "ModelSyncMacros", id: id)
     }

@@ -257,6 +257,12 @@ func relationsDecl(_ model: ModelDescription) -> String? {
 
 /// The stored property that holds a value's loaded relations, in the struct itself (extensions
 /// cannot add stored properties). A `let` with a value: no memberwise initializer parameter.
+/// `typealias ModelID = Int`, inside the struct, where the key's type resolves as its
+/// declaration does (from an extension, a sibling type of a nested struct would not).
+func modelIDDecl(_ model: ModelDescription) -> String? {
+    model.modelIDType.map { "\(accessPrefix(model))typealias ModelID = \($0)" }
+}
+
 func relationCacheMemberDecl(_ model: ModelDescription) -> String? {
     guard model.cachesRelations else { return nil }
     return "\(accessPrefix(model))let _modelSyncRelationCache = ModelSyncSQLite.RelationCache()"

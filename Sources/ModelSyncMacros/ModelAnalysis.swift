@@ -56,6 +56,8 @@ struct ModelAnalyzer {
         let storesInSQLite = declaresSQLModel(structDecl)
         let relations = storesInSQLite ? declaredRelations(structDecl) : []
         checkSQLOptions(arguments, attribute: attribute, modelName: modelName, storesInSQLite: storesInSQLite)
+        let declaresModelID = declaresMember(named: "ModelID", in: structDecl)
+        let idType = modelIDType(declaresModelID: declaresModelID, at: attribute)
 
         return ModelDescription(
             name: modelName,
@@ -71,8 +73,37 @@ struct ModelAnalyzer {
             hooks: JSONHook.allCases.filter(hooks.contains),
             storesInSQLite: storesInSQLite,
             relations: relations,
-            cachesRelations: storesInSQLite && relations != [] && !declaresCoding(structDecl)
+            cachesRelations: storesInSQLite && relations != [] && !declaresCoding(structDecl),
+            modelIDType: declaresModelID ? nil : idType,
+            isKeyed: idType != nil || (declaresModelID && !keyFields.isEmpty)
         )
+    }
+
+    /// The fields of the primary key, as the schema decides them: the marked ones, else `id`.
+    private var keyFields: [FieldDescription] {
+        let marked = fields.filter(\.isPrimaryKey)
+        return marked.isEmpty ? fields.filter { $0.name == "id" } : marked
+    }
+
+    /// The id type of a model with a primary key; a warning when one key field's type cannot
+    /// be read (the struct may still declare `ModelID` itself).
+    private mutating func modelIDType(declaresModelID: Bool, at attribute: AttributeSyntax) -> String? {
+        let keys = keyFields
+        guard keys.count == 1 else { return keys.isEmpty ? nil : "ModelSyncCore.PrimaryKey" }
+        if keys[0].idType == nil, !declaresModelID {
+            diagnose(.untypedPrimaryKey(property: keys[0].name), at: attribute)
+        }
+        return keys[0].idType
+    }
+
+    /// Whether the struct declares a type or type alias named `name`.
+    private func declaresMember(named name: String, in structDecl: StructDeclSyntax) -> Bool {
+        structDecl.memberBlock.members.contains { member in
+            let decl = member.decl
+            let declared = decl.as(TypeAliasDeclSyntax.self)?.name ?? decl.as(StructDeclSyntax.self)?.name
+                ?? decl.as(EnumDeclSyntax.self)?.name ?? decl.as(ClassDeclSyntax.self)?.name
+            return declared.map(unescapedName) == name
+        }
     }
 
     /// Whether the inheritance clause names `Codable`, `Decodable` or `Encodable`.

@@ -38,6 +38,13 @@ struct ModelDescription {
     /// relations, unless it declares `Codable` itself (a synthesized conformance would code the
     /// cache's stored property).
     var cachesRelations: Bool
+    /// The type of the model's id, as generated code spells it inside the struct (`Int`,
+    /// `ModelSyncCore.PrimaryKey` for a composite key); nil when the model has no primary key,
+    /// its type cannot be read from the syntax, or the struct declares `ModelID` itself.
+    var modelIDType: String?
+    /// Whether the model conforms to `KeyedModel`: it has a primary key whose type is known
+    /// (written, or the struct's own `ModelID`).
+    var isKeyed: Bool
 }
 
 /// One stored property that takes part in the model.
@@ -70,6 +77,9 @@ struct FieldDescription {
     var encodes: Bool
     /// False for a `let` with an initial value, which no initializer can assign.
     var isAssignable = true
+    /// The property's type as an id's type: the written type without its optional, or the
+    /// type of a literal or `UUID()` initializer; nil when the syntax does not say.
+    var idType: String?
 }
 
 /// The optional user hooks around JSON coding, detected by name.

@@ -60,7 +60,7 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
 
         let source = extensionSource(
             extendedType: type.trimmedDescription,
-            conformances: conformances(protocols),
+            conformances: conformances(protocols.filter { model.isKeyed || protocolName($0) != "KeyedModel" }),
             members: members
         )
         guard let extensionDecl = DeclSyntax("\(raw: source)").as(ExtensionDeclSyntax.self) else {
@@ -82,7 +82,8 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
         guard let model = analyzer.analyze(attribute: node, declaration: declaration), !analyzer.hasErrors else {
             return []
         }
-        return (defaultMemberDecls(model) + [relationCacheMemberDecl(model)].compactMap { $0 }).map { DeclSyntax("\(raw: $0)") }
+        let members = [modelIDDecl(model)].compactMap { $0 } + defaultMemberDecls(model) + [relationCacheMemberDecl(model)].compactMap { $0 }
+        return members.map { DeclSyntax("\(raw: $0)") }
     }
 
     /// The compiler passes only the protocols the type does not conform to yet (the
@@ -96,7 +97,7 @@ public struct ModelMacro: ExtensionMacro, MemberMacro {
     }
 
     /// The module of each protocol among the macro's conformances.
-    private static let declaringModule = ["Decodable": "Swift", "Encodable": "Swift", "Model": "ModelSyncCore"]
+    private static let declaringModule = ["Decodable": "Swift", "Encodable": "Swift", "Model": "ModelSyncCore", "KeyedModel": "ModelSyncCore"]
 
     /// `Model` for `Model` and `ModelSync.Model`.
     private static func protocolName(_ type: TypeSyntax) -> String {

@@ -193,10 +193,35 @@ extension ModelAnalyzer {
                     defaultValue: initializer.map { SourceSnippet($0, declarationIndentation: indentation) },
                     decodes: decodes,
                     encodes: !encodeExcluded.contains(name),
-                    isAssignable: initializer == nil || decl.bindingSpecifier.tokenKind != .keyword(.let)
+                    isAssignable: initializer == nil || decl.bindingSpecifier.tokenKind != .keyword(.let),
+                    idType: idTypeName(declaredType(of: binding, at: index, in: decl), initializer: initializer)
                 )
             )
         }
+    }
+
+    /// The type an id of this property has: the written type without its optional (a struct's
+    /// members see the same names as its properties, so the spelling resolves as written),
+    /// else the type of an integer or string literal or of `UUID()`.
+    private func idTypeName(_ type: TypeSyntax?, initializer: ExprSyntax?) -> String? {
+        if let type {
+            if let optional = type.as(OptionalTypeSyntax.self) { return optional.wrappedType.trimmedDescription }
+            if let generic = type.as(IdentifierTypeSyntax.self), generic.name.text == "Optional",
+                let arguments = generic.genericArgumentClause?.arguments, arguments.count == 1, let wrapped = arguments.first
+            {
+                return wrapped.argument.trimmedDescription
+            }
+            return type.trimmedDescription
+        }
+        guard let initializer else { return nil }
+        if initializer.is(IntegerLiteralExprSyntax.self) { return "Swift.Int" }
+        if initializer.is(StringLiteralExprSyntax.self) { return "Swift.String" }
+        if let call = initializer.as(FunctionCallExprSyntax.self), call.arguments.isEmpty,
+            ["UUID", "Foundation.UUID"].contains(call.calledExpression.trimmedDescription)
+        {
+            return "Foundation.UUID"
+        }
+        return nil
     }
 
     private func propertyName(_ binding: PatternBindingSyntax) -> String {

@@ -197,10 +197,10 @@ public struct StorageSuite: Sendable {
         return entries.map(\.key)
     }
 
-    /// The model of type `M` stored under the default key for `id` (one value per primary-key
-    /// field), or nil when there is none.
-    public func fetch<M: JSONModel>(_ type: M.Type, id: any Sendable...) throws -> M? {
-        try fetch(type, forKey: defaultKey(of: type, values: id))
+    /// The model of type `M` stored under the default key for `id` (a ``/ModelSyncCore/PrimaryKey`` for a
+    /// composite key), or nil when there is none.
+    public func fetch<M: JSONModel & KeyedModel>(_ type: M.Type, id: M.ModelID) throws -> M? {
+        try fetch(type, forKey: key(for: type, id: id))
     }
 
     /// Removes the model stored under `model`'s default key; false when there was none.
@@ -212,8 +212,8 @@ public struct StorageSuite: Sendable {
     /// Removes the model of type `M` stored under the default key for `id`; false when there
     /// was none.
     @discardableResult
-    public func delete<M: JSONModel>(_ type: M.Type, id: any Sendable...) throws -> Bool {
-        try delete(forKey: defaultKey(of: type, values: id))
+    public func delete<M: JSONModel & KeyedModel>(_ type: M.Type, id: M.ModelID) throws -> Bool {
+        try delete(forKey: key(for: type, id: id))
     }
 
     /// The default key of a model: its type's name and its primary-key values, `Post.1`
@@ -230,8 +230,10 @@ public struct StorageSuite: Sendable {
     }
 
     /// The default key of the model of type `M` whose primary key is `id`.
-    public func key<M: Model>(for type: M.Type, id: any Sendable...) throws -> String {
-        try defaultKey(of: type, values: id)
+    public func key<M: KeyedModel>(for type: M.Type, id: M.ModelID) throws -> String {
+        // A composite key's parts are its components.
+        let values = (id as? PrimaryKey)?.components.map(\.value) ?? [id]
+        return try defaultKey(of: type, values: values)
     }
 
     private func defaultKey<M: Model>(of type: M.Type, values id: [Any]) throws -> String {

@@ -378,9 +378,11 @@ struct ExpansionTests {
                 var userId: Int
                 @ModelSync.PrimaryKey var groupId: Int
                 @ModelSync.JSON("since_date") var since: String
+
+                typealias ModelID = ModelSyncCore.PrimaryKey
             }
 
-            extension Membership: ModelSyncCore.Model, ModelSyncJSON.JSONModel, Swift.Decodable, Swift.Encodable {
+            extension Membership: ModelSyncCore.Model, ModelSyncCore.KeyedModel, ModelSyncJSON.JSONModel, Swift.Decodable, Swift.Encodable {
                 static let schema = ModelSyncCore.ModelSchema(
                     name: "Membership",
                     fields: [
@@ -789,6 +791,8 @@ struct ExpansionTests {
                 var scratch: Int?
                 @available(*, deprecated) var legacy: Int?
 
+                typealias ModelID = Int
+
                 static let _modelSyncDefault_default = ModelSyncJSON.DeclaredDefault(for: \\Self.`default`) {
                     false
                 }
@@ -798,7 +802,7 @@ struct ExpansionTests {
                 }
             }
 
-            extension Point: ModelSyncCore.Model, ModelSyncJSON.JSONModel, Swift.Decodable, Swift.Encodable {
+            extension Point: ModelSyncCore.Model, ModelSyncCore.KeyedModel, ModelSyncJSON.JSONModel, Swift.Decodable, Swift.Encodable {
                 static let schema = ModelSyncCore.ModelSchema(
                     name: "Point",
                     fields: [

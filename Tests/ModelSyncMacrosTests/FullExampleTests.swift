@@ -46,6 +46,8 @@ struct FullExampleTests {
                 mutating func didDecode() throws {}
                 func didEncode(_ json: inout JSONValue) throws {}
 
+                public typealias ModelID = Int
+
                 public static let _modelSyncDefault_slug = ModelSyncJSON.DeclaredDefault(for: \\Self.slug) {
                     ""
                 }
@@ -63,7 +65,7 @@ struct FullExampleTests {
                 }
             }
 
-            extension Post: ModelSyncCore.Model, ModelSyncJSON.JSONModel, Swift.Decodable, Swift.Encodable {
+            extension Post: ModelSyncCore.Model, ModelSyncCore.KeyedModel, ModelSyncJSON.JSONModel, Swift.Decodable, Swift.Encodable {
                 public static let schema = ModelSyncCore.ModelSchema(
                     name: "Post",
                     fields: [

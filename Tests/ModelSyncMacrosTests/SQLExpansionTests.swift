@@ -30,12 +30,14 @@ struct SQLExpansionTests {
                 var title: String
                 var slug: String = ""
 
+                typealias ModelID = Int
+
                 static let _modelSyncDefault_slug = ModelSyncJSON.DeclaredDefault(for: \\Self.slug) {
                     ""
                 }
             }
 
-            extension Post: ModelSyncCore.Model, ModelSyncJSON.JSONModel, Swift.Decodable, Swift.Encodable {
+            extension Post: ModelSyncCore.Model, ModelSyncCore.KeyedModel, ModelSyncJSON.JSONModel, Swift.Decodable, Swift.Encodable {
                 static let schema = ModelSyncCore.ModelSchema(
                     name: "Post",
                     fields: [
@@ -100,9 +102,11 @@ struct SQLExpansionTests {
             struct User: SQLModel {
                 var id: Int64?
                 var password: String
+
+                typealias ModelID = Int64
             }
 
-            extension User: ModelSyncCore.Model, ModelSyncJSON.JSONModel, Swift.Decodable, Swift.Encodable {
+            extension User: ModelSyncCore.Model, ModelSyncCore.KeyedModel, ModelSyncJSON.JSONModel, Swift.Decodable, Swift.Encodable {
                 static let schema = ModelSyncCore.ModelSchema(
                     name: "User",
                     fields: [

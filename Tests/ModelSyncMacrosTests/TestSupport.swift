@@ -12,6 +12,7 @@ let modelSyncMacros: [String: MacroSpec] = [
         type: ModelMacro.self,
         conformances: [
             TypeSyntax(IdentifierTypeSyntax(name: .identifier("Model"))),
+            TypeSyntax(IdentifierTypeSyntax(name: .identifier("KeyedModel"))),
             TypeSyntax(IdentifierTypeSyntax(name: .identifier("JSONModel"))),
             TypeSyntax(IdentifierTypeSyntax(name: .identifier("Decodable"))),
             TypeSyntax(IdentifierTypeSyntax(name: .identifier("Encodable"))),

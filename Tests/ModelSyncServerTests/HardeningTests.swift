@@ -86,6 +86,27 @@ struct HardeningTests {
         }
     }
 
+    @Test(arguments: Backend.allCases) func namesWithAQuoteBeforeACombiningMarkStayNames(backend: Backend) async throws {
+        // To Swift, `"` or `'` followed by U+0301 is one Character, not a quote: quoting that
+        // compares Characters would leave it undoubled in a PostgreSQL identifier or literal.
+        let collection = "po\"\u{301}sts", title = "it'\u{301}s"
+        let data: JSONValue = [
+            collection: [["id": 1, "title": .string(title)], ["id": 2, "title": "plain"]],
+            "posts": [["id": 1, "title": "other"]],
+        ]
+        try await withServer(data, backend: backend) { _, base async throws in
+            let url = "\(base)/po%22%CC%81sts"
+            #expect(try await send(.GET, url).json?.arrayValue?.count == 2)
+            #expect(try await send(.GET, url + "?title=it%27%CC%81s").json?.arrayValue?.compactMap { $0["id"]?.intValue } == [1])
+            #expect(try await send(.GET, url + "?q=%27%CC%81").json?.arrayValue?.compactMap { $0["id"]?.intValue } == [1])
+            let created = try await send(.POST, url, body: #"{"title": "new"}"#)
+            #expect(created.status == 201)
+            #expect(try await send(.GET, url + "/3").json?["title"] == "new")
+            // The neighbouring collection is untouched.
+            #expect(try await send(.GET, "\(base)/posts").json?.arrayValue?.count == 1)
+        }
+    }
+
     private static func nested(_ levels: Int) -> String {
         String(repeating: #"{"a":"#, count: levels) + "1" + String(repeating: "}", count: levels)
     }

@@ -34,8 +34,8 @@ enum StorageNamespaceB {
         #expect(try suite.keys().count == 2)
         try suite.save(Pair(left: "caf\u{E9}", right: "x", note: "one"))
         try suite.save(Pair(left: "cafe\u{301}", right: "x", note: "two"))
-        #expect(try suite.fetch(Pair.self, id: "caf\u{E9}", "x")?.note == "one")
-        #expect(try suite.fetch(Pair.self, id: "cafe\u{301}", "x")?.note == "two")
+        #expect(try suite.fetch(Pair.self, id: PrimaryKey("caf\u{E9}", "x"))?.note == "one")
+        #expect(try suite.fetch(Pair.self, id: PrimaryKey("cafe\u{301}", "x"))?.note == "two")
     }
 
     @Test func canonicallyEquivalentSuiteNamesAreTwoSuites() throws {

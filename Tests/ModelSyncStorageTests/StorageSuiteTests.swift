@@ -133,12 +133,12 @@ import Testing
     @Test func defaultKeys() throws {
         let suite = try storage.suite()
         #expect(try suite.key(for: Membership(groupId: 3, userId: 7, role: "owner")) == "Membership.3,7")
-        #expect(try suite.key(for: Membership.self, id: 3, 7) == "Membership.3,7")
+        #expect(try suite.key(for: Membership.self, id: PrimaryKey(3, 7)) == "Membership.3,7")
         #expect(try suite.key(for: Ticket(id: 5, title: "Bug")) == "Ticket.5")
 
         let membership = Membership(groupId: 3, userId: 7, role: "owner")
         try suite.save(membership)
-        #expect(try suite.fetch(Membership.self, id: 3, 7) == membership)
+        #expect(try suite.fetch(Membership.self, id: PrimaryKey(3, 7)) == membership)
     }
 
     @Test func compositeKeysContainingTheSeparatorDoNotCollide() throws {
@@ -149,8 +149,8 @@ import Testing
         try suite.save(second)
         #expect(try suite.key(for: first) == "Pair.a%2Cb,c")
         #expect(try suite.key(for: second) == "Pair.a,b%2Cc")
-        #expect(try suite.fetch(Pair.self, id: "a,b", "c") == first)
-        #expect(try suite.fetch(Pair.self, id: "a", "b,c") == second)
+        #expect(try suite.fetch(Pair.self, id: PrimaryKey("a,b", "c")) == first)
+        #expect(try suite.fetch(Pair.self, id: PrimaryKey("a", "b,c")) == second)
     }
 
     @Test func noDefaultKeyWithoutAPrimaryKeyValue() throws {
@@ -160,7 +160,7 @@ import Testing
         #expect(unsaved?.suite == "tests")
         let keyless = #expect(throws: StorageError.self) { try suite.save(Memo(text: "hi")) }
         #expect(keyless?.kind == .missingPrimaryKey)
-        let wrongCount = #expect(throws: StorageError.self) { try suite.fetch(Membership.self, id: 3) }
+        let wrongCount = #expect(throws: StorageError.self) { try suite.fetch(Membership.self, id: PrimaryKey(.integer(3))) }
         #expect(wrongCount?.kind == .missingPrimaryKey)
         #expect(try suite.keys() == [])
     }

@@ -45,15 +45,15 @@ public final class CachedStore: Sendable {
 
     // MARK: One model
 
-    /// The model with this id, read under `policy`.
+    /// The model with this id (typed by the model's key), read under `policy`.
     ///
     /// - Throws: ``NotCachedError`` when the cache must answer and holds nothing; a
     ///   ``/ModelSyncRemote/RemoteError`` from the server (under `.remoteElseCache`, only when
     ///   it is not a network failure or the cache holds nothing); a `SQLiteError` from the
     ///   database.
-    public func fetch<M: RemoteResource & SQLModel, ID: SQLColumnEncodable & CustomStringConvertible & Sendable>(
-        _ type: M.Type, id: ID, policy: CachePolicy = .remoteElseCache, options call: RequestOptions = RequestOptions()
-    ) async throws -> CachedResult<M> {
+    public func fetch<M: RemoteResource & SQLModel & KeyedModel>(
+        _ type: M.Type, id: M.ModelID, policy: CachePolicy = .remoteElseCache, options call: RequestOptions = RequestOptions()
+    ) async throws -> CachedResult<M> where M.ModelID: SQLColumnEncodable & CustomStringConvertible {
         try await read(policy, remote: { try await self.fetchRemote(M.self, id: id, call) }, cached: { try await self.cachedValue(M.self, id: id) }) {
             NotCachedError(model: M.schema.name, id: id.description)
         }
@@ -61,9 +61,9 @@ public final class CachedStore: Sendable {
 
     /// The cached model with this id (or ``CacheUpdate/notCached``), then the server's.
     /// When the network part fails, the stream delivers the cached value and then throws.
-    public func fetchCachedThenFresh<M: RemoteResource & SQLModel, ID: SQLColumnEncodable & CustomStringConvertible & Sendable>(
-        _ type: M.Type, id: ID, options call: RequestOptions = RequestOptions()
-    ) -> AsyncThrowingStream<CacheUpdate<M>, any Error> {
+    public func fetchCachedThenFresh<M: RemoteResource & SQLModel & KeyedModel>(
+        _ type: M.Type, id: M.ModelID, options call: RequestOptions = RequestOptions()
+    ) -> AsyncThrowingStream<CacheUpdate<M>, any Error> where M.ModelID: SQLColumnEncodable & CustomStringConvertible {
         cachedThenFresh(remote: { try await self.fetchRemote(M.self, id: id, call) }, cached: { try await self.cachedValue(M.self, id: id) })
     }
 
@@ -162,7 +162,7 @@ public final class CachedStore: Sendable {
 
     /// The identity map's value, else the database row (which then becomes canonical).
     private func cachedValue<M: SQLModel>(_ type: M.Type, id: some SQLColumnEncodable & Sendable) async throws -> M? {
-        if let known = identityMap.value(M.self, id: id) { return known }
+        if let known = mapValue(M.self, id: id) { return known }
         guard let database, let row = try await database.read({ db in try M.find(id, db) }) else { return nil }
         return canonical(row)
     }
@@ -175,13 +175,18 @@ public final class CachedStore: Sendable {
     /// ``cachedValue(_:id:)`` on the calling thread, for a value shown at once
     /// (``LoadableResource``).
     func cachedValueNow<M: SQLModel>(_ type: M.Type, id: some SQLColumnEncodable & Sendable) throws -> M? {
-        if let known = identityMap.value(M.self, id: id) { return known }
+        if let known = mapValue(M.self, id: id) { return known }
         return try database?.read { db in try M.find(id, db) }.map(canonical)
     }
 
     /// ``cachedList(_:)`` on the calling thread, for a value shown at once (``LoadableResource``).
     func cachedListNow<M: SQLModel>(_ query: @Sendable (SQLiteConnection) throws -> [M]) throws -> [M]? {
         try database?.read(query).map(canonical)
+    }
+
+    /// The identity map's value for an id as a caller wrote it (`"7"` for an integer key too).
+    private func mapValue<M: SQLModel>(_ type: M.Type, id: some Sendable) -> M? {
+        PrimaryKey(id, of: type).flatMap { identityMap.value(type, key: $0) }
     }
 
     /// A row loaded from the database, as the identity map knows it: the map's value when it

@@ -102,11 +102,12 @@ public final class LoadableResource<Value: Sendable> {
     }
 }
 
-extension LoadableResource where Value: RemoteResource & SQLModel {
-    /// The model with this id: the cached one at once (the identity map, then the database),
-    /// the server's after each ``refresh()``, written through to the cache.
-    public convenience init<ID: SQLColumnEncodable & CustomStringConvertible & Sendable>(
-        _ store: CachedStore, _ type: Value.Type, id: ID, options call: RequestOptions = RequestOptions()
+extension LoadableResource where Value: RemoteResource & SQLModel & KeyedModel, Value.ModelID: SQLColumnEncodable & CustomStringConvertible {
+    /// The model with this id (typed by the model's key): the cached one at once (the identity
+    /// map, then the database), the server's after each ``refresh()``, written through to the
+    /// cache.
+    public convenience init(
+        _ store: CachedStore, _ type: Value.Type, id: Value.ModelID, options call: RequestOptions = RequestOptions()
     ) {
         self.init(cachedBy: { try store.cachedValueNow(Value.self, id: id) }) {
             try await store.fetch(Value.self, id: id, policy: .remoteOnly, options: call).value

@@ -21,7 +21,7 @@ enum RowOutcome<M: SyncedModel> {
     func apply(to identityMap: IdentityMap) {
         switch self {
         case .stored(let model): identityMap.store(model)
-        case .removed(let key): if let id = key.identityID { identityMap.remove(M.self, id: id) }
+        case .removed(let key): if let key = key.identityKey(of: M.self) { identityMap.remove(M.self, key: key) }
         case .unchanged: break
         }
     }

@@ -310,7 +310,7 @@ extension SyncStore {
             return Acknowledgement { db in
                 let (stored, children) = try self.acknowledgeCreate(entry, key: key, serverKey: serverKey, value, version: serverVersion, db)
                 return {
-                    if entry.temporaryKey, let id = entry.localKey.identityID { identityMap.remove(M.self, id: id) }
+                    if entry.temporaryKey, let key = entry.localKey.identityKey(of: M.self) { identityMap.remove(M.self, key: key) }
                     if let stored { identityMap.store(stored) }
                     for child in children { self.refreshIfHeld(child) }
                 }
@@ -486,7 +486,7 @@ extension SyncStore {
                 try local.delete(db)
             }
         }
-        if let restored { identityMap.store(restored) } else if let id = entry.localKey.identityID { identityMap.remove(M.self, id: id) }
+        if let restored { identityMap.store(restored) } else if let key = entry.localKey.identityKey(of: M.self) { identityMap.remove(M.self, key: key) }
     }
 
     /// Restarts a queue paused by a 401 / 403, for example after refreshing a token.

@@ -169,7 +169,7 @@ public final class SyncStore: Sendable {
             try self.recordDelete(key: key, keyValue, before: before.map(encoder.encodeToValue), db)
             return keyValue
         }
-        if let id = keyValue.identityID { identityMap.remove(M.self, id: id) }
+        if let key = keyValue.identityKey(of: M.self) { identityMap.remove(M.self, key: key) }
         changed()
     }
 
@@ -403,9 +403,9 @@ extension SyncStore {
 }
 
 extension JSONValue {
-    /// The key as the identity map takes it.
-    var identityID: (any Sendable)? {
-        if let integer = intValue { return integer }
-        return stringValue
+    /// The key as the identity map takes it, normalised by `type`'s key field.
+    func identityKey<M: Model>(of type: M.Type) -> PrimaryKey? {
+        if let integer = intValue { return PrimaryKey(integer, of: type) }
+        return stringValue.flatMap { PrimaryKey($0, of: type) }
     }
 }

@@ -68,14 +68,13 @@ public final class IdentityMap: Sendable {
     /// How many values the map holds.
     public var count: Int { state.withLock { $0.values.count } }
 
-    /// The canonical value of type `type` with primary key `id` (an integer, a string, a UUID or
-    /// a ``PrimaryKey``), or nil when the map has none. `id` is read as the key field's type
-    /// reads it: `"7"` finds the user whose integer id is `7`.
-    public func value<M: Model>(_ type: M.Type, id: any Sendable) -> M? {
+    /// The canonical value of type `type` with primary key `id`, or nil when the map has none.
+    public func value<M: KeyedModel>(_ type: M.Type, id: M.ModelID) -> M? {
         PrimaryKey(id, of: type).flatMap { value(type, key: $0) }
     }
 
-    /// The canonical value of type `type` with key `key`, or nil.
+    /// The canonical value of type `type` with key `key` (built from any value with
+    /// ``PrimaryKey/init(_:of:)``: `"7"` names the user whose integer id is `7`), or nil.
     public func value<M: Model>(_ type: M.Type, key: PrimaryKey) -> M? {
         anyValue(type, key: key) as? M
     }
@@ -116,8 +115,13 @@ public final class IdentityMap: Sendable {
     /// Removes the value of type `type` with primary key `id` and returns it; its observers
     /// receive nil.
     @discardableResult
-    public func remove<M: Model>(_ type: M.Type, id: any Sendable) -> M? {
-        guard let id = PrimaryKey(id, of: type) else { return nil }
+    public func remove<M: KeyedModel>(_ type: M.Type, id: M.ModelID) -> M? {
+        PrimaryKey(id, of: type).flatMap { remove(type, key: $0) }
+    }
+
+    /// Removes the value of type `type` with key `key` and returns it; its observers receive nil.
+    @discardableResult
+    public func remove<M: Model>(_ type: M.Type, key id: PrimaryKey) -> M? {
         let key = Key(type: ObjectIdentifier(type), id: id)
         return state.withLock { state in
             let removed = state.values.removeValue(for: key)
@@ -145,12 +149,15 @@ public final class IdentityMap: Sendable {
     /// canonical value, or nil when it is removed. An equal value (for `Equatable` models)
     /// stored again is not a change. The stream ends when the consumer stops iterating or the map
     /// is gone.
-    public func changes<M: Model>(of type: M.Type, id: any Sendable) -> AsyncStream<M?> {
+    public func changes<M: KeyedModel>(of type: M.Type, id: M.ModelID) -> AsyncStream<M?> {
+        guard let key = PrimaryKey(id, of: type) else { return AsyncStream { $0.finish() } }
+        return changes(of: type, key: key)
+    }
+
+    /// Every change of the value of type `type` with key `key` from now on, as
+    /// ``changes(of:id:)``.
+    public func changes<M: Model>(of type: M.Type, key id: PrimaryKey) -> AsyncStream<M?> {
         let (stream, continuation) = AsyncStream.makeStream(of: M?.self)
-        guard let id = PrimaryKey(id, of: type) else {
-            continuation.finish()
-            return stream
-        }
         let key = Key(type: ObjectIdentifier(type), id: id)
         let observer = state.withLock { state in
             defer { state.nextObserver += 1 }

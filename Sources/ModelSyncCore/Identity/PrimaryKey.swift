@@ -21,10 +21,11 @@ public struct PrimaryKey: Hashable, Sendable, CustomStringConvertible {
     /// The key's components, one per primary-key field.
     public var components: [Component] { [first] + rest }
 
-    /// Creates a key of one component.
-    public init(_ component: Component) {
-        self.first = component
-        self.rest = []
+    /// Creates a key from its components, one per key field in declaration order:
+    /// `PrimaryKey(3, 7)`, `PrimaryKey("fr", 12)`.
+    public init(_ first: Component, _ rest: Component...) {
+        self.first = first
+        self.rest = rest
     }
 
     /// Creates a key from its components; nil when there are none.
@@ -55,6 +56,13 @@ public struct PrimaryKey: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+extension PrimaryKey.Component: ExpressibleByIntegerLiteral, ExpressibleByStringLiteral {
+    /// An integer component written as a literal: the `3` of `PrimaryKey(3, 7)`.
+    public init(integerLiteral value: Int64) { self = .integer(value) }
+    /// A text component written as a literal: the `"fr"` of `PrimaryKey("fr", 12)`.
+    public init(stringLiteral value: String) { self = .text(value) }
+}
+
 extension PrimaryKey.Component {
     /// Text components are equal when their UTF-8 bytes are: `"é"` and `"e\u{301}"` are two
     /// ids to a server or a database, so they are two identities here too.
@@ -74,6 +82,14 @@ extension PrimaryKey.Component {
         case .text(let value):
             hasher.combine(1)
             hasher.combine(ExactText(value))
+        }
+    }
+
+    /// The component's value: an `Int64` or a `String`.
+    public var value: any Sendable {
+        switch self {
+        case .integer(let value): value
+        case .text(let value): value
         }
     }
 

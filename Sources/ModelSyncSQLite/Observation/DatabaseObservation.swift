@@ -257,6 +257,19 @@ extension Database {
         observe { try query.fetchAll($0) }
     }
 
+    /// Observes a graph: the root models with what they include, fetched again after each
+    /// committed transaction that changed a table the roots or any included relation read
+    /// (a graph's elements are tuples, so every such change is delivered).
+    ///
+    /// ```swift
+    /// for try await shelves in db.observe(Writer.order(\.name).including(Writer.books)) {
+    ///     print(shelves.map { writer, books in "\(writer.name): \(books.count)" })
+    /// }
+    /// ```
+    public func observe<Root, Element: Sendable>(_ graph: GraphQuery<Root, Element>) -> DatabaseObservation<[Element]> {
+        observe { try graph.fetchAll($0) }
+    }
+
     /// The number of observations running (each iteration of a ``DatabaseObservation`` that has
     /// not ended). For tests and diagnostics.
     package var activeObservationCount: Int { observations.count }

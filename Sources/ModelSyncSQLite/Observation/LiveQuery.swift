@@ -67,6 +67,15 @@ public final class LiveQuery<Value: Sendable> {
         try self.init(database.observe(query))
     }
 
+    /// Starts observing a graph in `database` (``GraphQuery``): fetches it
+    /// now, then follows every committed change of a table its roots or included relations read.
+    ///
+    /// - Throws: what the first fetch throws (a `SQLiteError`).
+    public convenience init<Root, Element: Sendable>(_ graph: GraphQuery<Root, Element>, in database: Database) throws
+    where Value == [Element] {
+        try self.init(database.observe(graph))
+    }
+
     deinit {
         task?.cancel()
     }

@@ -50,6 +50,41 @@ struct GraphQueryTests {
         #expect(first?.0 == users[0] && first?.1 == [posts[2]])
     }
 
+    @Test(arguments: TestStorage.allCases)
+    func aGraphIsObservedThroughEveryTableItReads(store: TestStorage) async throws {
+        let db = try Rel.open(store)
+        let ann = try await db.write { try Rel.insert([User(name: "Ann")], $0)[0] }
+        let graph = User.order(\.name).including(User.posts, Post.order(\.title).including(Post.editor))
+        var graphs = db.observe(graph).makeAsyncIterator()
+        #expect(try await graphs.next()?.map { $0.1.count } == [0])
+
+        // A row of an included relation's table.
+        let post = try await db.write { try Rel.insert([Post(userId: ann.id!, title: "a1")], $0)[0] }
+        let withPost = try await graphs.next()
+        #expect(withPost?.first?.1.map(\.0) == [post])
+
+        // A row read only by the nested level (the post's editor).
+        let bob = try await db.write { db in
+            let bob = try Rel.insert([User(name: "Bob")], db)[0]
+            var edited = post
+            edited.editorId = bob.id
+            try edited.save(db)
+            return bob
+        }
+        let withEditor = try await graphs.next()
+        #expect(withEditor?.map(\.0) == [ann, bob])
+        #expect(withEditor?.first?.1.first?.1 == bob)
+    }
+
+    @MainActor
+    @Test func aLiveGraphHasItsFirstValueAtOnce() throws {
+        let db = try Rel.open(.memory)
+        let ann = try db.write { try Rel.insert([User(name: "Ann")], $0)[0] }
+        let live = try LiveQuery(User.all().including(User.posts), in: db)
+        #expect(live.value.map(\.0) == [ann])
+        #expect(live.value.map(\.1) == [[]])
+    }
+
     @Test func throughAPivot() throws {
         let db = try Rel.open(.memory)
         let (hero, enemies) = try db.write { db in
