@@ -22,9 +22,11 @@ struct ColumnTransformExpansionTests {
                 var price: Int
                 var seenAt: Date?
                 var listedAt: Date
+
+                typealias ModelID = Int
             }
 
-            extension Product: ModelSyncCore.Model, ModelSyncJSON.JSONModel, Swift.Decodable, Swift.Encodable {
+            extension Product: ModelSyncCore.Model, ModelSyncCore.KeyedModel, ModelSyncJSON.JSONModel, Swift.Decodable, Swift.Encodable {
                 static let schema = ModelSyncCore.ModelSchema(
                     name: "Product",
                     fields: [
