@@ -98,8 +98,29 @@ public macro JSON(_ key: String) = #externalMacro(module: "ModelSyncMacros", typ
 
 /// Converts a property to and from JSON with a two-way transformer, e.g.
 /// `@Transform(.millisecondsSince1970) var createdAt: Date`.
+///
+/// By default the transformer shapes JSON only (and so the key-value storage, which stores
+/// JSON); a SQLite column keeps the property's own type. With `inDatabase: true`, the same
+/// transformer also decides the column of a model that declares `SQLModel`:
+///
+/// ```swift
+/// @Transform(.cents, inDatabase: true) var price: Int          // a TEXT column holding "12.34"
+/// @Transform(.millisecondsSince1970, inDatabase: true) var seenAt: Date?   // REAL, NULL for nil
+/// ```
+///
+/// The column then holds the transformer's `JSONRepresentation`: its own column type when it
+/// has one (`String`, `Double`, the integers, …), JSON text otherwise (an array or object),
+/// and the table's declared column type follows it. Typed queries bind their operands
+/// through the transformer (`Product.where(\.price == 1234)` compares with `'12.34'`), and
+/// refuse what the stored form cannot express (arithmetic, patterns, aggregates). Turning it
+/// on for an existing table changes the column's type: migrate the table.
+///
+/// - Parameters:
+///   - transformer: the conversion, e.g. `.millisecondsSince1970` or your own ``JSONTransformer``.
+///   - inDatabase: whether the SQLite column holds the transformer's representation too
+///     (default: JSON only, the column holds the property's own type).
 @attached(peer)
-public macro Transform<T: JSONTransformer>(_ transformer: T) =
+public macro Transform<T: JSONTransformer>(_ transformer: T, inDatabase: Bool = false) =
     #externalMacro(module: "ModelSyncMacros", type: "TransformMacro")
 
 /// Leaves a property out of the model: it is never encoded, decoded or stored, and keeps its

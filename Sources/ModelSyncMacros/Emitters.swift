@@ -205,14 +205,33 @@ private func nameGroups(_ groups: [[String]]) -> String {
 
 // MARK: - SQL row codec
 
+/// The fields stored through their transformer (`@Transform(…, inDatabase: true)`) are listed
+/// with it, so that the DDL and the queries see the column's own type.
 func sqlTableDecl(_ model: ModelDescription) -> String {
-    indent + "\(accessPrefix(model))static let sqlTable = ModelSyncSQLite.SQLTable(schema: schema)"
+    let prefix = indent + "\(accessPrefix(model))static let sqlTable = ModelSyncSQLite.SQLTable(schema: schema"
+    let itemIndent = indent + indent
+    let items = model.fields.enumerated().compactMap { index, field -> String? in
+        guard let transformer = columnTransformer(field) else { return nil }
+        return itemIndent + "ModelSyncSQLite.SQLColumnTransform(\(index), \(keyPath(field)), using: \(transformer.indented(by: itemIndent))),\n"
+    }
+    guard !items.isEmpty else { return prefix + ")" }
+    return prefix + ", transforms: [\n" + items.joined() + indent + "])"
+}
+
+/// The transformer of a field whose column holds the transformer's representation.
+private func columnTransformer(_ field: FieldDescription) -> SourceSnippet? {
+    field.transformsColumn ? field.transformer : nil
+}
+
+/// `, using: <transformer>` in the row codec, for such a field.
+private func columnUsing(_ field: FieldDescription) -> String {
+    columnTransformer(field).map { ", using: " + $0.indented(by: indent + indent) } ?? ""
 }
 
 /// Every field is stored, whatever its JSON exclusions; column `i` of the row is field `i`.
 func rowDecoderInitDecl(_ model: ModelDescription) -> String {
     let lines = model.fields.enumerated().map { index, field in
-        indent + indent + "self.\(field.identifier) = try row.decode(\(index))\n"
+        indent + indent + "self.\(field.identifier) = try row.decode(\(index)\(columnUsing(field)))\n"
     }
     return indent + "\(accessPrefix(model))init(row: inout ModelSyncSQLite.SQLRowDecoder) throws {\n"
         + lines.joined() + indent + "}"
@@ -220,7 +239,7 @@ func rowDecoderInitDecl(_ model: ModelDescription) -> String {
 
 func rowBindDecl(_ model: ModelDescription) -> String {
     let lines = model.fields.enumerated().map { index, field in
-        indent + indent + "try row.encode(self.\(field.identifier), \(index))\n"
+        indent + indent + "try row.encode(self.\(field.identifier), \(index)\(columnUsing(field)))\n"
     }
     return indent + "\(accessPrefix(model))func bind(to row: inout ModelSyncSQLite.SQLRowEncoder) throws {\n"
         + lines.joined() + indent + "}"

@@ -21,6 +21,9 @@ struct ModelAnalyzer {
     var explicitJSONKeys: [String: (property: String, node: Syntax)] = [:]
     /// Explicit `@Column` names seen so far, to report duplicates at the second use.
     var explicitColumns: [String: (property: String, node: Syntax)] = [:]
+    /// The `inDatabase: true` arguments of `@Transform`, for the warning on a model without
+    /// `SQLModel`.
+    var columnTransformArguments: [LabeledExprSyntax] = []
 
     /// Returns `nil` if the declaration is not a struct; the description may still be
     /// incomplete when `hasErrors` is true.
@@ -320,6 +323,9 @@ struct ModelAnalyzer {
             // Probably a forgotten conformance: say where the option would count.
             for argument in arguments.sqlOnlyArguments {
                 diagnose(.sqlOptionWithoutSQLModel(argument: argument.label, model: modelName), at: argument.node)
+            }
+            for argument in columnTransformArguments {
+                diagnose(.sqlOptionWithoutSQLModel(argument: "inDatabase", model: modelName), at: argument)
             }
         }
         let fieldNames = Set(fields.map(\.name))

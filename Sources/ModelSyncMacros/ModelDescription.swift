@@ -66,6 +66,9 @@ struct FieldDescription {
     var isIndexed: Bool
     /// The `@Transform(...)` argument.
     var transformer: SourceSnippet?
+    /// `@Transform(..., inDatabase: true)`: the SQLite column holds the transformer's
+    /// representation too.
+    var transformsColumn = false
     /// The property's initializer.
     var defaultValue: SourceSnippet?
     /// False when listed in `decodeExcluding:`.

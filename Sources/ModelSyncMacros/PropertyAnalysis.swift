@@ -132,9 +132,14 @@ extension ModelAnalyzer {
         let primaryKey = attributes.first(.primaryKey)
         let isAutoincrement = primaryKey.map { boolArgument("autoincrement", of: $0) } ?? false
         let indentation = lineIndentation(of: decl)
-        let transformer = attributes.first(.transform)
+        let transformAttribute = attributes.first(.transform)
+        let transformer = transformAttribute
             .flatMap { firstArgument(of: $0) }
             .map { SourceSnippet($0, declarationIndentation: indentation) }
+        let transformsColumn = transformAttribute.map { boolArgument("inDatabase", of: $0) } ?? false
+        if transformsColumn, let transformAttribute, let argument = labeledArgument("inDatabase", of: transformAttribute) {
+            columnTransformArguments.append(argument)
+        }
 
         for (index, binding) in decl.bindings.enumerated() {
             guard let identifier = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier else {
@@ -184,6 +189,7 @@ extension ModelAnalyzer {
                     isUnique: column.isUnique,
                     isIndexed: column.isIndexed,
                     transformer: transformer,
+                    transformsColumn: transformsColumn,
                     defaultValue: initializer.map { SourceSnippet($0, declarationIndentation: indentation) },
                     decodes: decodes,
                     encodes: !encodeExcluded.contains(name),
@@ -330,10 +336,13 @@ extension ModelAnalyzer {
 
     /// The value of a labelled `Bool` argument of an attribute; false when absent.
     private mutating func boolArgument(_ label: String, of attribute: AttributeSyntax) -> Bool {
-        guard case .argumentList(let arguments) = attribute.arguments,
-            let argument = arguments.first(where: { $0.label?.text == label })
-        else { return false }
+        guard let argument = labeledArgument(label, of: attribute) else { return false }
         return boolLiteral(argument.expression, argument: label)
+    }
+
+    private func labeledArgument(_ label: String, of attribute: AttributeSyntax) -> LabeledExprSyntax? {
+        guard case .argumentList(let arguments) = attribute.arguments else { return nil }
+        return arguments.first { $0.label?.text == label }
     }
 
     private func firstArgument(of attribute: AttributeSyntax) -> ExprSyntax? {

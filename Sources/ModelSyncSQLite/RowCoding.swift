@@ -55,6 +55,35 @@ public struct SQLRowDecoder {
         }
     }
 
+    /// Decodes field `field` from a column holding `transformer`'s representation
+    /// (`@Transform(…, inDatabase: true)`). A value the transformer refuses is a
+    /// ``SQLiteError/Kind/typeMismatch(table:column:)`` error with the transformer's as its cause.
+    public func decode<X: JSONTransformer>(_ field: Int, using transformer: X) throws -> X.Value {
+        try decodeTransformed(field) { try transformer.value(from: $0) }
+    }
+
+    /// Decodes an optional field through a transformer of its wrapped type: `NULL` is nil.
+    public func decode<X: JSONTransformer>(_ field: Int, using transformer: X) throws -> X.Value? {
+        try decodeTransformed(field) { $0.storageClass == SQLITE_NULL ? nil : try transformer.value(from: $0) }
+    }
+
+    private func decodeTransformed<T>(_ field: Int, _ read: (SQLColumn) throws -> T) throws -> T {
+        do {
+            return try read(SQLColumn(statement: statement, index: Int32(truncatingIfNeeded: field) &+ columnOffset))
+        } catch let mismatch as SQLColumnMismatch {
+            throw mismatchError(field, mismatch)
+        } catch let failure as TransformFailure {
+            throw transformError(column: table.schema.fields[field].column, failure)
+        }
+    }
+
+    /// A value that a transformer refused, as a type mismatch of `column`.
+    func transformError(column: String, _ failure: TransformFailure) -> SQLiteError {
+        var error = SQLiteError.typeMismatch(table: table.name, column: column, "\(failure.error)", sql: sql)
+        error.underlyingError = failure.error
+        return error
+    }
+
     private var sql: String? { sqlite3_sql(statement).map { String(cString: $0) } }
 
     @usableFromInline
@@ -104,6 +133,18 @@ public struct SQLRowEncoder {
     public mutating func encode<T: JSONEncodable>(_ value: T, _ field: Int) throws {
         guard field < parameterCount else { return }
         try bind(jsonColumnValue(value), field)
+    }
+
+    /// Binds field `field` as `transformer`'s representation (`@Transform(…, inDatabase: true)`).
+    public mutating func encode<X: JSONTransformer>(_ value: X.Value, _ field: Int, using transformer: X) throws {
+        guard field < parameterCount else { return }
+        try bind(transformer.storedValue(value), field)
+    }
+
+    /// Binds an optional field through a transformer of its wrapped type: nil is `NULL`.
+    public mutating func encode<X: JSONTransformer>(_ value: X.Value?, _ field: Int, using transformer: X) throws {
+        guard field < parameterCount else { return }
+        try bind(value.map(transformer.storedValue) ?? .null, field)
     }
 
     @inlinable

@@ -69,7 +69,14 @@ extension SQLModel {
 extension SQLModel {
     /// The model with primary key `key`, or nil.
     public static func find(_ key: some SQLColumnEncodable, _ db: SQLiteConnection) throws -> Self? {
-        try find(key: [key.sqlValue()], db)
+        try find(key: [storedKey(key)], db)
+    }
+
+    /// A one-column key as its column stores it (through the key's transformer, if it has one).
+    static func storedKey(_ key: some SQLColumnEncodable) throws -> SQLValue {
+        let table = sqlTable
+        guard table.primaryKey.count == 1, let transform = table.transforms[table.primaryKey[0]] else { return try key.sqlValue() }
+        return try transform.store(key)
     }
 
     /// The model with the composite primary key `key` (values in key order), or nil.
@@ -381,7 +388,9 @@ extension SQLModel {
     /// The value of field `index` as it is stored, read through its key path.
     func fieldValue(_ index: Int) throws -> SQLValue {
         let field = Self.schema.fields[index]
-        guard let keyPath = field.keyPath, let value = self[keyPath: keyPath as AnyKeyPath], let stored = try sqlValue(of: value) else {
+        guard let keyPath = field.keyPath, let value = self[keyPath: keyPath as AnyKeyPath],
+            let stored = try Self.sqlTable.storedValue(value, field: index)
+        else {
             throw SQLiteError.misuse("the field '\(field.name)' of \(Self.schema.name) cannot be read")
         }
         return stored

@@ -29,6 +29,11 @@ public final class SQLTable: Sendable {
     /// (`Post.where(\.id == key)`) copies them instead of allocating its own.
     let fieldColumns: [SQLNode]
     let selectedColumns: [SQLNode]
+    /// The transform of each field stored through its transformer, by index in the schema
+    /// (nil for the fields stored as their own type).
+    let transforms: [SQLColumnTransform?]
+    /// Whether any field is stored through its transformer.
+    let hasTransforms: Bool
 
     /// The statements ActiveRecord runs; connections cache them by kind, which is cheaper to
     /// look up than the SQL text.
@@ -46,12 +51,21 @@ public final class SQLTable: Sendable {
     /// The SQL text of `statement`.
     func sql(_ statement: Statement) -> String { statements[statement.rawValue] }
 
-    /// Builds the table description of `schema`.
-    public init(schema: ModelSchema) {
+    /// Builds the table description of `schema`; `transforms` are the fields whose columns hold
+    /// their transformer's representation (`@Transform(…, inDatabase: true)`).
+    public init(schema: ModelSchema, transforms: [SQLColumnTransform] = []) {
         self.schema = schema
         let fields = schema.fields
+        var byField = [SQLColumnTransform?](repeating: nil, count: fields.count)
+        for transform in transforms where byField.indices.contains(transform.field) {
+            byField[transform.field] = transform
+        }
+        self.transforms = byField
+        self.hasTransforms = byField.contains { $0 != nil }
         let primaryKey = fields.indices.filter { fields[$0].isPrimaryKey }
-        let hasRowIDKey = primaryKey.count == 1 && fields[primaryKey[0]].type.nonOptional.isInteger && !schema.withoutRowID
+        let hasRowIDKey =
+            primaryKey.count == 1 && (byField[primaryKey[0]]?.columnType ?? fields[primaryKey[0]].type).nonOptional.isInteger
+            && !schema.withoutRowID
         let table = quoteIdentifier(schema.table)
         let columns = fields.map { quoteIdentifier($0.column) }
         let columnList = columns.joined(separator: ", ")
@@ -75,7 +89,7 @@ public final class SQLTable: Sendable {
         self.quotedName = table
         self.columnList = columnList
         self.keyCondition = keyCondition
-        self.keyPaths = KeyPathIndex(schema)
+        self.keyPaths = KeyPathIndex(schema, transformed: Set(byField.indices.filter { byField[$0] != nil }))
         self.fieldColumns = fields.map { .column(table: schema.table, name: $0.column) }
         self.selectedColumns = [.keyword(columnList)]
         statements = Statement.allCases.map { statement in
@@ -99,6 +113,18 @@ public final class SQLTable: Sendable {
         return "UPDATE \(quotedName) SET \(set) WHERE \(keyCondition)"
     }
 
+    /// The type field `index`'s column holds: the property's own, or its transformer's
+    /// representation when the field is stored through it.
+    public func columnType(_ index: Int) -> FieldType {
+        transforms[index]?.columnType ?? schema.fields[index].type
+    }
+
+    /// Field `index`'s value as its column stores it; nil when the value has no SQL form.
+    func storedValue(_ value: Any, field index: Int) throws -> SQLValue? {
+        if let transform = transforms[index] { return try transform.store(value) }
+        return try sqlValue(of: value)
+    }
+
     // MARK: - DDL
 
     /// The statements that add field `index`'s column to an existing table. `ADD COLUMN`
@@ -117,22 +143,22 @@ public final class SQLTable: Sendable {
     /// `unique: false` leaves out `UNIQUE` (which `ALTER TABLE ... ADD COLUMN` cannot take).
     func columnDefinition(_ index: Int, unique: Bool = true) -> String {
         let field = schema.fields[index]
-        var definition = "\(quoteIdentifier(field.column)) \(field.type.sqlType)"
+        var definition = "\(quoteIdentifier(field.column)) \(columnType(index).sqlType)"
         if primaryKey == [index] {
             definition += " PRIMARY KEY"
             if field.isAutoincrement && hasRowIDKey { definition += " AUTOINCREMENT" }
         }
         if !field.isOptional, !(hasRowIDKey && primaryKey == [index]) { definition += " NOT NULL" }
-        if let literal = defaultLiteral(field) { definition += " DEFAULT \(literal)" }
+        if let literal = defaultLiteral(index) { definition += " DEFAULT \(literal)" }
         if unique && field.isUnique { definition += " UNIQUE" }
         return definition
     }
 
-    /// The declared default as a SQL literal, when it is a constant (not a call such as
-    /// `Date()`, whose value differs at each use) and has a SQL form.
-    func defaultLiteral(_ field: FieldSchema) -> String? {
-        guard let value = field.defaultValue, !value.source.contains("(") else { return nil }
-        return (try? sqlValue(of: value.value()))?.map(\.sqlLiteral)
+    /// Field `index`'s declared default as a SQL literal (in its stored form), when it is a
+    /// constant (not a call such as `Date()`, whose value differs at each use) and has a SQL form.
+    func defaultLiteral(_ index: Int) -> String? {
+        guard let value = schema.fields[index].defaultValue, !value.source.contains("(") else { return nil }
+        return (try? storedValue(value.value(), field: index))?.map(\.sqlLiteral)
     }
 
     /// `CREATE TABLE` for the model; `name` replaces the table's name (to build a copy), and

@@ -36,6 +36,10 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
         case functionFailed(name: String)
         /// A `write` was started inside a `read` (see ``Database/write(_:)-53tgv``).
         case writeInsideRead
+        /// A query does with a column that holds its transformer's representation
+        /// (`@Transform(…, inDatabase: true)`) what that form cannot express: arithmetic, a
+        /// pattern, an aggregate, or a comparison with an expression stored another way.
+        case transformedColumn(table: String, column: String)
     }
 
     /// What went wrong.

@@ -31,13 +31,16 @@ extension SQLModel {
         // Names by bytes: a column "e\u{301}" is not the column "é" to SQLite.
         let byName = Dictionary(existing.map { (ExactText($0.name), $0) }, uniquingKeysWith: { first, _ in first })
         var differences: [String] = []
-        for field in schema.fields {
+        for (index, field) in schema.fields.enumerated() {
             guard let column = byName[ExactText(field.column)] else {
                 differences.append("missing column '\(field.column)' (\(field.name): \(field.type))")
                 continue
             }
-            if column.type.uppercased() != field.type.sqlType {
-                differences.append("column '\(field.column)' is \(column.type), \(field.name): \(field.type) needs \(field.type.sqlType)")
+            // A field stored through its transformer needs its representation's type.
+            let type = table.columnType(index)
+            if column.type.uppercased() != type.sqlType {
+                let stored = type == field.type ? "" : " stored as \(type)"
+                differences.append("column '\(field.column)' is \(column.type), \(field.name): \(field.type)\(stored) needs \(type.sqlType)")
             }
         }
         let columns = Set(schema.fields.map { ExactText($0.column) })
@@ -87,7 +90,7 @@ extension SQLModel {
         for (index, field) in schema.fields.enumerated() where !existing.contains(ExactText(field.column)) {
             if field.isPrimaryKey {
                 problems.append("missing primary-key column '\(field.column)' cannot be added")
-            } else if !field.isOptional && table.defaultLiteral(field) == nil {
+            } else if !field.isOptional && table.defaultLiteral(index) == nil {
                 problems.append("missing column '\(field.column)' is NOT NULL without a constant default")
             } else {
                 additions += table.addColumnStatements(index)

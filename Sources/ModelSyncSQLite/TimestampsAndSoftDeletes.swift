@@ -120,14 +120,20 @@ extension SQLModel {
     /// ``SoftDeletableModel``.
     static func softDeletion(at date: Date) -> (isLive: SQLNode, assignments: [SQLAssignment<Self>])? {
         guard let deletedAt = liveRowsScope, let column = deletedAtNode else { return nil }
-        var assignments = [SQLAssignment<Self>(column: column, value: .bound(date))]
+        var assignments = [SQLAssignment<Self>(column: column, value: storedNode(date, of: "deletedAt"))]
         if Self.self is any TimestampedModel.Type {
             let updatedAt: SQLNode = schema.fields.first { $0.name == "updatedAt" }
                 .map { .column(table: sqlTable.name, name: $0.column) }
                 ?? .failure(.misuse("\(schema.name) is a TimestampedModel without a stored property 'updatedAt'"))
-            assignments.append(SQLAssignment(column: updatedAt, value: .bound(date)))
+            assignments.append(SQLAssignment(column: updatedAt, value: storedNode(date, of: "updatedAt")))
         }
         return (deletedAt, assignments)
+    }
+
+    /// A date bound as the column of the field named `name` stores it (through its
+    /// transformer, if it has one).
+    private static func storedNode(_ date: Date, of name: String) -> SQLNode {
+        schema.fields.firstIndex { $0.name == name }.map { sqlTable.bound(date, field: $0) } ?? .bound(date)
     }
 
     /// The `deletedAt` column, or a failure when the model has no such stored field.

@@ -365,13 +365,6 @@ struct SQLExpansionTests {
 @Suite("@Model: the SQL row codec follows SQLModel")
 struct SQLConformanceTests {
     /// The source after expanding the library's macros.
-    private func expanded(_ source: String) -> String {
-        let context = BasicMacroExpansionContext()
-        return Parser.parse(source: source)
-            .expand(macroSpecs: modelSyncMacros, contextGenerator: { _ in context }, indentationWidth: .spaces(4))
-            .description
-    }
-
     @Test(arguments: [
         ("struct A: SQLModel", true),
         ("struct A: ModelSyncSQLite.SQLModel", true),

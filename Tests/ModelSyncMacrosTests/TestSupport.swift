@@ -1,4 +1,5 @@
 import ModelSyncMacros
+import SwiftParser
 import SwiftSyntax
 import SwiftSyntaxMacroExpansion
 import SwiftSyntaxMacrosGenericTestSupport
@@ -60,4 +61,12 @@ func assertExpansion(
         line: line,
         column: column
     )
+}
+
+/// The source with every macro expanded, as text, for tests that look for a few lines.
+func expanded(_ source: String) -> String {
+    let context = BasicMacroExpansionContext()
+    return Parser.parse(source: source)
+        .expand(macroSpecs: modelSyncMacros, contextGenerator: { _ in context }, indentationWidth: .spaces(4))
+        .description
 }

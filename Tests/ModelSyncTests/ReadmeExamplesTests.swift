@@ -494,6 +494,34 @@ extension ReadmeSQLiteExampleTests {
     }
 }
 
+extension Readme {
+    @Model(table: "readings")
+    struct Reading: SQLModel {
+        var id: Int?
+        @Transform(.millisecondsSince1970, inDatabase: true) var takenAt: Date?   // column: REAL, milliseconds
+        @Transform(.iso8601) var loggedAt: Date                                     // JSON only; column: REAL, seconds
+    }
+}
+
+extension ReadmeSQLiteExampleTests {
+    @Test func transformersOnColumnsSection() throws {
+        typealias Reading = Readme.Reading
+        let db = try Database(inMemory: [Reading.self])
+        var reading = Reading(takenAt: Date(timeIntervalSince1970: 1_700_000_001), loggedAt: Date(timeIntervalSince1970: 1_700_000_002))
+        try db.write { try reading.insert($0) }
+
+        let since = Date(timeIntervalSince1970: 1_700_000_000)
+        let query = Reading.where(\.takenAt >= since)
+        // `print` in the README.
+        #expect("\(try query.arguments)" == "[REAL 1700000000000.0]")
+
+        #expect(try db.read { try query.fetchAll($0) }.map(\.id) == [reading.id])
+        #expect(try db.read { try $0.rows("SELECT takenAt, loggedAt FROM readings") } == [[.real(1_700_000_001_000), .real(1_700_000_002)]])
+        let json = try JSONModelEncoder().encodeToString(reading)
+        #expect(json.contains(#""takenAt":1700000001000"#) && json.contains(#""loggedAt":"2023-11-14T22:13:22Z""#))
+    }
+}
+
 extension ReadmeSQLiteExampleTests {
     @Test func liveQueriesSection() async throws {
         let db = try Database(inMemory: [Article.self])

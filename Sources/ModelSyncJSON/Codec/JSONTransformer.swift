@@ -11,7 +11,9 @@ import ModelSyncCore
 /// }
 /// extension JSONTransformer where Self == Cents { static var cents: Cents { Cents() } }
 /// ```
-/// An error thrown by `decode` becomes a ``JSONError`` at the property's path.
+/// An error thrown by `decode` becomes a ``JSONError`` at the property's path. With
+/// `@Transform(.cents, inDatabase: true)` the representation is also what a SQLite column holds
+/// (see ``Transform(_:inDatabase:)``).
 public protocol JSONTransformer: Sendable {
     /// The property's type.
     associatedtype Value

@@ -7,11 +7,11 @@ extension SQLExpression {
     /// `Post.where { $0.tags.contains("swift") }`. Elements compare as SQLite reads them from
     /// the JSON (text, integers, reals; `true` and `false` as 1 and 0).
     public func contains<Element: SQLColumnEncodable>(_ element: Element) -> SQLCondition<Root> where Value == [Element] {
-        SQLCondition(node: .jsonArrayContains(node, element: .bound(element)))
+        SQLCondition(node: .jsonArrayContains(plainNode("an array query"), element: .bound(element)))
     }
 
     /// The number of elements of the array stored as JSON text: `$0.tags.elementCount() >= 2`.
     public func elementCount<Element>() -> SQLExpression<Root, Int> where Value == [Element] {
-        SQLExpression<Root, Int>(node: .function("json_array_length", [node], distinct: false))
+        SQLExpression<Root, Int>(node: .function("json_array_length", [plainNode("an array query")], distinct: false))
     }
 }

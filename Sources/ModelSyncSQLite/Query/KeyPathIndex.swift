@@ -20,13 +20,15 @@ struct KeyPathIndex: @unchecked Sendable {  // key paths are immutable; `AnyKeyP
 
     private var targets: [AnyKeyPath: Target] = [:]
 
-    init(_ schema: ModelSchema) {
+    /// `transformed`: the fields whose columns hold a transformer's representation, whose JSON
+    /// text (if any) is not the nested model's, so their nested key paths are not columns.
+    init(_ schema: ModelSchema, transformed: Set<Int> = []) {
         for (index, field) in schema.fields.enumerated() {
             guard let keyPath = field.keyPath else { continue }
             targets[keyPath as AnyKeyPath] = .field(index)
             // Only a non-optional nested model: `\Post.author?.name` is a key path that cannot
             // be built by appending to `\Post.author`, so an optional one has no entry to find.
-            if case .model(let reference) = field.type {
+            if case .model(let reference) = field.type, !transformed.contains(index) {
                 addNested(reference.schema, under: keyPath, field: index, jsonPath: "$", depth: 1)
             }
         }

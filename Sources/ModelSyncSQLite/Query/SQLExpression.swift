@@ -10,15 +10,38 @@ import ModelSyncCore
 /// (`Post.where { $0.title.hasPrefix("a") && $0.views > 10 }`).
 public struct SQLExpression<Root: SQLModel, Value>: Sendable {
     let node: SQLNode
+    /// Set when the expression is a column that holds its transformer's representation
+    /// (`@Transform(…, inDatabase: true)`): operands bind through the transformer.
+    let transformed: TransformedColumn?
 
-    init(node: SQLNode) {
+    init(node: SQLNode, transformed: TransformedColumn? = nil) {
         self.node = node
+        self.transformed = transformed
     }
 
     /// The column of `keyPath`. A key path that names no column (an `@Ignored` property)
     /// makes the query fail with ``SQLiteError/Kind/unknownColumn(table:column:)``.
     public init(_ keyPath: KeyPath<Root, Value>) {
-        self.node = Root.sqlTable.columnNode(keyPath)
+        self.init(node: Root.sqlTable.columnNode(keyPath), transformed: Root.sqlTable.transformedColumn(keyPath))
+    }
+
+    /// The node, for an operation that computes on the column's values (arithmetic, patterns,
+    /// aggregates); a failure when the column holds its transformer's representation, which
+    /// the operation would take for the property's values.
+    func plainNode(_ operation: @autoclosure () -> String) -> SQLNode {
+        transformed?.failure(operation()) ?? node
+    }
+
+    /// The other side of a comparison with this expression: its node, or a failure when the
+    /// two store values differently (one holds a transformer's representation, the other not).
+    func comparableNode(_ other: SQLNode, transformed otherTransformed: TransformedColumn?) -> SQLNode {
+        switch (transformed, otherTransformed) {
+        case (nil, nil): return other
+        case (let column?, _):
+            return column.storesAlike(otherTransformed) ? other : column.failure("comparing it with an expression stored another way, or assigning one to it,")
+        case (nil, let column?):
+            return column.failure("comparing it with an expression stored another way, or assigning one to it,")
+        }
     }
 
     /// Raw SQL with its own bound arguments, typed as `Value` (the type is yours to get
@@ -30,19 +53,19 @@ public struct SQLExpression<Root: SQLModel, Value>: Sendable {
     /// The column of another model's table, for correlated subqueries:
     /// `Comment.where { $0.postId == .outer(\Post.id) }` inside a `Post` query.
     public static func outer<Other: SQLModel>(_ keyPath: KeyPath<Other, Value>) -> Self {
-        Self(node: Other.sqlTable.columnNode(keyPath))
+        Self(node: Other.sqlTable.columnNode(keyPath), transformed: Other.sqlTable.transformedColumn(keyPath))
     }
 
     /// The column of another model's table whose type is the optional of this one (an
     /// optional primary key compared with a foreign key).
     public static func outer<Other: SQLModel>(_ keyPath: KeyPath<Other, Value?>) -> Self {
-        Self(node: Other.sqlTable.columnNode(keyPath))
+        Self(node: Other.sqlTable.columnNode(keyPath), transformed: Other.sqlTable.transformedColumn(keyPath))
     }
 
     /// The column of another model's table whose type is the wrapped type of this optional
     /// one (a foreign key compared with an optional primary key).
     public static func outer<Other: SQLModel, Wrapped>(_ keyPath: KeyPath<Other, Wrapped>) -> Self where Value == Wrapped? {
-        Self(node: Other.sqlTable.columnNode(keyPath))
+        Self(node: Other.sqlTable.columnNode(keyPath), transformed: Other.sqlTable.transformedColumn(keyPath))
     }
 
     /// `x IS NULL`.
@@ -53,7 +76,7 @@ public struct SQLExpression<Root: SQLModel, Value>: Sendable {
     /// `x COLLATE name`: compare and sort with a collation, e.g. case-insensitively with
     /// `.nocase` (`$0.title.collating(.nocase) == "hello"`).
     public func collating(_ collation: SQLCollation) -> Self {
-        Self(node: .postfix(node, "COLLATE " + collation.sql))
+        Self(node: .postfix(node, "COLLATE " + collation.sql), transformed: transformed)
     }
 
     /// Ascending order on this expression.
@@ -84,6 +107,13 @@ extension SQLExpression where Value: SQLColumnEncodable {
 }
 
 extension SQLExpression where Value == Bool {
+    /// The node as a condition: a `Bool` column that holds its transformer's representation
+    /// is true where it stores what `true` becomes.
+    var conditionNode: SQLNode {
+        guard let transformed else { return node }
+        return .binary(node, "=", transformed.bound(true))
+    }
+
     /// A condition that every row meets (`1`).
     public static var always: Self { Self(node: .chain("AND", [])) }
     /// A condition that no row meets (`0`).
@@ -91,12 +121,12 @@ extension SQLExpression where Value == Bool {
 
     /// All of `conditions` (`a AND b AND …`); true when empty.
     public static func all(_ conditions: [Self]) -> Self {
-        Self(node: conditions.reduce(SQLNode.chain("AND", [])) { .chain("AND", $0, $1.node) })
+        Self(node: conditions.reduce(SQLNode.chain("AND", [])) { .chain("AND", $0, $1.conditionNode) })
     }
 
     /// Any of `conditions` (`a OR b OR …`); false when empty.
     public static func any(_ conditions: [Self]) -> Self {
-        Self(node: conditions.reduce(SQLNode.chain("OR", [])) { .chain("OR", $0, $1.node) })
+        Self(node: conditions.reduce(SQLNode.chain("OR", [])) { .chain("OR", $0, $1.conditionNode) })
     }
 
     /// `EXISTS (subquery)`: whether the subquery has a row. Correlate it with the outer

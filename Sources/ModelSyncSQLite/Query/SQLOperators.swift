@@ -1,7 +1,8 @@
 import ModelSyncCore
 
 // The operators of the query builder, on expressions and on key paths of models. Values
-// bind through `SQLColumnEncodable`, exactly as the row encoder stores them; comparing with
+// bind through `SQLColumnEncodable`, exactly as the row encoder stores them (through the
+// transformer, for a column that holds its transformer's representation); comparing with
 // nil is `IS NULL` / `IS NOT NULL`, since `= NULL` matches nothing.
 
 // MARK: - Comparison
@@ -21,26 +22,26 @@ extension SQLExpression where Value: SQLColumnEncodable {
     public static func >= (lhs: Self, rhs: Value) -> SQLCondition<Root> { lhs.compare(">=", rhs) }
 
     /// `x = y` between two expressions (`$0.updatedAt == $0.createdAt`).
-    public static func == (lhs: Self, rhs: Self) -> SQLCondition<Root> { lhs.binary("=", rhs.node) }
+    public static func == (lhs: Self, rhs: Self) -> SQLCondition<Root> { lhs.binary("=", lhs.comparableNode(rhs.node, transformed: rhs.transformed)) }
     /// `x <> y`.
-    public static func != (lhs: Self, rhs: Self) -> SQLCondition<Root> { lhs.binary("<>", rhs.node) }
+    public static func != (lhs: Self, rhs: Self) -> SQLCondition<Root> { lhs.binary("<>", lhs.comparableNode(rhs.node, transformed: rhs.transformed)) }
     /// `x < y`.
-    public static func < (lhs: Self, rhs: Self) -> SQLCondition<Root> { lhs.binary("<", rhs.node) }
+    public static func < (lhs: Self, rhs: Self) -> SQLCondition<Root> { lhs.binary("<", lhs.comparableNode(rhs.node, transformed: rhs.transformed)) }
     /// `x <= y`.
-    public static func <= (lhs: Self, rhs: Self) -> SQLCondition<Root> { lhs.binary("<=", rhs.node) }
+    public static func <= (lhs: Self, rhs: Self) -> SQLCondition<Root> { lhs.binary("<=", lhs.comparableNode(rhs.node, transformed: rhs.transformed)) }
     /// `x > y`.
-    public static func > (lhs: Self, rhs: Self) -> SQLCondition<Root> { lhs.binary(">", rhs.node) }
+    public static func > (lhs: Self, rhs: Self) -> SQLCondition<Root> { lhs.binary(">", lhs.comparableNode(rhs.node, transformed: rhs.transformed)) }
     /// `x >= y`.
-    public static func >= (lhs: Self, rhs: Self) -> SQLCondition<Root> { lhs.binary(">=", rhs.node) }
+    public static func >= (lhs: Self, rhs: Self) -> SQLCondition<Root> { lhs.binary(">=", lhs.comparableNode(rhs.node, transformed: rhs.transformed)) }
 
     /// `x BETWEEN low AND high` (both ends included).
     public func between(_ low: Value, and high: Value) -> SQLCondition<Root> {
-        SQLCondition(node: .between(node, .bound(low), .bound(high), negated: false))
+        SQLCondition(node: .between(node, operand(low), operand(high), negated: false))
     }
 
     /// `x NOT BETWEEN low AND high`.
     public func notBetween(_ low: Value, and high: Value) -> SQLCondition<Root> {
-        SQLCondition(node: .between(node, .bound(low), .bound(high), negated: true))
+        SQLCondition(node: .between(node, operand(low), operand(high), negated: true))
     }
 
     /// `x IN (a, b, …)`. An empty list matches nothing. A nil in the list matches the
@@ -61,7 +62,7 @@ extension SQLExpression where Value: SQLColumnEncodable {
         var list: [SQLNode] = []
         var hasNil = false
         for value in values {
-            let bound = SQLNode.bound(value)
+            let bound = operand(value)
             if case .value(.null) = bound { hasNil = true } else { list.append(bound) }
         }
         let membership = SQLNode.inList(node, list, negated: negated)
@@ -71,8 +72,13 @@ extension SQLExpression where Value: SQLColumnEncodable {
         return SQLCondition(node: .chain(negated ? "AND" : "OR", [membership, nullTest]))
     }
 
+    /// A value as the column stores it: through its transformer, if it has one.
+    func operand(_ value: Value) -> SQLNode {
+        transformed?.bound(value) ?? .bound(value)
+    }
+
     private func compare(_ op: String, _ value: Value) -> SQLCondition<Root> {
-        let bound = SQLNode.bound(value)
+        let bound = operand(value)
         if case .value(.null) = bound, op == "=" || op == "<>" {
             return SQLCondition(node: .postfix(node, op == "=" ? "IS NULL" : "IS NOT NULL"))
         }
@@ -83,26 +89,32 @@ extension SQLExpression where Value: SQLColumnEncodable {
 extension SQLExpression {
     /// `x IN (SELECT …)`: the subquery selects one column of this type.
     public func `in`<Other>(_ subquery: SQLQuery<Other, Value>) -> SQLCondition<Root> {
-        SQLCondition(node: .inSubquery(node, subquery.statement, negated: false))
+        SQLCondition(node: .inSubquery(plainNode("IN (SELECT …)"), subquery.statement, negated: false))
     }
 
     /// `x NOT IN (SELECT …)`.
     public func notIn<Other>(_ subquery: SQLQuery<Other, Value>) -> SQLCondition<Root> {
-        SQLCondition(node: .inSubquery(node, subquery.statement, negated: true))
+        SQLCondition(node: .inSubquery(plainNode("NOT IN (SELECT …)"), subquery.statement, negated: true))
     }
 
     /// `x IN (SELECT …)` for an optional column and a subquery of its wrapped type.
     public func `in`<Other, Wrapped>(_ subquery: SQLQuery<Other, Wrapped>) -> SQLCondition<Root> where Value == Wrapped? {
-        SQLCondition(node: .inSubquery(node, subquery.statement, negated: false))
+        SQLCondition(node: .inSubquery(plainNode("IN (SELECT …)"), subquery.statement, negated: false))
     }
 
     /// `x NOT IN (SELECT …)` for an optional column and a subquery of its wrapped type.
     public func notIn<Other, Wrapped>(_ subquery: SQLQuery<Other, Wrapped>) -> SQLCondition<Root> where Value == Wrapped? {
-        SQLCondition(node: .inSubquery(node, subquery.statement, negated: true))
+        SQLCondition(node: .inSubquery(plainNode("NOT IN (SELECT …)"), subquery.statement, negated: true))
     }
 
     func binary<Result>(_ op: String, _ right: SQLNode) -> SQLExpression<Root, Result> {
         SQLExpression<Root, Result>(node: .binary(node, op, right))
+    }
+
+    /// `x op y` computed on the column's values: refused on a column that holds its
+    /// transformer's representation.
+    func arithmetic(_ op: String, _ right: SQLNode) -> Self {
+        Self(node: .binary(plainNode(op), op, right))
     }
 }
 
@@ -110,11 +122,11 @@ extension SQLExpression {
 
 extension SQLExpression where Value == Bool {
     /// Both conditions.
-    public static func && (lhs: Self, rhs: Self) -> Self { Self(node: .chain("AND", lhs.node, rhs.node)) }
+    public static func && (lhs: Self, rhs: Self) -> Self { Self(node: .chain("AND", lhs.conditionNode, rhs.conditionNode)) }
     /// Either condition.
-    public static func || (lhs: Self, rhs: Self) -> Self { Self(node: .chain("OR", lhs.node, rhs.node)) }
+    public static func || (lhs: Self, rhs: Self) -> Self { Self(node: .chain("OR", lhs.conditionNode, rhs.conditionNode)) }
     /// The negation: `NOT (x)`.
-    public static prefix func ! (condition: Self) -> Self { Self(node: .prefix("NOT ", condition.node)) }
+    public static prefix func ! (condition: Self) -> Self { Self(node: .prefix("NOT ", condition.conditionNode)) }
 }
 
 // MARK: - Text
@@ -129,12 +141,12 @@ extension SQLExpression where Value: SQLTextValue {
     /// character, and `escape` makes the next `%`, `_` or itself literal. SQLite's `LIKE`
     /// ignores the case of ASCII letters.
     public func like(_ pattern: String, escape: Character? = nil) -> SQLCondition<Root> {
-        SQLCondition(node: .pattern(node, "LIKE", .bound(pattern), escape: escape.map { .bound(String($0)) }))
+        SQLCondition(node: .pattern(plainNode("LIKE"), "LIKE", .bound(pattern), escape: escape.map { .bound(String($0)) }))
     }
 
     /// `x GLOB pattern`: `*` matches any run, `?` one character, `[…]` a set; case-sensitive.
     public func glob(_ pattern: String) -> SQLCondition<Root> {
-        SQLCondition(node: .pattern(node, "GLOB", .bound(pattern), escape: nil))
+        SQLCondition(node: .pattern(plainNode("GLOB"), "GLOB", .bound(pattern), escape: nil))
     }
 
     /// Whether the text starts with `prefix`, compared byte for byte (no wildcards; a NUL is
@@ -184,7 +196,7 @@ extension SQLExpression where Value: SQLTextValue {
     /// The operand and `text` as bytes, both lowercased first when ignoring case.
     private func bytes(_ text: String, ignoringCase: Bool) -> (value: SQLNode, text: SQLNode) {
         let lower = { (node: SQLNode) in ignoringCase ? SQLNode.function("lower", [node], distinct: false) : node }
-        return (.bytes(lower(node)), .bytes(lower(.bound(text))))
+        return (.bytes(lower(plainNode("a text comparison"))), .bytes(lower(.bound(text))))
     }
 
     private static func length(_ node: SQLNode) -> SQLNode { .function("length", [node], distinct: false) }
@@ -194,30 +206,30 @@ extension SQLExpression where Value: SQLTextValue {
 
 extension SQLExpression where Value: SQLColumnEncodable & Numeric {
     /// `x + y`.
-    public static func + (lhs: Self, rhs: Value) -> Self { lhs.binary("+", .bound(rhs)) }
+    public static func + (lhs: Self, rhs: Value) -> Self { lhs.arithmetic("+", .bound(rhs)) }
     /// `x - y`.
-    public static func - (lhs: Self, rhs: Value) -> Self { lhs.binary("-", .bound(rhs)) }
+    public static func - (lhs: Self, rhs: Value) -> Self { lhs.arithmetic("-", .bound(rhs)) }
     /// `x * y`.
-    public static func * (lhs: Self, rhs: Value) -> Self { lhs.binary("*", .bound(rhs)) }
+    public static func * (lhs: Self, rhs: Value) -> Self { lhs.arithmetic("*", .bound(rhs)) }
     /// `x + y` between expressions.
-    public static func + (lhs: Self, rhs: Self) -> Self { lhs.binary("+", rhs.node) }
+    public static func + (lhs: Self, rhs: Self) -> Self { lhs.arithmetic("+", rhs.plainNode("+")) }
     /// `x - y` between expressions.
-    public static func - (lhs: Self, rhs: Self) -> Self { lhs.binary("-", rhs.node) }
+    public static func - (lhs: Self, rhs: Self) -> Self { lhs.arithmetic("-", rhs.plainNode("-")) }
     /// `x * y` between expressions.
-    public static func * (lhs: Self, rhs: Self) -> Self { lhs.binary("*", rhs.node) }
+    public static func * (lhs: Self, rhs: Self) -> Self { lhs.arithmetic("*", rhs.plainNode("*")) }
 }
 
 extension SQLExpression where Value: SQLColumnEncodable & FixedWidthInteger {
     /// `x & mask`.
-    public static func & (lhs: Self, rhs: Value) -> Self { lhs.binary("&", .bound(rhs)) }
+    public static func & (lhs: Self, rhs: Value) -> Self { lhs.arithmetic("&", .bound(rhs)) }
     /// `x | bits`.
-    public static func | (lhs: Self, rhs: Value) -> Self { lhs.binary("|", .bound(rhs)) }
+    public static func | (lhs: Self, rhs: Value) -> Self { lhs.arithmetic("|", .bound(rhs)) }
     /// `x << n`.
-    public static func << (lhs: Self, rhs: Value) -> Self { lhs.binary("<<", .bound(rhs)) }
+    public static func << (lhs: Self, rhs: Value) -> Self { lhs.arithmetic("<<", .bound(rhs)) }
     /// `x >> n`.
-    public static func >> (lhs: Self, rhs: Value) -> Self { lhs.binary(">>", .bound(rhs)) }
+    public static func >> (lhs: Self, rhs: Value) -> Self { lhs.arithmetic(">>", .bound(rhs)) }
     /// `~x`.
-    public static prefix func ~ (operand: Self) -> Self { Self(node: .prefix("~", operand.node)) }
+    public static prefix func ~ (operand: Self) -> Self { Self(node: .prefix("~", operand.plainNode("~"))) }
 }
 
 // MARK: - Aggregates
@@ -230,26 +242,26 @@ extension SQLExpression {
 
     /// `avg(x)` as a double; nil when there is no row.
     public func average(distinct: Bool = false) -> SQLExpression<Root, Double?> {
-        SQLExpression<Root, Double?>(node: .function("avg", [node], distinct: distinct))
+        SQLExpression<Root, Double?>(node: .function("avg", [plainNode("avg")], distinct: distinct))
     }
 }
 
 extension SQLExpression where Value: Comparable {
     /// `min(x)`; nil when there is no row.
     public func min() -> SQLExpression<Root, Value?> {
-        SQLExpression<Root, Value?>(node: .function("min", [node], distinct: false))
+        SQLExpression<Root, Value?>(node: .function("min", [plainNode("min")], distinct: false))
     }
 
     /// `max(x)`; nil when there is no row.
     public func max() -> SQLExpression<Root, Value?> {
-        SQLExpression<Root, Value?>(node: .function("max", [node], distinct: false))
+        SQLExpression<Root, Value?>(node: .function("max", [plainNode("max")], distinct: false))
     }
 }
 
 extension SQLExpression where Value: Numeric {
     /// `sum(x)`; nil when there is no row.
     public func sum(distinct: Bool = false) -> SQLExpression<Root, Value?> {
-        SQLExpression<Root, Value?>(node: .function("sum", [node], distinct: distinct))
+        SQLExpression<Root, Value?>(node: .function("sum", [plainNode("sum")], distinct: distinct))
     }
 }
 
@@ -257,18 +269,18 @@ extension SQLExpression where Value: Numeric {
 extension SQLExpression {
     /// `min(x)` of an optional column; nil when there is no row or only `NULL`s.
     public func min<Wrapped>() -> SQLExpression<Root, Wrapped?> where Value == Wrapped? {
-        SQLExpression<Root, Wrapped?>(node: .function("min", [node], distinct: false))
+        SQLExpression<Root, Wrapped?>(node: .function("min", [plainNode("min")], distinct: false))
     }
 
     /// `max(x)` of an optional column; nil when there is no row or only `NULL`s.
     public func max<Wrapped>() -> SQLExpression<Root, Wrapped?> where Value == Wrapped? {
-        SQLExpression<Root, Wrapped?>(node: .function("max", [node], distinct: false))
+        SQLExpression<Root, Wrapped?>(node: .function("max", [plainNode("max")], distinct: false))
     }
 
     /// `sum(x)` of an optional numeric column (`NULL`s are skipped); nil when there is no
     /// row or only `NULL`s.
     public func sum<Wrapped: Numeric>(distinct: Bool = false) -> SQLExpression<Root, Wrapped?> where Value == Wrapped? {
-        SQLExpression<Root, Wrapped?>(node: .function("sum", [node], distinct: distinct))
+        SQLExpression<Root, Wrapped?>(node: .function("sum", [plainNode("sum")], distinct: distinct))
     }
 }
 

@@ -77,7 +77,7 @@ extension SQLQuery where Element == Root {
 extension SQLQuery {
     /// Keeps the rows that meet `condition` (and every condition given before).
     public func `where`(_ condition: SQLCondition<Root>) -> Self {
-        with { $0.addFilter(condition.node) }
+        with { $0.addFilter(condition.conditionNode) }
     }
 
     /// Keeps the rows that meet the condition built from the model's columns:
@@ -96,9 +96,11 @@ extension SQLQuery {
         `where`(SQLCondition.sql(sql, arguments))
     }
 
-    /// Keeps the row whose primary key is `key`.
+    /// Keeps the row whose primary key is `key` (bound as the key's column stores it).
     public func `where`(key: some SQLColumnEncodable) -> Self {
-        `where`(key: [SQLNode.bound(key)])
+        let table = Root.sqlTable
+        let bound = table.primaryKey.count == 1 ? table.bound(key, field: table.primaryKey[0]) : SQLNode.bound(key)
+        return `where`(key: [bound])
     }
 
     /// Keeps the row whose composite primary key is `key` (values in key order). A model
@@ -191,7 +193,7 @@ extension SQLQuery {
 
     /// Keeps the groups that meet `condition` (`HAVING`).
     public func having(_ condition: SQLCondition<Root>) -> Self {
-        with { $0.having = $0.having.map { .chain("AND", $0, condition.node) } ?? condition.node }
+        with { $0.having = $0.having.map { .chain("AND", $0, condition.conditionNode) } ?? condition.conditionNode }
     }
 
     /// Keeps the groups that meet the condition built from the model's columns:
@@ -203,49 +205,64 @@ extension SQLQuery {
     /// Reads the columns of key paths instead of whole models: `.select(\.id, \.title)`
     /// fetches `(Int?, String)` tuples (one key path: its values).
     public func select<each V: SQLColumnDecodable & SendableMetatype>(_ keyPaths: repeat KeyPath<Root, each V>) -> SQLQuery<Root, (repeat each V)> {
-        var nodes: [SQLNode] = []
+        var columns: [(node: SQLNode, transformed: TransformedColumn?)] = []
         for keyPath in repeat each keyPaths {
-            nodes.append(SQLExpression(keyPath).node)
+            let expression = SQLExpression(keyPath)
+            columns.append((expression.node, expression.transformed))
         }
-        return selecting(nodes)
+        return selecting(columns)
     }
 
     /// Reads expressions built from the model's columns: `.select { ($0.userId, $0.views.sum()) }`.
     public func select<each V: SQLColumnDecodable & SendableMetatype>(
         _ expressions: (SQLQueryColumns<Root>) -> (repeat SQLExpression<Root, each V>)
     ) -> SQLQuery<Root, (repeat each V)> {
-        var nodes: [SQLNode] = []
+        var columns: [(node: SQLNode, transformed: TransformedColumn?)] = []
         for expression in repeat each expressions(SQLQueryColumns()) {
-            nodes.append(expression.node)
+            columns.append((expression.node, expression.transformed))
         }
-        return selecting(nodes)
+        return selecting(columns)
     }
 
     /// Reads one raw SQL expression as `type`: `.select(sql: "max(length(title))", as: Int?.self)`.
     public func select<V: SQLColumnDecodable & SendableMetatype>(sql: String, _ arguments: [SQLValue] = [], as type: V.Type) -> SQLQuery<Root, V> {
-        selecting([.raw(SQLFragment(sql, arguments))])
+        selecting([(.raw(SQLFragment(sql, arguments)), nil)])
     }
 
-    private func selecting<each V: SQLColumnDecodable & SendableMetatype>(_ columns: [SQLNode]) -> SQLQuery<Root, (repeat each V)> {
+    /// A column that holds its transformer's representation is read through the transformer.
+    private func selecting<each V: SQLColumnDecodable & SendableMetatype>(
+        _ columns: [(node: SQLNode, transformed: TransformedColumn?)]
+    ) -> SQLQuery<Root, (repeat each V)> {
         var statement = self.statement
-        statement.columns = columns
-        return SQLQuery<Root, (repeat each V)>(statement: statement) { row in try row.decodeColumns() }
+        statement.columns = columns.map { $0.node }
+        let transforms = columns.map { $0.transformed }
+        return SQLQuery<Root, (repeat each V)>(statement: statement) { row in try row.decodeColumns(transforms) }
     }
 }
 
 extension SQLRowDecoder {
-    /// Reads the selected columns in order, each as its type.
-    func decodeColumns<each V: SQLColumnDecodable & SendableMetatype>() throws -> (repeat each V) {
+    /// Reads the selected columns in order, each as its type (through its transformer, for a
+    /// column that holds a transformer's representation).
+    func decodeColumns<each V: SQLColumnDecodable & SendableMetatype>(_ transforms: [TransformedColumn?]) throws -> (repeat each V) {
         var index: Int32 = 0
         func next<T: SQLColumnDecodable>(_ type: T.Type) throws -> T {
             defer { index += 1 }
+            let column = SQLColumn(statement: statement, index: index)
+            let name = { sqlite3_column_name(statement, index).map { String(cString: $0) } ?? "\(index)" }
             do {
-                return try T.decodeSQL(SQLColumn(statement: statement, index: index))
+                guard let transformed = transforms.indices.contains(Int(index)) ? transforms[Int(index)] : nil else {
+                    return try T.decodeSQL(column)
+                }
+                guard let value = try transformed.transform.read(column) as? T else {
+                    throw column.mismatch("\(T.self)")
+                }
+                return value
             } catch let mismatch as SQLColumnMismatch {
-                let column = sqlite3_column_name(statement, index).map { String(cString: $0) } ?? "\(index)"
                 throw SQLiteError.typeMismatch(
-                    table: table.name, column: column, "expected \(mismatch.expected), found \(mismatch.found)",
+                    table: table.name, column: name(), "expected \(mismatch.expected), found \(mismatch.found)",
                     sql: sqlite3_sql(statement).map { String(cString: $0) })
+            } catch let failure as TransformFailure {
+                throw transformError(column: name(), failure)
             }
         }
         return (repeat try next((each V).self))

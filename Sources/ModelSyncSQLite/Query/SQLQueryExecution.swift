@@ -131,14 +131,19 @@ public struct SQLAssignment<Root: SQLModel>: Sendable {
     let column: SQLNode
     let value: SQLNode
 
-    /// Sets the column of `keyPath` to `value`.
+    /// Sets the column of `keyPath` to `value` (as the column stores it: through the
+    /// property's transformer, when the column holds its representation).
     public static func set<V: SQLColumnEncodable>(_ keyPath: KeyPath<Root, V>, to value: V) -> Self {
-        Self(column: Root.sqlTable.fieldColumnNode(keyPath), value: .bound(value))
+        Self(column: Root.sqlTable.fieldColumnNode(keyPath), value: SQLExpression(keyPath).operand(value))
     }
 
     /// Sets the column of `keyPath` to an expression: `.set(\.views, to: SQLExpression(\.views) + 1)`.
+    /// An expression stored another way than the column (a plain value for a column that holds
+    /// its transformer's representation) fails with ``SQLiteError/Kind/transformedColumn(table:column:)``.
     public static func set<V>(_ keyPath: KeyPath<Root, V>, to expression: SQLExpression<Root, V>) -> Self {
-        Self(column: Root.sqlTable.fieldColumnNode(keyPath), value: expression.node)
+        Self(
+            column: Root.sqlTable.fieldColumnNode(keyPath),
+            value: SQLExpression(keyPath).comparableNode(expression.node, transformed: expression.transformed))
     }
 
     /// Sets the column of `keyPath` to an expression built from the columns:
