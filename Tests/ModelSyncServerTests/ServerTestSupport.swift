@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import Logging
 import ModelSyncJSON
 import ModelSyncServer
 import NIOCore
@@ -65,6 +66,53 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     var testDescription: String { rawValue }
 }
 
+/// Where the PostgreSQL clients of the tests log, at debug level: the file named by
+/// `MODELSYNC_TEST_PG_LOG` (`.ci/run` sets it and prints its end when a run stalls, issue #17),
+/// else the servers' quiet default.
+enum TestPostgresLog {
+    private static let file: FileHandle? = {
+        guard let path = ProcessInfo.processInfo.environment["MODELSYNC_TEST_PG_LOG"], !path.isEmpty,
+              FileManager.default.createFile(atPath: path, contents: nil)
+        else { return nil }
+        return FileHandle(forWritingAtPath: path)
+    }()
+    private static let lock = NSLock()
+
+    /// The logger of one client (`label` names it in each line).
+    static func logger(_ label: String) -> Logger {
+        guard let file else { return ModelSyncServer.defaultLogger }
+        var logger = Logger(label: label) { label in FileLogHandler(label: label, write: write) }
+        logger.logLevel = .debug
+        _ = file
+        return logger
+    }
+
+    private static func write(_ line: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        file?.write(Data(line.utf8))
+    }
+
+    /// One line per message: time, label, level, message, metadata.
+    private struct FileLogHandler: LogHandler {
+        let label: String
+        let write: @Sendable (String) -> Void
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .debug
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+            let details = merged.isEmpty ? "" : " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            write("\(Date().timeIntervalSince1970) \(label) \(event.level) \(event.message)\(details)\n")
+        }
+    }
+}
+
 /// The PostgreSQL the tests use: `MODELSYNC_POSTGRES_URL`, which `.ci/run` (through
 /// `.ci/postgres.sh`) exports. Without it a PostgreSQL test is skipped, or fails under `CI=true`.
 enum TestPostgres {
@@ -100,7 +148,7 @@ enum TestPostgres {
             host: database.host, port: database.port, username: database.username, password: database.password,
             database: database.database, tls: .disable)
         configuration.options.maximumConnections = 1
-        let client = PostgresClient(configuration: configuration)
+        let client = PostgresClient(configuration: configuration, backgroundLogger: TestPostgresLog.logger("test.execute \(database.schema)"))
         let (started, signal) = AsyncStream<Void>.makeStream()
         let running = Task {
             signal.finish()
@@ -127,7 +175,7 @@ func withServer(
     case .postgres:
         let fresh = try TestPostgres.database()
         database = fresh
-        server = try await ModelSyncServer.start(data: data, database: fresh, options: options)
+        server = try await ModelSyncServer.start(data: data, database: fresh, options: options, logger: TestPostgresLog.logger("server \(fresh.schema)"))
     }
     do {
         try await body(server, server.baseURL.absoluteString)
