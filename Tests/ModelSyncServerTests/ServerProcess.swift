@@ -13,15 +13,24 @@ import Darwin
 let serverExecutable = StressMode.builtExecutable(named: "modelsync-server")
 
 /// A `modelsync-server` child process.
+///
+/// Spawned with `posix_spawn`, not Foundation's `Process`: with many children started at once
+/// (the whole suite), a `Process` whose child had exited and been reaped sometimes never
+/// reported it, or never delivered the end of its output, and the test waited forever (the
+/// stall of issue #17, caught with the tests' PostgreSQL log showing every server done). Here a
+/// thread of its own reads the output to its end with blocking `read`s, and another waits for
+/// the exit with `waitpid`: neither depends on a notification arriving.
 final class ServerProcess: Sendable {
-    let process: Process
+    let pid: pid_t
     let port: Int
-    private let exited: Task<Void, Never>
+    private let arguments: [String]
+    private let exited: Task<Int32, Never>
 
-    private init(process: Process, port: Int, exited: Task<Void, Never>) {
-        self.process = process
+    private init(_ child: Child, port: Int) {
+        self.pid = child.pid
         self.port = port
-        self.exited = exited
+        self.arguments = child.arguments
+        self.exited = child.exitStatus
     }
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
@@ -29,87 +38,113 @@ final class ServerProcess: Sendable {
     /// Starts the executable serving `arguments` on a free port, and returns once it prints its
     /// address.
     static func start(_ executable: URL, arguments: [String]) async throws -> ServerProcess {
-        let (process, output, exited) = try launch(executable, arguments: arguments + ["--port", "0"])
+        let child = try Child(executable, arguments: arguments + ["--port", "0"], errorsToo: false)
         var text = ""
-        for await chunk in output {
+        for await chunk in child.output {
             text += chunk
             // "modelsync-server: serving <file> at http://127.0.0.1:<port>"
             if let range = text.range(of: #"http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression),
                let port = Int(text[range].split(separator: ":").last ?? "")
             {
-                return ServerProcess(process: process, port: port, exited: Task { for await _ in exited {} })
+                // The rest of the output is read (and dropped) so that the child never blocks on a full pipe.
+                Task { for await _ in child.output {} }
+                return ServerProcess(child, port: port)
             }
         }
-        throw ServerError.couldNotStart("modelsync-server exited before listening: \(text)")
+        throw ServerError.couldNotStart("modelsync-server exited before listening (status \(await child.exitStatus.value)): \(text)")
     }
 
     /// Runs a command of the executable to its end (`import`, `export`) and returns its exit
     /// status and what it printed.
     static func run(_ executable: URL, arguments: [String]) async throws -> (status: Int32, output: String) {
-        let (process, output, exited) = try launch(executable, arguments: arguments, errorsToo: true)
+        let child = try Child(executable, arguments: arguments, errorsToo: true)
         var text = ""
-        for await chunk in output { text += chunk }
-        for await _ in exited {}
-        return (process.terminationStatus, text)
-    }
-
-    /// Starts the process; its standard output (and error, if asked) arrives in chunks, and the
-    /// second stream ends when it exits.
-    private static func launch(
-        _ executable: URL, arguments: [String], errorsToo: Bool = false
-    ) throws -> (Process, AsyncStream<String>, AsyncStream<Void>) {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = errorsToo ? output : FileHandle.nullDevice
-        let (chunks, continuation) = AsyncStream<String>.makeStream()
-        output.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                continuation.finish()
-            } else {
-                continuation.yield(String(decoding: data, as: UTF8.self))
-            }
-        }
-        let (exited, endContinuation) = AsyncStream<Void>.makeStream()
-        process.terminationHandler = { _ in endContinuation.finish() }
-        try process.run()
-        return (process, chunks, exited)
+        for await chunk in child.output { text += chunk }
+        return (await child.exitStatus.value, text)
     }
 
     /// `kill -9`, and returns once the process is gone.
     func kill() async {
-        _ = Glibc.kill(process.processIdentifier, SIGKILL)
-        await exited.value
+        _ = Glibc.kill(pid, SIGKILL)
+        _ = await exited.value
     }
 
-    /// SIGTERM (a graceful shutdown), and returns once the process is gone.
+    /// SIGTERM (a graceful shutdown), and returns once the process is gone. A server that does
+    /// not stop within 10 s of it is killed, and the test fails.
     func stop() async {
-        process.terminate()
-        await exited.value
-        // Foundation has reported the exit of a server still running (seen once in some ten runs
-        // of the whole suite, with many processes started at once): check the process itself.
-        // A server that a SIGTERM of our own does not stop in 10 s fails the test.
-        var waited = 0
-        while isStillRunning {
-            if waited == 0 { _ = Glibc.kill(process.processIdentifier, SIGTERM) }
-            if waited == 100 {
-                _ = Glibc.kill(process.processIdentifier, SIGKILL)
-                Issue.record("modelsync-server \(process.processIdentifier) did not stop within 10 s of SIGTERM")
-            }
-            try? await Task.sleep(for: .milliseconds(100))
-            waited += 1
+        _ = Glibc.kill(pid, SIGTERM)
+        let killer = Task {
+            try await Task.sleep(for: .seconds(10))
+            _ = Glibc.kill(pid, SIGKILL)
+            Issue.record("modelsync-server \(pid) (\(arguments.joined(separator: " "))) did not stop within 10 s of SIGTERM")
         }
+        _ = await exited.value
+        killer.cancel()
     }
 
-    /// Whether the process started is still running: its pid with its arguments (a pid is reused
-    /// once the process is gone; a zombie has none).
-    private var isStillRunning: Bool {
-        guard let commandLine = try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(process.processIdentifier)/cmdline")) else { return false }
-        let started = [process.executableURL?.path ?? ""] + (process.arguments ?? [])
-        return commandLine.split(separator: 0).map { String(decoding: $0, as: UTF8.self) } == started
+    /// A spawned child: its output until the end, and its exit status once it has exited.
+    private struct Child {
+        let pid: pid_t
+        let arguments: [String]
+        let output: AsyncStream<String>
+        let exitStatus: Task<Int32, Never>
+
+        init(_ executable: URL, arguments: [String], errorsToo: Bool) throws {
+            // Close-on-exec, so that no other child spawned later inherits an end of it.
+            var ends: [Int32] = [-1, -1]
+            guard pipe(&ends) == 0 else { throw ServerError.couldNotStart("pipe: errno \(errno)") }
+            for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
+            if errorsToo {
+                posix_spawn_file_actions_adddup2(&actions, ends[1], 2)
+            } else {
+                posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+            }
+            let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
+            defer { argv.forEach { free($0) } }
+            var pid: pid_t = 0
+            let spawned = posix_spawn(&pid, executable.path, &actions, nil, argv, environ)
+            close(ends[1])
+            guard spawned == 0 else {
+                close(ends[0])
+                throw ServerError.couldNotStart("posix_spawn \(executable.path): error \(spawned)")
+            }
+            let child = pid
+            self.pid = child
+            self.arguments = arguments
+
+            let (output, chunks) = AsyncStream<String>.makeStream()
+            let reading = ends[0]
+            Thread.detachNewThread {
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while true {
+                    let count = buffer.withUnsafeMutableBytes { read(reading, $0.baseAddress, $0.count) }
+                    if count > 0 {
+                        chunks.yield(String(decoding: buffer[..<count], as: UTF8.self))
+                    } else if count < 0, errno == EINTR {
+                        continue
+                    } else {
+                        break
+                    }
+                }
+                close(reading)
+                chunks.finish()
+            }
+            self.output = output
+
+            let (exit, exitContinuation) = AsyncStream<Int32>.makeStream()
+            Thread.detachNewThread {
+                var status: Int32 = 0
+                while waitpid(child, &status, 0) == -1, errno == EINTR {}
+                // Exited: its code; killed by a signal: 128 + the signal, as a shell says.
+                exitContinuation.yield(status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f))
+                exitContinuation.finish()
+            }
+            self.exitStatus = Task { await exit.first { _ in true } ?? -1 }
+        }
     }
 }
