@@ -255,14 +255,14 @@ func relationsDecl(_ model: ModelDescription) -> String? {
         + indent + indent + "[\(list)]\n" + indent + "}"
 }
 
-/// The stored property that holds a value's loaded relations, in the struct itself (extensions
-/// cannot add stored properties). A `let` with a value: no memberwise initializer parameter.
 /// `typealias ModelID = Int`, inside the struct, where the key's type resolves as its
 /// declaration does (from an extension, a sibling type of a nested struct would not).
 func modelIDDecl(_ model: ModelDescription) -> String? {
     model.modelIDType.map { "\(accessPrefix(model))typealias ModelID = \($0)" }
 }
 
+/// The stored property that holds a value's loaded relations, in the struct itself (extensions
+/// cannot add stored properties). A `let` with a value: no memberwise initializer parameter.
 func relationCacheMemberDecl(_ model: ModelDescription) -> String? {
     guard model.cachesRelations else { return nil }
     return "\(accessPrefix(model))let _modelSyncRelationCache = ModelSyncSQLite.RelationCache()"

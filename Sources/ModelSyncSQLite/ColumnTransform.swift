@@ -61,16 +61,17 @@ struct TransformFailure: Error {
 }
 
 extension JSONTransformer {
-    /// Whether the representation is stored in its own column form (else as JSON text).
-    static var storesColumnForm: Bool {
-        JSONRepresentation.self is any SQLColumnDecodable.Type && JSONRepresentation.self is any SQLColumnEncodable.Type
-            && JSONRepresentation.self is any FieldValue.Type
+    /// The representation's type as a column decoder when it is stored in its own column form;
+    /// nil when it is stored as JSON text.
+    static var columnForm: (any SQLColumnDecodable.Type)? {
+        guard JSONRepresentation.self is any SQLColumnEncodable.Type, JSONRepresentation.self is any FieldValue.Type else { return nil }
+        return JSONRepresentation.self as? any SQLColumnDecodable.Type
     }
 
     /// The type the column holds: the representation's, or JSON text.
     static var columnType: FieldType {
         let type = (JSONRepresentation.self as? any FieldValue.Type)?.fieldType
-        if storesColumnForm, let type { return type }
+        if columnForm != nil, let type { return type }
         // JSON text: an array, a dictionary or a model says so; anything else is a custom type.
         if let type, type.sqlType == "TEXT" { return type }
         return .custom(name: "\(JSONRepresentation.self)")
@@ -84,7 +85,7 @@ extension JSONTransformer {
         } catch {
             throw SQLiteError.misuse("\(Self.self) cannot store \(value): \(error)")
         }
-        if Self.storesColumnForm, let column = representation as? any SQLColumnEncodable {
+        if Self.columnForm != nil, let column = representation as? any SQLColumnEncodable {
             return try column.sqlValue()
         }
         return try jsonColumnValue(representation)
@@ -93,7 +94,7 @@ extension JSONTransformer {
     /// The value of a column holding the representation.
     func value(from column: SQLColumn) throws -> Value {
         let representation: JSONRepresentation
-        if Self.storesColumnForm, let type = JSONRepresentation.self as? any SQLColumnDecodable.Type {
+        if let type = Self.columnForm {
             guard let decoded = try type.decodeSQL(column) as? JSONRepresentation else {
                 throw column.mismatch("\(JSONRepresentation.self)")
             }
@@ -128,13 +129,7 @@ struct TransformedColumn: Sendable {
 
     /// A value bound as the column stores it.
     func bound(_ value: Any) -> SQLNode {
-        do {
-            return .value(try transform.store(value))
-        } catch let error as SQLiteError {
-            return .failure(error)
-        } catch {
-            return .failure(.misuse("\(value) cannot be bound: \(error)"))
-        }
+        SQLNode.bound(value) { try transform.store(value) }
     }
 
     /// The failure of `operation` on this column.
@@ -154,13 +149,6 @@ struct TransformedColumn: Sendable {
 }
 
 extension SQLTable {
-    /// The column of `keyPath`, when its field is stored through its transformer.
-    func transformedColumn(_ keyPath: AnyKeyPath) -> TransformedColumn? {
-        // Most tables have none: no second key-path lookup per expression for them.
-        guard hasTransforms else { return nil }
-        return keyPaths.field(keyPath).flatMap(transformedColumn(field:))
-    }
-
     /// The column of field `index`, when it is stored through its transformer.
     func transformedColumn(field index: Int) -> TransformedColumn? {
         guard let transform = transforms[index] else { return nil }
@@ -170,5 +158,12 @@ extension SQLTable {
     /// A value of field `index` bound as its column stores it.
     func bound(_ value: some SQLColumnEncodable, field index: Int) -> SQLNode {
         transformedColumn(field: index)?.bound(value) ?? .bound(value)
+    }
+
+    /// A value of a one-column primary key as its column stores it (through the key's
+    /// transformer, if it has one).
+    func storedKey(_ key: some SQLColumnEncodable) throws -> SQLValue {
+        guard primaryKey.count == 1, let transform = transforms[primaryKey[0]] else { return try key.sqlValue() }
+        return try transform.store(key)
     }
 }

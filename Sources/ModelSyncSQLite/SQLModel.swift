@@ -69,14 +69,7 @@ extension SQLModel {
 extension SQLModel {
     /// The model with primary key `key`, or nil.
     public static func find(_ key: some SQLColumnEncodable, _ db: SQLiteConnection) throws -> Self? {
-        try find(key: [storedKey(key)], db)
-    }
-
-    /// A one-column key as its column stores it (through the key's transformer, if it has one).
-    static func storedKey(_ key: some SQLColumnEncodable) throws -> SQLValue {
-        let table = sqlTable
-        guard table.primaryKey.count == 1, let transform = table.transforms[table.primaryKey[0]] else { return try key.sqlValue() }
-        return try transform.store(key)
+        try find(key: [sqlTable.storedKey(key)], db)
     }
 
     /// The model with the composite primary key `key` (values in key order), or nil.

@@ -119,21 +119,22 @@ extension SQLModel {
     /// (live ones, so that a row keeps its first deletion time); nil for a model that is not a
     /// ``SoftDeletableModel``.
     static func softDeletion(at date: Date) -> (isLive: SQLNode, assignments: [SQLAssignment<Self>])? {
-        guard let deletedAt = liveRowsScope, let column = deletedAtNode else { return nil }
-        var assignments = [SQLAssignment<Self>(column: column, value: storedNode(date, of: "deletedAt"))]
+        guard let deletedAt = liveRowsScope else { return nil }
+        var assignments = [dateAssignment("deletedAt", date, of: "SoftDeletableModel")]
         if Self.self is any TimestampedModel.Type {
-            let updatedAt: SQLNode = schema.fields.first { $0.name == "updatedAt" }
-                .map { .column(table: sqlTable.name, name: $0.column) }
-                ?? .failure(.misuse("\(schema.name) is a TimestampedModel without a stored property 'updatedAt'"))
-            assignments.append(SQLAssignment(column: updatedAt, value: storedNode(date, of: "updatedAt")))
+            assignments.append(dateAssignment("updatedAt", date, of: "TimestampedModel"))
         }
         return (deletedAt, assignments)
     }
 
-    /// A date bound as the column of the field named `name` stores it (through its
-    /// transformer, if it has one).
-    private static func storedNode(_ date: Date, of name: String) -> SQLNode {
-        schema.fields.firstIndex { $0.name == name }.map { sqlTable.bound(date, field: $0) } ?? .bound(date)
+    /// `SET name = date`, the date bound as the field's column stores it (through its
+    /// transformer, if it has one); a failure when the model has no such stored field.
+    private static func dateAssignment(_ name: String, _ date: Date, of role: String) -> SQLAssignment<Self> {
+        guard let index = schema.fields.firstIndex(where: { $0.name == name }) else {
+            let failure = SQLNode.failure(.misuse("\(schema.name) is a \(role) without a stored property '\(name)'"))
+            return SQLAssignment(column: failure, value: failure)
+        }
+        return SQLAssignment(column: sqlTable.fieldColumns[index], value: sqlTable.bound(date, field: index))
     }
 
     /// The `deletedAt` column, or a failure when the model has no such stored field.

@@ -234,6 +234,9 @@ struct ColumnTransformTests {
 
         // Chosen columns read through the transformer; writes bind through it.
         #expect(try db.read { try PricedItem.order(\.id).select(\.price).fetchAll($0) } == [1234, 500, 7])
+        // Beside a plain column, each column is read its own way.
+        let pairs = try db.read { try PricedItem.order(\.id).select(\.name, \.price).fetchAll($0) }
+        #expect(pairs.map(\.0) == ["a", "b", "c"] && pairs.map(\.1) == [1234, 500, 7])
         let changed = try db.write { try PricedItem.where(\.price == 7).updateAll($0, .set(\.price, to: 999)) }
         #expect(changed == 1)
         #expect(try db.read { try $0.scalar("SELECT price FROM priced_items WHERE name = 'c'") } == .text("9.99"))

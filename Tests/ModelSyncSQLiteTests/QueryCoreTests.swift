@@ -28,6 +28,23 @@ struct QueryCoreTests {
         #expect(try db.read { try Item.where(\.id == 1).fetchAll($0) } == [{ var item = sampleItems[0]; item.id = 1; return item }()])
     }
 
+    /// A connection keeps the statement of a recent query shape: run again, it binds the new
+    /// values, and a schema change under it (SQLite prepares it again) changes nothing.
+    @Test(arguments: TestStorage.allCases)
+    func aRecentShapeRunsAgainWithItsOwnValues(store: TestStorage) throws {
+        let db = try itemsDatabase(store)
+        let items = try db.read { try Item.order(\.id).fetchAll($0) }
+        let ids = items.map(\.id) + [Int.max]
+        let found = try db.read { db in try ids.reversed().map { try Item.where(\.id == $0).fetchOne(db) } }
+        #expect(found == (items.map { $0 } + [nil]).reversed())
+        try db.write { db in
+            try db.execute("CREATE INDEX items_by_quantity ON items (quantity)")
+            try db.execute("DELETE FROM items WHERE id = ?", [.integer(Int64(items[0].id ?? 0))])
+        }
+        let after = try db.read { db in try ids.map { try Item.where(\.id == $0).fetchOne(db) } }
+        #expect(after == [nil] + items.dropFirst().map { $0 } + [nil])
+    }
+
     @Test(arguments: TestStorage.allCases)
     func fetchOneCountAndExists(store: TestStorage) throws {
         let db = try itemsDatabase(store)

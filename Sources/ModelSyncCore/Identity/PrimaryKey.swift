@@ -144,9 +144,19 @@ extension PrimaryKey {
             return
         }
         guard let component = Component(id) else { return nil }
-        let keyFields = M.schema.fields.filter(\.isPrimaryKey)
         // A composite key arrives as a PrimaryKey; one value can only name a single-field key.
-        self.init(keyFields.count == 1 ? component.normalized(as: keyFields[0].type) : component)
+        // (Counted, not filtered: this runs on every lookup by id.)
+        var keyField: FieldSchema?
+        var keyFieldCount = 0
+        for field in M.schema.fields where field.isPrimaryKey {
+            keyField = field
+            keyFieldCount += 1
+        }
+        guard keyFieldCount == 1, let keyField else {
+            self.init(component)
+            return
+        }
+        self.init(component.normalized(as: keyField.type))
     }
 }
 

@@ -60,14 +60,20 @@ extension SQLTable {
     /// The column node of `keyPath`, or a failure naming it when it is not a stored field
     /// (an `@Ignored` property, a computed one, a path into a nested value).
     func columnNode(_ keyPath: AnyKeyPath) -> SQLNode {
+        queryColumn(keyPath).node
+    }
+
+    /// The column node of `keyPath` and, when its field is stored through its transformer, that
+    /// transform: one key-path lookup for both (this runs for every expression of every query).
+    func queryColumn(_ keyPath: AnyKeyPath) -> (node: SQLNode, transformed: TransformedColumn?) {
         switch keyPaths[keyPath] {
         case .field(let field)?:
-            return fieldColumns[field]
+            return (fieldColumns[field], hasTransforms ? transformedColumn(field: field) : nil)
         case .nested(let field, let jsonPath)?:
             // The path is bound, so it never enters the SQL text.
-            return .function("json_extract", [fieldColumns[field], .value(.text(jsonPath))], distinct: false)
+            return (.function("json_extract", [fieldColumns[field], .value(.text(jsonPath))], distinct: false), nil)
         case nil:
-            return .failure(.unknownColumn(table: name, column: "\(keyPath)"))
+            return (.failure(.unknownColumn(table: name, column: "\(keyPath)")), nil)
         }
     }
 

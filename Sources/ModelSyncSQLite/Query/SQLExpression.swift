@@ -22,7 +22,13 @@ public struct SQLExpression<Root: SQLModel, Value>: Sendable {
     /// The column of `keyPath`. A key path that names no column (an `@Ignored` property)
     /// makes the query fail with ``SQLiteError/Kind/unknownColumn(table:column:)``.
     public init(_ keyPath: KeyPath<Root, Value>) {
-        self.init(node: Root.sqlTable.columnNode(keyPath), transformed: Root.sqlTable.transformedColumn(keyPath))
+        self.init(keyPath, of: Root.sqlTable)
+    }
+
+    /// The column of `keyPath` in `table`, found with one key-path lookup.
+    private init(_ keyPath: AnyKeyPath, of table: SQLTable) {
+        let column = table.queryColumn(keyPath)
+        self.init(node: column.node, transformed: column.transformed)
     }
 
     /// The node, for an operation that computes on the column's values (arithmetic, patterns,
@@ -53,19 +59,19 @@ public struct SQLExpression<Root: SQLModel, Value>: Sendable {
     /// The column of another model's table, for correlated subqueries:
     /// `Comment.where { $0.postId == .outer(\Post.id) }` inside a `Post` query.
     public static func outer<Other: SQLModel>(_ keyPath: KeyPath<Other, Value>) -> Self {
-        Self(node: Other.sqlTable.columnNode(keyPath), transformed: Other.sqlTable.transformedColumn(keyPath))
+        Self(keyPath, of: Other.sqlTable)
     }
 
     /// The column of another model's table whose type is the optional of this one (an
     /// optional primary key compared with a foreign key).
     public static func outer<Other: SQLModel>(_ keyPath: KeyPath<Other, Value?>) -> Self {
-        Self(node: Other.sqlTable.columnNode(keyPath), transformed: Other.sqlTable.transformedColumn(keyPath))
+        Self(keyPath, of: Other.sqlTable)
     }
 
     /// The column of another model's table whose type is the wrapped type of this optional
     /// one (a foreign key compared with an optional primary key).
     public static func outer<Other: SQLModel, Wrapped>(_ keyPath: KeyPath<Other, Wrapped>) -> Self where Value == Wrapped? {
-        Self(node: Other.sqlTable.columnNode(keyPath), transformed: Other.sqlTable.transformedColumn(keyPath))
+        Self(keyPath, of: Other.sqlTable)
     }
 
     /// `x IS NULL`.

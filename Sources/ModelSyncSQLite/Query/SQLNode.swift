@@ -105,8 +105,14 @@ indirect enum SQLNode: Sendable {
 
     /// The node of a value, or a failure when it cannot be turned into one.
     static func bound(_ value: some SQLColumnEncodable) -> SQLNode {
+        bound(value) { try value.sqlValue() }
+    }
+
+    /// The node of `value` in the form `store` gives it (through a column's transformer, say),
+    /// or a failure naming the value.
+    static func bound(_ value: Any, _ store: () throws -> SQLValue) -> SQLNode {
         do {
-            return .value(try value.sqlValue())
+            return .value(try store())
         } catch let error as SQLiteError {
             return .failure(error)
         } catch {

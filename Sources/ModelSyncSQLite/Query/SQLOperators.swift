@@ -22,17 +22,17 @@ extension SQLExpression where Value: SQLColumnEncodable {
     public static func >= (lhs: Self, rhs: Value) -> SQLCondition<Root> { lhs.compare(">=", rhs) }
 
     /// `x = y` between two expressions (`$0.updatedAt == $0.createdAt`).
-    public static func == (lhs: Self, rhs: Self) -> SQLCondition<Root> { lhs.binary("=", lhs.comparableNode(rhs.node, transformed: rhs.transformed)) }
+    public static func == (lhs: Self, rhs: Self) -> SQLCondition<Root> { lhs.compare("=", rhs) }
     /// `x <> y`.
-    public static func != (lhs: Self, rhs: Self) -> SQLCondition<Root> { lhs.binary("<>", lhs.comparableNode(rhs.node, transformed: rhs.transformed)) }
+    public static func != (lhs: Self, rhs: Self) -> SQLCondition<Root> { lhs.compare("<>", rhs) }
     /// `x < y`.
-    public static func < (lhs: Self, rhs: Self) -> SQLCondition<Root> { lhs.binary("<", lhs.comparableNode(rhs.node, transformed: rhs.transformed)) }
+    public static func < (lhs: Self, rhs: Self) -> SQLCondition<Root> { lhs.compare("<", rhs) }
     /// `x <= y`.
-    public static func <= (lhs: Self, rhs: Self) -> SQLCondition<Root> { lhs.binary("<=", lhs.comparableNode(rhs.node, transformed: rhs.transformed)) }
+    public static func <= (lhs: Self, rhs: Self) -> SQLCondition<Root> { lhs.compare("<=", rhs) }
     /// `x > y`.
-    public static func > (lhs: Self, rhs: Self) -> SQLCondition<Root> { lhs.binary(">", lhs.comparableNode(rhs.node, transformed: rhs.transformed)) }
+    public static func > (lhs: Self, rhs: Self) -> SQLCondition<Root> { lhs.compare(">", rhs) }
     /// `x >= y`.
-    public static func >= (lhs: Self, rhs: Self) -> SQLCondition<Root> { lhs.binary(">=", lhs.comparableNode(rhs.node, transformed: rhs.transformed)) }
+    public static func >= (lhs: Self, rhs: Self) -> SQLCondition<Root> { lhs.compare(">=", rhs) }
 
     /// `x BETWEEN low AND high` (both ends included).
     public func between(_ low: Value, and high: Value) -> SQLCondition<Root> {
@@ -75,6 +75,11 @@ extension SQLExpression where Value: SQLColumnEncodable {
     /// A value as the column stores it: through its transformer, if it has one.
     func operand(_ value: Value) -> SQLNode {
         transformed?.bound(value) ?? .bound(value)
+    }
+
+    /// `x op y` between two expressions, refused when they store values differently.
+    private func compare(_ op: String, _ other: Self) -> SQLCondition<Root> {
+        binary(op, comparableNode(other.node, transformed: other.transformed))
     }
 
     private func compare(_ op: String, _ value: Value) -> SQLCondition<Root> {

@@ -98,9 +98,7 @@ extension SQLQuery {
 
     /// Keeps the row whose primary key is `key` (bound as the key's column stores it).
     public func `where`(key: some SQLColumnEncodable) -> Self {
-        let table = Root.sqlTable
-        let bound = table.primaryKey.count == 1 ? table.bound(key, field: table.primaryKey[0]) : SQLNode.bound(key)
-        return `where`(key: [bound])
+        `where`(key: [SQLNode.bound(key) { try Root.sqlTable.storedKey(key) }])
     }
 
     /// Keeps the row whose composite primary key is `key` (values in key order). A model
@@ -235,7 +233,8 @@ extension SQLQuery {
     ) -> SQLQuery<Root, (repeat each V)> {
         var statement = self.statement
         statement.columns = columns.map { $0.node }
-        let transforms = columns.map { $0.transformed }
+        // Empty when no column has a transformer: the row loop then skips the check.
+        let transforms = columns.contains { $0.transformed != nil } ? columns.map { $0.transformed } : []
         return SQLQuery<Root, (repeat each V)>(statement: statement) { row in try row.decodeColumns(transforms) }
     }
 }
@@ -250,7 +249,7 @@ extension SQLRowDecoder {
             let column = SQLColumn(statement: statement, index: index)
             let name = { sqlite3_column_name(statement, index).map { String(cString: $0) } ?? "\(index)" }
             do {
-                guard let transformed = transforms.indices.contains(Int(index)) ? transforms[Int(index)] : nil else {
+                guard !transforms.isEmpty, let transformed = transforms[Int(index)] else {
                     return try T.decodeSQL(column)
                 }
                 guard let value = try transformed.transform.read(column) as? T else {
