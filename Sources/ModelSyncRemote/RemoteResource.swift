@@ -123,8 +123,7 @@ public struct RemoteID: Sendable, Hashable, CustomStringConvertible {
         guard parts.count > 1 else { return parts.first ?? "" }
         // By bytes: `","` followed by a combining mark is another Character to Swift, but a
         // server splitting the segment on "," still sees the comma.
-        let separatorBytes = Array(separator.utf8)
-        if !separatorBytes.isEmpty, let part = parts.first(where: { Array($0.utf8).firstRange(of: separatorBytes) != nil }) {
+        if !separator.isEmpty, let part = parts.first(where: { $0.utf8.firstRange(of: separator.utf8) != nil }) {
             throw RemoteError.invalidURL("the id part \"\(part)\" holds the separator \"\(separator)\"")
         }
         return parts.joined(separator: separator)

@@ -51,7 +51,9 @@ final class ServerProcess: Sendable {
                 return ServerProcess(child, port: port)
             }
         }
-        throw ServerError.couldNotStart("modelsync-server exited before listening (status \(await child.exitStatus.value)): \(text)")
+        // Its output ended without an address: make sure it is gone before waiting for its status.
+        _ = Glibc.kill(child.pid, SIGKILL)
+        throw ServerError.couldNotStart("modelsync-server closed its output before listening (status \(await child.exitStatus.value)): \(text)")
     }
 
     /// Runs a command of the executable to its end (`import`, `export`) and returns its exit

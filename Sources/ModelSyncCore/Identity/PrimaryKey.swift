@@ -86,7 +86,7 @@ extension PrimaryKey.Component {
     }
 
     /// The component's value: an `Int64` or a `String`.
-    public var value: any Sendable {
+    package var value: any Sendable {
         switch self {
         case .integer(let value): value
         case .text(let value): value
