@@ -134,7 +134,7 @@ let package = Package(
         .testTarget(
             name: "ModelSyncServerTests",
             dependencies: [
-                "ModelSyncServer", "ModelSyncTesting",
+                "ModelSyncServer", "ModelSyncTesting", "TestProcesses",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -154,14 +154,21 @@ let package = Package(
                 .product(name: "SwiftParser", package: "swift-syntax"),
             ]
         ),
+        // The tests' child processes (servers, crash-test children), spawned without Foundation's
+        // `Process`, whose exit notifications could go missing (issue #17). Not a product.
+        .target(name: "TestProcesses", path: "Tests/Support/TestProcesses"),
         // Declares names ModelSync shares with SwiftData, GRDB and Vapor, for NameClashTests.
         .target(name: "NameClashes", dependencies: ["ModelSyncMacros"], path: "Tests/Fixtures/NameClashes"),
         .testTarget(
             name: "ModelSyncTests",
-            dependencies: ["ModelSync", "ModelSyncServer", "ModelSyncTesting", "NameClashes", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "ModelSync", "ModelSyncServer", "ModelSyncTesting", "NameClashes", "TestProcesses",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
-            name: "ModelSyncSQLiteTests", dependencies: ["ModelSync", "ModelSyncTesting", .product(name: "Logging", package: "swift-log")]
+            name: "ModelSyncSQLiteTests",
+            dependencies: ["ModelSync", "ModelSyncTesting", "TestProcesses", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "ModelSyncTestingTests", dependencies: ["ModelSyncTesting", "ModelSync", "ModelSyncServer"]),
         .testTarget(name: "ModelSyncStorageTests", dependencies: ["ModelSync", "ModelSyncTesting"]),

@@ -1,6 +1,7 @@
 import Foundation
 import ModelSync
 import ModelSyncTesting
+import TestProcesses
 import Testing
 
 #if canImport(Glibc)
@@ -13,41 +14,6 @@ import Darwin
 /// may lack it).
 private let stressChild = StressMode.builtExecutable(named: "modelsync-stress-child")
 
-/// A running child: its process and the lines it has written so far.
-final class ChildProcess {
-    let process = Process()
-    private let output = Pipe()
-    private var buffer: [UInt8] = []
-
-    init(_ url: URL, _ arguments: [String]) throws {
-        process.executableURL = url
-        process.arguments = arguments
-        process.standardOutput = output
-        try process.run()
-    }
-
-    /// The next line, blocking until the child writes it; nil once the child has exited and
-    /// every line is read. (This test is synchronous: the wait blocks no concurrency thread.)
-    func nextLine() -> String? {
-        while true {
-            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: buffer[..<newline], as: UTF8.self)
-                buffer.removeSubrange(...newline)
-                return line
-            }
-            let data = output.fileHandleForReading.availableData
-            if data.isEmpty { return nil }
-            buffer += data
-        }
-    }
-
-    /// Sends SIGKILL and waits for the process to end.
-    func killAndWait() {
-        _ = kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
-}
-
 /// Issue 13, reliability suite: `saveAll` batches survive `kill -9` whole or not at all.
 @Suite("Crash safety: kill -9 during batch saves")
 struct BatchSaveCrashTests {
@@ -57,35 +23,36 @@ struct BatchSaveCrashTests {
     // Skipped when the child was not built (`swift build --build-tests` builds it); under
     // CI=true it runs and fails instead, so a CI run can never pass without it.
     @Test(.enabled(if: stressChild != nil || StressMode.componentsRequired, "modelsync-stress-child is not built"))
-    func batchesAreAllOrNothingAfterSIGKILL() throws {
+    func batchesAreAllOrNothingAfterSIGKILL() async throws {
         let child = try #require(stressChild, "modelsync-stress-child is missing beside the test bundle")
         let directory = try TemporaryDirectory()
         let path = directory.path("batches.sqlite")
         var random = SeededGenerator(seed: 0x5EED_0013)
         var reported = Set<Int>()
         for round in 0..<Self.kills {
-            let process = try ChildProcess(child, ["batch-saves", path, String(Self.rowsPerBatch)])
+            let process = try ChildProcess(child, arguments: ["batch-saves", path, String(Self.rowsPerBatch)])
+            var lines = process.lines().makeAsyncIterator()
             // Synchronise on the child's own reports: kill after a random number of commits,
             // then after a random pause (not a timing assertion: any moment is a valid one),
             // which lands anywhere in the next batch.
             let commitsBeforeKill = Int.random(in: 1...4, using: &random)
             var commits = 0
-            while commits < commitsBeforeKill, let line = process.nextLine() {
+            while commits < commitsBeforeKill, let line = await lines.next() {
                 if let batch = Self.batch(in: line) {
                     reported.insert(batch)
                     commits += 1
                 }
             }
-            usleep(UInt32.random(in: 0...20_000, using: &random))
-            process.killAndWait()
-            while let line = process.nextLine() {
+            try await Task.sleep(for: .microseconds(Int.random(in: 0...20_000, using: &random)))
+            let status = await process.kill()
+            while let line = await lines.next() {
                 if let batch = Self.batch(in: line) { reported.insert(batch) }
             }
-            #expect(process.process.terminationReason == .uncaughtSignal, "round \(round): the child ended by itself")
+            #expect(status == 128 + SIGKILL, "round \(round): the child ended by itself (status \(status))")
             try Self.check(path, reported: reported, round: round)
         }
         // The figures docs/RELIABILITY.md records.
-        let stored = try Database(path: path).read { try $0.scalar("SELECT count(DISTINCT batch) FROM batch_rows")?.integerValue ?? 0 }
+        let stored = try await Database(path: path).read { try $0.scalar("SELECT count(DISTINCT batch) FROM batch_rows")?.integerValue ?? 0 }
         print("batch saves under kill -9: \(Self.kills) kills, \(stored) batches of \(Self.rowsPerBatch) rows stored, \(reported.count) reported")
     }
 

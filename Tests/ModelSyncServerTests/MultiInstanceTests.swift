@@ -128,7 +128,8 @@ struct MultiInstanceTests {
 
     @Test(.timeLimit(.minutes(1))) func theChangeStreamCatchesUpAfterLosingPostgreSQL() async throws {
         let database = try TestPostgres.database()
-        let server = try await ModelSyncServer.start(data: ["posts": []], database: database)
+        let server = try await ModelSyncServer.start(
+            data: ["posts": []], database: database, logger: TestPostgresLog.logger("server \(database.schema)"))
         let url = server.baseURL.absoluteString
         do {
             let remote = RemoteStore(baseURL: server.baseURL)

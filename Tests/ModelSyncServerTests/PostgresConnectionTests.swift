@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ModelSyncJSON
+import PostgresNIO
 @testable import ModelSyncServer
 import Testing
 
@@ -93,5 +94,40 @@ import Testing
             for _ in 0..<40 { group.addTask { try await backend.item("posts", id: "3", embeds: [], expands: []).value["title"] } }
             for try await read in group { #expect(read == title) }
         }
+    }
+
+    /// postgres-nio drops a query sent to a closed connection, and its caller waits forever (the
+    /// second stall of issue #17). The backend's guarded statements fail instead: on a
+    /// connection closed before the statement, and on one ended while the statement runs.
+    @Test(.timeLimit(.minutes(1))) func statementsOnAClosedConnectionFailInsteadOfWaiting() async throws {
+        let database = try TestPostgres.database()
+        let (client, running) = try await PostgresClient.running(database, logger: TestPostgresLog.logger("guarded \(database.schema)"))
+        let logger = Logger(label: "guarded")
+        do {
+            try await client.withConnection { connection in
+                #expect(try await connection.guardedQuery("SELECT 1", logger: logger).collect().count == 1)
+                try await connection.close().get()
+                await #expect(throws: PostgresBackend.connectionClosed) { try await connection.guardedQuery("SELECT 1", logger: logger) }
+                await #expect(throws: PostgresBackend.connectionClosed) {
+                    try await connection.guardedExecute(PostgresBackend.RecordByID(table: "t", id: "1"), logger: logger)
+                }
+            }
+            // Ended by PostgreSQL mid-statement: the statement fails, and so does the next one
+            // (a transaction's ROLLBACK), where postgres-nio's own query would wait.
+            await #expect(throws: (any Error).self) {
+                try await client.guardedTransaction(logger: logger) { connection in
+                    var pid: Int32 = 0
+                    for try await value in try await connection.guardedQuery("SELECT pg_backend_pid()", logger: logger).decode(Int32.self) { pid = value }
+                    try await TestPostgres.execute("SELECT pg_terminate_backend(\(pid))", in: database)
+                    try await connection.guardedQuery("SELECT pg_sleep(30)", logger: logger)
+                }
+            }
+            // The pool goes on with a new connection.
+            #expect(try await client.guardedRows("SELECT 1", as: Int32.self, logger: logger).count == 1)
+        } catch {
+            Issue.record(error)
+        }
+        running.cancel()
+        await running.value
     }
 }

@@ -66,7 +66,8 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     var testDescription: String { rawValue }
 }
 
-/// Where the PostgreSQL clients of the tests log, at debug level: the file named by
+/// Where the PostgreSQL clients of the tests log, at debug level unless
+/// `MODELSYNC_TEST_PG_LOG_LEVEL` says otherwise: the file named by
 /// `MODELSYNC_TEST_PG_LOG` (`.ci/run` sets it and prints its end when a run stalls, issue #17),
 /// else the servers' quiet default.
 enum TestPostgresLog {
@@ -77,12 +78,14 @@ enum TestPostgresLog {
         return FileHandle(forWritingAtPath: path)
     }()
     private static let lock = NSLock()
+    /// `MODELSYNC_TEST_PG_LOG_LEVEL` (`trace` shows every statement), else debug.
+    private static let level = ProcessInfo.processInfo.environment["MODELSYNC_TEST_PG_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .debug
 
     /// The logger of one client (`label` names it in each line).
     static func logger(_ label: String) -> Logger {
         guard file != nil else { return ModelSyncServer.defaultLogger }
         var logger = Logger(label: label) { label in FileLogHandler(label: label, write: write) }
-        logger.logLevel = .debug
+        logger.logLevel = level
         return logger
     }
 

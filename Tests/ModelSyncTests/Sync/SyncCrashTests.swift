@@ -2,6 +2,7 @@ import Foundation
 import ModelSync
 import ModelSyncServer
 import ModelSyncTesting
+import TestProcesses
 import Testing
 
 #if canImport(Glibc)
@@ -12,31 +13,6 @@ import Darwin
 
 /// `modelsync-stress-child`, built beside the test bundle by `swift build --build-tests`.
 private let stressChild = StressMode.builtExecutable(named: "modelsync-stress-child")
-
-/// The lines a pipe delivers, until it closes.
-private func lines(of pipe: Pipe) -> AsyncStream<String> {
-    AsyncStream { continuation in
-        let pending = Locked([UInt8]())
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                continuation.finish()
-                return
-            }
-            let complete: [String] = pending.withLock { buffer in
-                buffer += data
-                var lines: [String] = []
-                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                    lines.append(String(decoding: buffer[..<newline], as: UTF8.self))
-                    buffer.removeSubrange(...newline)
-                }
-                return lines
-            }
-            for line in complete { continuation.yield(line) }
-        }
-    }
-}
 
 @Suite struct SyncCrashTests {
     // The child is an executable of this package; a test build without it cannot run this
@@ -53,28 +29,17 @@ private func lines(of pipe: Pipe) -> AsyncStream<String> {
         try await withTestServer(data: ["notes": []]) { server in
             var acknowledged = Set<String>()
             for run in 0..<runs {
-                let process = Process()
-                process.executableURL = stressChild
-                process.arguments = ["sync-writes", databasePath, server.baseURL.absoluteString, String(run * 1_000_000)]
-                let output = Pipe()
-                process.standardOutput = output
-                let exited = AsyncStream<Void> { continuation in
-                    process.terminationHandler = { _ in
-                        continuation.yield()
-                        continuation.finish()
-                    }
-                }
-                try process.run()
+                let process = try ChildProcess(
+                    stressChild, arguments: ["sync-writes", databasePath, server.baseURL.absoluteString, String(run * 1_000_000)])
                 // Kill after a random number of acknowledged saves: mid-save, mid-push, anywhere.
                 let killAfter = Int.random(in: 1...40)
                 var seen = 0
-                for await line in lines(of: output) where line.hasPrefix("saved ") {
+                for await line in process.lines() where line.hasPrefix("saved ") {
                     acknowledged.insert(String(line.dropFirst("saved ".count)))
                     seen += 1
                     if seen == killAfter { break }
                 }
-                kill(process.processIdentifier, SIGKILL)
-                for await _ in exited {}
+                await process.kill()
             }
 
             // The app restarts and pushes what is left.

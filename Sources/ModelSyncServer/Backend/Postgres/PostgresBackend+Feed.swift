@@ -11,7 +11,7 @@ extension PostgresBackend {
     private func changes(after cursor: FeedCursor, in collections: Set<String>?, limit: Int, _ connection: PostgresConnection) async throws -> FeedPage {
         var state: (Int64, Int64)?
         let query = PostgresQuery(unsafeSQL: "SELECT sequence, horizon FROM \(schema.state)")
-        for try await row in try await connection.query(query, logger: logger).decode((Int64, Int64).self) { state = row }
+        for try await row in try await connection.guardedQuery(query, logger: logger).decode((Int64, Int64).self) { state = row }
         let (sequence, horizon) = (Int(state?.0 ?? 0), Int(state?.1 ?? 0))
         let since: Int
         switch cursor {
@@ -36,7 +36,7 @@ extension PostgresBackend {
             guard let table = resource.table else { continue }
             var select = BoundSQL("SELECT version, record::text FROM \(table) WHERE version > ")
             select.append("\(select.bind(since)) ORDER BY version LIMIT \(select.bind(wanted))")
-            for try await (version, text) in try await connection.query(select.query, logger: logger).decode((Int64, String).self) {
+            for try await (version, text) in try await connection.guardedQuery(select.query, logger: logger).decode((Int64, String).self) {
                 let record = try JSONValue(parsing: Array(text.utf8))
                 changes.append(FeedChange(sequence: Int(version), collection: name, id: record["id"] ?? .null, record: record))
             }
@@ -45,7 +45,7 @@ extension PostgresBackend {
         tombstones.append(tombstones.bind(since))
         if let collections { tombstones.append(" AND collection = ANY(\(tombstones.bind(Array(collections)))::text[])") }
         tombstones.append(" ORDER BY sequence LIMIT \(tombstones.bind(wanted))")
-        for try await (sequence, collection, id) in try await connection.query(tombstones.query, logger: logger).decode((Int64, String, String).self) {
+        for try await (sequence, collection, id) in try await connection.guardedQuery(tombstones.query, logger: logger).decode((Int64, String, String).self) {
             changes.append(FeedChange(sequence: Int(sequence), collection: collection, id: try JSONValue(parsing: Array(id.utf8)), record: nil))
         }
         changes.sort { $0.sequence < $1.sequence }
@@ -80,7 +80,7 @@ extension PostgresBackend {
                 try await client.withConnection { connection in
                     let start = PostgresQuery(unsafeSQL: "SELECT sequence FROM \(schema.state)")
                     var current = 0
-                    for try await sequence in try await connection.query(start, logger: logger).decode(Int64.self) { current = Int(sequence) }
+                    for try await sequence in try await connection.guardedQuery(start, logger: logger).decode(Int64.self) { current = Int(sequence) }
                     // Listening before the catch-up read: a write committed in between is notified.
                     // Cancelling the task ends the notifications; the pool must still be running
                     // then, for the UNLISTEN and the release (see `close()`).

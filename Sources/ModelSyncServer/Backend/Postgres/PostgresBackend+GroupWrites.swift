@@ -83,8 +83,8 @@ extension PostgresBackend {
             groupsMoved.withLock { $0 += 1 }
         }
         if case .moved = attempt {
-            attempt = try await client.withTransaction(logger: logger) { connection in
-                try await connection.query(PostgresQuery(unsafeSQL: "SELECT 1 FROM \(schema.state) FOR UPDATE"), logger: logger)
+            attempt = try await client.guardedTransaction(logger: logger) { connection in
+                try await connection.guardedQuery(PostgresQuery(unsafeSQL: "SELECT 1 FROM \(schema.state) FOR UPDATE"), logger: logger)
                 return try await write(operations, plans, committing: false, connection)
             }
         }
@@ -236,7 +236,7 @@ extension PostgresBackend {
         }
         guard !parts.isEmpty else { return }
         read.append(parts.map { "(\($0))" }.joined(separator: " UNION ALL "))
-        let rows = try await connection.query(read.query, logger: logger).decode((Int32, Int64?, Int64?, String?, String?).self)
+        let rows = try await connection.guardedQuery(read.query, logger: logger).decode((Int32, Int64?, Int64?, String?, String?).self)
         for try await (index, rowID, version, id, record) in rows {
             let name = names[Int(index)]
             if let rowID, let version, let id, let record {
@@ -299,7 +299,7 @@ extension PostgresBackend {
         var base: Int64?
         var stored: [Int64: String] = [:]
         do {
-            for try await (version, record) in try await connection.query(write.query, logger: logger).decode((Int64, String?).self) {
+            for try await (version, record) in try await connection.guardedQuery(write.query, logger: logger).decode((Int64, String?).self) {
                 if let record { stored[version] = record } else { base = version }
             }
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "22012" {

@@ -19,16 +19,16 @@ extension PostgresBackend {
         let book = Bookkeeping.extract(from: &root)
         let importedRoot = root
         do {
-            try await client.withTransaction(logger: logger) { connection in
+            try await client.guardedTransaction(logger: logger) { connection in
                 // One import at a time per database, whatever else runs.
-                try await connection.query("SELECT pg_advisory_xact_lock(7400117)", logger: logger)
+                try await connection.guardedQuery("SELECT pg_advisory_xact_lock(7400117)", logger: logger)
                 var found: String?
-                for try await name in try await connection.query(schema.holdsData, logger: logger).decode(String?.self) { found = name }
+                for try await name in try await connection.guardedQuery(schema.holdsData, logger: logger).decode(String?.self) { found = name }
                 if found != nil {
                     guard replacing else { throw ServerError.cannotImport("the schema \(schema.name) already holds data (replace it with --replace)") }
-                    for statement in schema.removal { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+                    for statement in schema.removal { try await connection.guardedQuery(PostgresQuery(unsafeSQL: statement), logger: logger) }
                 }
-                for statement in schema.creation { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+                for statement in schema.creation { try await connection.guardedQuery(PostgresQuery(unsafeSQL: statement), logger: logger) }
                 try await load(importedRoot, book, schema, connection, logger)
             }
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
@@ -43,20 +43,20 @@ extension PostgresBackend {
         guard var root = data.objectValue else { throw ServerError.notAnObject }
         let book = Bookkeeping.extract(from: &root)
         let replaced = root
-        try await client.withTransaction(logger: logger) { connection in
-            try await connection.query(PostgresQuery(unsafeSQL: "SELECT 1 FROM \(schema.state) FOR UPDATE"), logger: logger)
+        try await client.guardedTransaction(logger: logger) { connection in
+            try await connection.guardedQuery(PostgresQuery(unsafeSQL: "SELECT 1 FROM \(schema.state) FOR UPDATE"), logger: logger)
             var tables: [String] = []
             let query = PostgresQuery(unsafeSQL: "SELECT table_name FROM \(schema.resources) WHERE table_name IS NOT NULL")
-            for try await table in try await connection.query(query, logger: logger).decode(String.self) { tables.append(table) }
-            try await connection.query(PostgresQuery(unsafeSQL: "DROP VIEW IF EXISTS \(schema.allRecords)"), logger: logger)
-            for table in tables { try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(schema.table(table))"), logger: logger) }
+            for try await table in try await connection.guardedQuery(query, logger: logger).decode(String.self) { tables.append(table) }
+            try await connection.guardedQuery(PostgresQuery(unsafeSQL: "DROP VIEW IF EXISTS \(schema.allRecords)"), logger: logger)
+            for table in tables { try await connection.guardedQuery(PostgresQuery(unsafeSQL: "DROP TABLE \(schema.table(table))"), logger: logger) }
             for table in [schema.resources, schema.tombstones, schema.idempotencyKeys, schema.state] {
-                try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table)"), logger: logger)
+                try await connection.guardedQuery(PostgresQuery(unsafeSQL: "DELETE FROM \(table)"), logger: logger)
             }
             try await load(replaced, book, schema, connection, logger)
             var notify = BoundSQL("SELECT pg_notify(")
             notify.append("\(notify.bind(schema.channel)), \(notify.bind(String(book.sequence))))")
-            try await connection.query(notify.query, logger: logger)
+            try await connection.guardedQuery(notify.query, logger: logger)
         }
     }
 
@@ -71,8 +71,8 @@ extension PostgresBackend {
                 let table = "modelsync_records_\(position)"
                 tables.append(table)
                 insert.append("'collection', \(insert.bind(table)), NULL)")
-                try await connection.query(insert.query, logger: logger)
-                for statement in schema.collectionTable(table) { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+                try await connection.guardedQuery(insert.query, logger: logger)
+                for statement in schema.collectionTable(table) { try await connection.guardedQuery(PostgresQuery(unsafeSQL: statement), logger: logger) }
                 // Every record keeps its version; one without (a second record with an id
                 // already seen, or no id) gets the next.
                 var versions: [Int] = []
@@ -89,47 +89,46 @@ extension PostgresBackend {
                 rows.append("SELECT \(schema.textFunction)(item.value -> 'id'), versions.version, item.value ")
                 rows.append("FROM jsonb_array_elements(\(rows.bind(json: value))) WITH ORDINALITY AS item(value, n) ")
                 rows.append("JOIN unnest(\(rows.bind(versions))::bigint[]) WITH ORDINALITY AS versions(version, n) USING (n) ORDER BY n")
-                try await connection.query(rows.query, logger: logger)
+                try await connection.guardedQuery(rows.query, logger: logger)
             case .object:
                 insert.append("'singular', NULL, \(insert.bind(json: value)))")
-                try await connection.query(insert.query, logger: logger)
+                try await connection.guardedQuery(insert.query, logger: logger)
             default:
                 insert.append("'value', NULL, \(insert.bind(json: value)))")
-                try await connection.query(insert.query, logger: logger)
+                try await connection.guardedQuery(insert.query, logger: logger)
             }
         }
         for stone in book.tombstones {
             var insert = BoundSQL("INSERT INTO \(schema.tombstones) (sequence, collection, id, at) VALUES (")
             insert.append("\(insert.bind(stone.sequence)), \(insert.bind(stone.collection)), \(insert.bind(json: stone.id)), \(insert.bind(Date(timeIntervalSince1970: TimeInterval(stone.at)))))")
-            try await connection.query(insert.query, logger: logger)
+            try await connection.guardedQuery(insert.query, logger: logger)
         }
         for (key, record) in book.idempotency {
             guard let collection = record["collection"]?.stringValue, let request = record["request"], let response = record["response"] else { continue }
             var insert = BoundSQL("INSERT INTO \(schema.idempotencyKeys) (key, collection, request, response, at) VALUES (")
             insert.append("\(insert.bind(key)), \(insert.bind(collection)), \(insert.bind(json: request)), \(insert.bind(json: response)), ")
             insert.append("\(insert.bind(Date(timeIntervalSince1970: record["at"]?.doubleValue ?? 0))))")
-            try await connection.query(insert.query, logger: logger)
+            try await connection.guardedQuery(insert.query, logger: logger)
         }
-        try await connection.query(PostgresQuery(unsafeSQL: schema.allRecordsView(over: tables)), logger: logger)
+        try await connection.guardedQuery(PostgresQuery(unsafeSQL: schema.allRecordsView(over: tables)), logger: logger)
         var state = BoundSQL("INSERT INTO \(schema.state) (sequence, horizon, modified) VALUES (")
         state.append("\(state.bind(sequence)), \(state.bind(book.horizon)), date_trunc('second', now()))")
-        try await connection.query(state.query, logger: logger)
+        try await connection.guardedQuery(state.query, logger: logger)
     }
 
     /// The data as the JSON backend saves it: the collections and resources, and the
     /// bookkeeping under `_modelsync` (versions, tombstones, idempotency keys).
     static func exportData(schema: PostgresSchema, client: PostgresClient, logger: Logger) async throws -> JSONValue {
         do {
-            return try await client.withTransaction(logger: logger) { connection in
-                try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
+            return try await client.guardedTransaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger) { connection in
                 var book = Bookkeeping()
-                for try await (sequence, horizon) in try await connection.query(PostgresQuery(unsafeSQL: "SELECT sequence, horizon FROM \(schema.state)"), logger: logger).decode((Int64, Int64).self) {
+                for try await (sequence, horizon) in try await connection.guardedQuery(PostgresQuery(unsafeSQL: "SELECT sequence, horizon FROM \(schema.state)"), logger: logger).decode((Int64, Int64).self) {
                     (book.sequence, book.horizon) = (Int(sequence), Int(horizon))
                 }
                 var root = JSONObject()
                 var members: [(String, String?, String?)] = []
                 let resources = PostgresQuery(unsafeSQL: "SELECT name, table_name, value::text FROM \(schema.resources) ORDER BY position")
-                for try await row in try await connection.query(resources, logger: logger).decode((String, String?, String?).self) { members.append(row) }
+                for try await row in try await connection.guardedQuery(resources, logger: logger).decode((String, String?, String?).self) { members.append(row) }
                 for (name, table, value) in members {
                     guard let table else {
                         if let value { root[name] = try JSONValue(parsing: Array(value.utf8)) }
@@ -137,7 +136,7 @@ extension PostgresBackend {
                     }
                     var items: [JSONValue] = []
                     let select = PostgresQuery(unsafeSQL: "SELECT version, record::text FROM \(schema.table(table)) ORDER BY row_id")
-                    for try await (version, text) in try await connection.query(select, logger: logger).decode((Int64, String).self) {
+                    for try await (version, text) in try await connection.guardedQuery(select, logger: logger).decode((Int64, String).self) {
                         let record = try JSONValue(parsing: Array(text.utf8))
                         items.append(record)
                         if let id = recordID(of: record) { book.versions[name, default: [:]][ExactText(id)] = Bookkeeping.Stamp(version: Int(version), record: record) }
@@ -145,11 +144,11 @@ extension PostgresBackend {
                     root[name] = .array(items)
                 }
                 let stones = PostgresQuery(unsafeSQL: "SELECT sequence, collection, id::text, extract(epoch FROM at)::bigint FROM \(schema.tombstones) ORDER BY sequence")
-                for try await (sequence, collection, id, at) in try await connection.query(stones, logger: logger).decode((Int64, String, String, Int64).self) {
+                for try await (sequence, collection, id, at) in try await connection.guardedQuery(stones, logger: logger).decode((Int64, String, String, Int64).self) {
                     book.tombstones.append(Bookkeeping.Tombstone(collection: collection, id: try JSONValue(parsing: Array(id.utf8)), sequence: Int(sequence), at: Int(at)))
                 }
                 let keys = PostgresQuery(unsafeSQL: "SELECT key, collection, request::text, response::text, extract(epoch FROM at)::bigint FROM \(schema.idempotencyKeys) ORDER BY at")
-                for try await (key, collection, request, response, at) in try await connection.query(keys, logger: logger).decode((String, String, String, String, Int64).self) {
+                for try await (key, collection, request, response, at) in try await connection.guardedQuery(keys, logger: logger).decode((String, String, String, String, Int64).self) {
                     book.idempotency[key] = [
                         "collection": .string(collection), "request": try JSONValue(parsing: Array(request.utf8)),
                         "response": try JSONValue(parsing: Array(response.utf8)), "at": .number(JSONNumber(at)),

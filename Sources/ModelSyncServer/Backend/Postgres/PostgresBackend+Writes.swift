@@ -20,10 +20,10 @@ extension PostgresBackend {
     /// the state is saved and the other servers are told (`NOTIFY`, sent on commit).
     func writing<T: Sendable>(_ body: (PostgresConnection, inout WriteState) async throws -> (T, changed: Bool)) async throws -> T {
         do {
-            return try await client.withTransaction(logger: logger) { connection in
+            return try await client.guardedTransaction(logger: logger) { connection in
                 var found: (Int64, Int64)?
                 let lock = PostgresQuery(unsafeSQL: "SELECT sequence, horizon FROM \(schema.state) FOR UPDATE")
-                for try await row in try await connection.query(lock, logger: logger).decode((Int64, Int64).self) { found = row }
+                for try await row in try await connection.guardedQuery(lock, logger: logger).decode((Int64, Int64).self) { found = row }
                 guard let (sequence, horizon) = found else { throw ServerError.database("the state row of \(schema.name) is missing") }
                 var state = WriteState(sequence: Int(sequence), horizon: Int(horizon), start: Int(sequence))
                 let (result, changed) = try await body(connection, &state)
@@ -34,7 +34,7 @@ extension PostgresBackend {
                     // Second precision, as `Last-Modified`: a write must still move it forward.
                     save.append("modified = \(Self.nextModified) RETURNING sequence) ")
                     save.append("SELECT pg_notify(\(save.bind(schema.channel)), sequence::text) FROM saved WHERE \(save.bind(state.sequence > state.start))")
-                    try await connection.query(save.query, logger: logger)
+                    try await connection.guardedQuery(save.query, logger: logger)
                 }
                 return result
             }
@@ -57,14 +57,14 @@ extension PostgresBackend {
             for (index, operation) in operations.enumerated() {
                 // Each operation in a savepoint: one that fails leaves nothing behind.
                 let savepoint = "operation_\(index)"
-                try await connection.query(PostgresQuery(unsafeSQL: "SAVEPOINT \(savepoint)"), logger: logger)
+                try await connection.guardedQuery(PostgresQuery(unsafeSQL: "SAVEPOINT \(savepoint)"), logger: logger)
                 let before = state
                 do {
                     results.append(.success(try await apply(operation, connection, &state, now: now)))
-                    try await connection.query(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT \(savepoint)"), logger: logger)
+                    try await connection.guardedQuery(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT \(savepoint)"), logger: logger)
                 } catch {
                     state = before
-                    try await connection.query(PostgresQuery(unsafeSQL: "ROLLBACK TO SAVEPOINT \(savepoint)"), logger: logger)
+                    try await connection.guardedQuery(PostgresQuery(unsafeSQL: "ROLLBACK TO SAVEPOINT \(savepoint)"), logger: logger)
                     results.append(.failure(error as? APIError ?? APIError(status: 500, message: "\(Self.serverError(error))")))
                 }
             }
@@ -141,7 +141,7 @@ extension PostgresBackend {
                 var remember = BoundSQL("INSERT INTO \(schema.idempotencyKeys) (key, collection, request, response, at) VALUES (")
                 remember.append("\(remember.bind(idempotencyKey)), \(remember.bind(name)), \(remember.bind(json: .object(given))), \(remember.bind(json: stored)), \(remember.bind(now)))")
                 remember.append(" ON CONFLICT (key) DO UPDATE SET collection = excluded.collection, request = excluded.request, response = excluded.response, at = excluded.at")
-                try await connection.query(remember.query, logger: logger)
+                try await connection.guardedQuery(remember.query, logger: logger)
             }
             return ItemWrite.Result(status: 201, body: stored, version: version)
         case .update(let name, let id, let body, let merge):
@@ -163,10 +163,10 @@ extension PostgresBackend {
             let sequence = state.next()
             var delete = BoundSQL("DELETE FROM \(table) WHERE row_id = ")
             delete.append(delete.bind(rowID))
-            try await connection.query(delete.query, logger: logger)
+            try await connection.guardedQuery(delete.query, logger: logger)
             var tombstone = BoundSQL("INSERT INTO \(schema.tombstones) (sequence, collection, id, at) VALUES (")
             tombstone.append("\(tombstone.bind(sequence)), \(tombstone.bind(name)), \(tombstone.bind(json: current["id"] ?? .null)), \(tombstone.bind(now)))")
-            try await connection.query(tombstone.query, logger: logger)
+            try await connection.guardedQuery(tombstone.query, logger: logger)
             try await dropOldTombstones(connection, &state, now: now)
             return ItemWrite.Result(status: 200, body: [:], version: nil)
         }
@@ -195,7 +195,7 @@ extension PostgresBackend {
     private func row(_ table: String, id: String, _ connection: PostgresConnection, locking: Bool = false) async throws -> (Int64, Int, JSONValue)? {
         var select = BoundSQL("SELECT row_id, version, record::text FROM \(table) WHERE id_text = ")
         select.append(select.bind(id) + (locking ? " FOR UPDATE" : ""))
-        for try await (rowID, version, text) in try await connection.query(select.query, logger: logger).decode((Int64, Int64, String).self) {
+        for try await (rowID, version, text) in try await connection.guardedQuery(select.query, logger: logger).decode((Int64, Int64, String).self) {
             return (rowID, Int(version), try JSONValue(parsing: Array(text.utf8)))
         }
         return nil
@@ -211,7 +211,7 @@ extension PostgresBackend {
             FROM (SELECT max(integer_id) AS id FROM \(table)) AS top
             """)
         var found: (String?, Bool)?
-        for try await row in try await connection.query(highestQuery, logger: logger).decode((String?, Bool).self) { found = row }
+        for try await row in try await connection.guardedQuery(highestQuery, logger: logger).decode((String?, Bool).self) { found = row }
         let highest = found?.0.map { Int($0) ?? Int.max } ?? 0
         if highest < Int.max, found?.1 == false { return max(highest, 0) + 1 }
         var candidate = highest < Int.max ? max(highest, 0) + 1 : 1
@@ -231,10 +231,10 @@ extension PostgresBackend {
     ) async throws -> ItemWrite.Result? {
         var expire = BoundSQL("DELETE FROM \(schema.idempotencyKeys) WHERE at < ")
         expire.append(expire.bind(now.addingTimeInterval(-IdempotencyKeys.retention)))
-        try await connection.query(expire.query, logger: logger)
+        try await connection.guardedQuery(expire.query, logger: logger)
         var select = BoundSQL("SELECT collection, request::text, response::text FROM \(schema.idempotencyKeys) WHERE key = ")
         select.append(select.bind(key))
-        for try await (storedCollection, request, response) in try await connection.query(select.query, logger: logger).decode((String, String, String).self) {
+        for try await (storedCollection, request, response) in try await connection.guardedQuery(select.query, logger: logger).decode((String, String, String).self) {
             guard storedCollection == collection, try JSONValue(parsing: Array(request.utf8)) == body else { throw APIError.idempotencyKeyReused }
             let first = try JSONValue(parsing: Array(response.utf8))
             let version = try await first.flatMapID { try await row(table, id: $0, connection)?.1 }
@@ -249,7 +249,7 @@ extension PostgresBackend {
         drop.append(drop.bind(now.addingTimeInterval(-min(feedLimits.tombstoneRetention, Double(Int32.max)))))
         drop.append(" OR sequence <= (SELECT sequence FROM \(schema.tombstones) ORDER BY sequence DESC OFFSET \(drop.bind(feedLimits.tombstoneCapacity)) LIMIT 1)")
         drop.append(" RETURNING sequence")
-        for try await sequence in try await connection.query(drop.query, logger: logger).decode(Int64.self) {
+        for try await sequence in try await connection.guardedQuery(drop.query, logger: logger).decode(Int64.self) {
             state.horizon = max(state.horizon, Int(sequence))
         }
     }

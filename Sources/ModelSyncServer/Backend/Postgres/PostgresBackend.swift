@@ -67,13 +67,14 @@ final class PostgresBackend: ServerBackend {
     }
 
     private static func readResources(_ schema: PostgresSchema, _ client: PostgresClient, _ logger: Logger) async throws -> [String: Resource] {
-        guard try await client.query(schema.holdsData, logger: logger).decode(String?.self).first(where: { _ in true }) ?? nil != nil
+        guard try await client.guardedRows(schema.holdsData, as: String?.self, logger: logger).first ?? nil != nil
         else {
             throw ServerError.database("the schema \(schema.name) holds no modelsync-server data; import some first (modelsync-server import)")
         }
         var resources: [String: Resource] = [:]
-        let rows = try await client.query(PostgresQuery(unsafeSQL: "SELECT name, kind, table_name FROM \(schema.resources)"), logger: logger)
-        for try await (name, kind, table) in rows.decode((String, String, String?).self) {
+        let rows = try await client.guardedRows(
+            PostgresQuery(unsafeSQL: "SELECT name, kind, table_name FROM \(schema.resources)"), as: (String, String, String?).self, logger: logger)
+        for (name, kind, table) in rows {
             switch kind {
             case "collection": resources[name] = Resource(kind: .collection, table: table.map(schema.table), tableName: table)
             case "singular": resources[name] = Resource(kind: .singular, table: nil, tableName: nil)
@@ -90,25 +91,20 @@ final class PostgresBackend: ServerBackend {
         var exists = BoundSQL("SELECT to_regclass(")
         exists.append(exists.bind(schema.allRecords) + ") IS NOT NULL, to_regprocedure(")
         exists.append(exists.bind(schema.highestIDFunction + "(regclass, integer, bigint)") + ") IS NOT NULL")
-        guard let (view, function) = try await client.query(exists.query, logger: logger).decode((Bool, Bool).self).first(where: { _ in true }),
+        guard let (view, function) = try await client.guardedRows(exists.query, as: (Bool, Bool).self, logger: logger).first,
               !view || !function
         else { return }
-        try await client.withTransaction(logger: logger) { connection in
+        try await client.guardedTransaction(logger: logger) { connection in
             // The import's lock: no import changes the tables meanwhile.
-            try await connection.query("SELECT pg_advisory_xact_lock(7400117)", logger: logger)
+            try await connection.guardedQuery("SELECT pg_advisory_xact_lock(7400117)", logger: logger)
             let statements = [schema.allRecordsView(over: tables.sorted()), "DROP FUNCTION IF EXISTS \(schema.highestIDFunction)(regclass, integer, bigint)", schema.highestIDCreation]
-            for statement in statements { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+            for statement in statements { try await connection.guardedQuery(PostgresQuery(unsafeSQL: statement), logger: logger) }
         }
     }
 
     /// A PostgreSQL error as the server reports it.
     static func serverError(_ error: any Error) -> any Error {
         if error is ServerError || error is APIError { return error }
-        // What the transaction's body threw (an answer such as a 404), or PostgreSQL's error.
-        if let error = error as? PostgresTransactionError {
-            if let commit = error.commitError, isUnanswered(commit) { return commitOutcomeUnknown }
-            if let thrown = error.closureError ?? error.beginError ?? error.commitError { return serverError(thrown) }
-        }
         if let error = error as? PSQLError {
             let message = error.serverInfo?[.message] ?? "\(error.code)"
             // Class 22, a data exception (an invalid regular expression, a NUL byte in a query
@@ -123,6 +119,9 @@ final class PostgresBackend: ServerBackend {
     /// have saved it or not, so it is never applied again (that could apply it twice).
     static let commitOutcomeUnknown = ServerError.database(
         "the connection to PostgreSQL failed while committing: the write may or may not be saved")
+
+    /// What a statement answers when its connection has closed (see `guardedQuery`).
+    static let connectionClosed = ServerError.database("the connection to PostgreSQL closed")
 
     /// Whether `error` came without PostgreSQL's answer (a lost connection, a stall) rather than
     /// as its refusal.
@@ -147,15 +146,15 @@ final class PostgresBackend: ServerBackend {
         do {
             return try await client.withConnection { connection in
                 // One round trip to begin (postgres-nio's `withTransaction` takes two with the SET).
-                try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
+                try await connection.guardedQuery("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
                 let result: T
                 do {
                     result = try await body(connection)
                 } catch {
-                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                    _ = try? await connection.guardedQuery("ROLLBACK", logger: logger)
                     throw error
                 }
-                try await connection.query("COMMIT", logger: logger)
+                try await connection.guardedQuery("COMMIT", logger: logger)
                 return result
             }
         } catch {
@@ -196,7 +195,7 @@ final class PostgresBackend: ServerBackend {
             var counting = BoundSQL("SELECT count(*), (SELECT modified FROM \(schema.state)) FROM \(table) WHERE ")
             counting.append(condition(query, &counting))
             var counted: (Int64, Date)?
-            for try await row in try await connection.query(counting.query, logger: logger).decode((Int64, Date).self) { counted = row }
+            for try await row in try await connection.guardedQuery(counting.query, logger: logger).decode((Int64, Date).self) { counted = row }
             let total = Int(counted?.0 ?? 0)
             let slice = try request.slice(count: total)
             var selecting = BoundSQL("SELECT record::text FROM \(table) WHERE ")
@@ -241,7 +240,7 @@ final class PostgresBackend: ServerBackend {
         selecting.append(" ORDER BY " + ordering(request.query, &selecting))
         var items: [JSONValue] = []
         var modified: Date?
-        for try await (text, changed) in try await connection.query(selecting.query, logger: logger).decode((String, Date).self) {
+        for try await (text, changed) in try await connection.guardedQuery(selecting.query, logger: logger).decode((String, Date).self) {
             items.append(try JSONValue(parsing: Array(text.utf8)))
             modified = changed
         }
@@ -257,7 +256,7 @@ final class PostgresBackend: ServerBackend {
         guard let table = resources[collection]?.tableName else { throw APIError.notFound("no collection named \(collection)") }
         func read(_ connection: PostgresConnection) async throws -> ItemRead {
             var found: (Int64, String, Date)?
-            for try await row in try await connection.execute(RecordByID(table: table, id: id), logger: logger) { found = row }
+            for row in try await connection.guardedExecute(RecordByID(table: table, id: id), logger: logger) { found = row }
             guard let (version, text, modified) = found else { throw APIError.missing(collection, id) }
             let value = try await embed([try JSONValue(parsing: Array(text.utf8))], of: collection, embeds: embeds, expands: expands, connection)[0]
             return ItemRead(value: value, version: Int(version), modified: modified)
@@ -286,7 +285,7 @@ final class PostgresBackend: ServerBackend {
         var root = JSONObject()
         let query = PostgresQuery(unsafeSQL: "SELECT name, table_name, value::text FROM \(schema.resources) ORDER BY position")
         var members: [(String, String?, String?)] = []
-        for try await row in try await connection.query(query, logger: logger).decode((String, String?, String?).self) { members.append(row) }
+        for try await row in try await connection.guardedQuery(query, logger: logger).decode((String, String?, String?).self) { members.append(row) }
         for (name, table, value) in members {
             if let table {
                 root[name] = .array(try await records(connection, PostgresQuery(unsafeSQL: "SELECT record::text FROM \(schema.table(table)) ORDER BY row_id")))
@@ -369,7 +368,7 @@ final class PostgresBackend: ServerBackend {
             let key = select.bind(foreignKey(of: name))
             select.append("SELECT \(schema.textFunction)(record -> \(key)), record::text FROM \(try table(of: child)) WHERE \(schema.textFunction)(record -> \(key)) = ANY(\(select.bind(ids))::text[]) ORDER BY row_id")
             var byOwner: [ExactText: [JSONValue]] = [:]
-            for try await (owner, text) in try await connection.query(select.query, logger: logger).decode((String, String).self) {
+            for try await (owner, text) in try await connection.guardedQuery(select.query, logger: logger).decode((String, String).self) {
                 byOwner[ExactText(owner), default: []].append(try JSONValue(parsing: Array(text.utf8)))
             }
             children.append((child, byOwner))
@@ -381,7 +380,7 @@ final class PostgresBackend: ServerBackend {
             var select = BoundSQL()
             select.append("SELECT id_text, record::text FROM \(table) WHERE id_text = ANY(\(select.bind(wanted))::text[])")
             var byID: [ExactText: JSONValue] = [:]
-            for try await (id, text) in try await connection.query(select.query, logger: logger).decode((String, String).self) {
+            for try await (id, text) in try await connection.guardedQuery(select.query, logger: logger).decode((String, String).self) {
                 byID[ExactText(id)] = try JSONValue(parsing: Array(text.utf8))
             }
             parents.append((parent, byID))
@@ -392,14 +391,14 @@ final class PostgresBackend: ServerBackend {
     // MARK: Helpers
 
     func first<T: PostgresDecodable & Sendable>(_ connection: PostgresConnection, _ query: PostgresQuery, as type: T.Type) async throws -> T? {
-        for try await value in try await connection.query(query, logger: logger).decode(T.self) { return value }
+        for try await value in try await connection.guardedQuery(query, logger: logger).decode(T.self) { return value }
         return nil
     }
 
     /// The records a query selects as `record::text`, in order.
     func records(_ connection: PostgresConnection, _ query: PostgresQuery) async throws -> [JSONValue] {
         var records: [JSONValue] = []
-        for try await text in try await connection.query(query, logger: logger).decode(String.self) {
+        for try await text in try await connection.guardedQuery(query, logger: logger).decode(String.self) {
             records.append(try JSONValue(parsing: Array(text.utf8)))
         }
         return records
