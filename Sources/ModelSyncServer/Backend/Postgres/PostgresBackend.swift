@@ -144,19 +144,11 @@ final class PostgresBackend: ServerBackend {
     /// Runs `body` in a read-only transaction that sees one snapshot.
     func reading<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         do {
-            return try await client.withConnection { connection in
-                // One round trip to begin (postgres-nio's `withTransaction` takes two with the SET).
-                try await connection.guardedQuery("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
-                let result: T
-                do {
-                    result = try await body(connection)
-                } catch {
-                    _ = try? await connection.guardedQuery("ROLLBACK", logger: logger)
-                    throw error
-                }
-                try await connection.guardedQuery("COMMIT", logger: logger)
-                return result
-            }
+            // One round trip to begin (postgres-nio's `withTransaction` takes two with the SET).
+            return try await client.guardedTransaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger) { try await body($0) }
+        } catch let error as ServerError where error == Self.commitOutcomeUnknown {
+            // A read-only transaction saves nothing: an unanswered COMMIT only lost the connection.
+            throw Self.connectionClosed
         } catch {
             throw Self.serverError(error)
         }
