@@ -154,6 +154,121 @@ import Testing
         }
     }
 
+    /// One collection's creates without an id and updates by id (If-Match of one version, of
+    /// any, or none): one statement through the collection's write function, no read first.
+    @Test func aGroupOfOneCollectionIsWrittenWithoutReadingFirst() async throws {
+        try await withBackends { grouped, serial in
+            let current = try #require(try await serial.item("posts", id: "2", embeds: [], expands: []).version.map(versionETag))
+            let operations = [
+                ItemOperation(write: .create(collection: "posts", body: ["title": "new"], idempotencyKey: nil)),
+                ItemOperation(write: .update(collection: "posts", id: "1", body: ["title": "A", "extra": ["deep": true]], merge: true)),
+                ItemOperation(write: .update(collection: "posts", id: "2", body: ["id": 2, "title": "B"], merge: true), ifMatch: " W/" + current),
+                ItemOperation(write: .create(collection: "posts", body: ["id": .null, "title": "newer"], idempotencyKey: nil)),
+                ItemOperation(write: .update(collection: "posts", id: "3", body: ["title": "C"], merge: false), ifMatch: "*"),
+            ]
+            let outcomes = try #require(try await grouped.writeTogether(operations))
+            #expect(grouped.groupsWrittenUnread.current == 1)
+            let oneByOne = try await serial.write(operations).map { $0.mapError { $0 as any Error } }
+            try expectSame(outcomes, oneByOne)
+            #expect(outcomes.map(status) == [201, 200, 200, 201, 200])
+            #expect(try outcomes.map { try $0.get().body["id"] } == [6, 1, 2, 7, 3])
+            try await expectSameData(grouped, serial)
+        }
+    }
+
+    /// A write that does not take (a stale If-Match, a missing record, an id a string id holds)
+    /// leaves the statement without effect; the group goes the usual way (read first, or one by
+    /// one), which answers each.
+    @Test func aGroupWhoseWriteDoesNotTakeIsWrittenTheUsualWay() async throws {
+        try await withBackends { grouped, serial in
+            // The next integer id of posts (6) is a string id already.
+            let taken = [ItemOperation(write: .create(collection: "posts", body: ["id": "6", "title": "string id"], idempotencyKey: nil))]
+            _ = try await grouped.write(taken)
+            _ = try await serial.write(taken)
+            let groups: [[ItemOperation]] = [
+                [ItemOperation(write: .create(collection: "posts", body: ["title": "after the string id"], idempotencyKey: nil))],
+                [
+                    ItemOperation(write: .update(collection: "posts", id: "1", body: ["title": "A"], merge: true), ifMatch: "\"999999\""),
+                    ItemOperation(write: .update(collection: "posts", id: "2", body: ["title": "B"], merge: true), ifMatch: "W/\"0\""),
+                ],
+                [
+                    ItemOperation(write: .update(collection: "posts", id: "404", body: ["title": "missing"], merge: true)),
+                    ItemOperation(write: .create(collection: "posts", body: ["title": "next"], idempotencyKey: nil)),
+                ],
+            ]
+            for operations in groups {
+                let outcomes = await grouped.commitGroup(operations)
+                let oneByOne = try await serial.write(operations).map { $0.mapError { $0 as any Error } }
+                try expectSame(outcomes, oneByOne)
+            }
+            #expect(grouped.groupsWrittenUnread.current == 0)
+            try await expectSameData(grouped, serial)
+            let posts = try #require(try await grouped.everything().value["posts"]?.arrayValue)
+            #expect(posts.compactMap { $0["id"] }.suffix(3) == ["6", 7, 8])
+        }
+    }
+
+    /// The `If-Match` values the write functions compare: one version's ETag (weak or strong), or
+    /// any (none, `*`); anything else is checked against the row read.
+    @Test func anIfMatchNamesOneVersionOrAny() {
+        #expect(PostgresBackend.expectedVersion(nil) == -1)
+        #expect(PostgresBackend.expectedVersion("*") == -1)
+        #expect(PostgresBackend.expectedVersion("\"12\", *") == -1)
+        #expect(PostgresBackend.expectedVersion("\"12\"") == 12)
+        #expect(PostgresBackend.expectedVersion(" W/\"12\" ") == 12)
+        #expect(PostgresBackend.expectedVersion("\"0\"") == 0)
+        for other in ["\"012\"", "\"-1\"", "\"12\", \"13\"", "\"abc\"", "12", "\"\"", "\"99999999999999999999\"", "W/12"] {
+            #expect(PostgresBackend.expectedVersion(other) == nil, "\(other)")
+        }
+    }
+
+    /// Data imported before the write functions existed gets them when a server starts on it.
+    @Test func aServerAddsTheWriteFunctionsOlderDataLacks() async throws {
+        let database = try TestPostgres.database()
+        let logger = Logger(label: "test")
+        let importer = try await PostgresBackend.open(database, initialData: sampleData, feedLimits: FeedLimits(), logger: logger)
+        let tables = importer.resources.values.compactMap(\.tableName)
+        await importer.close()
+        do {
+            #expect(tables.count == 3)
+            for table in tables {
+                try await TestPostgres.execute("DROP FUNCTION \(importer.schema.writeFunctionSignature(table))", in: database)
+            }
+            let backend = try await PostgresBackend.open(database, initialData: nil, feedLimits: FeedLimits(), logger: logger)
+            let created = try await backend.write([ItemOperation(write: .create(collection: "comments", body: ["body": "x"], idempotencyKey: nil))])
+            #expect(try created[0].get().body["id"] == 4)
+            #expect(backend.groupsWrittenUnread.current == 1)
+            await backend.close()
+        } catch {
+            Issue.record(error)
+        }
+        await TestPostgres.drop(database)
+    }
+
+    /// The write functions' names and bodies, and the removal of the data, hold the schema's name:
+    /// one that needs quoting (a space, a capital, a single quote, a dollar quote) works as any
+    /// other.
+    @Test func aSchemaWhoseNameNeedsQuotingWritesWithoutReadingFirst() async throws {
+        let plain = try TestPostgres.database()
+        let database = plain.withSchema(plain.schema + " A'b$$c")
+        let logger = Logger(label: "test")
+        // Twice: the second import replaces the first, dropping its tables and functions.
+        await (try await PostgresBackend.open(database, initialData: sampleData, feedLimits: FeedLimits(), logger: logger)).close()
+        let backend = try await PostgresBackend.open(database, initialData: sampleData, feedLimits: FeedLimits(), logger: logger)
+        do {
+            let updated = try await backend.write([ItemOperation(write: .update(collection: "posts", id: "1", body: ["title": "quoted"], merge: true))])
+            #expect(try updated[0].get().body["title"] == "quoted")
+            let created = try await backend.write([ItemOperation(write: .create(collection: "posts", body: ["title": "new"], idempotencyKey: nil))])
+            #expect(try created[0].get().body["id"] == 6)
+            #expect(backend.groupsWrittenUnread.current == 2)
+            #expect(try await backend.item("posts", id: "6", embeds: [], expands: []).value["title"] == "new")
+        } catch {
+            Issue.record(error)
+        }
+        await backend.close()
+        _ = try? await TestPostgres.execute("DROP SCHEMA IF EXISTS \(quotePostgres(database.schema)) CASCADE", in: plain)
+    }
+
     @Test(.timeLimit(.minutes(1))) func writesThatArriveDuringACommitFormTheNextGroup() async throws {
         let groupCommit = GroupCommit()
         let groups = Locked<[[String]]>([])

@@ -122,8 +122,6 @@ import Testing
                     try await connection.guardedQuery("SELECT pg_sleep(30)", logger: logger)
                 }
             }
-            // The pool goes on with a new connection.
-            #expect(try await client.guardedRows("SELECT 1", as: Int32.self, logger: logger).count == 1)
         } catch {
             Issue.record(error)
         }

@@ -3,8 +3,19 @@ import ModelSyncCore
 import ModelSyncJSON
 import PostgresNIO
 
-/// Independent creates and updates (see ``GroupCommit``), alone or in a group, in two statements
-/// and no explicit transaction: one reads every row they touch, the writes are checked and
+/// Independent creates and updates (see ``GroupCommit``), alone or in a group, in one or two
+/// statements and no explicit transaction.
+///
+/// A group of one collection's creates without an id and updates by id whose `If-Match` names at
+/// most one version goes first to the collection's write function, one statement that reads
+/// nothing before and whose plans PostgreSQL keeps per connection: it takes the sequence values
+/// (and the state row's lock), gives the creates the ids after the highest, merges each update
+/// into its row as it is then, only if the row has the version `If-Match` names, and fails as a
+/// whole unless every write took (a missing row, a stale `If-Match`, an id a string id holds). A
+/// group that failed so, and every other group, goes the way below, which answers each write as
+/// it should.
+///
+/// The other way takes two statements: one reads every row they touch, the writes are checked and
 /// applied in memory, and one statement takes their sequence values (holding the state row's lock
 /// only until it commits) and writes them all, each update only if its row still has the version
 /// read: `If-Match` as a compare-and-set. When another write came in between, nothing is written
@@ -65,12 +76,123 @@ extension PostgresBackend {
 
     /// The outcomes of `operations`, or nil when this path does not take them (nothing changed).
     func writeTogether(_ operations: [ItemOperation]) async throws -> [GroupCommit.Outcome]? {
-        guard let plans = plan(operations) else { return nil }
         do {
+            if let group = unreadGroup(operations), let outcomes = try await writeUnread(operations, group) { return outcomes }
+            guard let plans = plan(operations) else { return nil }
             return try await writeTogether(operations, plans)
         } catch {
             throw Self.serverError(error)
         }
+    }
+
+    /// A group of one collection written without reading first, by the collection's write
+    /// function (see ``PostgresSchema/writeFunctionCreation(_:)``): creates without an id, and
+    /// updates by id; `step` is a write's place in the group (1, 2, …).
+    fileprivate struct UnreadGroup {
+        let tableName: String
+        var createSteps: [Int64] = []
+        var createRecords: [String] = []
+        var updateIDs: [String] = []
+        /// The version `If-Match` names, -1 for any.
+        var updateVersions: [Int64] = []
+        var updateSteps: [Int64] = []
+        var updateBodies: [String] = []
+        var updateMerges: [Bool] = []
+    }
+
+    /// Writes the group in one statement without reading first; nil (nothing written) when a
+    /// write did not take.
+    private func writeUnread(_ operations: [ItemOperation], _ group: UnreadGroup) async throws -> [GroupCommit.Outcome]? {
+        var call = BoundSQL("SELECT stored_version, stored_record FROM \(schema.writeFunction(group.tableName))(")
+        let arguments = [
+            call.bind(Int64(operations.count)), call.bind(group.createSteps) + "::bigint[]", call.bind(group.createRecords) + "::text[]",
+            call.bind(group.updateIDs) + "::text[]", call.bind(group.updateVersions) + "::bigint[]", call.bind(group.updateSteps) + "::bigint[]",
+            call.bind(group.updateBodies) + "::text[]", call.bind(group.updateMerges) + "::boolean[]",
+        ]
+        call.append(arguments.joined(separator: ", ") + ")")
+        let written: (base: Int64?, stored: [Int64: String])
+        do {
+            written = try await client.withConnection { connection in
+                var base: Int64?
+                var stored: [Int64: String] = [:]
+                for try await (version, record) in try await connection.guardedQuery(call.query, logger: logger).decode((Int64, String?).self) {
+                    if let record { stored[version] = record } else { base = version }
+                }
+                return (base, stored)
+            }
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == Self.rowsMovedState || error.serverInfo?[.sqlState] == "22003" {
+            // A write did not take, or new ids would pass `Int.max`: the usual way answers.
+            return nil
+        } catch where Self.isUnanswered(error) {
+            throw Self.commitOutcomeUnknown
+        }
+        guard let base = written.base else { throw ServerError.database("the state row of \(schema.name) is missing") }
+        groupsWrittenUnread.withLock { $0 += 1 }
+        return operations.indices.map { index in
+            let version = base + Int64(index) + 1
+            let status = if case .create = operations[index].write { 201 } else { 200 }
+            return Result {
+                guard let text = written.stored[version] else { throw ServerError.database("a grouped write's row was not returned") }
+                return ItemWrite.Result(status: status, body: try JSONValue(parsing: Array(text.utf8)), version: Int(version))
+            }
+        }
+    }
+
+    /// The group as one collection's writes without reading first (see above), or nil when a
+    /// write needs the rows read: a create with an id or an `Idempotency-Key`, a delete, two
+    /// writes to one record, an `If-Match` naming several versions, writes to several
+    /// collections, or a write refused whatever the rows hold.
+    private func unreadGroup(_ operations: [ItemOperation]) -> UnreadGroup? {
+        var group: UnreadGroup?
+        var touched = Set<ExactText>()
+        for (index, operation) in operations.enumerated() {
+            let step = Int64(index) + 1
+            let name = switch operation.write {
+            case .create(let collection, _, _), .update(let collection, _, _, _), .delete(let collection, _): collection
+            }
+            guard let tableName = resources[name]?.tableName, group.map({ $0.tableName == tableName }) ?? true else { return nil }
+            var current = group ?? UnreadGroup(tableName: tableName)
+            switch operation.write {
+            case .create(_, var body, let idempotencyKey):
+                guard idempotencyKey == nil, body["id"] ?? .null == .null else { return nil }
+                body["id"] = nil
+                let record = JSONValue.object(body)
+                guard !record.containsNUL else { return nil }
+                current.createSteps.append(step)
+                current.createRecords.append(String(decoding: record.jsonBytes(), as: UTF8.self))
+            case .update(_, let id, var body, let merge):
+                guard (try? ItemWrite.checkBodyID(body, matches: id)) != nil, let expected = Self.expectedVersion(operation.ifMatch),
+                      touched.insert(ExactText(id)).inserted
+                else { return nil }
+                body["id"] = nil
+                let changes = JSONValue.object(body)
+                guard !changes.containsNUL else { return nil }
+                current.updateIDs.append(id)
+                current.updateVersions.append(expected)
+                current.updateSteps.append(step)
+                current.updateBodies.append(String(decoding: changes.jsonBytes(), as: UTF8.self))
+                current.updateMerges.append(merge)
+            case .delete:
+                return nil
+            }
+            group = current
+        }
+        return group
+    }
+
+    /// The version an `If-Match` asks for: -1 for any (none, or `*`), nil when it names several or
+    /// none that a version's ETag could be (see ``checkIfMatch(_:version:_:)``).
+    static func expectedVersion(_ ifMatch: String?) -> Int64? {
+        guard let ifMatch else { return -1 }
+        let tags = ifMatch.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        if tags.contains("*") { return -1 }
+        guard tags.count == 1, var tag = tags.first else { return nil }
+        if tag.hasPrefix("W/") { tag.removeFirst(2) }
+        guard tag.count >= 3, tag.hasPrefix("\""), tag.hasSuffix("\"") else { return nil }
+        let digits = String(tag.dropFirst().dropLast())
+        // Only the spelling `versionETag` gives ("007" is no version's tag).
+        guard let version = Int64(digits), version >= 0, String(version) == digits else { return nil }
+        return version
     }
 
     private func writeTogether(_ operations: [ItemOperation], _ plans: [String: CollectionPlan]) async throws -> [GroupCommit.Outcome]? {
@@ -302,7 +424,7 @@ extension PostgresBackend {
             for try await (version, record) in try await connection.guardedQuery(write.query, logger: logger).decode((Int64, String?).self) {
                 if let record { stored[version] = record } else { base = version }
             }
-        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "22012" {
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == Self.rowsMovedState {
             throw RowsMoved()
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "22003" {
             // New ids would pass `Int.max`: one by one finds free ones below.
@@ -311,6 +433,10 @@ extension PostgresBackend {
         guard let base else { throw ServerError.database("the state row of \(schema.name) is missing") }
         return (base, stored)
     }
+
+    /// The SQLSTATE of a group's statement when a write did not take (nothing is written): a
+    /// division by zero in ``writeRows(_:_:steps:_:)``, raised as such by the write functions.
+    static let rowsMovedState = "22012"
 
     /// `modified` after a write: now, to the second (as `Last-Modified`), and always later than
     /// before.

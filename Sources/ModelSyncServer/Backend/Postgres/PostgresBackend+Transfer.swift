@@ -49,7 +49,11 @@ extension PostgresBackend {
             let query = PostgresQuery(unsafeSQL: "SELECT table_name FROM \(schema.resources) WHERE table_name IS NOT NULL")
             for try await table in try await connection.guardedQuery(query, logger: logger).decode(String.self) { tables.append(table) }
             try await connection.guardedQuery(PostgresQuery(unsafeSQL: "DROP VIEW IF EXISTS \(schema.allRecords)"), logger: logger)
-            for table in tables { try await connection.guardedQuery(PostgresQuery(unsafeSQL: "DROP TABLE \(schema.table(table))"), logger: logger) }
+            for table in tables {
+                try await connection.guardedQuery(PostgresQuery(unsafeSQL: "DROP TABLE \(schema.table(table))"), logger: logger)
+                // The data put back may have fewer collections; `load` creates the functions it needs.
+                try await connection.guardedQuery(PostgresQuery(unsafeSQL: "DROP FUNCTION IF EXISTS \(schema.writeFunctionSignature(table))"), logger: logger)
+            }
             for table in [schema.resources, schema.tombstones, schema.idempotencyKeys, schema.state] {
                 try await connection.guardedQuery(PostgresQuery(unsafeSQL: "DELETE FROM \(table)"), logger: logger)
             }

@@ -30,6 +30,8 @@ final class PostgresBackend: ServerBackend {
     let groupCommit = GroupCommit()
     /// How many times a group met another server's write and started again (for tests).
     let groupsMoved = Locked(0)
+    /// How many groups were written in one statement without reading first (for tests).
+    let groupsWrittenUnread = Locked(0)
     private let running: Task<Void, Never>
     private let listening: Task<Void, Never>
 
@@ -85,19 +87,23 @@ final class PostgresBackend: ServerBackend {
         return resources
     }
 
-    /// Data imported by an earlier version gets what this one added: ``PostgresSchema/allRecords``
-    /// and ``PostgresSchema/highestIDFunction``.
+    /// Data imported by an earlier version gets what this one added: ``PostgresSchema/allRecords``,
+    /// ``PostgresSchema/highestIDFunction`` and the collections' write functions.
     private static func addWhatIsMissing(_ schema: PostgresSchema, tables: [String], _ client: PostgresClient, _ logger: Logger) async throws {
+        let tables = tables.sorted()
         var exists = BoundSQL("SELECT to_regclass(")
         exists.append(exists.bind(schema.allRecords) + ") IS NOT NULL, to_regprocedure(")
-        exists.append(exists.bind(schema.highestIDFunction + "(regclass, integer, bigint)") + ") IS NOT NULL")
-        guard let (view, function) = try await client.guardedRows(exists.query, as: (Bool, Bool).self, logger: logger).first,
-              !view || !function
+        exists.append(exists.bind(schema.highestIDFunction + "(regclass, integer, bigint)") + ") IS NOT NULL, ")
+        exists.append("(SELECT coalesce(bool_and(to_regprocedure(signature) IS NOT NULL), true) FROM unnest(")
+        exists.append(exists.bind(tables.map(schema.writeFunctionSignature)) + "::text[]) AS signature)")
+        guard let (view, function, writeFunctions) = try await client.guardedRows(exists.query, as: (Bool, Bool, Bool).self, logger: logger).first,
+              !view || !function || !writeFunctions
         else { return }
         try await client.guardedTransaction(logger: logger) { connection in
             // The import's lock: no import changes the tables meanwhile.
             try await connection.guardedQuery("SELECT pg_advisory_xact_lock(7400117)", logger: logger)
-            let statements = [schema.allRecordsView(over: tables.sorted()), "DROP FUNCTION IF EXISTS \(schema.highestIDFunction)(regclass, integer, bigint)", schema.highestIDCreation]
+            let statements = [schema.allRecordsView(over: tables), "DROP FUNCTION IF EXISTS \(schema.highestIDFunction)(regclass, integer, bigint)", schema.highestIDCreation]
+                + tables.map(schema.writeFunctionCreation)
             for statement in statements { try await connection.guardedQuery(PostgresQuery(unsafeSQL: statement), logger: logger) }
         }
     }

@@ -54,6 +54,9 @@ func quotePostgres(_ name: String) -> String {
 /// - `modelsync_highest_id(regclass, integer, bigint)`: a collection's highest integer id, read
 ///   afresh (a volatile function's query takes a new snapshot): called once the statement that
 ///   creates holds the state row's lock, it sees every create committed before.
+/// - `modelsync_records_<n>_write(…)`, one per collection: a group of creates and updates
+///   written without reading first (see ``writeFunctionCreation(_:)``). Its SQL is static, so
+///   PostgreSQL plans it once per connection instead of once per group.
 struct PostgresSchema: Sendable {
     let name: String
     // Quoted once: nearly every statement names one of these.
@@ -141,7 +144,83 @@ struct PostgresSchema: Sendable {
         """
     }
 
-    /// The statements that create one collection's table.
+    /// The write function of the collection table `table` (its unquoted name), schema-qualified.
+    func writeFunction(_ table: String) -> String { quoted + "." + quotePostgres(table + "_write") }
+
+    /// The write function's name with its argument types, as `to_regprocedure` reads it.
+    func writeFunctionSignature(_ table: String) -> String {
+        writeFunction(table) + "(bigint, bigint[], text[], text[], bigint[], bigint[], text[], boolean[])"
+    }
+
+    /// The function that writes a group of one collection's writes in one statement, `steps`
+    /// sequence values from the state row (whose lock it takes first, so every statement after
+    /// sees every write committed before): creates (each at its step, its record without an id)
+    /// get the ids after the highest integer id; updates (by id, at their step) merge their body
+    /// into the row (or replace all of it but the id) where the row has the version asked for (-1:
+    /// any). Unless every write took, it fails with 22012 (the SQLSTATE of
+    /// ``PostgresBackend/rowsMovedState``) and nothing is written; with 22003 when the new ids
+    /// would pass `Int.max`. Returns the stored records by version, and the sequence value before
+    /// the group with a NULL record; notifies the schema's channel.
+    func writeFunctionCreation(_ table: String) -> String {
+        let records = self.table(table)
+        let body = """
+            DECLARE
+                base bigint;
+                top numeric;
+                versions bigint[] := '{}';
+                records text[] := '{}';
+                more_versions bigint[] := '{}';
+                more_records text[] := '{}';
+            BEGIN
+                UPDATE \(state) SET sequence = sequence + steps, modified = \(PostgresBackend.nextModified)
+                    RETURNING sequence - steps INTO base;
+                IF base IS NULL THEN
+                    RAISE EXCEPTION 'the state row of % is missing', \(literal(name));
+                END IF;
+                IF cardinality(create_steps) > 0 THEN
+                    SELECT greatest(trunc(coalesce(max(integer_id), 0)), 0) INTO top FROM \(records);
+                    IF top + cardinality(create_steps) > 9223372036854775807 THEN
+                        RAISE EXCEPTION 'no free integer id above %', top USING ERRCODE = 'numeric_value_out_of_range';
+                    END IF;
+                    WITH inserted AS (
+                        INSERT INTO \(records) (id_text, version, record)
+                        SELECT (top + given.position)::text, base + given.step,
+                            jsonb_build_object('id', top + given.position) || given.record::jsonb
+                        FROM unnest(create_steps, create_records) WITH ORDINALITY AS given(step, record, position)
+                        ORDER BY given.position
+                        ON CONFLICT (id_text) DO NOTHING RETURNING version, record::text AS record)
+                    SELECT coalesce(array_agg(inserted.version), '{}'), coalesce(array_agg(inserted.record), '{}')
+                        INTO versions, records FROM inserted;
+                END IF;
+                IF cardinality(update_ids) > 0 THEN
+                    WITH changed AS (
+                        UPDATE \(records) AS target SET version = base + given.step,
+                            record = CASE WHEN NOT given.merge THEN jsonb_build_object('id', target.record -> 'id')
+                                WHEN jsonb_typeof(target.record) = 'object' THEN target.record ELSE '{}'::jsonb END || given.body::jsonb
+                        FROM unnest(update_ids, update_versions, update_steps, update_bodies, update_merges)
+                            AS given(id, expected, step, body, merge)
+                        WHERE target.id_text = given.id AND (given.expected = -1 OR target.version = given.expected)
+                        RETURNING target.version, target.record::text AS record)
+                    SELECT coalesce(array_agg(changed.version), '{}'), coalesce(array_agg(changed.record), '{}')
+                        INTO more_versions, more_records FROM changed;
+                END IF;
+                IF cardinality(versions) + cardinality(more_versions) <> steps THEN
+                    RAISE EXCEPTION 'a write of the group did not take' USING ERRCODE = 'division_by_zero';
+                END IF;
+                PERFORM pg_notify(\(literal(channel)), (base + steps)::text);
+                RETURN QUERY SELECT * FROM unnest(versions || more_versions, records || more_records) UNION ALL SELECT base, NULL;
+            END
+            """
+        // The body as a string literal: no name inside can end it.
+        return """
+            CREATE OR REPLACE FUNCTION \(writeFunction(table))(
+                steps bigint, create_steps bigint[], create_records text[], update_ids text[], update_versions bigint[],
+                update_steps bigint[], update_bodies text[], update_merges boolean[])
+            RETURNS TABLE (stored_version bigint, stored_record text) LANGUAGE plpgsql VOLATILE AS \(literal(body))
+            """
+    }
+
+    /// The statements that create one collection's table (and its write function).
     func collectionTable(_ table: String) -> [String] {
         [
             """
@@ -155,6 +234,7 @@ struct PostgresSchema: Sendable {
             """,
             // The next free id is the highest integer id + 1: one step down this index.
             "CREATE INDEX ON \(self.table(table)) (integer_id)",
+            writeFunctionCreation(table),
         ]
     }
 
@@ -173,17 +253,18 @@ struct PostgresSchema: Sendable {
     var removal: [String] {
         [
             "DROP VIEW IF EXISTS \(allRecords)",
-            """
-            DO $$
-            DECLARE t text;
-            BEGIN
-                IF to_regclass(\(literal(quoted + ".modelsync_resources"))) IS NOT NULL THEN
-                    FOR t IN SELECT table_name FROM \(resources) WHERE table_name IS NOT NULL LOOP
-                        EXECUTE format('DROP TABLE IF EXISTS %I.%I', \(literal(name)), t);
-                    END LOOP;
-                END IF;
-            END $$
-            """,
+            // The block as a string literal, as the write functions' bodies: no name inside can end it.
+            "DO " + literal("""
+                DECLARE t text;
+                BEGIN
+                    IF to_regclass(\(literal(quoted + ".modelsync_resources"))) IS NOT NULL THEN
+                        FOR t IN SELECT table_name FROM \(resources) WHERE table_name IS NOT NULL LOOP
+                            EXECUTE format('DROP TABLE IF EXISTS %I.%I', \(literal(name)), t);
+                            EXECUTE format('DROP FUNCTION IF EXISTS %I.%I', \(literal(name)), t || '_write');
+                        END LOOP;
+                    END IF;
+                END
+                """),
             "DROP TABLE IF EXISTS \(state), \(resources), \(tombstones), \(idempotencyKeys)",
             "DROP FUNCTION IF EXISTS \(textFunction)(jsonb)",
             "DROP FUNCTION IF EXISTS \(highestIDFunction)(regclass, integer, bigint)",
