@@ -122,10 +122,20 @@ extension JSONTransformer {
 
 /// A column stored through its transformer, as the query builder sees it: operands bind
 /// through the transformer, and what the stored form cannot express fails.
-struct TransformedColumn: Sendable {
+///
+/// A class: every ``SQLExpression`` carries an optional one, and a reference keeps
+/// expressions (copied at each builder step) one word wide instead of two strings and a
+/// transform.
+final class TransformedColumn: Sendable {
     let table: String
     let column: String
     let transform: SQLColumnTransform
+
+    init(table: String, column: String, transform: SQLColumnTransform) {
+        self.table = table
+        self.column = column
+        self.transform = transform
+    }
 
     /// A value bound as the column stores it.
     func bound(_ value: Any) -> SQLNode {
@@ -151,8 +161,7 @@ struct TransformedColumn: Sendable {
 extension SQLTable {
     /// The column of field `index`, when it is stored through its transformer.
     func transformedColumn(field index: Int) -> TransformedColumn? {
-        guard let transform = transforms[index] else { return nil }
-        return TransformedColumn(table: name, column: schema.fields[index].column, transform: transform)
+        transformedColumns[index]
     }
 
     /// A value of field `index` bound as its column stores it.

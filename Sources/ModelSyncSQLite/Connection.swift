@@ -113,12 +113,10 @@ public final class SQLiteConnection {
         }
     }
 
-    /// Runs `body` with a statement prepared on this connection earlier, `arguments` bound.
-    func withPrepared<T>(_ statement: SQLStatement, _ arguments: [SQLValue], _ body: (SQLStatement) throws -> T) throws -> T {
-        try use(statement) { statement in
-            try statement.bind(arguments)
-            return try body(statement)
-        }
+    /// Runs `body` with a statement prepared on this connection earlier, leaving the binding
+    /// to it.
+    func withUnbound<T>(_ statement: SQLStatement, _ body: (SQLStatement) throws -> T) throws -> T {
+        try use(statement, body)
     }
 
     /// Runs `body` with the cached prepared statement for `sql`, leaving the binding to it.

@@ -32,6 +32,8 @@ public final class SQLTable: Sendable {
     /// The transform of each field stored through its transformer, by index in the schema
     /// (nil for the fields stored as their own type).
     let transforms: [SQLColumnTransform?]
+    /// The same, as the query builder's expressions carry them, built once.
+    let transformedColumns: [TransformedColumn?]
     /// Whether any field is stored through its transformer.
     let hasTransforms: Bool
 
@@ -61,6 +63,9 @@ public final class SQLTable: Sendable {
             byField[transform.field] = transform
         }
         self.transforms = byField
+        self.transformedColumns = fields.indices.map { index in
+            byField[index].map { TransformedColumn(table: schema.table, column: fields[index].column, transform: $0) }
+        }
         self.hasTransforms = byField.contains { $0 != nil }
         let primaryKey = fields.indices.filter { fields[$0].isPrimaryKey }
         let hasRowIDKey =

@@ -45,6 +45,55 @@ struct QueryCoreTests {
         #expect(after == [nil] + items.dropFirst().map { $0 } + [nil])
     }
 
+    /// A recent shape's statement is bound straight from the query's tree: every kind of value
+    /// (text with a NUL, reals, `Int.max`, raw SQL's own arguments, a subquery's values, limits
+    /// and offsets) reaches its own parameter on every run, also while a cursor holds the
+    /// shape's statement.
+    @Test(arguments: TestStorage.allCases)
+    func aRecentShapeBindsEveryKindOfValue(store: TestStorage) throws {
+        let db = try itemsDatabase(store)
+        typealias Case = (note: String, price: Double, minimum: Int, excluded: Int, limit: Int, offset: Int)
+        func query(_ c: Case) -> SQLQuery<Item, Item> {
+            Item.where { $0.note == c.note || $0.price > c.price }
+                .where(sql: #""quantity" >= ?"#, [.integer(Int64(c.minimum))])
+                .where { $0.code.in(Item.where(\.quantity != c.excluded).select(\.code)) }
+                .order(\.id).limit(c.limit, offset: c.offset)
+        }
+        func expected(_ c: Case) -> [String] {
+            let matching = sampleItems.filter { item in
+                (item.note == c.note || (item.price ?? -.infinity) > c.price) && item.quantity >= c.minimum && item.quantity != c.excluded
+            }
+            return names(Array(matching.dropFirst(c.offset).prefix(c.limit)))
+        }
+        let cases: [Case] = [
+            ("a\u{0}b", 100, 0, -1, 10, 0),
+            ("a", 100, 0, -1, 10, 0),  // not the text cut at its NUL
+            ("red", 1.9, 0, -1, 10, 0),
+            ("red", 1.9, 6, -1, 1, 1),
+            ("x", 0.1, 1, 12, 2, 0),
+            ("x", 0.1, Int.max, -1, 10, 0),
+            ("red", -1, Int.min, Int.max, Int.max, 2),
+        ]
+        #expect(expected(cases[0]) == ["fig"] && expected(cases[3]) == ["elder_berry"] && expected(cases[4]) == ["apple", "date"])
+        try db.read { db throws in
+            for _ in 0..<2 {
+                for c in cases {
+                    #expect(try query(c).fetchAll(db).map(\.name) == expected(c))
+                    #expect(try query(c).fetchOne(db)?.name == expected(c).first)
+                }
+            }
+            // The shape's statement is busy with a cursor: a run of the same shape meanwhile
+            // gets a statement of its own, and neither disturbs the other.
+            let cursor = try query(cases[2]).fetchCursor(db)
+            #expect(try cursor.next()?.name == "apple")
+            #expect(try query(cases[4]).fetchAll(db).map(\.name) == ["apple", "date"])
+            #expect(try cursor.next()?.name == "date")
+            #expect(try query(cases[0]).fetchOne(db)?.name == "fig")
+            #expect(try cursor.next()?.name == "elder_berry")
+            #expect(try cursor.next() == nil)
+        }
+    }
+
     @Test(arguments: TestStorage.allCases)
     func fetchOneCountAndExists(store: TestStorage) throws {
         let db = try itemsDatabase(store)

@@ -138,25 +138,28 @@ struct RecentSelects {
 }
 
 extension SQLiteConnection {
-    /// The statement's SQL and arguments, and its entry among the recent selects: when it
-    /// renders like a `SELECT` rendered here recently, the SQL is that one's and only the
-    /// arguments are collected.
-    func renderedSelect(_ select: SelectStatement) throws -> (fragment: SQLFragment, entry: RecentSelects.Entry) {
+    /// Runs `body` with the prepared statement of `select`, its values bound. When the select
+    /// renders like one rendered here recently, that one's statement (its entry's own when it
+    /// is free, else one from the cache) is bound straight from the tree: no SQL text and no
+    /// argument list are built. Otherwise the select is rendered and becomes a recent one.
+    func withSelect<T>(_ select: SelectStatement, _ body: (SQLStatement) throws -> T) throws -> T {
         if let entry = recentSelects.entry(renderingLike: select) {
-            var renderer = SQLRenderer(writesSQL: false)
-            try renderer.append(select)
-            return (SQLFragment(entry.sql, renderer.arguments), entry)
+            let prepared: SQLStatement
+            if let statement = entry.prepared, !statement.isInUse {
+                prepared = statement
+            } else {
+                prepared = try statement(for: entry.sql)
+                if entry.prepared == nil { entry.prepared = prepared }
+            }
+            return try withUnbound(prepared) { statement in
+                var renderer = SQLRenderer(binding: statement)
+                try renderer.append(select)
+                try renderer.finishBinding()
+                return try body(statement)
+            }
         }
         let fragment = try select.rendered()
-        return (fragment, recentSelects.add(select, sql: fragment.sql))
-    }
-
-    /// Runs `body` with the prepared statement of a rendered select, its arguments bound: the
-    /// entry's own statement when it is free, else one from the cache.
-    func withSelect<T>(_ fragment: SQLFragment, _ entry: RecentSelects.Entry, _ body: (SQLStatement) throws -> T) throws -> T {
-        if let prepared = entry.prepared, !prepared.isInUse {
-            return try withPrepared(prepared, fragment.arguments, body)
-        }
+        let entry = recentSelects.add(select, sql: fragment.sql)
         return try withStatement(fragment.sql, fragment.arguments) { statement in
             if entry.prepared == nil { entry.prepared = statement }
             return try body(statement)

@@ -193,7 +193,8 @@ struct SelectStatement: Sendable {
     }
 }
 
-/// Writes nodes and statements as SQL text, collecting the bound values in order.
+/// Writes nodes and statements as SQL text, collecting the bound values in order; or, for a
+/// statement already prepared from SQL of the same shape, binds the values to it in that order.
 struct SQLRenderer {
     private(set) var sql = ""
     private(set) var arguments: [SQLValue] = []
@@ -201,21 +202,55 @@ struct SQLRenderer {
     /// written unqualified, others (correlated references) with their table.
     private var tables: [String] = []
 
-    /// False when only the arguments are wanted (the SQL of the same shape is known): the
-    /// walk is the same, so the arguments come in the same order, but no text is built.
+    /// False when only the values are wanted (the SQL of the same shape is known): the walk is
+    /// the same, so the values come in the same order, but no text is built.
     private let writesSQL: Bool
+    /// Where the values go instead of `arguments`: parameter 1, 2, … of this statement.
+    private let binding: SQLStatement?
+    /// How many values have been bound to `binding`.
+    private var boundCount: Int32 = 0
 
     var fragment: SQLFragment { SQLFragment(sql, arguments) }
 
-    init(table: String? = nil, writesSQL: Bool = true) {
+    init(table: String? = nil) {
         if let table { tables = [table] }
-        self.writesSQL = writesSQL
-        if writesSQL { sql.reserveCapacity(256) }
+        self.writesSQL = true
+        self.binding = nil
+        sql.reserveCapacity(256)
+    }
+
+    /// A renderer that writes no SQL and binds each value to the next parameter of
+    /// `statement`, prepared from SQL of the same shape: nothing is allocated.
+    init(binding statement: SQLStatement) {
+        self.writesSQL = false
+        self.binding = statement
     }
 
     @inline(__always)
     private mutating func emit(_ text: @autoclosure () -> String) {
         if writesSQL { sql += text() }
+    }
+
+    /// Appends SQL text as is (keywords and identifiers the builder made, never values).
+    mutating func write(_ text: String) {
+        emit(text)
+    }
+
+    /// The next parameter's value: collected, or bound to the statement.
+    private mutating func argument(_ value: SQLValue) throws {
+        guard let binding else { return arguments.append(value) }
+        boundCount += 1
+        try binding.check(value.bind(to: binding.handle, at: boundCount))
+    }
+
+    /// Checks that every parameter of the statement being bound got its value (the same
+    /// shape has as many, so this only guards the shape comparison).
+    func finishBinding() throws {
+        guard let binding else { return }
+        let count = sqlite3_bind_parameter_count(binding.handle)
+        guard boundCount == count else {
+            throw SQLiteError.misuse("expected \(count) arguments, got \(boundCount)", sql: binding.sql)
+        }
     }
 
     /// Where a node stands, which decides whether it needs parentheses.
@@ -229,13 +264,14 @@ struct SQLRenderer {
     }
 
     mutating func append(_ select: SelectStatement) throws {
-        tables.append(select.table)
-        defer { tables.removeLast() }
+        // Only the text needs the tables (to qualify columns); binding allocates nothing.
+        if writesSQL { tables.append(select.table) }
+        defer { if writesSQL { tables.removeLast() } }
         emit(select.isDistinct ? "SELECT DISTINCT " : "SELECT ")
         try appendList(select.columns)
         switch select.source {
         case .table(let name): emit(" FROM "); appendQuoted(name)
-        case .statement(let fragment, _): emit(" FROM ("); appendRaw(fragment); emit(")")
+        case .statement(let fragment, _): emit(" FROM ("); try appendRaw(fragment); emit(")")
         }
         if let condition = select.condition {
             emit(" WHERE ")
@@ -255,13 +291,13 @@ struct SQLRenderer {
         }
         if let limit = select.limit {
             emit(" LIMIT ?")
-            arguments.append(.integer(Int64(limit)))
+            try argument(.integer(Int64(limit)))
         } else if select.offset != nil {
             emit(" LIMIT -1")
         }
         if let offset = select.offset {
             emit(" OFFSET ?")
-            arguments.append(.integer(Int64(offset)))
+            try argument(.integer(Int64(offset)))
         }
     }
 
@@ -320,9 +356,10 @@ struct SQLRenderer {
         emit(" ")
     }
 
-    mutating func appendRaw(_ fragment: SQLFragment) {
+    mutating func appendRaw(_ fragment: SQLFragment) throws {
         emit(fragment.sql)
-        arguments += fragment.arguments
+        if binding == nil { return arguments += fragment.arguments }
+        for value in fragment.arguments { try argument(value) }
     }
 
     mutating func append(_ node: SQLNode, at position: Position = .top) throws {
@@ -344,9 +381,9 @@ struct SQLRenderer {
             appendQuoted(name)
         case .value(let value):
             emit("?")
-            arguments.append(value)
+            try argument(value)
         case .raw(let fragment):
-            appendRaw(fragment)
+            try appendRaw(fragment)
         case .keyword(let text):
             emit(text)
         case .failure(let error):
@@ -387,7 +424,7 @@ struct SQLRenderer {
                 // One parameter whatever the list's length: one cached statement, and no
                 // bound-parameter limit.
                 emit("SELECT value FROM json_each(?)")
-                arguments.append(try jsonKeyList(keys))
+                try argument(try jsonKeyList(keys))
             } else {
                 try appendList(list)
             }

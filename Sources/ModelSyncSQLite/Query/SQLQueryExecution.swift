@@ -97,29 +97,29 @@ extension SQLQuery {
     /// it beyond: the statement belongs to the connection.
     public func fetchCursor(_ db: SQLiteConnection) throws -> SQLCursor<Element> {
         let fragment = try statement.rendered()
-        let statement = try translatingUnknownColumns(fragment) { try db.statement(for: fragment.sql) }
+        let statement = try translatingUnknownColumns { try db.statement(for: fragment.sql) }
         db.recordReads(of: statement)
         return try SQLCursor(statement: statement, arguments: fragment.arguments, table: Root.sqlTable, decodeRow: decodeRow)
     }
 
     /// Runs `fragment` on a cached statement.
     func run<T>(_ fragment: SQLFragment, _ db: SQLiteConnection, _ body: (SQLStatement) throws -> T) throws -> T {
-        try translatingUnknownColumns(fragment) { try db.withStatement(fragment.sql, fragment.arguments, body) }
+        try translatingUnknownColumns { try db.withStatement(fragment.sql, fragment.arguments, body) }
     }
 
-    /// Runs a `SELECT` through the connection's recent selects (see `renderedSelect(_:)`).
+    /// Runs a `SELECT` through the connection's recent selects (see `withSelect(_:_:)`).
     func runSelect<T>(_ select: SelectStatement, _ db: SQLiteConnection, _ body: (SQLStatement) throws -> T) throws -> T {
-        let (fragment, entry) = try db.renderedSelect(select)
-        return try translatingUnknownColumns(fragment) { try db.withSelect(fragment, entry, body) }
+        try translatingUnknownColumns { try db.withSelect(select, body) }
     }
 
-    /// SQLite's "no such column" as a ``SQLiteError/Kind/unknownColumn(table:column:)`` error.
-    func translatingUnknownColumns<T>(_ fragment: SQLFragment, _ body: () throws -> T) throws -> T {
+    /// SQLite's "no such column" as a ``SQLiteError/Kind/unknownColumn(table:column:)`` error,
+    /// with the SQL of the statement that raised it.
+    func translatingUnknownColumns<T>(_ body: () throws -> T) throws -> T {
         let prefix = "no such column: "
         do {
             return try body()
         } catch let error as SQLiteError where error.kind == .sqlite && error.message.hasPrefix(prefix) {
-            throw SQLiteError.unknownColumn(table: statement.table, column: String(error.message.dropFirst(prefix.count)), sql: fragment.sql)
+            throw SQLiteError.unknownColumn(table: statement.table, column: String(error.message.dropFirst(prefix.count)), sql: error.sql)
         }
     }
 }
@@ -295,12 +295,5 @@ public final class SQLCursor<Element> {
         isFinished = true
         statement.reset()
         statement.isInUse = false
-    }
-}
-
-extension SQLRenderer {
-    /// Appends SQL text as is (keywords and identifiers the builder made, never values).
-    mutating func write(_ text: String) {
-        appendRaw(SQLFragment(text))
     }
 }
