@@ -217,7 +217,8 @@ import Testing
         #expect(PostgresBackend.expectedVersion("\"12\"") == 12)
         #expect(PostgresBackend.expectedVersion(" W/\"12\" ") == 12)
         #expect(PostgresBackend.expectedVersion("\"0\"") == 0)
-        for other in ["\"012\"", "\"-1\"", "\"12\", \"13\"", "\"abc\"", "12", "\"\"", "\"99999999999999999999\"", "W/12"] {
+        #expect(PostgresBackend.expectedVersion("\"9223372036854775807\"") == Int64.max)
+        for other in ["\"012\"", "\"-1\"", "\"12\", \"13\"", "\"abc\"", "12", "\"\"", "\"99999999999999999999\"", "W/12", "\"12\u{0}\"", "\"\u{FF11}\u{FF12}\""] {
             #expect(PostgresBackend.expectedVersion(other) == nil, "\(other)")
         }
     }

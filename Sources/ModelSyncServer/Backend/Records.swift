@@ -61,12 +61,14 @@ func contentETag(_ bytes: [UInt8]) -> String {
     return "\"" + String(repeating: "0", count: 16 - hex.count) + hex + "\""
 }
 
+/// The entity tags of an `If-None-Match` / `If-Match` list, as written (`*`, `W/"…"`, `"…"`).
+func etagList(_ header: String) -> [String] {
+    header.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+}
+
 /// Whether an `If-None-Match` / `If-Match` list names `etag` (weak or strong, or `*`).
 func etagListMatches(_ header: String, _ etag: String) -> Bool {
-    header.split(separator: ",").contains { candidate in
-        let tag = candidate.trimmingCharacters(in: .whitespaces)
-        return tag == "*" || tag == etag || tag == "W/" + etag
-    }
+    etagList(header).contains { tag in tag == "*" || tag == etag || tag == "W/" + etag }
 }
 
 /// `If-Match` on a write: 412 when the item changed since the client read it. The answer

@@ -184,7 +184,7 @@ extension PostgresBackend {
     /// none that a version's ETag could be (see ``checkIfMatch(_:version:_:)``).
     static func expectedVersion(_ ifMatch: String?) -> Int64? {
         guard let ifMatch else { return -1 }
-        let tags = ifMatch.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let tags = etagList(ifMatch)
         if tags.contains("*") { return -1 }
         guard tags.count == 1, var tag = tags.first else { return nil }
         if tag.hasPrefix("W/") { tag.removeFirst(2) }
