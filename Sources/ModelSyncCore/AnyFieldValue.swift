@@ -15,6 +15,11 @@ package func unwrapped(_ value: Any) -> Any? {
     return optional.wrappedAny.flatMap(unwrapped)
 }
 
+/// Whether `type` is an optional type (`Int?`, `String??`).
+package func isOptionalType(_ type: Any.Type) -> Bool {
+    type is any AnyOptional.Type
+}
+
 /// Whether two field values are equal, when their type is `Equatable`; nil when it is not.
 package func fieldValuesEqual(_ lhs: Any, _ rhs: Any) -> Bool? {
     guard let lhs = lhs as? any Equatable else { return nil }

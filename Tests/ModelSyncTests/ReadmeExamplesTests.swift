@@ -482,6 +482,11 @@ extension ReadmeSQLiteExampleTests {
         let removed = try db.write { try Article.where(sql: "length(title) > ?", [100]).deleteAll($0) }  // raw SQL
         let first = try db.read { try Article.query(sql: "SELECT * FROM articles WHERE id = ?", [1]).fetchOne($0) }
 
+        // Prepared once, run many times: each run only binds its values to the cached statement.
+        let latestOfUser = try Article.preparedQuery(Int.self) { userId in Article.where(\.userId == userId).order(.desc(\.id)) }
+        let latest = try db.read { db in try [1, 2, 3].map { try latestOfUser.fetchOne(db, $0)?.title } }   // ["Hello", "Moved", nil]
+
+        #expect(latest == ["Hello", "Moved", nil])
         #expect(recent.map(\.title) == ["Hello"])
         #expect(try db.read { try query.fetchCount($0) } == 1)  // "Hello there" is "Moved" now
         #expect(titles.map(\.1) == ["Hello", "Hello there", "Other", String(repeating: "x", count: 101)])

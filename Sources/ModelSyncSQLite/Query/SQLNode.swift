@@ -33,6 +33,10 @@ indirect enum SQLNode: Sendable {
     case column(table: String, name: String)
     /// A bound value.
     case value(SQLValue)
+    /// Parameter `index` of a prepared query (``SQLPreparedQuery``), bound on each run; stored
+    /// through `transformed` when it is compared with a column that holds its transformer's
+    /// representation.
+    case parameter(Int, transformed: TransformedColumn?)
     /// Raw SQL with its own arguments.
     case raw(SQLFragment)
     /// A constant keyword or literal written as is (`*`, `1`, `0`): never user data.
@@ -72,7 +76,7 @@ indirect enum SQLNode: Sendable {
     /// Whether the node renders as one token or call, needing no parentheses as an operand.
     var isAtomic: Bool {
         switch self {
-        case .column, .value, .keyword, .failure, .function, .exists, .subquery, .bytes, .jsonArrayContains: true
+        case .column, .value, .parameter, .keyword, .failure, .function, .exists, .subquery, .bytes, .jsonArrayContains: true
         default: false
         }
     }
@@ -80,7 +84,7 @@ indirect enum SQLNode: Sendable {
     /// The tables the node reads through subqueries.
     var subqueryTables: Set<String> {
         switch self {
-        case .column, .value, .raw, .keyword, .failure: []
+        case .column, .value, .parameter, .raw, .keyword, .failure: []
         case .prefix(_, let node), .postfix(let node, _), .bytes(let node): node.subqueryTables
         case .binary(let left, _, let right): left.subqueryTables.union(right.subqueryTables)
         case .chain(_, let nodes), .function(_, let nodes, _): nodes.reduce(into: []) { $0.formUnion($1.subqueryTables) }
@@ -209,6 +213,11 @@ struct SQLRenderer {
     private let binding: SQLStatement?
     /// How many values have been bound to `binding`.
     private var boundCount: Int32 = 0
+    /// Whether parameters of a prepared query may appear: only when preparing one. Anywhere
+    /// else a parameter has no value to bind.
+    private var takesParameters = false
+    /// Where the parameters stand among the arguments (each holds `NULL` there), in order.
+    private(set) var parameters: [SQLParameterSlot] = []
 
     var fragment: SQLFragment { SQLFragment(sql, arguments) }
 
@@ -217,6 +226,14 @@ struct SQLRenderer {
         self.writesSQL = true
         self.binding = nil
         sql.reserveCapacity(256)
+    }
+
+    /// A renderer for a prepared query: each parameter renders as `?` and is noted among
+    /// ``parameters``.
+    static func preparing() -> SQLRenderer {
+        var renderer = SQLRenderer()
+        renderer.takesParameters = true
+        return renderer
     }
 
     /// A renderer that writes no SQL and binds each value to the next parameter of
@@ -382,6 +399,13 @@ struct SQLRenderer {
         case .value(let value):
             emit("?")
             try argument(value)
+        case .parameter(let index, let transformed):
+            guard takesParameters, binding == nil else {
+                throw SQLiteError.misuse("a parameter of a prepared query is used in another query", sql: nil)
+            }
+            emit("?")
+            try argument(.null)
+            parameters.append(SQLParameterSlot(position: Int32(arguments.count), parameter: index, transformed: transformed))
         case .raw(let fragment):
             try appendRaw(fragment)
         case .keyword(let text):

@@ -79,7 +79,25 @@ extension SQLExpression where Value: SQLColumnEncodable {
 
     /// `x op y` between two expressions, refused when they store values differently.
     private func compare(_ op: String, _ other: Self) -> SQLCondition<Root> {
-        binary(op, comparableNode(other.node, transformed: other.transformed))
+        // A prepared query's parameter binds as the other side stores values, and an optional
+        // one compares with `IS` / `IS NOT`, so that nil finds NULLs as `== nil` does.
+        switch (node, other.node) {
+        case (_, .parameter(let index, nil)):
+            return binary(parameterOperator(op), .parameter(index, transformed: transformed))
+        case (.parameter(let index, nil), _):
+            return SQLCondition(node: .binary(.parameter(index, transformed: other.transformed), parameterOperator(op), other.node))
+        default:
+            return binary(op, comparableNode(other.node, transformed: other.transformed))
+        }
+    }
+
+    private func parameterOperator(_ op: String) -> String {
+        guard isOptionalType(Value.self) else { return op }
+        switch op {
+        case "=": return "IS"
+        case "<>": return "IS NOT"
+        default: return op
+        }
     }
 
     private func compare(_ op: String, _ value: Value) -> SQLCondition<Root> {
@@ -331,4 +349,37 @@ public func & <Root: SQLModel, Value: SQLColumnEncodable & FixedWidthInteger>(lh
 /// `column | bits`.
 public func | <Root: SQLModel, Value: SQLColumnEncodable & FixedWidthInteger>(lhs: KeyPath<Root, Value>, rhs: Value) -> SQLExpression<Root, Value> {
     SQLExpression(lhs) | rhs
+}
+
+// With an expression on the right, such as a prepared query's parameter:
+// `Post.preparedQuery(Int.self) { userId in Post.where(\.userId == userId) }`.
+
+/// `column = expression` (`IS` for an optional parameter).
+public func == <Root: SQLModel, Value: SQLColumnEncodable>(lhs: KeyPath<Root, Value>, rhs: SQLExpression<Root, Value>) -> SQLCondition<Root> {
+    SQLExpression(lhs) == rhs
+}
+
+/// `column <> expression` (`IS NOT` for an optional parameter).
+public func != <Root: SQLModel, Value: SQLColumnEncodable>(lhs: KeyPath<Root, Value>, rhs: SQLExpression<Root, Value>) -> SQLCondition<Root> {
+    SQLExpression(lhs) != rhs
+}
+
+/// `column < expression`.
+public func < <Root: SQLModel, Value: SQLColumnEncodable>(lhs: KeyPath<Root, Value>, rhs: SQLExpression<Root, Value>) -> SQLCondition<Root> {
+    SQLExpression(lhs) < rhs
+}
+
+/// `column <= expression`.
+public func <= <Root: SQLModel, Value: SQLColumnEncodable>(lhs: KeyPath<Root, Value>, rhs: SQLExpression<Root, Value>) -> SQLCondition<Root> {
+    SQLExpression(lhs) <= rhs
+}
+
+/// `column > expression`.
+public func > <Root: SQLModel, Value: SQLColumnEncodable>(lhs: KeyPath<Root, Value>, rhs: SQLExpression<Root, Value>) -> SQLCondition<Root> {
+    SQLExpression(lhs) > rhs
+}
+
+/// `column >= expression`.
+public func >= <Root: SQLModel, Value: SQLColumnEncodable>(lhs: KeyPath<Root, Value>, rhs: SQLExpression<Root, Value>) -> SQLCondition<Root> {
+    SQLExpression(lhs) >= rhs
 }

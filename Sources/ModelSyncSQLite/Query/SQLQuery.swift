@@ -15,7 +15,7 @@ import ModelSyncCore
 public struct SQLQuery<Root: SQLModel, Element>: Sendable {
     var statement: SelectStatement
     /// Reads one row into an element (the generated `init(row:)` for models).
-    let decodeRow: @Sendable (inout SQLRowDecoder) throws -> Element
+    @usableFromInline let decodeRow: @Sendable (inout SQLRowDecoder) throws -> Element
 
     init(statement: SelectStatement, decodeRow: @escaping @Sendable (inout SQLRowDecoder) throws -> Element) {
         self.statement = statement

@@ -59,7 +59,7 @@ extension SQLQuery {
     }
 
     /// The statement with `LIMIT 1`.
-    private var firstStatement: SelectStatement {
+    var firstStatement: SelectStatement {
         var first = statement
         first.limit = Swift.min(first.limit ?? 1, 1)
         return first
@@ -115,12 +115,18 @@ extension SQLQuery {
     /// SQLite's "no such column" as a ``SQLiteError/Kind/unknownColumn(table:column:)`` error,
     /// with the SQL of the statement that raised it.
     func translatingUnknownColumns<T>(_ body: () throws -> T) throws -> T {
-        let prefix = "no such column: "
-        do {
-            return try body()
-        } catch let error as SQLiteError where error.kind == .sqlite && error.message.hasPrefix(prefix) {
-            throw SQLiteError.unknownColumn(table: statement.table, column: String(error.message.dropFirst(prefix.count)), sql: error.sql)
-        }
+        try ModelSyncSQLite.translatingUnknownColumns(of: statement.table, body)
+    }
+}
+
+/// SQLite's "no such column" as a ``SQLiteError/Kind/unknownColumn(table:column:)`` error of
+/// `table`, with the SQL of the statement that raised it.
+func translatingUnknownColumns<T>(of table: String, _ body: () throws -> T) throws -> T {
+    let prefix = "no such column: "
+    do {
+        return try body()
+    } catch let error as SQLiteError where error.kind == .sqlite && error.message.hasPrefix(prefix) {
+        throw SQLiteError.unknownColumn(table: table, column: String(error.message.dropFirst(prefix.count)), sql: error.sql)
     }
 }
 

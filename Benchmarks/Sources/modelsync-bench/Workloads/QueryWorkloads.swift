@@ -9,7 +9,7 @@ import ModelSync
 enum QueryWorkloads {
     static let lookup = Workload(
         name: "sqlite_query_lookup",
-        summary: "look up 10-column rows one at a time: IntRow.where(\\.id == key).fetchOne; peers: raw_c (one prepared statement), modelsync_find",
+        summary: "look up 10-column rows one at a time: IntRow.where(\\.id == key).fetchOne; peers: raw_c (one prepared statement), modelsync_find, modelsync_prepared",
         unit: .rowsPerSecond, sizes: [WorkloadSize(5_000, quick: true), WorkloadSize(50_000)]
     ) { size in
         let rows = (0..<size.count).map(IntRow.init)
@@ -37,10 +37,19 @@ enum QueryWorkloads {
         let find = Contender(name: "modelsync_find") {
             try db.read { db in try keys.compactMap { key in try IntRow.find(key, db) } }.reduce(0) { $0 &+ $1.b }
         }
-        return PreparedWorkload(ours: ours, peers: [peer, find]) {
+        // The same query prepared once (`preparedQuery`): per lookup, only the key is bound.
+        let byID = try IntRow.preparedQuery(Int.self) { id in IntRow.where(\.id == id) }
+        func preparedLookups() throws -> [IntRow] {
+            try db.read { db in try keys.compactMap { key in try byID.fetchOne(db, key) } }
+        }
+        let prepared = Contender(name: "modelsync_prepared") {
+            try preparedLookups().reduce(0) { $0 &+ $1.b }
+        }
+        return PreparedWorkload(ours: ours, peers: [peer, find, prepared]) {
             let expected = keys.map { rows[$0 - 1] }
             try expectEqual(try ourLookups(), expected, "sqlite_query_lookup ours")
             try expectEqual(try rawLookups(rawDB, query, keys), expected, "sqlite_query_lookup raw_c")
+            try expectEqual(try preparedLookups(), expected, "sqlite_query_lookup modelsync_prepared")
         }
     }
 
