@@ -21,7 +21,12 @@ public final class SQLiteConnection {
     private var transactionDepth = 0
     /// The models whose tables this connection has created or checked. Forgotten when a
     /// rollback undoes a schema change (see ``schemaChanges``), and only then.
-    var preparedTables: Set<ObjectIdentifier> = []
+    var preparedTables: Set<ObjectIdentifier> = [] {
+        didSet { lastPreparedTable = nil }
+    }
+    /// The model found last in `preparedTables`: a loop writing one model compares it
+    /// instead of hashing. Forgotten with any change to the set.
+    var lastPreparedTable: ObjectIdentifier?
     /// What each model type conforms to (see ``ModelTraits``).
     var modelTraits: [ObjectIdentifier: ModelTraits] = [:]
     /// The last answer of `modelTraits`, checked before hashing.

@@ -76,7 +76,10 @@ extension SQLModel {
     /// ``prepareTable(_:)`` the first time the model is written on a connection.
     @inline(__always)
     static func prepareTableOnce(_ db: SQLiteConnection) throws {
-        if !db.preparedTables.contains(ObjectIdentifier(Self.self)) { try prepareTable(db) }
+        let type = ObjectIdentifier(Self.self)
+        if db.lastPreparedTable == type { return }
+        if !db.preparedTables.contains(type) { try prepareTable(db) }
+        db.lastPreparedTable = type
     }
 
     /// Adds the columns and indexes the table lacks. Columns of another type, and columns

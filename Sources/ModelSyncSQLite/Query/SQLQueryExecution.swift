@@ -5,26 +5,34 @@ import ModelSyncCore
 // rows are read by the same decoder as `SQLModel.all`.
 
 extension SQLQuery {
+    // The two fetches are inlinable, so that the caller's module specializes them for its
+    // element type (see `SQLPreparedQuery`); the statement is run by `runSelect`, which is not
+    // generic in its result.
+
     /// Every element the query reads, in its order.
+    @inlinable
     public func fetchAll(_ db: SQLiteConnection) throws -> [Element] {
-        try runSelect(statement, db) { statement in
-            var elements: [Element] = []
+        var elements: [Element] = []
+        try runSelect(all: true, db) { statement in
             // The decoder holds only the statement and the table, so one serves every row.
             var row = SQLRowDecoder(statement: statement.handle, table: Root.sqlTable)
             while try statement.step() {
                 elements.append(try decodeRow(&row))
             }
-            return elements
         }
+        return elements
     }
 
     /// The first element the query reads (`LIMIT 1`), or nil.
+    @inlinable
     public func fetchOne(_ db: SQLiteConnection) throws -> Element? {
-        try runSelect(firstStatement, db) { statement in
-            guard try statement.step() else { return nil }
+        var element: Element?
+        try runSelect(all: false, db) { statement in
+            guard try statement.step() else { return }
             var row = SQLRowDecoder(statement: statement.handle, table: Root.sqlTable)
-            return try decodeRow(&row)
+            element = try decodeRow(&row)
         }
+        return element
     }
 
     /// The element whose primary key is `key`, among those the query reads, or nil.
@@ -107,9 +115,11 @@ extension SQLQuery {
         try translatingUnknownColumns { try db.withStatement(fragment.sql, fragment.arguments, body) }
     }
 
-    /// Runs a `SELECT` through the connection's recent selects (see `withSelect(_:_:)`).
-    func runSelect<T>(_ select: SelectStatement, _ db: SQLiteConnection, _ body: (SQLStatement) throws -> T) throws -> T {
-        try translatingUnknownColumns { try db.withSelect(select, body) }
+    /// Runs the whole query (`all`) or its first row's statement through the connection's
+    /// recent selects (see `withSelect(_:_:)`).
+    @usableFromInline
+    func runSelect(all: Bool, _ db: SQLiteConnection, _ body: (SQLStatement) throws -> Void) throws {
+        try translatingUnknownColumns { try db.withSelect(all ? statement : firstStatement, body) }
     }
 
     /// SQLite's "no such column" as a ``SQLiteError/Kind/unknownColumn(table:column:)`` error,
