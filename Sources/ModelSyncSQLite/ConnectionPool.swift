@@ -259,12 +259,19 @@ final class ConnectionPool: @unchecked Sendable {
 /// Whether a connection's body was cancelled: raised by the cancellation handler, checked
 /// before each statement starts (`sqlite3_interrupt` only stops statements that are running).
 final class InterruptionFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var raised = false
+    /// Read and written only through the shim's atomic loads and stores.
+    private let raised: UnsafeMutablePointer<Int32>
 
-    var isRaised: Bool { lock.withLock { raised } }
-    func raise() { lock.withLock { raised = true } }
-    func lower() { lock.withLock { raised = false } }
+    init() {
+        raised = .allocate(capacity: 1)
+        raised.initialize(to: 0)
+    }
+
+    deinit { raised.deallocate() }
+
+    var isRaised: Bool { modelsync_flag_load(raised) != 0 }
+    func raise() { modelsync_flag_store(raised, 1) }
+    func lower() { modelsync_flag_store(raised, 0) }
 }
 
 /// A thread that runs the jobs given to it one at a time, in order.
