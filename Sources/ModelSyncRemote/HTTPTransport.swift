@@ -22,7 +22,7 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
     public let client: HTTPClient
     /// The timeout of requests that do not set one.
     public var defaultTimeout: Duration
-    /// The largest response body accepted.
+    /// The largest response body accepted (at most 4 GiB: a larger limit counts as 4 GiB).
     public var maxResponseSize: Int
 
     /// A process-wide client, never shut down, that fails a request at once when a connection
@@ -42,28 +42,26 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
     }
 
     public func send(_ request: RemoteRequest) async throws -> RemoteResponse {
-        var outgoing = HTTPClientRequest(url: request.url.absoluteString)
-        outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
-        for field in request.headers { outgoing.headers.add(name: field.name, value: field.value) }
-        if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
-        let timeout = boundedTimeout(request.timeout ?? defaultTimeout)
-        let (seconds, attoseconds) = timeout.components
+        let (seconds, attoseconds) = boundedTimeout(request.timeout ?? defaultTimeout).components
         let deadline = NIODeadline.now() + TimeAmount.nanoseconds(max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
-        let client = client
-        let limit = maxResponseSize
         do {
-            // AsyncHTTPClient's deadline ends with the head; the body needs a bound of its own.
-            return try await withExchangeTimeout(timeout, request, on: client.eventLoopGroup.any()) { [outgoing] in
-                let response = try await client.execute(outgoing, deadline: deadline)
-                let body = try await response.body.collect(upTo: limit)
-                return RemoteResponse(
-                    status: Int(response.status.code),
-                    headers: HeaderFields(response.headers.map { (name: $0.name, value: $0.value) }),
-                    body: Array(body.readableBytesView)
-                )
-            }
-        } catch let error as RemoteError {
-            throw error
+            var headers = HTTPHeaders()
+            for field in request.headers { headers.add(name: field.name, value: field.value) }
+            let outgoing = try HTTPClient.Request(
+                url: request.url, method: HTTPMethod(rawValue: request.method.rawValue), headers: headers,
+                body: request.body.map { .bytes($0) }
+            )
+            // The delegate API keeps AsyncHTTPClient's deadline armed until the whole body is in
+            // (`execute(_:deadline:)` disarms it with the head): one timer of its own bounds the
+            // whole exchange, with no task or timer of ours.
+            let accumulator = ResponseAccumulator(request: outgoing, maxBodySize: min(max(maxResponseSize, 0), Self.largestBody))
+            let task = client.execute(request: outgoing, delegate: accumulator, deadline: deadline)
+            let response = try await withTaskCancellationHandler { try await task.futureResult.get() } onCancel: { task.cancel() }
+            return RemoteResponse(
+                status: Int(response.status.code),
+                headers: HeaderFields(response.headers.map { (name: $0.name, value: $0.value) }),
+                body: response.body.map { Array($0.readableBytesView) } ?? []
+            )
         } catch let error as HTTPClientError
             where [.deadlineExceeded, .connectTimeout, .readTimeout, .writeTimeout].contains(error) {
             throw RemoteError.timeout(RequestSummary(request))
@@ -74,6 +72,9 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
             throw RemoteError.transport(TransportFailure(request: RequestSummary(request), underlyingError: error))
         }
     }
+
+    /// The largest body `ResponseAccumulator` accepts (a `ByteBuffer` holds at most 4 GiB).
+    private static let largestBody = Int(exactly: UInt32.max) ?? Int(Int32.max)
 }
 
 extension AsyncHTTPClientTransport {
@@ -120,6 +121,8 @@ func boundedTimeout(_ timeout: Duration) -> Duration {
 ///
 /// The exchange runs in a task of its own that an event-loop timer cancels: a timer on the
 /// loop costs less per request than a sleeping child task would (docs/PERFORMANCE.md).
+/// ``URLSessionTransport`` needs it (URLSession's interval is an idle timeout);
+/// ``AsyncHTTPClientTransport`` gets the same bound from AsyncHTTPClient's own deadline.
 func withExchangeTimeout(
     _ timeout: Duration, _ request: RemoteRequest, on eventLoop: any EventLoop,
     _ exchange: @escaping @Sendable () async throws -> RemoteResponse

@@ -271,7 +271,7 @@ struct ContentTypeAndRedirectTests {
     }
 }
 
-@Suite("Transports: the timeout covers the body")
+@Suite("Transports: the timeout covers the body", .timeLimit(.minutes(1)))
 struct BodyTimeoutTests {
     /// The head at once, then one byte of a long body every 50 ms: about 10 s in all, far
     /// beyond the timeout, yet never idle long enough for an idle timeout to fire.
@@ -291,6 +291,34 @@ struct BodyTimeoutTests {
 
     @Test func asyncHTTPClient() async throws {
         try await RawHTTPPeer.with(Self.trickle) { try await expectTimeout(AsyncHTTPClientTransport(), $0) }
+    }
+
+    /// The head and part of the body at once, then nothing until the peer stops: only a bound
+    /// on the whole exchange ends the wait.
+    private static func stall(_ headSent: @escaping @Sendable () -> Void = {}) -> @Sendable (String) -> [RawStep] {
+        { _ in
+            [.text("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n[1,2,"), .run(headSent), .pause(.seconds(3600))]
+        }
+    }
+
+    @Test func aStalledBodyTimesOut() async throws {
+        try await RawHTTPPeer.with(Self.stall()) { try await expectTimeout(AsyncHTTPClientTransport(), $0) }
+    }
+
+    @Test func cancellingTheCallerEndsAStalledBody() async throws {
+        let (headSent, signal) = AsyncStream.makeStream(of: Void.self)
+        try await RawHTTPPeer.with(Self.stall { signal.yield() }) { peer in
+            // A timeout far beyond the test: only the cancellation ends the exchange, as a cancellation.
+            let request = RemoteRequest(method: .get, url: peer.baseURL.appendingPathComponent("users/1"), timeout: .seconds(60))
+            let exchange = Task { try await AsyncHTTPClientTransport().send(request) }
+            for await _ in headSent { break }
+            exchange.cancel()
+            let result = await exchange.result
+            guard case .failure(let error) = result, error is CancellationError else {
+                Issue.record("expected a cancellation, got \(result)")
+                return
+            }
+        }
     }
 
     #if canImport(FoundationNetworking) || canImport(Darwin)

@@ -10,6 +10,8 @@ enum RawStep: Sendable {
     case send([UInt8])
     /// Waits, then goes on with the next step.
     case pause(Duration)
+    /// Calls this (once the writes before it are done), then goes on: a test's event.
+    case run(@Sendable () -> Void)
 
     /// Writes this text as UTF-8.
     static func text(_ text: String) -> RawStep { .send(Array(text.utf8)) }
@@ -88,6 +90,7 @@ struct RawHTTPPeer: Sendable {
                 switch step {
                 case .send(let bytes): try await outbound.write(ByteBuffer(bytes: bytes))
                 case .pause(let duration): try await Task.sleep(for: duration)
+                case .run(let action): action()
                 }
             }
         }
