@@ -21,11 +21,7 @@ import Foundation
 /// to use from many tasks at once; every operation takes one lock, and decodes through the map
 /// take turns, so that two partial payloads of one value never merge into the same old base.
 public final class IdentityMap: Sendable {
-    /// A model type and a key.
-    struct Key: Hashable {
-        let type: ObjectIdentifier
-        let id: PrimaryKey
-    }
+    typealias Key = IdentityStore.Key
 
     /// One `changes(of:id:)` stream: how to send it a value and how to end it.
     private struct Observer {
@@ -34,7 +30,7 @@ public final class IdentityMap: Sendable {
     }
 
     private struct State {
-        var values: LRUDictionary<Key, any Model>
+        var values: IdentityStore
         var observers: [Key: [Int: Observer]] = [:]
         var nextObserver = 0
     }
@@ -56,7 +52,7 @@ public final class IdentityMap: Sendable {
     /// Creates an empty map that holds at most `capacity` values.
     public init(capacity: Int = 10_000) {
         self.capacity = max(1, capacity)
-        self.state = Locked(State(values: LRUDictionary(capacity: capacity)))
+        self.state = Locked(State(values: IdentityStore(capacity: capacity)))
     }
 
     deinit {
@@ -76,14 +72,13 @@ public final class IdentityMap: Sendable {
     /// The canonical value of type `type` with key `key` (built from any value with
     /// ``PrimaryKey/init(_:of:)``: `"7"` names the user whose integer id is `7`), or nil.
     public func value<M: Model>(_ type: M.Type, key: PrimaryKey) -> M? {
-        anyValue(type, key: key) as? M
+        state.withLock { $0.values.value(type, for: key) }
     }
 
     /// The canonical value of type `type` with key `key` as the map holds it, without a cast
     /// (for code that only passes it on, such as merge-aware decoding), or nil.
     public func anyValue(_ type: any Model.Type, key: PrimaryKey) -> (any Model)? {
-        let key = Key(type: ObjectIdentifier(type), id: key)
-        return state.withLock { $0.values.value(for: key) }
+        state.withLock { $0.values.anyValue(type, for: key) }
     }
 
     /// Makes `value` the canonical value of its type and key, replacing the one held (use
@@ -99,12 +94,13 @@ public final class IdentityMap: Sendable {
     /// Stores `value` under `id`, its primary key as the caller already knows it (decoding
     /// knows it from the payload), like ``store(_:)`` otherwise.
     public func store<M: Model>(_ value: M, key id: PrimaryKey) {
-        let key = Key(type: ObjectIdentifier(M.self), id: id)
         // The replaced value leaves the lock with the closure's result, so that it is destroyed
         // (its strings released) after the lock is given back.
-        _ = state.withLock { state -> (any Model)? in
-            let previous = state.values.set(value, for: key)
-            guard !state.observers.isEmpty, let observers = state.observers[key], !observers.isEmpty else { return previous }
+        _ = state.withLock { state -> M? in
+            let previous = state.values.set(value, for: id)
+            guard !state.observers.isEmpty, let observers = state.observers[Key(type: ObjectIdentifier(M.self), id: id)], !observers.isEmpty else {
+                return previous
+            }
             if let previous, fieldValuesEqual(previous, value) == true { return previous }
             // Inside the lock, so that observers see changes in the order they were made.
             for observer in observers.values { observer.send(value) }
@@ -122,13 +118,12 @@ public final class IdentityMap: Sendable {
     /// Removes the value of type `type` with key `key` and returns it; its observers receive nil.
     @discardableResult
     public func remove<M: Model>(_ type: M.Type, key id: PrimaryKey) -> M? {
-        let key = Key(type: ObjectIdentifier(type), id: id)
-        return state.withLock { state in
-            let removed = state.values.removeValue(for: key)
+        state.withLock { state in
+            let removed = state.values.removeValue(type, for: id)
             // Observers hear of it even when eviction already dropped the value.
-            state.observers[key]?.values.forEach { $0.send(nil) }
+            state.observers[Key(type: ObjectIdentifier(type), id: id)]?.values.forEach { $0.send(nil) }
             return removed
-        } as? M
+        }
     }
 
     /// Removes every value; the observers of each receive nil.
@@ -142,7 +137,7 @@ public final class IdentityMap: Sendable {
     /// Every value, from the least to the most recently used (the order in which a saved map
     /// is loaded back, so that recency survives a restart).
     public var values: [any Model] {
-        state.withLock { $0.values.entries.map(\.value) }
+        state.withLock { $0.values.values }
     }
 
     /// Every change of the value of type `type` with primary key `id` from now on: the new

@@ -87,16 +87,18 @@ extension JSONModel {
             // `JSONObjectDecoder.absent`), so `null` still clears and present keys win; the
             // result becomes canonical.
             var key: PrimaryKey?
+            var isKeyed = true
             var value = try withUnsafeTemporaryAllocation(of: Int32.self, capacity: layout.slotCount) { slots in
                 var decoder = JSONObjectDecoder(context: context, layout: layout, slots: slots, object: node)
                 let merge = decoder.beginMerge(into: map, as: Self.self)
                 // Nested models merge into their own canonical values; ours is restored after.
                 defer { context.pointee.endMerge(merge) }
                 key = merge.key
+                isKeyed = merge.isKeyed
                 return try Self(json: &decoder)
             }
             try finishDecoding(&value, node, context)
-            storeDecoded(value, key: key, in: map)
+            if isKeyed { storeDecoded(value, key: key, in: map) }
             return value
         }
 

@@ -18,10 +18,14 @@ extension JSONModel {
     }
 }
 
-/// One object's merge: the key its payload states, and the merge base of the object around it.
+/// One object's merge: the key its payload states, whether its type has a key at all, and the
+/// merge base of the object around it.
 @usableFromInline
 struct MergeScope {
     @usableFromInline let key: PrimaryKey?
+    /// False for a model without key fields (a nested value such as a plan): the map never holds
+    /// one, so decoding skips storing it.
+    @usableFromInline let isKeyed: Bool
     let outerBase: MergeBase?
 }
 
@@ -39,9 +43,10 @@ extension JSONObjectDecoder {
     /// Makes the map's canonical value for the payload's key the merge base of this object.
     @usableFromInline
     func beginMerge(into map: IdentityMap, as type: any Model.Type) -> MergeScope {
-        let key = payloadKey()
+        let isKeyed = !layout.primaryKeyFields.isEmpty
+        let key = isKeyed ? payloadKey() : nil
         let outer = context.pointee.exchangeMergeBase(key.map { MergeBase(type: type, key: $0, value: nil) })
-        return MergeScope(key: key, outerBase: outer)
+        return MergeScope(key: key, isKeyed: isKeyed, outerBase: outer)
     }
 }
 
