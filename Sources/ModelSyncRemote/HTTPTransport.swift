@@ -42,8 +42,7 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
     }
 
     public func send(_ request: RemoteRequest) async throws -> RemoteResponse {
-        let (seconds, attoseconds) = boundedTimeout(request.timeout ?? defaultTimeout).components
-        let deadline = NIODeadline.now() + TimeAmount.nanoseconds(max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
+        let deadline = NIODeadline.now() + timeAmount(boundedTimeout(request.timeout ?? defaultTimeout))
         do {
             var headers = HTTPHeaders()
             for field in request.headers { headers.add(name: field.name, value: field.value) }
@@ -86,10 +85,9 @@ extension AsyncHTTPClientTransport {
         outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
         for field in request.headers { outgoing.headers.add(name: field.name, value: field.value) }
         if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
-        let (seconds, attoseconds) = boundedTimeout(request.timeout ?? defaultTimeout).components
         let response: HTTPClientResponse
         do {
-            response = try await client.execute(outgoing, timeout: .nanoseconds(max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)))
+            response = try await client.execute(outgoing, timeout: timeAmount(boundedTimeout(request.timeout ?? defaultTimeout)))
         } catch {
             if error is CancellationError || Task.isCancelled { throw CancellationError() }
             throw RemoteError.transport(TransportFailure(request: RequestSummary(request), underlyingError: error))
@@ -116,6 +114,12 @@ func boundedTimeout(_ timeout: Duration) -> Duration {
     min(max(timeout, .zero), .seconds(Int64(Int32.max)))
 }
 
+/// A bounded timeout (see ``boundedTimeout(_:)``) as SwiftNIO's time amount.
+func timeAmount(_ timeout: Duration) -> TimeAmount {
+    let (seconds, attoseconds) = timeout.components
+    return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+}
+
 /// Runs `exchange`, the whole of one request and its response body, and throws
 /// ``RemoteError/timeout(_:)`` when it has not finished within `timeout`, cancelling it.
 ///
@@ -128,8 +132,7 @@ func withExchangeTimeout(
     _ exchange: @escaping @Sendable () async throws -> RemoteResponse
 ) async throws -> RemoteResponse {
     let task = Task { try await exchange() }
-    let (seconds, attoseconds) = boundedTimeout(timeout).components
-    let timer = eventLoop.scheduleTask(in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)) { task.cancel() }
+    let timer = eventLoop.scheduleTask(in: timeAmount(boundedTimeout(timeout))) { task.cancel() }
     defer { timer.cancel() }
     do {
         return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }

@@ -172,7 +172,7 @@ extension SQLTable {
     /// A value of a one-column primary key as its column stores it (through the key's
     /// transformer, if it has one).
     func storedKey(_ key: some SQLColumnEncodable) throws -> SQLValue {
-        guard primaryKey.count == 1, let transform = transforms[primaryKey[0]] else { return try key.sqlValue() }
-        return try transform.store(key)
+        guard primaryKey.count == 1, let transformed = transformedColumns[primaryKey[0]] else { return try key.sqlValue() }
+        return try transformed.transform.store(key)
     }
 }

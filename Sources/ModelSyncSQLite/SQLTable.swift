@@ -29,10 +29,9 @@ public final class SQLTable: Sendable {
     /// (`Post.where(\.id == key)`) copies them instead of allocating its own.
     let fieldColumns: [SQLNode]
     let selectedColumns: [SQLNode]
-    /// The transform of each field stored through its transformer, by index in the schema
-    /// (nil for the fields stored as their own type).
-    let transforms: [SQLColumnTransform?]
-    /// The same, as the query builder's expressions carry them, built once.
+    /// The column of each field stored through its transformer, with its transform, by index in
+    /// the schema (nil for the fields stored as their own type); built once, and carried as is
+    /// by the query builder's expressions.
     let transformedColumns: [TransformedColumn?]
     /// Whether any field is stored through its transformer.
     let hasTransforms: Bool
@@ -62,7 +61,6 @@ public final class SQLTable: Sendable {
         for transform in transforms where byField.indices.contains(transform.field) {
             byField[transform.field] = transform
         }
-        self.transforms = byField
         self.transformedColumns = fields.indices.map { index in
             byField[index].map { TransformedColumn(table: schema.table, column: fields[index].column, transform: $0) }
         }
@@ -121,12 +119,12 @@ public final class SQLTable: Sendable {
     /// The type field `index`'s column holds: the property's own, or its transformer's
     /// representation when the field is stored through it.
     public func columnType(_ index: Int) -> FieldType {
-        transforms[index]?.columnType ?? schema.fields[index].type
+        transformedColumns[index]?.transform.columnType ?? schema.fields[index].type
     }
 
     /// Field `index`'s value as its column stores it; nil when the value has no SQL form.
     func storedValue(_ value: Any, field index: Int) throws -> SQLValue? {
-        if let transform = transforms[index] { return try transform.store(value) }
+        if let transformed = transformedColumns[index] { return try transformed.transform.store(value) }
         return try sqlValue(of: value)
     }
 

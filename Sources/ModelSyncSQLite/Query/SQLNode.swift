@@ -116,12 +116,22 @@ indirect enum SQLNode: Sendable {
     /// or a failure naming the value.
     static func bound(_ value: Any, _ store: () throws -> SQLValue) -> SQLNode {
         do {
-            return .value(try store())
-        } catch let error as SQLiteError {
-            return .failure(error)
+            return .value(try storedForm(of: value, store))
         } catch {
-            return .failure(.misuse("\(value) cannot be bound: \(error)"))
+            return .failure(error)
         }
+    }
+}
+
+/// `value` in the form `store` gives it; a failure is a typed error naming the value (the
+/// builder's values and a prepared query's parameters alike).
+func storedForm(of value: Any, _ store: () throws -> SQLValue) throws(SQLiteError) -> SQLValue {
+    do {
+        return try store()
+    } catch let error as SQLiteError {
+        throw error
+    } catch {
+        throw .misuse("\(value) cannot be bound: \(error)")
     }
 }
 

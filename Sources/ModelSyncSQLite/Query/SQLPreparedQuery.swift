@@ -42,15 +42,8 @@ public struct SQLPreparedQuery<Root: SQLModel, Element, each Parameter: SQLColum
     public func fetchAll(_ db: SQLiteConnection, _ values: repeat each Parameter) throws -> [Element] {
         var elements: [Element] = []
         try all.run(db) { statement in
-            var parameter = 0
-            for value in repeat each values {
-                try all.bind(value, asParameter: parameter, to: statement)
-                parameter += 1
-            }
-            var row = SQLRowDecoder(statement: statement.handle, table: Root.sqlTable)
-            while try statement.step() {
-                elements.append(try query.decodeRow(&row))
-            }
+            try all.bind(repeat each values, to: statement)
+            elements = try query.readAll(statement)
         }
         return elements
     }
@@ -60,14 +53,8 @@ public struct SQLPreparedQuery<Root: SQLModel, Element, each Parameter: SQLColum
     public func fetchOne(_ db: SQLiteConnection, _ values: repeat each Parameter) throws -> Element? {
         var element: Element?
         try first.run(db) { statement in
-            var parameter = 0
-            for value in repeat each values {
-                try first.bind(value, asParameter: parameter, to: statement)
-                parameter += 1
-            }
-            guard try statement.step() else { return }
-            var row = SQLRowDecoder(statement: statement.handle, table: Root.sqlTable)
-            element = try query.decodeRow(&row)
+            try first.bind(repeat each values, to: statement)
+            element = try query.readFirst(statement)
         }
         return element
     }
@@ -150,20 +137,23 @@ struct RenderedWithParameters: Sendable {
         }
     }
 
+    /// Binds the values to the parameters, in order.
+    @inlinable
+    func bind<each Value: SQLColumnEncodable>(_ values: repeat each Value, to statement: SQLStatement) throws {
+        var parameter = 0
+        for value in repeat each values {
+            try bind(value, asParameter: parameter, to: statement)
+            parameter += 1
+        }
+    }
+
     /// Binds `value` wherever parameter `parameter` stands, as its column stores it. (An
     /// existential, so that this is not generic: boxing an integer or a string allocates
     /// nothing.)
     @usableFromInline
     func bind(_ value: any SQLColumnEncodable, asParameter parameter: Int, to statement: SQLStatement) throws {
         for slot in slots where slot.parameter == parameter {
-            let stored: SQLValue
-            do {
-                stored = try slot.transformed.map { try $0.transform.store(value) } ?? value.sqlValue()
-            } catch let error as SQLiteError {
-                throw error
-            } catch {
-                throw SQLiteError.misuse("\(value) cannot be bound: \(error)", sql: sql)
-            }
+            let stored = try storedForm(of: value) { try slot.transformed.map { try $0.transform.store(value) } ?? value.sqlValue() }
             try statement.check(stored.bind(to: statement.handle, at: slot.position))
         }
     }

@@ -13,13 +13,7 @@ extension SQLQuery {
     @inlinable
     public func fetchAll(_ db: SQLiteConnection) throws -> [Element] {
         var elements: [Element] = []
-        try runSelect(all: true, db) { statement in
-            // The decoder holds only the statement and the table, so one serves every row.
-            var row = SQLRowDecoder(statement: statement.handle, table: Root.sqlTable)
-            while try statement.step() {
-                elements.append(try decodeRow(&row))
-            }
-        }
+        try runSelect(all: true, db) { elements = try readAll($0) }
         return elements
     }
 
@@ -27,12 +21,28 @@ extension SQLQuery {
     @inlinable
     public func fetchOne(_ db: SQLiteConnection) throws -> Element? {
         var element: Element?
-        try runSelect(all: false, db) { statement in
-            guard try statement.step() else { return }
-            var row = SQLRowDecoder(statement: statement.handle, table: Root.sqlTable)
-            element = try decodeRow(&row)
-        }
+        try runSelect(all: false, db) { element = try readFirst($0) }
         return element
+    }
+
+    /// Every row `statement` reads from here on, as elements.
+    @inlinable
+    func readAll(_ statement: SQLStatement) throws -> [Element] {
+        var elements: [Element] = []
+        // The decoder holds only the statement and the table, so one serves every row.
+        var row = SQLRowDecoder(statement: statement.handle, table: Root.sqlTable)
+        while try statement.step() {
+            elements.append(try decodeRow(&row))
+        }
+        return elements
+    }
+
+    /// The next row `statement` reads, as an element, or nil.
+    @inlinable
+    func readFirst(_ statement: SQLStatement) throws -> Element? {
+        guard try statement.step() else { return nil }
+        var row = SQLRowDecoder(statement: statement.handle, table: Root.sqlTable)
+        return try decodeRow(&row)
     }
 
     /// The element whose primary key is `key`, among those the query reads, or nil.
