@@ -11,18 +11,18 @@ protocol JSONElementsDecodable {
 extension Array: JSONElementsDecodable where Element: JSONDecodable {
     static func decodeElements(_ reader: inout JSONElementReader, _ context: inout JSONDecodingContext) throws -> [Element] {
         var result: [Element] = []
-        // No capacity predicted from the first element: a tiny first element before a huge
-        // one would ask for more memory than the input could ever fill.
         while try reader.next() {
-            let element: Element?
+            if result.count == result.capacity {
+                let stride = MemoryLayout<Element>.stride
+                result.reserveCapacity(reader.predictedCapacity(keeping: result.count, elementStride: stride))
+            }
             do {
-                element = try context.decodeElement(Element.self, of: reader)
+                try context.decodeElement(Element.self, of: reader, appendingTo: &result)
             } catch {
                 // A syntax error further on wins, as when the whole document is parsed first.
                 try reader.validateRest()
                 throw error
             }
-            if let element { result.append(element) }
         }
         return result
     }
@@ -38,16 +38,41 @@ extension JSONDecodingContext {
             self.tape = tape
             do {
                 return try T.decodeJSON(0, &self)
-            } catch var error as JSONError {
-                locate(&error)
-                error.path = JSONPath([.index(index)] + error.path.components)
-                guard options.dropsInvalidElements else { throw error }
-                record(.droppedElement(error), at: 0)
+            } catch let error as JSONError {
+                try dropElement(failedWith: error, at: index)
                 return nil
             }
         }
         settleEntries(under: .index(index))
         return element
+    }
+
+    /// Decodes the reader's current element as a `T` and appends it to `elements`, as
+    /// `decodeElement(_:of:)` does, but moving the value into the array (an optional in between
+    /// costs a copy and a destruction of every element, in code not specialised for `T`).
+    mutating func decodeElement<T: JSONDecodable>(
+        _ type: T.Type, of reader: JSONElementReader, appendingTo elements: inout [T]
+    ) throws {
+        let index = reader.count - 1
+        try reader.withTape { tape in
+            self.tape = tape
+            do {
+                elements.append(try T.decodeJSON(0, &self))
+            } catch let error as JSONError {
+                try dropElement(failedWith: error, at: index)
+            }
+        }
+        settleEntries(under: .index(index))
+    }
+
+    /// Throws `error`, located under the element's index, unless the options drop invalid
+    /// elements: then the report records the dropped element.
+    private mutating func dropElement(failedWith error: JSONError, at index: Int) throws {
+        var error = error
+        locate(&error)
+        error.path = JSONPath([.index(index)] + error.path.components)
+        guard options.dropsInvalidElements else { throw error }
+        record(.droppedElement(error), at: 0)
     }
 }
 

@@ -24,6 +24,8 @@ struct JSONElementReader {
     private var stack: [Int] = []
     /// The offset where the current element starts.
     private(set) var elementStart = 0
+    /// The offset just after the array's opening bracket.
+    private var contentStart: Int
     private var finished = false
 
     /// Opens the root array of `bytes`; nil when the input (after an optional byte order mark and
@@ -39,6 +41,7 @@ struct JSONElementReader {
         self.bytes = bytes
         self.maxDepth = maxDepth
         self.position = open + 1
+        self.contentStart = open + 1
     }
 
     /// Parses the next element; false after the last one, once the array is closed and nothing
@@ -75,6 +78,24 @@ struct JSONElementReader {
         return false
     }
 
+    /// A capacity for an array that holds `kept` elements and is about to take the current one:
+    /// enough for the elements the rest of the input likely holds, judging by the average size
+    /// of those read so far, plus an eighth.
+    ///
+    /// Reserving it once spares the doubling copies of a large array and the freed buffers they
+    /// leave scattered in the heap. The prediction never asks for more memory than the unread
+    /// input's size (a tiny first element before a huge one predicts far too many), and grows
+    /// the capacity by at least a quarter, so that predictions that keep falling short still
+    /// copy each element a bounded number of times.
+    func predictedCapacity(keeping kept: Int, elementStride: Int) -> Int {
+        let read = max(position - contentStart, 1)
+        let unread = bytes.count - position
+        let predicted = Double(unread) * Double(count) / Double(read)
+        let affordable = unread / max(elementStride, 1)
+        let more = min(Int(min(predicted * 1.125, Double(Int32.max))), affordable)
+        return kept + 1 + max(more, kept / 4, 16)
+    }
+
     /// Whether the array's closing bracket was read.
     var isFinished: Bool { finished }
 
@@ -84,6 +105,7 @@ struct JSONElementReader {
         bytes = window
         position -= dropped
         elementStart -= dropped
+        contentStart -= dropped
     }
 
     /// Reads the rest of the array without keeping anything, so that a syntax error anywhere
