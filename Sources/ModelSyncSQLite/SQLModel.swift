@@ -190,17 +190,21 @@ extension SQLModel {
         try row.run(withoutKey ? .insertWithoutKey : .insert, or: action, db)
         // `changes` is that of the statement that just ran: 0 when it skipped the row.
         if action != nil, db.changes == 0 { return false }
-        if withoutKey {
-            let rowID = db.lastInsertRowID
-            guard let stored = try db.withUnboundStatement(.selectByRowID, of: table, { statement in
-                try statement.bind([.integer(rowID)])
-                return try statement.step() ? Self.decodeRow(statement) : nil
-            }) else { throw Self.rowNotFound(table.sql(.selectByRowID)) }
-            row = stored
-        }
+        if withoutKey { row = try Self.insertedRow(db) }
         try row.didInsert(db)
         self = row
         return true
+    }
+
+    /// The row the last insert created, read back by its rowid. A function of its own: the
+    /// optional it decodes into would make every insert look up `Optional<Self>`'s metadata.
+    private static func insertedRow(_ db: SQLiteConnection) throws -> Self {
+        let rowID = db.lastInsertRowID
+        guard let stored = try db.withUnboundStatement(.selectByRowID, of: sqlTable, { statement in
+            try statement.bind([.integer(rowID)])
+            return try statement.step() ? Self.decodeRow(statement) : nil
+        }) else { throw Self.rowNotFound(sqlTable.sql(.selectByRowID)) }
+        return stored
     }
 
     /// Updates every column of the model's row; throws when there is no such row. Validates
