@@ -94,17 +94,20 @@ public final class IdentityMap: Sendable {
     /// Stores `value` under `id`, its primary key as the caller already knows it (decoding
     /// knows it from the payload), like ``store(_:)`` otherwise.
     public func store<M: Model>(_ value: M, key id: PrimaryKey) {
-        // The replaced value leaves the lock with the closure's result, so that it is destroyed
-        // (its strings released) after the lock is given back.
-        _ = state.withLock { state -> M? in
-            let previous = state.values.set(value, for: id)
-            guard !state.observers.isEmpty, let observers = state.observers[Key(type: ObjectIdentifier(M.self), id: id)], !observers.isEmpty else {
-                return previous
+        // The replaced value leaves the lock in `previous`, so that it is destroyed (its strings
+        // released) after the lock is given back.
+        withUnsafeTemporaryAllocation(of: M.self, capacity: 1) { previous in
+            let replaced = state.withLock { state -> Bool in
+                let replaced = state.values.set(value, for: id, replacedInto: previous)
+                guard !state.observers.isEmpty, let observers = state.observers[Key(type: ObjectIdentifier(M.self), id: id)], !observers.isEmpty else {
+                    return replaced
+                }
+                if replaced, fieldValuesEqual(previous[0], value) == true { return replaced }
+                // Inside the lock, so that observers see changes in the order they were made.
+                for observer in observers.values { observer.send(value) }
+                return replaced
             }
-            if let previous, fieldValuesEqual(previous, value) == true { return previous }
-            // Inside the lock, so that observers see changes in the order they were made.
-            for observer in observers.values { observer.send(value) }
-            return previous
+            if replaced { previous.deinitializeElement(at: 0) }
         }
     }
 

@@ -53,9 +53,11 @@ struct IdentityStore {
         return columns[slots[slot].column].anyValue(at: slots[slot].row)
     }
 
-    /// Stores `value` under `id` as the most recently used value; returns the value it replaced,
-    /// if any (moved out, so that the caller decides where it is destroyed).
-    mutating func set<M: Model>(_ value: M, for id: PrimaryKey) -> M? {
+    /// Stores `value` under `id` as the most recently used value. When it replaces a value, that
+    /// value is moved into `replaced` (uninitialised until then) and the result is true, so that
+    /// the caller decides where it is destroyed. Not an `M?`: in code not specialised for `M`,
+    /// an optional of it costs a metadata lookup on every store.
+    mutating func set<M: Model>(_ value: M, for id: PrimaryKey, replacedInto replaced: UnsafeMutableBufferPointer<M>) -> Bool {
         let key = Key(type: ObjectIdentifier(M.self), id: id)
         // One probe for a hit and an insertion alike: a new key gets the next free slot, which
         // no key holds, so meeting it means the key was absent.
@@ -63,7 +65,8 @@ struct IdentityStore {
         let slot = Self.read(&index[key, default: free])
         if slot != free {
             touch(slot)
-            return column(slots[slot].column, of: M.self).exchange(value, at: slots[slot].row)
+            column(slots[slot].column, of: M.self).exchange(value, at: slots[slot].row, movingOldInto: replaced)
+            return true
         }
         let (columnNumber, column) = self.column(of: M.self)
         let entry = Slot(key: key, column: columnNumber, row: column.insert(value), older: newest, newer: -1)
@@ -79,7 +82,7 @@ struct IdentityStore {
         if index.count > capacity, let (column, row) = removeSlot(for: slots[oldest].key) {
             columns[column].discard(at: row)
         }
-        return nil
+        return false
     }
 
     /// Removes the value of type `M` with key `id` and returns it.
@@ -221,11 +224,11 @@ final class ValueColumn<M: Model>: AnyValueColumn {
         return row
     }
 
-    /// Overwrites the value in `row` (which holds one) with `value` and returns the old one.
-    func exchange(_ value: M, at row: Int) -> M {
-        let old = (rows + row).move()
+    /// Overwrites the value in `row` (which holds one) with `value`, moving the old one into the
+    /// first element of `old` (uninitialised until then).
+    func exchange(_ value: M, at row: Int, movingOldInto old: UnsafeMutableBufferPointer<M>) {
+        old.initializeElement(at: 0, to: (rows + row).move())
         (rows + row).initialize(to: value)
-        return old
     }
 
     /// Frees `row` and returns its value; nil when it holds none.

@@ -63,6 +63,19 @@ extension PrimaryKey.Component: ExpressibleByIntegerLiteral, ExpressibleByString
     public init(stringLiteral value: String) { self = .text(value) }
 }
 
+extension PrimaryKey {
+    // Written out rather than synthesised: the usual single-field key compares and hashes its
+    // first component only, without going through the empty array of the others.
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.first == rhs.first && (lhs.rest.isEmpty ? rhs.rest.isEmpty : lhs.rest == rhs.rest)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        first.hash(into: &hasher)
+        for component in rest { component.hash(into: &hasher) }
+    }
+}
+
 extension PrimaryKey.Component {
     /// Text components are equal when their UTF-8 bytes are: `"é"` and `"e\u{301}"` are two
     /// ids to a server or a database, so they are two identities here too.
