@@ -83,10 +83,10 @@ struct JSONElementReader {
     /// of those read so far, plus an eighth.
     ///
     /// Reserving it once spares the doubling copies of a large array and the freed buffers they
-    /// leave scattered in the heap. The prediction never asks for more memory than the unread
-    /// input's size (a tiny first element before a huge one predicts far too many), and grows
-    /// the capacity by at least a quarter, so that predictions that keep falling short still
-    /// copy each element a bounded number of times.
+    /// leave scattered in the heap. The prediction is capped at the unread input's size in
+    /// memory (a tiny first element before a huge one predicts far too many). The capacity still
+    /// grows by at least a quarter, less than doubling would, so that predictions that keep
+    /// falling short copy each element a bounded number of times.
     func predictedCapacity(keeping kept: Int, elementStride: Int) -> Int {
         let read = max(position - contentStart, 1)
         let unread = bytes.count - position
