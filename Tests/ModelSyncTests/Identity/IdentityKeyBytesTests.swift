@@ -19,6 +19,21 @@ struct Slugged: SQLModel, Equatable {
         #expect(PrimaryKey(.integer(1)) != PrimaryKey(.text("1")))
     }
 
+    /// `PrimaryKey`'s `==` and `hash(into:)` are written out (a single-field key skips the
+    /// array of the others): keys of different lengths, or differing in a later component,
+    /// stay apart, and equal keys hash alike.
+    @Test func compositeKeysCompareEveryComponent() {
+        let keys = [PrimaryKey(3), PrimaryKey(3, 7), PrimaryKey(3, 8), PrimaryKey(3, 7, 1), PrimaryKey("3", 7)]
+        for (i, left) in keys.enumerated() {
+            for (j, right) in keys.enumerated() {
+                #expect((left == right) == (i == j), "\(left) vs \(right)")
+            }
+        }
+        #expect(Set(keys + [PrimaryKey(3, 7), PrimaryKey(3)]).count == keys.count)
+        #expect(PrimaryKey(3, 7).hashValue == PrimaryKey(.integer(3), .integer(7)).hashValue)
+        #expect(PrimaryKey(.text("caf\u{E9}"), 1) != PrimaryKey(.text("cafe\u{301}"), 1))
+    }
+
     @Test func theMapKeepsOneModelPerSpelling() {
         let map = IdentityMap()
         _ = map.store(Slugged(id: "caf\u{E9}", title: "precomposed"))
