@@ -42,7 +42,7 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
     }
 
     public func send(_ request: RemoteRequest) async throws -> RemoteResponse {
-        let deadline = NIODeadline.now() + timeAmount(boundedTimeout(request.timeout ?? defaultTimeout))
+        let deadline = NIODeadline.now() + timeAmount(request.timeout ?? defaultTimeout)
         do {
             var headers = HTTPHeaders()
             for field in request.headers { headers.add(name: field.name, value: field.value) }
@@ -87,7 +87,7 @@ extension AsyncHTTPClientTransport {
         if let body = request.body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
         let response: HTTPClientResponse
         do {
-            response = try await client.execute(outgoing, timeout: timeAmount(boundedTimeout(request.timeout ?? defaultTimeout)))
+            response = try await client.execute(outgoing, timeout: timeAmount(request.timeout ?? defaultTimeout))
         } catch {
             if error is CancellationError || Task.isCancelled { throw CancellationError() }
             throw RemoteError.transport(TransportFailure(request: RequestSummary(request), underlyingError: error))
@@ -114,9 +114,10 @@ func boundedTimeout(_ timeout: Duration) -> Duration {
     min(max(timeout, .zero), .seconds(Int64(Int32.max)))
 }
 
-/// A bounded timeout (see ``boundedTimeout(_:)``) as SwiftNIO's time amount.
+/// A timeout as SwiftNIO's time amount, bounded first (see ``boundedTimeout(_:)``), so that no
+/// duration overflows the nanosecond count.
 func timeAmount(_ timeout: Duration) -> TimeAmount {
-    let (seconds, attoseconds) = timeout.components
+    let (seconds, attoseconds) = boundedTimeout(timeout).components
     return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
 }
 
@@ -132,7 +133,7 @@ func withExchangeTimeout(
     _ exchange: @escaping @Sendable () async throws -> RemoteResponse
 ) async throws -> RemoteResponse {
     let task = Task { try await exchange() }
-    let timer = eventLoop.scheduleTask(in: timeAmount(boundedTimeout(timeout))) { task.cancel() }
+    let timer = eventLoop.scheduleTask(in: timeAmount(timeout)) { task.cancel() }
     defer { timer.cancel() }
     do {
         return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }

@@ -352,6 +352,10 @@ struct BodyTimeoutTests {
             let request = RemoteRequest(method: .get, url: server.baseURL.appendingPathComponent("users/1"), timeout: .seconds(Int64.max))
             #expect(try await AsyncHTTPClientTransport().send(request).status == 200)
         }
+        // Every conversion to NIO's time amount bounds first: the largest and the negative
+        // durations come out at the bound and at zero instead of overflowing.
+        #expect(timeAmount(.seconds(Int64.max)) == .seconds(Int64(Int32.max)))
+        #expect(timeAmount(.seconds(-5)) == .zero)
     }
 }
 

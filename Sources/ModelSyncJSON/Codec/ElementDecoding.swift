@@ -17,7 +17,7 @@ extension Array: JSONElementsDecodable where Element: JSONDecodable {
                 result.reserveCapacity(reader.predictedCapacity(keeping: result.count, elementStride: stride))
             }
             do {
-                try context.decodeElement(Element.self, of: reader, appendingTo: &result)
+                try context.decodeElement(Element.self, of: reader) { result.append($0) }
             } catch {
                 // A syntax error further on wins, as when the whole document is parsed first.
                 try reader.validateRest()
@@ -30,49 +30,30 @@ extension Array: JSONElementsDecodable where Element: JSONDecodable {
 
 extension JSONDecodingContext {
     /// Decodes the reader's current element as a `T`, with errors and report entries located
-    /// under its index; nil when it fails and the options drop invalid elements (the report
-    /// says so).
-    mutating func decodeElement<T: JSONDecodable>(_ type: T.Type, of reader: JSONElementReader) throws -> T? {
-        let index = reader.count - 1
-        let element: T? = try reader.withTape { tape in
-            self.tape = tape
-            do {
-                return try T.decodeJSON(0, &self)
-            } catch let error as JSONError {
-                try dropElement(failedWith: error, at: index)
-                return nil
-            }
-        }
-        settleEntries(under: .index(index))
-        return element
-    }
-
-    /// Decodes the reader's current element as a `T` and appends it to `elements`, as
-    /// `decodeElement(_:of:)` does, but moving the value into the array (an optional in between
-    /// costs a copy and a destruction of every element, in code not specialised for `T`).
+    /// under its index, and hands it to `use`; when it fails and the options drop invalid
+    /// elements, `use` is not called (the report says so).
+    ///
+    /// The element is moved into `use`, not returned: code not specialised for `T` would copy
+    /// and destroy every element on its way through an optional.
     mutating func decodeElement<T: JSONDecodable>(
-        _ type: T.Type, of reader: JSONElementReader, appendingTo elements: inout [T]
+        _ type: T.Type, of reader: JSONElementReader, _ use: (consuming T) -> Void
     ) throws {
         let index = reader.count - 1
         try reader.withTape { tape in
             self.tape = tape
+            let element: T
             do {
-                elements.append(try T.decodeJSON(0, &self))
-            } catch let error as JSONError {
-                try dropElement(failedWith: error, at: index)
+                element = try T.decodeJSON(0, &self)
+            } catch var error as JSONError {
+                locate(&error)
+                error.path = JSONPath([.index(index)] + error.path.components)
+                guard options.dropsInvalidElements else { throw error }
+                record(.droppedElement(error), at: 0)
+                return
             }
+            use(element)
         }
         settleEntries(under: .index(index))
-    }
-
-    /// Throws `error`, located under the element's index, unless the options drop invalid
-    /// elements: then the report records the dropped element.
-    private mutating func dropElement(failedWith error: JSONError, at index: Int) throws {
-        var error = error
-        locate(&error)
-        error.path = JSONPath([.index(index)] + error.path.components)
-        guard options.dropsInvalidElements else { throw error }
-        record(.droppedElement(error), at: 0)
     }
 }
 

@@ -97,9 +97,14 @@ extension JSONModelDecoder {
         // Streaming reports nothing: what an element recorded goes with it, or the report
         // would grow with the file.
         defer { context.discardReport() }
+        var element: T?
         do {
-            guard let map = options.identityMap else { return try context.decodeElement(type, of: reader) }
-            return try map.withMergeLock { try context.decodeElement(type, of: reader) }
+            if let map = options.identityMap {
+                try map.withMergeLock { try context.decodeElement(type, of: reader) { element = $0 } }
+            } else {
+                try context.decodeElement(type, of: reader) { element = $0 }
+            }
+            return element
         } catch let error as JSONError {
             throw error
         } catch {
