@@ -82,7 +82,7 @@ public final class SQLiteConnection {
         // fail ("no such column"), not read as a string.
         modelsync_disable_dqs_dml(handle)
         tableAccess.install(on: handle)
-        sqlite3_busy_timeout(handle, Int32(max(0, configuration.busyTimeout * 1000)))
+        sqlite3_busy_timeout(handle, Self.busyTimeoutMilliseconds(configuration.busyTimeout))
         // Every stored property is set: a throw from here on runs `deinit`, which closes the
         // handle (closing it here as well would close it twice).
         // Reading the schema makes a file that is not a database fail here, at open.
@@ -96,14 +96,26 @@ public final class SQLiteConnection {
         }
     }
 
+    /// `seconds` as SQLite's busy timeout: clamped to what an `Int32` of milliseconds holds, and
+    /// zero (fail at once) when negative or not a number.
+    static func busyTimeoutMilliseconds(_ seconds: Double) -> Int32 {
+        let milliseconds = seconds * 1000
+        guard milliseconds > 0 else { return 0 }  // also NaN
+        return milliseconds >= Double(Int32.max) ? Int32.max : Int32(milliseconds)
+    }
+
     deinit {
         statements.removeAll()
         tableStatements.removeAll()
         lastTableStatement = nil
         recentSelects.removeAll()
         // A statement a cursor still holds keeps the handle open past this point (close_v2),
-        // and must not call back into the tracer that goes with this object.
+        // and must not call back into what goes with this object: the tracer, the authorizer
+        // (a schema change re-prepares the statement) and the change hooks (the handle rolls
+        // back an open transaction when it finally closes).
         if tracer != nil { sqlite3_trace_v2(handle, 0, nil, nil) }
+        sqlite3_set_authorizer(handle, nil, nil)
+        if changeTracker != nil { ChangeTracker.uninstall(from: handle) }
         sqlite3_close_v2(handle)
     }
 

@@ -253,7 +253,7 @@ public final class Database: Sendable {
     /// Makes the writer collect the tables each transaction changes, if it does not yet. An
     /// observation calls it before its first fetch: the fetch sees every commit before, the
     /// hooks every commit after.
-    func trackChanges() {
+    package func trackChanges() {
         guard !tracksChanges.current else { return }
         if let connection = writer.heldByCurrentThread() {
             connection.trackChanges()

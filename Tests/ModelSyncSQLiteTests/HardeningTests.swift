@@ -42,6 +42,46 @@ struct DecomposedTable: SQLModel {
 
 @Suite("SQLite hardening")
 struct SQLiteHardeningTests {
+    // MARK: Configuration and connection lifetime
+
+    /// A busy timeout is seconds as a `Double`; SQLite takes an `Int32` of milliseconds. Values
+    /// beyond it, infinite or not a number open the database instead of trapping.
+    @Test(arguments: [Double.infinity, 1e300, Double(Int32.max), -.infinity, -5, .nan])
+    func anyBusyTimeoutOpens(seconds: Double) throws {
+        let db = try Database(inMemory: [Post.self], configuration: DatabaseConfiguration(busyTimeout: seconds))
+        try db.write { db in
+            var post = Post(title: "First")
+            try post.insert(db)
+        }
+        #expect(try db.read { try Post.count($0) } == 1)
+    }
+
+    /// A cursor kept past its database keeps the connection's handle open until the cursor goes.
+    /// Closing it then rolls back the transaction still open on it, which must call nothing of
+    /// the connection, long gone: its rollback hook did, a use after free that crashes when the
+    /// memory was reused, and always under `--sanitize=address`.
+    @Test func aCursorOutlivingItsDatabaseCallsNothingOfIt() throws {
+        let closed = Locked(false)
+        var cursor = try Self.cursorOutlivingItsDatabase(closed)
+        try #require(closed.current, "the database outlived its scope: nothing to test")
+        #expect(cursor != nil)
+        cursor = nil  // finalizes the last statement: the handle closes and rolls back
+    }
+
+    /// A cursor over the posts, on the writer of a database that is gone, in the transaction
+    /// left open on it.
+    private static func cursorOutlivingItsDatabase(_ closed: Locked<Bool>) throws -> SQLCursor<Post>? {
+        let db = try Database(inMemory: [Post.self])
+        db.onDeinit { closed.withLock { $0 = true } }
+        db.trackChanges()  // the change hooks, as an observation installs them
+        try db.beginRollbackScope()
+        try db.write { db in
+            var post = Post(title: "First")
+            try post.insert(db)
+        }
+        return try db.read { try Post.all().fetchCursor($0) }
+    }
+
     // MARK: 16 — NUL in contains / hasPrefix / hasSuffix
 
     @Test(arguments: TestStorage.allCases)

@@ -34,6 +34,13 @@ final class ChangeTracker {
         sqlite3_rollback_hook(handle, rollbackHook, context)
     }
 
+    /// Removes the hooks ``install(on:)`` set, before the tracker goes away.
+    static func uninstall(from handle: OpaquePointer) {
+        sqlite3_update_hook(handle, nil, nil)
+        sqlite3_commit_hook(handle, nil, nil)
+        sqlite3_rollback_hook(handle, nil, nil)
+    }
+
     /// Records that a statement about to run writes its tables.
     @inline(__always)
     func recordWrites(of statement: SQLStatement) {
