@@ -122,7 +122,7 @@ extension SQLModel {
         guard !target.isEmpty else { throw SQLiteError.misuse("upsert(uniqueKey:) needs the properties of a unique key") }
         let updated = try updating.map { try $0.map(Self.fieldIndex) }
             ?? table.schema.fields.indices.filter { !table.primaryKey.contains($0) && !target.contains($0) }
-        let withoutKey = try table.rowIDKeyMayBeNil && primaryKeyValues() == [.null]
+        let withoutKey = try rowIDKeyIsNil()
         let sql = table.upsertSQL(target: target, updated: updated, withoutKey: withoutKey)
         let stored = try db.withUnboundStatement(sql) { statement -> Self? in
             var encoder = SQLRowEncoder(statement: statement.handle, table: table)
@@ -192,7 +192,7 @@ extension SQLModel {
         let table = sqlTable
         let ignoring = action == .ignore
         // The inserted rows come back when ids are to flow back, or to tell which were skipped.
-        let returning = try ignoring || table.rowIDKeyMayBeNil && models.contains { try $0.primaryKeyValues() == [.null] }
+        let returning = try ignoring || models.contains { try $0.rowIDKeyIsNil() }
         let sql = table.multiRowInsertSQL(rows: models.count, or: action, returning: returning)
         var rows: [(model: Self, values: [SQLValue])] = []
         try db.withUnboundStatement(sql) { statement in

@@ -105,6 +105,12 @@ public struct SQLRowEncoder {
     /// Where the model's parameters start: 0, except in a multi-row `INSERT`, where row `r`
     /// binds field `i` to parameter `r × fields + i + 1`.
     @usableFromInline let parameterOffset: Int
+    /// The field of the table's optional rowid key, -1 when it has none.
+    @usableFromInline let optionalRowIDKey: Int
+    /// Whether that key was bound `NULL`: an `INSERT` then had SQLite assign it. Recorded while
+    /// binding, because reading the key through its key path to ask beforehand costs more than
+    /// the insert.
+    @usableFromInline private(set) var boundNilRowIDKey = false
 
     @usableFromInline
     init(statement: OpaquePointer, table: SQLTable) {
@@ -112,6 +118,7 @@ public struct SQLRowEncoder {
         self.table = table
         self.parameterCount = Int(sqlite3_bind_parameter_count(statement))
         self.parameterOffset = 0
+        self.optionalRowIDKey = table.optionalRowIDKey
     }
 
     /// The encoder of row `row` of a multi-row `INSERT` that binds every field of each row.
@@ -120,6 +127,7 @@ public struct SQLRowEncoder {
         self.table = table
         self.parameterCount = table.schema.fields.count
         self.parameterOffset = row * table.schema.fields.count
+        self.optionalRowIDKey = table.optionalRowIDKey
     }
 
     /// Binds field `field`.
@@ -148,7 +156,8 @@ public struct SQLRowEncoder {
     }
 
     @inlinable
-    func bind(_ value: SQLValue, _ field: Int) throws {
+    mutating func bind(_ value: SQLValue, _ field: Int) throws {
+        if field == optionalRowIDKey, case .null = value { boundNilRowIDKey = true }
         let result = value.bind(to: statement, at: Int32(truncatingIfNeeded: parameterOffset &+ field &+ 1))
         if result != SQLITE_OK { throw bindError(result) }
     }

@@ -181,16 +181,16 @@ extension SQLModel {
     mutating func insertRow(_ db: SQLiteConnection, or action: SQLiteConflictAction?, validate: Bool) throws -> Bool {
         try validateForWrite(validate, db)
         try Self.prepareTableOnce(db)
-        let table = Self.sqlTable
         // The hook works on a copy: a refused or skipped insert leaves the model as it was.
         var row = self
         row.stampForWrite(inserting: true, db)
         try row.willInsert(db)
-        let withoutKey = try table.rowIDKeyMayBeNil && row.primaryKeyValues() == [.null]
-        try row.run(withoutKey ? .insertWithoutKey : .insert, or: action, db)
+        // A nil rowid key is bound NULL, which has SQLite assign it (the column is an alias of the
+        // rowid); the row is then read back.
+        let keyWasNil = try row.run(.insert, or: action, db)
         // `changes` is that of the statement that just ran: 0 when it skipped the row.
         if action != nil, db.changes == 0 { return false }
-        if withoutKey { row = try Self.insertedRow(db) }
+        if keyWasNil { row = try Self.insertedRow(db) }
         try row.didInsert(db)
         self = row
         return true
@@ -350,13 +350,15 @@ extension SQLModel {
     }
 
     /// Binds the model to one of its table's statements and runs it.
-    func run(_ kind: SQLTable.Statement, _ db: SQLiteConnection) throws {
+    @discardableResult
+    func run(_ kind: SQLTable.Statement, _ db: SQLiteConnection) throws -> Bool {
         try db.withUnboundStatement(kind, of: Self.sqlTable) { try bindAndRun($0) }
     }
 
     /// Binds the model to one of its table's statements, with `OR action` when given, and
-    /// runs it.
-    func run(_ kind: SQLTable.Statement, or action: SQLiteConflictAction?, _ db: SQLiteConnection) throws {
+    /// runs it; returns whether its optional rowid key was bound `NULL`.
+    @discardableResult
+    func run(_ kind: SQLTable.Statement, or action: SQLiteConflictAction?, _ db: SQLiteConnection) throws -> Bool {
         if let action { try run(Self.sqlTable.sql(kind, or: action), db) } else { try run(kind, db) }
     }
 
@@ -367,14 +369,28 @@ extension SQLModel {
     }
 
     /// Binds the model to the statement for `sql` and runs it.
-    func run(_ sql: String, _ db: SQLiteConnection) throws {
+    @discardableResult
+    func run(_ sql: String, _ db: SQLiteConnection) throws -> Bool {
         try db.withUnboundStatement(sql) { try bindAndRun($0) }
     }
 
-    private func bindAndRun(_ statement: SQLStatement) throws {
+    private func bindAndRun(_ statement: SQLStatement) throws -> Bool {
         var encoder = SQLRowEncoder(statement: statement.handle, table: Self.sqlTable)
         try bind(to: &encoder)
         try statement.run()
+        return encoder.boundNilRowIDKey
+    }
+
+    /// Whether the model's rowid key is optional and nil, so that SQLite assigns it. Every
+    /// insert asks: one key-path read, not the key's stored values (which cost more than the
+    /// insert itself).
+    func rowIDKeyIsNil() throws -> Bool {
+        let table = Self.sqlTable
+        guard table.rowIDKeyMayBeNil else { return false }
+        guard let keyPath = table.optionalRowIDKeyPath, let key = fieldValue(at: keyPath) else {
+            throw SQLiteError.misuse("the primary key of \(Self.schema.name) cannot be read")
+        }
+        return unwrapped(key) == nil
     }
 
     /// The values of the primary-key fields, read through their key paths.

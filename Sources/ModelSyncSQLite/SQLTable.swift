@@ -16,6 +16,10 @@ public final class SQLTable: Sendable {
     public let hasRowIDKey: Bool
     /// Whether the rowid key is optional, so that an insert must check it for nil.
     let rowIDKeyMayBeNil: Bool
+    /// The rowid key's field and key path, when the key is optional (-1 and nil otherwise): what
+    /// that check reads.
+    let optionalRowIDKey: Int
+    let optionalRowIDKeyPath: (AnyKeyPath & Sendable)?
 
     /// `"a", "b", …`: every column in field order, as selected.
     let columnList: String
@@ -89,6 +93,8 @@ public final class SQLTable: Sendable {
         self.primaryKey = primaryKey
         self.hasRowIDKey = hasRowIDKey
         self.rowIDKeyMayBeNil = hasRowIDKey && fields[primaryKey[0]].isOptional
+        self.optionalRowIDKey = rowIDKeyMayBeNil ? primaryKey[0] : -1
+        self.optionalRowIDKeyPath = rowIDKeyMayBeNil ? fields[primaryKey[0]].keyPath : nil
         self.quotedName = table
         self.columnList = columnList
         self.keyCondition = keyCondition

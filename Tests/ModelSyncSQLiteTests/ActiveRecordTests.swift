@@ -20,6 +20,25 @@ struct ActiveRecordTests {
         #expect(try db.read { try Post.exists(3, $0) } == false)
     }
 
+    /// An optional rowid key is bound as it is: a set one is kept, a nil one is assigned by
+    /// SQLite and read back, with or without a conflict clause.
+    @Test(arguments: TestStorage.allCases)
+    func anOptionalKeyIsKeptWhenSetAndAssignedWhenNil(store: TestStorage) throws {
+        let db = try store.open(models: [Post.self])
+        var chosen = Post(id: 10, title: "Ten")
+        var assigned = Post(title: "Next")
+        var ignoring = Post(title: "Also next")
+        try db.write { db in
+            try chosen.insert(db)
+            try assigned.insert(db)
+            #expect(try ignoring.insert(db, onConflict: .ignore))
+        }
+        #expect(chosen.id == 10)
+        #expect(assigned.id == 11)
+        #expect(ignoring.id == 12)
+        #expect(try db.read { try Post.find(11, $0) } == assigned)
+    }
+
     @Test(arguments: TestStorage.allCases)
     func everyColumnTypeRoundTrips(store: TestStorage) throws {
         let db = try store.open(models: [Post.self])

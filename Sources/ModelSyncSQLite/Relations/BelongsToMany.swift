@@ -159,7 +159,7 @@ public struct BelongsToMany<Owner: SQLModel, Related: SQLModel, Pivot: SQLModel>
             return try db.execute("INSERT INTO \(quoteIdentifier(table.name)) (\(columns)) VALUES (\(parameters))", values.map(\.1))
         }
         _ = try pivot.validated()
-        let kind: SQLTable.Statement = table.rowIDKeyMayBeNil && (try? pivot.primaryKeyValues()) == [.null] ? .insertWithoutKey : .insert
+        let kind: SQLTable.Statement = (try? pivot.rowIDKeyIsNil()) == true ? .insertWithoutKey : .insert
         try db.withUnboundStatement(kind, of: table) { statement in
             var row = SQLRowEncoder(statement: statement.handle, table: table)
             try pivot.bind(to: &row)

@@ -107,6 +107,13 @@ extension IntRow: GRDBTwins {
     var manual: GRDBIntRowManual { GRDBIntRowManual(id: id, a: a, b: b, c: c, d: d, e: e, f: f, g: g, h: h, i: i) }
 }
 
+extension OptionalKeyIntRow: GRDBTwins {
+    init(_ r: GRDBIntRow) { self.init(IntRow(r)) }
+    init(_ r: GRDBIntRowManual) { self.init(IntRow(r)) }
+    var codable: GRDBIntRow { GRDBIntRow(id: id ?? 0, a: a, b: b, c: c, d: d, e: e, f: f, g: g, h: h, i: i) }
+    var manual: GRDBIntRowManual { GRDBIntRowManual(id: id ?? 0, a: a, b: b, c: c, d: d, e: e, f: f, g: g, h: h, i: i) }
+}
+
 // MARK: - MixedRow
 
 struct GRDBMixedRow: Codable, FetchableRecord, PersistableRecord {

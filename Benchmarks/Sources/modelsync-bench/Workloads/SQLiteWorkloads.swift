@@ -17,6 +17,35 @@ struct IntRow: SQLModel, Equatable {
     }
 }
 
+/// ``IntRow`` with the key most models declare, `var id: Int?` (here set, as in rows that come
+/// from a server), so that every insert asks whether SQLite is to assign it.
+@Model(table: "ints")
+struct OptionalKeyIntRow: SQLModel, Equatable {
+    var id: Int?
+    var a: Int, b: Int, c: Int, d: Int, e: Int, f: Int, g: Int, h: Int, i: Int
+
+    init(_ n: Int) {
+        self.init(IntRow(n))
+    }
+
+    init(_ row: IntRow) {
+        (id, a, b, c, d, e, f, g, h, i) = (row.id, row.a, row.b, row.c, row.d, row.e, row.f, row.g, row.h, row.i)
+    }
+}
+
+/// The ten integer columns of a row of `ints`, in order, for the raw C loop.
+protocol IntColumns {
+    var columns: [Int] { get }
+}
+
+extension IntRow: IntColumns {
+    var columns: [Int] { [id, a, b, c, d, e, f, g, h, i] }
+}
+
+extension OptionalKeyIntRow: IntColumns {
+    var columns: [Int] { [id ?? 0, a, b, c, d, e, f, g, h, i] }
+}
+
 /// A 14-column row of mixed types: ints, text, dates, doubles, optionals.
 @Model(table: "mixed")
 struct MixedRow: SQLModel, Equatable {
@@ -70,10 +99,13 @@ struct MixedRow: SQLModel, Equatable {
 enum SQLiteWorkloads {
     static let insertInts = insertWorkload("sqlite_insert_ints", IntRow.self, IntRow.init, rawInsertInts, [WorkloadSize(5_000, quick: true), WorkloadSize(50_000)])
     static let fetchInts = fetchWorkload("sqlite_fetch_ints", IntRow.self, IntRow.init, rawFetchInts, [WorkloadSize(20_000, quick: true), WorkloadSize(200_000)])
+    static let insertIntsOptionalKey = insertWorkload(
+        "sqlite_insert_ints_optional_key", OptionalKeyIntRow.self, OptionalKeyIntRow.init, rawInsertInts,
+        [WorkloadSize(5_000, quick: true), WorkloadSize(50_000)])
     static let insertMixed = insertWorkload("sqlite_insert_mixed", MixedRow.self, MixedRow.init, rawInsertMixed, [WorkloadSize(5_000, quick: true), WorkloadSize(50_000)])
     static let fetchMixed = fetchWorkload("sqlite_fetch_mixed", MixedRow.self, MixedRow.init, rawFetchMixed, [WorkloadSize(20_000, quick: true), WorkloadSize(200_000)])
 
-    static let all = [insertInts, fetchInts, insertMixed, fetchMixed]
+    static let all = [insertInts, insertIntsOptionalKey, fetchInts, insertMixed, fetchMixed]
 
     // MARK: - Workload shapes
 
@@ -156,10 +188,10 @@ enum SQLiteWorkloads {
 
     // MARK: - The raw C loops
 
-    private static func rawInsertInts(_ handle: OpaquePointer, _ rows: [IntRow]) throws {
+    private static func rawInsertInts<Row: IntColumns>(_ handle: OpaquePointer, _ rows: [Row]) throws {
         try withStatement(handle, "INSERT INTO ints (id, a, b, c, d, e, f, g, h, i) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)") { statement in
             for row in rows {
-                for (index, value) in [row.id, row.a, row.b, row.c, row.d, row.e, row.f, row.g, row.h, row.i].enumerated() {
+                for (index, value) in row.columns.enumerated() {
                     sqlite3_bind_int64(statement, Int32(index + 1), Int64(value))
                 }
                 try step(statement, handle)
