@@ -381,9 +381,9 @@ extension SQLModel {
         return encoder.boundNilRowIDKey
     }
 
-    /// Whether the model's rowid key is optional and nil, so that SQLite assigns it. Every
-    /// insert asks: one key-path read, not the key's stored values (which cost more than the
-    /// insert itself).
+    /// Whether the model's rowid key is optional and nil, so that SQLite assigns it: for the
+    /// writes that pick their SQL before binding (an upsert, a multi-row insert, a pivot row).
+    /// One key-path read; a single-row insert learns it from the encoder instead, at no cost.
     func rowIDKeyIsNil() throws -> Bool {
         let table = Self.sqlTable
         guard table.rowIDKeyMayBeNil else { return false }
