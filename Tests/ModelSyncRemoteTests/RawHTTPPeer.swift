@@ -160,17 +160,32 @@ struct RawHTTPPeerTests {
             let sockets = try await RawHTTPPeer.with({ _ in [] }) { peer in
                 try (0..<20).map { _ in try Self.openConnection(port: try #require(peer.baseURL.port)) }
             }
-            // Each one was accepted and closed by the peer: reading sees the end (the bound on
-            // the read only turns a connection left open into a failure instead of a hang).
+            // Each one was closed by the peer, or never accepted: a byte sent makes the kernel
+            // answer a connection it dropped with a reset, and a read then sees the end or the
+            // reset. The bound on the read only turns a connection left open into a failure
+            // instead of a hang.
             for socket in sockets {
                 var bound = timeval(tv_sec: 30, tv_usec: 0)
                 setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &bound, socklen_t(MemoryLayout<timeval>.size))
                 var byte: UInt8 = 0
+                _ = Self.sendWithoutSignal(socket, &byte)
                 let count = read(socket, &byte, 1)
-                #expect(count == 0 || (count < 0 && errno == ECONNRESET), "read \(count), errno \(errno)")
+                let error = errno
+                #expect(count == 0 || (count < 0 && [ECONNRESET, EPIPE].contains(error)), "read \(count), errno \(error)")
                 close(socket)
             }
         }
+    }
+
+    /// Sends one byte; a connection already reset fails with `EPIPE` instead of raising SIGPIPE.
+    private static func sendWithoutSignal(_ socket: Int32, _ byte: inout UInt8) -> Int {
+        #if canImport(Glibc)
+        return send(socket, &byte, 1, Int32(MSG_NOSIGNAL))
+        #else
+        var on: Int32 = 1
+        setsockopt(socket, SOL_SOCKET, SO_NOSIGPIPE, &on, socklen_t(MemoryLayout<Int32>.size))
+        return send(socket, &byte, 1, 0)
+        #endif
     }
 
     /// A blocking TCP connection to 127.0.0.1:`port`; the kernel completes it before the peer
