@@ -40,17 +40,15 @@ extension SQLTable {
     }
 
     /// `INSERT … ON CONFLICT (target) DO UPDATE SET … RETURNING <columns>`: the fields at
-    /// `updated` take the new values when a row with the same `target` columns exists. The rowid
-    /// key is left out when `withoutKey` (SQLite assigns it).
-    func upsertSQL(target: [Int], updated: [Int], withoutKey: Bool) -> String {
+    /// `updated` take the new values when a row with the same `target` columns exists. The
+    /// model's insert, so a nil rowid key is bound NULL and SQLite assigns it.
+    func upsertSQL(target: [Int], updated: [Int]) -> String {
         let fields = schema.fields
-        let inserted = fields.indices.filter { !(withoutKey && primaryKey.contains($0)) }
         let column = { (index: Int) in quoteIdentifier(fields[index].column) }
         // An empty SET is not SQL; assigning the key to itself still returns the row.
         let assignments = (updated.isEmpty ? [target[0]] : updated).map { "\(column($0)) = excluded.\(column($0))" }
-        return "INSERT INTO \(quotedName) (\(inserted.map(column).joined(separator: ", "))) "
-            + "VALUES (\(inserted.map { "?\($0 + 1)" }.joined(separator: ", "))) "
-            + "ON CONFLICT (\(target.map(column).joined(separator: ", "))) DO UPDATE SET \(assignments.joined(separator: ", ")) "
+        return sql(.insert)
+            + " ON CONFLICT (\(target.map(column).joined(separator: ", "))) DO UPDATE SET \(assignments.joined(separator: ", ")) "
             + "RETURNING \(columnList)"
     }
 }
@@ -122,8 +120,7 @@ extension SQLModel {
         guard !target.isEmpty else { throw SQLiteError.misuse("upsert(uniqueKey:) needs the properties of a unique key") }
         let updated = try updating.map { try $0.map(Self.fieldIndex) }
             ?? table.schema.fields.indices.filter { !table.primaryKey.contains($0) && !target.contains($0) }
-        let withoutKey = try rowIDKeyIsNil()
-        let sql = table.upsertSQL(target: target, updated: updated, withoutKey: withoutKey)
+        let sql = table.upsertSQL(target: target, updated: updated)
         let stored = try db.withUnboundStatement(sql) { statement -> Self? in
             var encoder = SQLRowEncoder(statement: statement.handle, table: table)
             try bind(to: &encoder)

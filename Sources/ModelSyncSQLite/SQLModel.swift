@@ -381,9 +381,9 @@ extension SQLModel {
         return encoder.boundNilRowIDKey
     }
 
-    /// Whether the model's rowid key is optional and nil, so that SQLite assigns it: for the
-    /// writes that pick their SQL before binding (an upsert, a multi-row insert, a pivot row).
-    /// One key-path read; a single-row insert learns it from the encoder instead, at no cost.
+    /// Whether the model's rowid key is optional and nil, so that SQLite assigns it: for a
+    /// multi-row insert, whose SQL (returning the rows or not) depends on it before binding.
+    /// One key-path read; the other inserts learn it from the encoder instead, at no cost.
     func rowIDKeyIsNil() throws -> Bool {
         let table = Self.sqlTable
         guard table.rowIDKeyMayBeNil else { return false }

@@ -44,8 +44,6 @@ public final class SQLTable: Sendable {
     /// look up than the SQL text.
     enum Statement: Int, CaseIterable {
         case insert
-        /// The insert without the rowid key, when it is nil.
-        case insertWithoutKey
         case update
         case upsert
         case delete
@@ -104,7 +102,6 @@ public final class SQLTable: Sendable {
         statements = Statement.allCases.map { statement in
             switch statement {
             case .insert: insert(Array(fields.indices))
-            case .insertWithoutKey: insert(hasRowIDKey ? nonKey : Array(fields.indices))
             case .update: "UPDATE \(table) SET \(assignments(nonKey.isEmpty ? primaryKey : nonKey)) WHERE \(keyCondition)"
             case .upsert:
                 insert(Array(fields.indices))

@@ -21,7 +21,8 @@ struct ActiveRecordTests {
     }
 
     /// An optional rowid key is bound as it is: a set one is kept, a nil one is assigned by
-    /// SQLite and read back, with or without a conflict clause.
+    /// SQLite and read back, with or without a conflict clause; a skipped insert leaves the
+    /// model's nil key as it was.
     @Test(arguments: TestStorage.allCases)
     func anOptionalKeyIsKeptWhenSetAndAssignedWhenNil(store: TestStorage) throws {
         let db = try store.open(models: [Post.self])
@@ -37,6 +38,10 @@ struct ActiveRecordTests {
         #expect(assigned.id == 11)
         #expect(ignoring.id == 12)
         #expect(try db.read { try Post.find(11, $0) } == assigned)
+        var clashing = Post(title: "Next")  // the same slug as `assigned`
+        #expect(try db.write { try clashing.insert($0, onConflict: .ignore) } == false)
+        #expect(clashing.id == nil)
+        #expect(try db.read { try Post.count($0) } == 3)
     }
 
     @Test(arguments: TestStorage.allCases)

@@ -159,8 +159,8 @@ public struct BelongsToMany<Owner: SQLModel, Related: SQLModel, Pivot: SQLModel>
             return try db.execute("INSERT INTO \(quoteIdentifier(table.name)) (\(columns)) VALUES (\(parameters))", values.map(\.1))
         }
         _ = try pivot.validated()
-        let kind: SQLTable.Statement = (try? pivot.rowIDKeyIsNil()) == true ? .insertWithoutKey : .insert
-        try db.withUnboundStatement(kind, of: table) { statement in
+        // A nil rowid key is bound NULL, which has SQLite assign it, as in `insert`.
+        try db.withUnboundStatement(.insert, of: table) { statement in
             var row = SQLRowEncoder(statement: statement.handle, table: table)
             try pivot.bind(to: &row)
             for (field, value) in values { try row.bind(value, field.index) }
