@@ -117,8 +117,7 @@ func boundedTimeout(_ timeout: Duration) -> Duration {
 /// A timeout as SwiftNIO's time amount, bounded first (see ``boundedTimeout(_:)``), so that no
 /// duration overflows the nanosecond count.
 func timeAmount(_ timeout: Duration) -> TimeAmount {
-    let (seconds, attoseconds) = boundedTimeout(timeout).components
-    return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    TimeAmount(boundedTimeout(timeout))
 }
 
 /// Runs `exchange`, the whole of one request and its response body, and throws

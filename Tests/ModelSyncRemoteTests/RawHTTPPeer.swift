@@ -143,8 +143,7 @@ private final class RawPeerConnection: ChannelInboundHandler {
         case .send(let bytes):
             context.writeAndFlush(Self.wrapOutboundOut(ByteBuffer(bytes: bytes))).assumeIsolated().whenSuccess { self.run(rest, context) }
         case .pause(let duration):
-            let nanoseconds = duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
-            pause = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(nanoseconds)) { self.run(rest, context) }
+            pause = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(duration)) { self.run(rest, context) }
         case .run(let action):
             action()
             run(rest, context)
