@@ -157,6 +157,55 @@ struct MultiInstanceTests {
         await TestPostgres.drop(database)
     }
 
+    /// A schema whose name cannot stand in a `NOTIFY` channel as written: 63 bytes (the channel
+    /// would pass PostgreSQL's limit, and every write failed), or a `"` (the `LISTEN` failed).
+    @Test(.timeLimit(.minutes(1)), arguments: [String(repeating: "x", count: 40), #"q"uote"#, " it's ü"])
+    func everySchemaNameStreamsItsChanges(suffix: String) async throws {
+        let base = try TestPostgres.database()
+        let database = base.withSchema(base.schema + suffix)
+        try await Self.expectStreamedWrites(try await ModelSyncServer.start(
+            data: ["posts": []], database: database, logger: TestPostgresLog.logger("server \(database.schema)")))
+        // The collection's write function, made by an earlier version, notified another channel:
+        // the next start makes it again.
+        let function = """
+            (SELECT p.oid FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+             WHERE n.nspname = '\(database.schema.replacingOccurrences(of: "'", with: "''"))' AND p.proname LIKE '%_write')
+            """
+        try await TestPostgres.execute(
+            "DO $$ BEGIN EXECUTE replace(pg_get_functiondef(\(function)), 'pg_notify(''modelsync_changes', 'pg_notify(''elsewhere'); END $$",
+            in: database)
+        let elsewhere = "SELECT 1 FROM pg_proc WHERE oid = \(function) AND strpos(prosrc, 'pg_notify(''elsewhere') > 0"
+        #expect(try await TestPostgres.execute(elsewhere, in: database) == 1)
+        try await Self.expectStreamedWrites(try await ModelSyncServer.start(
+            database: database, logger: TestPostgresLog.logger("server \(database.schema)")))
+        #expect(try await TestPostgres.execute(elsewhere, in: database) == 0)
+        await TestPostgres.drop(database)
+    }
+
+    /// A create and an update through `server` reach its change stream; then it shuts down.
+    private static func expectStreamedWrites(_ server: ModelSyncServer) async throws {
+        let url = server.baseURL.absoluteString
+        do {
+            let since = try #require(try await send(.GET, url + "/_changes?since=now").json?["next"]?.stringValue)
+            var events = RemoteStore(baseURL: server.baseURL)
+                .events(at: try #require(URL(string: url + "/_changes/stream?since=" + since))).makeAsyncIterator()
+            let created = try await send(.POST, url + "/posts", body: #"{"title": "one"}"#)
+            #expect(created.status == 201)
+            let id = try #require(created.json?["id"]?.intValue)
+            #expect(try await Self.streamedTitle(&events) == "one")
+            #expect(try await send(.PATCH, url + "/posts/\(id)", body: #"{"title": "two"}"#).status == 200)
+            #expect(try await Self.streamedTitle(&events) == "two")
+        } catch {
+            Issue.record(error)
+        }
+        await server.shutdown()
+    }
+
+    private static func streamedTitle(_ events: inout AsyncThrowingStream<ServerSentEvent, any Error>.Iterator) async throws -> String? {
+        let event = try await events.next()
+        return try event.flatMap { try JSONValue(parsing: Array($0.data.utf8))["record"]?["title"]?.stringValue }
+    }
+
     @Test func startingOnASchemaWithoutDataSaysToImport() async throws {
         let database = try TestPostgres.database()
         await #expect {

@@ -141,7 +141,8 @@ enum TestPostgres {
 
     /// Drops a test's schema.
     static func drop(_ database: ServerDatabase) async {
-        _ = try? await execute("DROP SCHEMA IF EXISTS \"\(database.schema)\" CASCADE", in: database)
+        let quoted = "\"" + database.schema.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        _ = try? await execute("DROP SCHEMA IF EXISTS \(quoted) CASCADE", in: database)
     }
 
     /// Runs one SQL statement on a connection of its own; returns how many rows it gave.

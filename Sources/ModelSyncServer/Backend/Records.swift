@@ -50,15 +50,21 @@ func singularName(_ name: String) -> String {
 /// The field by which a child names its parent in `collection`: `posts` → `postId`.
 func foreignKey(of collection: String) -> String { singularName(collection) + "Id" }
 
-/// A strong ETag of content that has no version: FNV-1a (64 bits) of its bytes.
+/// A strong ETag of content that has no version: a hash of its bytes.
 func contentETag(_ bytes: [UInt8]) -> String {
+    "\"" + stableHash(bytes) + "\""
+}
+
+/// FNV-1a (64 bits) of `bytes`, as 16 hexadecimal digits: the same in every process and
+/// version, unlike `Hasher`.
+func stableHash(_ bytes: some Sequence<UInt8>) -> String {
     var hash: UInt64 = 0xcbf2_9ce4_8422_2325
     for byte in bytes {
         hash ^= UInt64(byte)
         hash = hash &* 0x100_0000_01b3
     }
     let hex = String(hash, radix: 16)
-    return "\"" + String(repeating: "0", count: 16 - hex.count) + hex + "\""
+    return String(repeating: "0", count: 16 - hex.count) + hex
 }
 
 /// The entity tags of an `If-None-Match` / `If-Match` list, as written (`*`, `W/"…"`, `"…"`).

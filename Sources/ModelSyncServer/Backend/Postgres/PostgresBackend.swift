@@ -88,13 +88,15 @@ final class PostgresBackend: ServerBackend {
     }
 
     /// Data imported by an earlier version gets what this one added: ``PostgresSchema/allRecords``,
-    /// ``PostgresSchema/highestIDFunction`` and the collections' write functions.
+    /// ``PostgresSchema/highestIDFunction`` and the collections' write functions (also made
+    /// again when they notify another channel than ``PostgresSchema/channel``).
     private static func addWhatIsMissing(_ schema: PostgresSchema, tables: [String], _ client: PostgresClient, _ logger: Logger) async throws {
         let tables = tables.sorted()
         var exists = BoundSQL("SELECT to_regclass(")
         exists.append(exists.bind(schema.allRecords) + ") IS NOT NULL, to_regprocedure(")
         exists.append(exists.bind(schema.highestIDFunction + "(regclass, integer, bigint)") + ") IS NOT NULL, ")
-        exists.append("(SELECT coalesce(bool_and(to_regprocedure(signature) IS NOT NULL), true) FROM unnest(")
+        exists.append("(SELECT coalesce(bool_and(coalesce(strpos((SELECT prosrc FROM pg_proc WHERE oid = to_regprocedure(signature)), ")
+        exists.append(exists.bind(schema.notifyCall) + ") > 0, false)), true) FROM unnest(")
         exists.append(exists.bind(tables.map(schema.writeFunctionSignature)) + "::text[]) AS signature)")
         guard let (view, function, writeFunctions) = try await client.guardedRows(exists.query, as: (Bool, Bool, Bool).self, logger: logger).first,
               !view || !function || !writeFunctions

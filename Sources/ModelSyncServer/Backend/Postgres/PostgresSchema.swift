@@ -68,7 +68,10 @@ struct PostgresSchema: Sendable {
     let textFunction: String
     let allRecords: String
     let highestIDFunction: String
-    /// The `NOTIFY` channel of this schema's writes.
+    /// The `NOTIFY` channel of this schema's writes: `modelsync_changes_` and the schema's name,
+    /// or `modelsync_changes-` and a hash of it for a name that cannot stand there. A channel
+    /// is an identifier of at most 63 bytes (`pg_notify` rejects a longer one, which would fail
+    /// every write), and PostgresNIO's `LISTEN` quotes it without doubling a `"`.
     let channel: String
 
     init(name: String) {
@@ -81,7 +84,9 @@ struct PostgresSchema: Sendable {
         textFunction = quoted + ".modelsync_text"
         allRecords = quoted + ".modelsync_all_records"
         highestIDFunction = quoted + ".modelsync_highest_id"
-        channel = "modelsync_changes_" + name
+        let plainChannel = "modelsync_changes_" + name
+        channel = plainChannel.utf8.count <= 63 && !name.utf8.contains(UInt8(ascii: "\""))
+            ? plainChannel : "modelsync_changes-" + stableHash(name.utf8)
     }
 
     func table(_ table: String) -> String { quoted + "." + quotePostgres(table) }
@@ -207,7 +212,7 @@ struct PostgresSchema: Sendable {
                 IF cardinality(versions) + cardinality(more_versions) <> steps THEN
                     RAISE EXCEPTION 'a write of the group did not take' USING ERRCODE = 'division_by_zero';
                 END IF;
-                PERFORM pg_notify(\(literal(channel)), (base + steps)::text);
+                PERFORM \(notifyCall)(base + steps)::text);
                 RETURN QUERY SELECT * FROM unnest(versions || more_versions, records || more_records) UNION ALL SELECT base, NULL;
             END
             """
@@ -270,6 +275,10 @@ struct PostgresSchema: Sendable {
             "DROP FUNCTION IF EXISTS \(highestIDFunction)(regclass, integer, bigint)",
         ]
     }
+
+    /// How the write functions begin their `NOTIFY`: a function whose text lacks it (made by an
+    /// earlier version for another channel) is made again.
+    var notifyCall: String { "pg_notify(\(literal(channel)), " }
 
     private func literal(_ text: String) -> String { "'" + text.replacingASCII(UInt8(ascii: "'"), with: "''") + "'" }
 }
