@@ -11,10 +11,20 @@ import PostgresNIO
 
 extension PostgresConnection {
     /// ``query(_:logger:file:line:)``, failing with ``PostgresBackend/connectionClosed`` when the
-    /// connection is closed or closes before the query is answered.
-    @discardableResult
+    /// connection is closed or closes before the query is answered. An error PostgreSQL raises
+    /// while it runs a statement that returns rows comes with the rows: read them, or run the
+    /// statement with ``guardedRun(_:logger:)``.
     func guardedQuery(_ query: PostgresQuery, logger: Logger) async throws -> PostgresRowSequence {
         try await guarded(logger) { connection in try await connection.query(query, logger: logger) }
+    }
+
+    /// Runs a statement for its effect, failing as ``guardedQuery(_:logger:)`` does and with
+    /// any error PostgreSQL raises while it runs. Its rows are read and dropped: unread, such an
+    /// error went unheard, and the transaction's `COMMIT` then rolled back without an error.
+    func guardedRun(_ query: PostgresQuery, logger: Logger) async throws {
+        try await guarded(logger) { connection in
+            for try await _ in try await connection.query(query, logger: logger) {}
+        }
     }
 
     /// A prepared statement's rows, failing as ``guardedQuery(_:logger:)`` does.
@@ -64,16 +74,16 @@ extension PostgresClient {
         _ body: (PostgresConnection) async throws -> sending T
     ) async throws -> sending T {
         try await withConnection { connection in
-            try await connection.guardedQuery(PostgresQuery(unsafeSQL: begin), logger: logger)
+            try await connection.guardedRun(PostgresQuery(unsafeSQL: begin), logger: logger)
             let value: T
             do {
                 value = try await body(connection)
             } catch {
-                _ = try? await connection.guardedQuery("ROLLBACK", logger: logger)
+                try? await connection.guardedRun("ROLLBACK", logger: logger)
                 throw error
             }
             do {
-                try await connection.guardedQuery("COMMIT", logger: logger)
+                try await connection.guardedRun("COMMIT", logger: logger)
             } catch where PostgresBackend.isUnanswered(error) {
                 throw PostgresBackend.commitOutcomeUnknown
             }

@@ -97,7 +97,8 @@ extension PostgresBackend {
                 }
             } catch {
                 if Task.isCancelled { return }
-                logger.warning("the change stream lost PostgreSQL; reconnecting", metadata: ["error": "\(error)"])
+                // PostgreSQL's message: a PSQLError describes itself as a generic sentence.
+                logger.warning("the change stream lost PostgreSQL; reconnecting", metadata: ["error": "\(serverError(error))"])
                 try? await Task.sleep(for: .seconds(1))
             }
         }

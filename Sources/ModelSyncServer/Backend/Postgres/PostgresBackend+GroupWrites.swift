@@ -206,7 +206,7 @@ extension PostgresBackend {
         }
         if case .moved = attempt {
             attempt = try await client.guardedTransaction(logger: logger) { connection in
-                try await connection.guardedQuery(PostgresQuery(unsafeSQL: "SELECT 1 FROM \(schema.state) FOR UPDATE"), logger: logger)
+                try await connection.guardedRun(PostgresQuery(unsafeSQL: "SELECT 1 FROM \(schema.state) FOR UPDATE"), logger: logger)
                 return try await write(operations, plans, committing: false, connection)
             }
         }

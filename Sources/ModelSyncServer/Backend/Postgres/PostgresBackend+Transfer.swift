@@ -21,14 +21,14 @@ extension PostgresBackend {
         do {
             try await client.guardedTransaction(logger: logger) { connection in
                 // One import at a time per database, whatever else runs.
-                try await connection.guardedQuery("SELECT pg_advisory_xact_lock(7400117)", logger: logger)
+                try await connection.guardedRun("SELECT pg_advisory_xact_lock(7400117)", logger: logger)
                 var found: String?
                 for try await name in try await connection.guardedQuery(schema.holdsData, logger: logger).decode(String?.self) { found = name }
                 if found != nil {
                     guard replacing else { throw ServerError.cannotImport("the schema \(schema.name) already holds data (replace it with --replace)") }
-                    for statement in schema.removal { try await connection.guardedQuery(PostgresQuery(unsafeSQL: statement), logger: logger) }
+                    for statement in schema.removal { try await connection.guardedRun(PostgresQuery(unsafeSQL: statement), logger: logger) }
                 }
-                for statement in schema.creation { try await connection.guardedQuery(PostgresQuery(unsafeSQL: statement), logger: logger) }
+                for statement in schema.creation { try await connection.guardedRun(PostgresQuery(unsafeSQL: statement), logger: logger) }
                 try await load(importedRoot, book, schema, connection, logger)
             }
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
@@ -44,23 +44,23 @@ extension PostgresBackend {
         let book = Bookkeeping.extract(from: &root)
         let replaced = root
         try await client.guardedTransaction(logger: logger) { connection in
-            try await connection.guardedQuery(PostgresQuery(unsafeSQL: "SELECT 1 FROM \(schema.state) FOR UPDATE"), logger: logger)
+            try await connection.guardedRun(PostgresQuery(unsafeSQL: "SELECT 1 FROM \(schema.state) FOR UPDATE"), logger: logger)
             var tables: [String] = []
             let query = PostgresQuery(unsafeSQL: "SELECT table_name FROM \(schema.resources) WHERE table_name IS NOT NULL")
             for try await table in try await connection.guardedQuery(query, logger: logger).decode(String.self) { tables.append(table) }
-            try await connection.guardedQuery(PostgresQuery(unsafeSQL: "DROP VIEW IF EXISTS \(schema.allRecords)"), logger: logger)
+            try await connection.guardedRun(PostgresQuery(unsafeSQL: "DROP VIEW IF EXISTS \(schema.allRecords)"), logger: logger)
             for table in tables {
-                try await connection.guardedQuery(PostgresQuery(unsafeSQL: "DROP TABLE \(schema.table(table))"), logger: logger)
+                try await connection.guardedRun(PostgresQuery(unsafeSQL: "DROP TABLE \(schema.table(table))"), logger: logger)
                 // The data put back may have fewer collections; `load` creates the functions it needs.
-                try await connection.guardedQuery(PostgresQuery(unsafeSQL: "DROP FUNCTION IF EXISTS \(schema.writeFunctionSignature(table))"), logger: logger)
+                try await connection.guardedRun(PostgresQuery(unsafeSQL: "DROP FUNCTION IF EXISTS \(schema.writeFunctionSignature(table))"), logger: logger)
             }
             for table in [schema.resources, schema.tombstones, schema.idempotencyKeys, schema.state] {
-                try await connection.guardedQuery(PostgresQuery(unsafeSQL: "DELETE FROM \(table)"), logger: logger)
+                try await connection.guardedRun(PostgresQuery(unsafeSQL: "DELETE FROM \(table)"), logger: logger)
             }
             try await load(replaced, book, schema, connection, logger)
             var notify = BoundSQL("SELECT pg_notify(")
             notify.append("\(notify.bind(schema.channel)), \(notify.bind(String(book.sequence))))")
-            try await connection.guardedQuery(notify.query, logger: logger)
+            try await connection.guardedRun(notify.query, logger: logger)
         }
     }
 
@@ -75,8 +75,8 @@ extension PostgresBackend {
                 let table = "modelsync_records_\(position)"
                 tables.append(table)
                 insert.append("'collection', \(insert.bind(table)), NULL)")
-                try await connection.guardedQuery(insert.query, logger: logger)
-                for statement in schema.collectionTable(table) { try await connection.guardedQuery(PostgresQuery(unsafeSQL: statement), logger: logger) }
+                try await connection.guardedRun(insert.query, logger: logger)
+                for statement in schema.collectionTable(table) { try await connection.guardedRun(PostgresQuery(unsafeSQL: statement), logger: logger) }
                 // Every record keeps its version; one without (a second record with an id
                 // already seen, or no id) gets the next.
                 var versions: [Int] = []
@@ -93,31 +93,31 @@ extension PostgresBackend {
                 rows.append("SELECT \(schema.textFunction)(item.value -> 'id'), versions.version, item.value ")
                 rows.append("FROM jsonb_array_elements(\(rows.bind(json: value))) WITH ORDINALITY AS item(value, n) ")
                 rows.append("JOIN unnest(\(rows.bind(versions))::bigint[]) WITH ORDINALITY AS versions(version, n) USING (n) ORDER BY n")
-                try await connection.guardedQuery(rows.query, logger: logger)
+                try await connection.guardedRun(rows.query, logger: logger)
             case .object:
                 insert.append("'singular', NULL, \(insert.bind(json: value)))")
-                try await connection.guardedQuery(insert.query, logger: logger)
+                try await connection.guardedRun(insert.query, logger: logger)
             default:
                 insert.append("'value', NULL, \(insert.bind(json: value)))")
-                try await connection.guardedQuery(insert.query, logger: logger)
+                try await connection.guardedRun(insert.query, logger: logger)
             }
         }
         for stone in book.tombstones {
             var insert = BoundSQL("INSERT INTO \(schema.tombstones) (sequence, collection, id, at) VALUES (")
             insert.append("\(insert.bind(stone.sequence)), \(insert.bind(stone.collection)), \(insert.bind(json: stone.id)), \(insert.bind(Date(timeIntervalSince1970: TimeInterval(stone.at)))))")
-            try await connection.guardedQuery(insert.query, logger: logger)
+            try await connection.guardedRun(insert.query, logger: logger)
         }
         for (key, record) in book.idempotency {
             guard let collection = record["collection"]?.stringValue, let request = record["request"], let response = record["response"] else { continue }
             var insert = BoundSQL("INSERT INTO \(schema.idempotencyKeys) (key, collection, request, response, at) VALUES (")
             insert.append("\(insert.bind(key)), \(insert.bind(collection)), \(insert.bind(json: request)), \(insert.bind(json: response)), ")
             insert.append("\(insert.bind(Date(timeIntervalSince1970: record["at"]?.doubleValue ?? 0))))")
-            try await connection.guardedQuery(insert.query, logger: logger)
+            try await connection.guardedRun(insert.query, logger: logger)
         }
-        try await connection.guardedQuery(PostgresQuery(unsafeSQL: schema.allRecordsView(over: tables)), logger: logger)
+        try await connection.guardedRun(PostgresQuery(unsafeSQL: schema.allRecordsView(over: tables)), logger: logger)
         var state = BoundSQL("INSERT INTO \(schema.state) (sequence, horizon, modified) VALUES (")
         state.append("\(state.bind(sequence)), \(state.bind(book.horizon)), date_trunc('second', now()))")
-        try await connection.guardedQuery(state.query, logger: logger)
+        try await connection.guardedRun(state.query, logger: logger)
     }
 
     /// The data as the JSON backend saves it: the collections and resources, and the

@@ -34,7 +34,7 @@ extension PostgresBackend {
                     // Second precision, as `Last-Modified`: a write must still move it forward.
                     save.append("modified = \(Self.nextModified) RETURNING sequence) ")
                     save.append("SELECT pg_notify(\(save.bind(schema.channel)), sequence::text) FROM saved WHERE \(save.bind(state.sequence > state.start))")
-                    try await connection.guardedQuery(save.query, logger: logger)
+                    try await connection.guardedRun(save.query, logger: logger)
                 }
                 return result
             }
@@ -57,14 +57,14 @@ extension PostgresBackend {
             for (index, operation) in operations.enumerated() {
                 // Each operation in a savepoint: one that fails leaves nothing behind.
                 let savepoint = "operation_\(index)"
-                try await connection.guardedQuery(PostgresQuery(unsafeSQL: "SAVEPOINT \(savepoint)"), logger: logger)
+                try await connection.guardedRun(PostgresQuery(unsafeSQL: "SAVEPOINT \(savepoint)"), logger: logger)
                 let before = state
                 do {
                     results.append(.success(try await apply(operation, connection, &state, now: now)))
-                    try await connection.guardedQuery(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT \(savepoint)"), logger: logger)
+                    try await connection.guardedRun(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT \(savepoint)"), logger: logger)
                 } catch {
                     state = before
-                    try await connection.guardedQuery(PostgresQuery(unsafeSQL: "ROLLBACK TO SAVEPOINT \(savepoint)"), logger: logger)
+                    try await connection.guardedRun(PostgresQuery(unsafeSQL: "ROLLBACK TO SAVEPOINT \(savepoint)"), logger: logger)
                     results.append(.failure(error as? APIError ?? APIError(status: 500, message: "\(Self.serverError(error))")))
                 }
             }
@@ -141,7 +141,7 @@ extension PostgresBackend {
                 var remember = BoundSQL("INSERT INTO \(schema.idempotencyKeys) (key, collection, request, response, at) VALUES (")
                 remember.append("\(remember.bind(idempotencyKey)), \(remember.bind(name)), \(remember.bind(json: .object(given))), \(remember.bind(json: stored)), \(remember.bind(now)))")
                 remember.append(" ON CONFLICT (key) DO UPDATE SET collection = excluded.collection, request = excluded.request, response = excluded.response, at = excluded.at")
-                try await connection.guardedQuery(remember.query, logger: logger)
+                try await connection.guardedRun(remember.query, logger: logger)
             }
             return ItemWrite.Result(status: 201, body: stored, version: version)
         case .update(let name, let id, let body, let merge):
@@ -163,10 +163,10 @@ extension PostgresBackend {
             let sequence = state.next()
             var delete = BoundSQL("DELETE FROM \(table) WHERE row_id = ")
             delete.append(delete.bind(rowID))
-            try await connection.guardedQuery(delete.query, logger: logger)
+            try await connection.guardedRun(delete.query, logger: logger)
             var tombstone = BoundSQL("INSERT INTO \(schema.tombstones) (sequence, collection, id, at) VALUES (")
             tombstone.append("\(tombstone.bind(sequence)), \(tombstone.bind(name)), \(tombstone.bind(json: current["id"] ?? .null)), \(tombstone.bind(now)))")
-            try await connection.guardedQuery(tombstone.query, logger: logger)
+            try await connection.guardedRun(tombstone.query, logger: logger)
             try await dropOldTombstones(connection, &state, now: now)
             return ItemWrite.Result(status: 200, body: [:], version: nil)
         }
@@ -231,7 +231,7 @@ extension PostgresBackend {
     ) async throws -> ItemWrite.Result? {
         var expire = BoundSQL("DELETE FROM \(schema.idempotencyKeys) WHERE at < ")
         expire.append(expire.bind(now.addingTimeInterval(-IdempotencyKeys.retention)))
-        try await connection.guardedQuery(expire.query, logger: logger)
+        try await connection.guardedRun(expire.query, logger: logger)
         var select = BoundSQL("SELECT collection, request::text, response::text FROM \(schema.idempotencyKeys) WHERE key = ")
         select.append(select.bind(key))
         for try await (storedCollection, request, response) in try await connection.guardedQuery(select.query, logger: logger).decode((String, String, String).self) {

@@ -103,10 +103,10 @@ final class PostgresBackend: ServerBackend {
         else { return }
         try await client.guardedTransaction(logger: logger) { connection in
             // The import's lock: no import changes the tables meanwhile.
-            try await connection.guardedQuery("SELECT pg_advisory_xact_lock(7400117)", logger: logger)
+            try await connection.guardedRun("SELECT pg_advisory_xact_lock(7400117)", logger: logger)
             let statements = [schema.allRecordsView(over: tables), "DROP FUNCTION IF EXISTS \(schema.highestIDFunction)(regclass, integer, bigint)", schema.highestIDCreation]
                 + tables.map(schema.writeFunctionCreation)
-            for statement in statements { try await connection.guardedQuery(PostgresQuery(unsafeSQL: statement), logger: logger) }
+            for statement in statements { try await connection.guardedRun(PostgresQuery(unsafeSQL: statement), logger: logger) }
         }
     }
 
