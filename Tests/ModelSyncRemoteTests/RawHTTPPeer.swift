@@ -163,15 +163,24 @@ struct RawHTTPPeerTests {
             // answer a connection it dropped with a reset, and a read then sees the end or the
             // reset. The bound on the read only turns a connection left open into a failure
             // instead of a hang.
-            for socket in sockets {
-                var bound = timeval(tv_sec: 30, tv_usec: 0)
-                setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &bound, socklen_t(MemoryLayout<timeval>.size))
-                var byte: UInt8 = 0
-                _ = Self.sendWithoutSignal(socket, &byte)
-                let count = read(socket, &byte, 1)
-                let error = errno
+            // Read on a thread of its own: a read that waits out its bound must not hold one of
+            // the cooperative pool's threads (two on a two-core machine) for the whole suite.
+            let reads = await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    continuation.resume(returning: sockets.map { socket in
+                        var bound = timeval(tv_sec: 30, tv_usec: 0)
+                        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &bound, socklen_t(MemoryLayout<timeval>.size))
+                        var byte: UInt8 = 0
+                        _ = Self.sendWithoutSignal(socket, &byte)
+                        let count = read(socket, &byte, 1)
+                        let error = errno
+                        close(socket)
+                        return (count: count, error: error)
+                    })
+                }
+            }
+            for (count, error) in reads {
                 #expect(count == 0 || (count < 0 && [ECONNRESET, EPIPE].contains(error)), "read \(count), errno \(error)")
-                close(socket)
             }
         }
     }

@@ -119,7 +119,7 @@ import Testing
                     var pid: Int32 = 0
                     for try await value in try await connection.guardedQuery("SELECT pg_backend_pid()", logger: logger).decode(Int32.self) { pid = value }
                     try await TestPostgres.execute("SELECT pg_terminate_backend(\(pid))", in: database)
-                    try await connection.guardedQuery("SELECT pg_sleep(30)", logger: logger)
+                    try await connection.guardedRun("SELECT pg_sleep(30)", logger: logger)
                 }
             }
         } catch {

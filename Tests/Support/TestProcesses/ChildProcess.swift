@@ -39,6 +39,7 @@ public final class ChildProcess: Sendable {
         } else {
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         }
+        closeInheritedDescriptors(&actions)
         let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
@@ -127,4 +128,18 @@ private func send(_ signal: Int32, to pid: pid_t) {
 public struct SpawnError: Error, CustomStringConvertible {
     public let message: String
     public var description: String { message }
+}
+
+/// Has the child close every descriptor above standard error. Without it the child inherits
+/// the test process's sockets that are not close-on-exec, and NIO accepts its connections
+/// without that flag on Linux: a connection an in-process server had closed stayed open in
+/// the child, and its client waited for the end of it until the child exited.
+private func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+    #if os(Linux)
+    // glibc 2.34's `posix_spawn_file_actions_addclosefrom_np`, which Swift's Glibc module does
+    // not declare.
+    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    guard let symbol = dlsym(dlopen(nil, RTLD_LAZY), "posix_spawn_file_actions_addclosefrom_np") else { return }
+    _ = unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, 3)
+    #endif
 }
