@@ -195,10 +195,12 @@ extension PostgresBackend {
     private func row(_ table: String, id: String, _ connection: PostgresConnection, locking: Bool = false) async throws -> (Int64, Int, JSONValue)? {
         var select = BoundSQL("SELECT row_id, version, record::text FROM \(table) WHERE id_text = ")
         select.append(select.bind(id) + (locking ? " FOR UPDATE" : ""))
-        for try await (rowID, version, text) in try await connection.guardedQuery(select.query, logger: logger).decode((Int64, Int64, String).self) {
-            return (rowID, Int(version), try JSONValue(parsing: Array(text.utf8)))
+        var found: (Int64, Int64, String)?
+        for try await row in try await connection.guardedQuery(select.query, logger: logger).decode((Int64, Int64, String).self) where found == nil {
+            found = row
         }
-        return nil
+        guard let (rowID, version, text) = found else { return nil }
+        return (rowID, Int(version), try JSONValue(parsing: Array(text.utf8)))
     }
 
     /// One more than the highest integer id, or the smallest free positive integer when that is

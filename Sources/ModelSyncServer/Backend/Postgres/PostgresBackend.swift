@@ -391,8 +391,10 @@ final class PostgresBackend: ServerBackend {
     // MARK: Helpers
 
     func first<T: PostgresDecodable & Sendable>(_ connection: PostgresConnection, _ query: PostgresQuery, as type: T.Type) async throws -> T? {
-        for try await value in try await connection.guardedQuery(query, logger: logger).decode(T.self) { return value }
-        return nil
+        // Every row is read, so that an error raised after the first one still fails the query.
+        var first: T?
+        for try await value in try await connection.guardedQuery(query, logger: logger).decode(T.self) where first == nil { first = value }
+        return first
     }
 
     /// The records a query selects as `record::text`, in order.
