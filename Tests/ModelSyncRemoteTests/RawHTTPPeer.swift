@@ -162,9 +162,8 @@ struct RawHTTPPeerTests {
             // Each one was closed by the peer, or never accepted: a byte sent makes the kernel
             // answer a connection it dropped with a reset, and a read then sees the end or the
             // reset. The bound on the read only turns a connection left open into a failure
-            // instead of a hang.
-            // Read on a thread of its own: a read that waits out its bound must not hold one of
-            // the cooperative pool's threads (two on a two-core machine) for the whole suite.
+            // instead of a hang; the reads run on a thread of their own, so that one waiting out
+            // its bound holds none of the cooperative pool's (two on a two-core machine).
             let reads = await withCheckedContinuation { continuation in
                 DispatchQueue.global().async {
                     continuation.resume(returning: sockets.map { socket in

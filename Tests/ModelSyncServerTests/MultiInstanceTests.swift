@@ -157,12 +157,28 @@ struct MultiInstanceTests {
         await TestPostgres.drop(database)
     }
 
-    /// A schema whose name cannot stand in a `NOTIFY` channel as written: 63 bytes (the channel
-    /// would pass PostgreSQL's limit, and every write failed), or a `"` (the `LISTEN` failed).
-    @Test(.timeLimit(.minutes(1)), arguments: [String(repeating: "x", count: 40), #"q"uote"#, " it's ü"])
-    func everySchemaNameStreamsItsChanges(suffix: String) async throws {
+    /// A test schema's name, made longer.
+    enum SchemaName: Sendable {
+        /// Padded with `x` to this many bytes.
+        case bytes(Int)
+        /// With this appended.
+        case suffix(String)
+
+        func of(_ base: String) -> String {
+            switch self {
+            case .bytes(let count): base + String(repeating: "x", count: max(0, count - base.utf8.count))
+            case .suffix(let suffix): base + suffix
+            }
+        }
+    }
+
+    /// Any schema name streams its changes. At 46 bytes the channel `modelsync_changes_<name>`
+    /// would have 64, one past PostgreSQL's limit (`pg_notify` refused it), and a `"` broke the
+    /// `LISTEN`: those get a hashed channel.
+    @Test(.timeLimit(.minutes(1)), arguments: [SchemaName.bytes(46), .bytes(58), .suffix(#"q"uote"#), .suffix(" it's ü")])
+    func everySchemaNameStreamsItsChanges(name: SchemaName) async throws {
         let base = try TestPostgres.database()
-        let database = base.withSchema(base.schema + suffix)
+        let database = base.withSchema(name.of(base.schema))
         try await Self.expectStreamedWrites(try await ModelSyncServer.start(
             data: ["posts": []], database: database, logger: TestPostgresLog.logger("server \(database.schema)")))
         // The collection's write function, made by an earlier version, notified another channel:

@@ -15,7 +15,7 @@ import Testing
         do {
             let before = try await send(.GET, url + "/posts").json
             // Every write saves the state row last; a trigger refuses that.
-            let schema = "\"" + database.schema + "\""
+            let schema = TestPostgres.quotedSchema(database)
             try await TestPostgres.execute(
                 "CREATE FUNCTION \(schema).refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$",
                 in: database)
@@ -33,7 +33,10 @@ import Testing
             #expect(try await send(.GET, url + "/posts").json == before)
 
             try await TestPostgres.execute("DROP TRIGGER refuse ON \(schema).modelsync_state", in: database)
-            #expect(try await send(.POST, url + "/posts", body: #"{"title": "taken"}"#).status == 201)
+            let taken = try await send(.POST, url + "/posts", body: #"{"title": "taken"}"#)
+            #expect(taken.status == 201)
+            let id = try #require(taken.json?["id"]?.intValue)
+            #expect(try await send(.GET, url + "/posts/\(id)").json?["title"] == "taken")
         } catch {
             Issue.record(error)
         }

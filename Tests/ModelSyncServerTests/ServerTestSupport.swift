@@ -141,8 +141,12 @@ enum TestPostgres {
 
     /// Drops a test's schema.
     static func drop(_ database: ServerDatabase) async {
-        let quoted = "\"" + database.schema.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-        _ = try? await execute("DROP SCHEMA IF EXISTS \(quoted) CASCADE", in: database)
+        _ = try? await execute("DROP SCHEMA IF EXISTS \(quotedSchema(database)) CASCADE", in: database)
+    }
+
+    /// The schema's name as an SQL identifier.
+    static func quotedSchema(_ database: ServerDatabase) -> String {
+        "\"" + database.schema.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     /// Runs one SQL statement on a connection of its own; returns how many rows it gave.

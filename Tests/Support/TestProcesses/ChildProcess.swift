@@ -136,10 +136,15 @@ public struct SpawnError: Error, CustomStringConvertible {
 /// the child, and its client waited for the end of it until the child exited.
 private func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
     #if os(Linux)
-    // glibc 2.34's `posix_spawn_file_actions_addclosefrom_np`, which Swift's Glibc module does
-    // not declare.
-    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-    guard let symbol = dlsym(dlopen(nil, RTLD_LAZY), "posix_spawn_file_actions_addclosefrom_np") else { return }
-    _ = unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, 3)
+    _ = addCloseFrom?(&actions, 3)
     #endif
 }
+
+#if os(Linux)
+/// glibc 2.34's `posix_spawn_file_actions_addclosefrom_np`, looked up once (Swift's Glibc module
+/// does not declare it). Missing, children inherit; `aChildInheritsNoSocketOfTheTests` says so.
+private let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? =
+    dlsym(dlopen(nil, RTLD_LAZY), "posix_spawn_file_actions_addclosefrom_np").map {
+        unsafeBitCast($0, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }
+#endif
