@@ -55,3 +55,27 @@ public struct RecordedRequest: Sendable {
         headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
 }
+
+/// The newest requests, at most `limit` of them. Trimmed only when it holds twice the limit, so
+/// that recording a request costs O(1) amortised rather than a shift of the whole log.
+struct RequestLog: Sendable {
+    let limit: Int
+    private var recorded: [RecordedRequest] = []
+
+    init(limit: Int) {
+        self.limit = max(0, limit)
+    }
+
+    /// The newest `limit` requests, oldest first.
+    var entries: [RecordedRequest] { Array(recorded.suffix(limit)) }
+
+    mutating func append(_ request: RecordedRequest) {
+        guard limit > 0 else { return }
+        if recorded.count - limit >= limit { recorded.removeFirst(recorded.count - limit) }
+        recorded.append(request)
+    }
+
+    mutating func removeAll() {
+        recorded.removeAll()
+    }
+}

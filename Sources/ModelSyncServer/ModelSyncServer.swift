@@ -168,7 +168,7 @@ public final class ModelSyncServer: Sendable {
         backend: any ServerBackend, host: String, port: Int, options: ServerOptions, logger: Logger,
         shutdownSignals: [UnixSignal] = []
     ) async throws -> ModelSyncServer {
-        let state = ServerState(delay: options.delay)
+        let state = ServerState(delay: options.delay, requestLogLimit: options.requestLogLimit)
         let (events, continuation) = AsyncStream<Result<Int, any Error>>.makeStream()
         let application = Application(
             responder: ServerResponder(backend: backend, state: state, options: options),
@@ -255,7 +255,7 @@ public final class ModelSyncServer: Sendable {
 
     /// The most recent requests received, oldest first (see ``ServerOptions/requestLogLimit``).
     public var recordedRequests: [RecordedRequest] {
-        state.requests.current
+        state.requests.current.entries
     }
 
     /// Forgets the recorded requests.

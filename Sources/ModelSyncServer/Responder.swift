@@ -21,11 +21,12 @@ struct ServerContext: RequestContext {
 /// State shared by the server object and its responder: injected faults and recent requests.
 final class ServerState: Sendable {
     let faults = Locked<[Fault]>([])
-    let requests = Locked<[RecordedRequest]>([])
+    let requests: Locked<RequestLog>
     let delay: Locked<Duration>
 
-    init(delay: Duration) {
+    init(delay: Duration, requestLogLimit: Int) {
         self.delay = Locked(delay)
+        self.requests = Locked(RequestLog(limit: requestLogLimit))
     }
 
     /// The action of the first fault that applies to this request, using it up.
@@ -88,15 +89,13 @@ struct ServerResponder: HTTPResponder {
     }
 
     private func record(_ request: Request) {
+        guard options.requestLogLimit > 0 else { return }
         let entry = RecordedRequest(
             method: request.method.rawValue,
             uri: request.uri.description,
             headers: request.headers.map { ($0.name.rawName, $0.value) }
         )
-        state.requests.withLock { log in
-            log.append(entry)
-            if log.count > options.requestLogLimit { log.removeFirst(log.count - options.requestLogLimit) }
-        }
+        state.requests.withLock { $0.append(entry) }
     }
 
     // MARK: Routing

@@ -102,6 +102,7 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         let options = ServerOptions(
             readOnly: readOnly, delay: .milliseconds(delay), maxBodySize: maxBodySize,
+            requestLogLimit: 0,  // nothing in this process reads the recorded requests
             idleTimeout: idleTimeout > 0 ? .seconds(idleTimeout) : nil,
             maxConnections: maxConnections > 0 ? maxConnections : nil,
             feedLimits: FeedLimits(tombstoneRetention: TimeInterval(tombstoneRetention), tombstoneCapacity: tombstoneCapacity)

@@ -178,6 +178,17 @@ struct FaultTests {
         }
     }
 
+    /// Past its limit the log keeps the newest requests, across the trims that keep it short; a
+    /// limit of 0 or less records nothing, and `Int.max` records without overflowing.
+    @Test(arguments: [3, 1, 0, -2, Int.max])
+    func theRequestLogKeepsTheNewest(limit: Int) async throws {
+        try await withServer(options: ServerOptions(requestLogLimit: limit)) { server, base async throws in
+            for page in 1...8 { _ = try await send(.GET, "\(base)/posts?_page=\(page)") }
+            let kept = min(max(limit, 0), 8)
+            #expect(server.recordedRequests.map(\.uri) == (9 - kept..<9).map { "/posts?_page=\($0)" })
+        }
+    }
+
     @Test func shutdownStopsListening() async throws {
         let server = try await ModelSyncServer.start(data: sampleData)
         let base = server.baseURL.absoluteString

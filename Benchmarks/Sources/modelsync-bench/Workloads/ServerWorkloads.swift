@@ -303,10 +303,14 @@ enum BenchmarkNotes {
 enum BenchServe {
     static func run(_ source: String) async throws {
         let server: ModelSyncServer
+        // As `modelsync-server` runs: it records no requests, since nothing reads them.
+        let options = ServerOptions(requestLogLimit: 0)
         if source.hasPrefix("postgres://") || source.hasPrefix("postgresql://") {
-            server = try await ModelSyncServer.start(database: try ServerDatabase(url: source), logger: quietLogger, stopsOnSignals: true)
+            server = try await ModelSyncServer.start(
+                database: try ServerDatabase(url: source), options: options, logger: quietLogger, stopsOnSignals: true)
         } else {
-            server = try await ModelSyncServer.start(file: URL(fileURLWithPath: source), logger: quietLogger, stopsOnSignals: true)
+            server = try await ModelSyncServer.start(
+                file: URL(fileURLWithPath: source), options: options, logger: quietLogger, stopsOnSignals: true)
         }
         print("serving at \(server.baseURL)")
         fflush(nil)
