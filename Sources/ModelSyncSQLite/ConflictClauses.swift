@@ -104,7 +104,9 @@ extension SQLModel {
     /// `updating` lists the properties to overwrite on an existing row (default: every column
     /// but the primary key and `uniqueKey`). `uniqueKey` must be exactly the columns of a
     /// `UNIQUE` constraint or unique index (`@Column(unique: true)`, a `unique:` group), or
-    /// SQLite refuses the statement. Validates first unless `validate` is false.
+    /// SQLite refuses the statement. Validates first unless `validate` is false. The stored row
+    /// comes back as the statement wrote it, without the changes of an `AFTER` trigger (see
+    /// ``insertAll(_:_:onConflict:validate:)``).
     ///
     /// ```swift
     /// var user = User(email: "ada@example.com", name: "Ada")
@@ -144,6 +146,10 @@ extension SQLModel {
     /// success. Under `.ignore`, a returned row is matched to its model by its stored values,
     /// in order. Unless `validate` is false, every model is validated before the transaction
     /// begins (the error's ``/ModelSyncCore/ValidationError/batchIndex`` says which failed).
+    ///
+    /// A returned row is the row as the statement wrote it: changes that an `AFTER INSERT`
+    /// trigger makes to it are not in the model (``insert(_:validate:)-(SQLiteConnection,_)``
+    /// reads its row back and has them); ``refresh(_:)`` reads them.
     @discardableResult
     public static func insertAll(
         _ models: inout [Self], _ db: SQLiteConnection, onConflict action: SQLiteConflictAction? = nil, validate: Bool = true
