@@ -40,7 +40,9 @@ enum JSONWorkloads {
         // Not rivals either: releasing each side's result (decoded untimed before the run), a cost
         // both sides pay alike inside their timed runs, which pulls the ratio towards 1.
         let results = DecodedResults()
-        let releaseOnly = Contender(name: "release_only", reset: { results.ours = try JSONModelDecoder().decode([User].self, from: bytes) }) {
+        let releaseOnly = Contender(
+            name: "release_only", reset: { results.ours = try JSONModelDecoder().decode([User].self, from: bytes) }
+        ) {
             defer { results.ours = [] }
             return results.ours.count
         }
