@@ -10,8 +10,8 @@ public struct ServerOptions: Sendable {
     public var maxBodySize: Int
     /// Items per page when `_page` is given without `_limit` or `_per_page`.
     public var defaultPageSize: Int
-    /// How many recent requests ``ModelSyncServer/recordedRequests`` keeps; 0 (or less) records
-    /// none, which spares a server that no test inspects the copy of every request's head.
+    /// How many recent requests ``ModelSyncServer/recordedRequests`` keeps. 0 (or less) records
+    /// none: a server that no test inspects need not copy the head of every request.
     public var requestLogLimit: Int
     /// How long a connection may send and receive nothing (while its request head or body is
     /// being read, or between requests) before the server closes it; nil never closes one.
