@@ -27,6 +27,17 @@ extension PostgresConnection {
         }
     }
 
+    /// The first row of a statement that gives at most one, or nil when it gives none, failing as
+    /// ``guardedQuery(_:logger:)`` does. Every row is read, so that an error PostgreSQL raises
+    /// after the first one still fails it.
+    func guardedFirst<each Column: PostgresDecodable & Sendable>(
+        _ query: PostgresQuery, as type: (repeat each Column).Type, logger: Logger
+    ) async throws -> (repeat each Column)? {
+        var first: (repeat each Column)?
+        for try await row in try await guardedQuery(query, logger: logger).decode(type) where first == nil { first = row }
+        return first
+    }
+
     /// A prepared statement's rows, failing as ``guardedQuery(_:logger:)`` does.
     func guardedExecute<Statement: PostgresPreparedStatement>(_ statement: Statement, logger: Logger) async throws -> [Statement.Row]
     where Statement.Row: Sendable {

@@ -9,9 +9,8 @@ extension PostgresBackend {
     }
 
     private func changes(after cursor: FeedCursor, in collections: Set<String>?, limit: Int, _ connection: PostgresConnection) async throws -> FeedPage {
-        var state: (Int64, Int64)?
         let query = PostgresQuery(unsafeSQL: "SELECT sequence, horizon FROM \(schema.state)")
-        for try await row in try await connection.guardedQuery(query, logger: logger).decode((Int64, Int64).self) { state = row }
+        let state = try await connection.guardedFirst(query, as: (Int64, Int64).self, logger: logger)
         let (sequence, horizon) = (Int(state?.0 ?? 0), Int(state?.1 ?? 0))
         let since: Int
         switch cursor {
@@ -79,8 +78,8 @@ extension PostgresBackend {
             do {
                 try await client.withConnection { connection in
                     let start = PostgresQuery(unsafeSQL: "SELECT sequence FROM \(schema.state)")
-                    var current = 0
-                    for try await sequence in try await connection.guardedQuery(start, logger: logger).decode(Int64.self) { current = Int(sequence) }
+                    let stored: Int64? = try await connection.guardedFirst(start, as: Int64.self, logger: logger)
+                    var current = Int(stored ?? 0)
                     // Listening before the catch-up read: a write committed in between is notified.
                     // Cancelling the task ends the notifications; the pool must still be running
                     // then, for the UNLISTEN and the release (see `close()`).

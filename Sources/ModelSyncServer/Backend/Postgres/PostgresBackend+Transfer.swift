@@ -22,9 +22,8 @@ extension PostgresBackend {
             try await client.guardedTransaction(logger: logger) { connection in
                 // One import at a time per database, whatever else runs.
                 try await connection.guardedRun("SELECT pg_advisory_xact_lock(7400117)", logger: logger)
-                var found: String?
-                for try await name in try await connection.guardedQuery(schema.holdsData, logger: logger).decode(String?.self) { found = name }
-                if found != nil {
+                // One row: the state table's name, NULL when the schema has none.
+                if let table = try await connection.guardedFirst(schema.holdsData, as: String?.self, logger: logger), table != nil {
                     guard replacing else { throw ServerError.cannotImport("the schema \(schema.name) already holds data (replace it with --replace)") }
                     for statement in schema.removal { try await connection.guardedRun(PostgresQuery(unsafeSQL: statement), logger: logger) }
                 }
@@ -126,7 +125,8 @@ extension PostgresBackend {
         do {
             return try await client.guardedTransaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger) { connection in
                 var book = Bookkeeping()
-                for try await (sequence, horizon) in try await connection.guardedQuery(PostgresQuery(unsafeSQL: "SELECT sequence, horizon FROM \(schema.state)"), logger: logger).decode((Int64, Int64).self) {
+                let state = PostgresQuery(unsafeSQL: "SELECT sequence, horizon FROM \(schema.state)")
+                if let (sequence, horizon) = try await connection.guardedFirst(state, as: (Int64, Int64).self, logger: logger) {
                     (book.sequence, book.horizon) = (Int(sequence), Int(horizon))
                 }
                 var root = JSONObject()

@@ -21,10 +21,8 @@ extension PostgresBackend {
     func writing<T: Sendable>(_ body: (PostgresConnection, inout WriteState) async throws -> (T, changed: Bool)) async throws -> T {
         do {
             return try await client.guardedTransaction(logger: logger) { connection in
-                var found: (Int64, Int64)?
                 let lock = PostgresQuery(unsafeSQL: "SELECT sequence, horizon FROM \(schema.state) FOR UPDATE")
-                for try await row in try await connection.guardedQuery(lock, logger: logger).decode((Int64, Int64).self) { found = row }
-                guard let (sequence, horizon) = found else { throw ServerError.database("the state row of \(schema.name) is missing") }
+                guard let (sequence, horizon) = try await connection.guardedFirst(lock, as: (Int64, Int64).self, logger: logger) else { throw ServerError.database("the state row of \(schema.name) is missing") }
                 var state = WriteState(sequence: Int(sequence), horizon: Int(horizon), start: Int(sequence))
                 let (result, changed) = try await body(connection, &state)
                 if changed {
@@ -176,7 +174,7 @@ extension PostgresBackend {
         try await writing { connection, _ in
             var select = BoundSQL("SELECT value::text FROM \(schema.resources) WHERE kind = 'singular' AND name = ")
             select.append(select.bind(name) + " FOR UPDATE")
-            guard let text = try await first(connection, select.query, as: String.self) else { throw APIError.notFound("no resource named \(name)") }
+            guard let text = try await connection.guardedFirst(select.query, as: String.self, logger: logger) else { throw APIError.notFound("no resource named \(name)") }
             let current = try JSONValue(parsing: Array(text.utf8))
             try checkIfMatch(current, version: nil, ifMatch)
             var updated = merge ? current.objectValue ?? JSONObject() : JSONObject()
@@ -195,11 +193,9 @@ extension PostgresBackend {
     private func row(_ table: String, id: String, _ connection: PostgresConnection, locking: Bool = false) async throws -> (Int64, Int, JSONValue)? {
         var select = BoundSQL("SELECT row_id, version, record::text FROM \(table) WHERE id_text = ")
         select.append(select.bind(id) + (locking ? " FOR UPDATE" : ""))
-        var found: (Int64, Int64, String)?
-        for try await row in try await connection.guardedQuery(select.query, logger: logger).decode((Int64, Int64, String).self) where found == nil {
-            found = row
+        guard let (rowID, version, text) = try await connection.guardedFirst(select.query, as: (Int64, Int64, String).self, logger: logger) else {
+            return nil
         }
-        guard let (rowID, version, text) = found else { return nil }
         return (rowID, Int(version), try JSONValue(parsing: Array(text.utf8)))
     }
 
@@ -212,8 +208,7 @@ extension PostgresBackend {
             SELECT top.id::text, EXISTS (SELECT 1 FROM \(table) WHERE id_text = (greatest(coalesce(top.id, 0), 0) + 1)::text)
             FROM (SELECT max(integer_id) AS id FROM \(table)) AS top
             """)
-        var found: (String?, Bool)?
-        for try await row in try await connection.guardedQuery(highestQuery, logger: logger).decode((String?, Bool).self) { found = row }
+        let found = try await connection.guardedFirst(highestQuery, as: (String?, Bool).self, logger: logger)
         let highest = found?.0.map { Int($0) ?? Int.max } ?? 0
         if highest < Int.max, found?.1 == false { return max(highest, 0) + 1 }
         var candidate = highest < Int.max ? max(highest, 0) + 1 : 1
@@ -221,7 +216,7 @@ extension PostgresBackend {
         while true {
             var taken = BoundSQL("SELECT 1 FROM \(table) WHERE id_text = ")
             taken.append(taken.bind(String(candidate)))
-            guard try await first(connection, taken.query, as: Int32.self) != nil else { return candidate }
+            guard try await connection.guardedFirst(taken.query, as: Int32.self, logger: logger) != nil else { return candidate }
             candidate = candidate == Int.max ? 1 : candidate + 1
         }
     }
@@ -236,13 +231,12 @@ extension PostgresBackend {
         try await connection.guardedRun(expire.query, logger: logger)
         var select = BoundSQL("SELECT collection, request::text, response::text FROM \(schema.idempotencyKeys) WHERE key = ")
         select.append(select.bind(key))
-        for try await (storedCollection, request, response) in try await connection.guardedQuery(select.query, logger: logger).decode((String, String, String).self) {
-            guard storedCollection == collection, try JSONValue(parsing: Array(request.utf8)) == body else { throw APIError.idempotencyKeyReused }
-            let first = try JSONValue(parsing: Array(response.utf8))
-            let version = try await first.flatMapID { try await row(table, id: $0, connection)?.1 }
-            return ItemWrite.Result(status: 201, body: first, version: version, replayed: true)
-        }
-        return nil
+        guard let (storedCollection, request, response) = try await connection.guardedFirst(select.query, as: (String, String, String).self, logger: logger)
+        else { return nil }
+        guard storedCollection == collection, try JSONValue(parsing: Array(request.utf8)) == body else { throw APIError.idempotencyKeyReused }
+        let first = try JSONValue(parsing: Array(response.utf8))
+        let version = try await first.flatMapID { try await row(table, id: $0, connection)?.1 }
+        return ItemWrite.Result(status: 201, body: first, version: version, replayed: true)
     }
 
     /// Drops tombstones beyond the feed limits and raises the horizon past them.

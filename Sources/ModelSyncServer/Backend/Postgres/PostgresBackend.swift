@@ -173,7 +173,7 @@ final class PostgresBackend: ServerBackend {
     }
 
     func modified(_ connection: PostgresConnection) async throws -> Date {
-        try await first(connection, PostgresQuery(unsafeSQL: "SELECT modified FROM \(schema.state)"), as: Date.self) ?? Date(timeIntervalSince1970: 0)
+        try await connection.guardedFirst(PostgresQuery(unsafeSQL: "SELECT modified FROM \(schema.state)"), as: Date.self, logger: logger) ?? Date(timeIntervalSince1970: 0)
     }
 
     func list(_ collection: String, _ request: ListRequest) async throws -> ListPage {
@@ -189,13 +189,12 @@ final class PostgresBackend: ServerBackend {
             if let owner = request.owner, let ownerTable {
                 var check = BoundSQL("SELECT 1 FROM \(ownerTable) WHERE id_text = ")
                 check.append(check.bind(owner.id))
-                guard try await first(connection, check.query, as: Int32.self) != nil else { throw APIError.missing(owner.collection, owner.id) }
+                guard try await connection.guardedFirst(check.query, as: Int32.self, logger: logger) != nil else { throw APIError.missing(owner.collection, owner.id) }
                 query.require(foreignKey(of: owner.collection), equals: owner.id)
             }
             var counting = BoundSQL("SELECT count(*), (SELECT modified FROM \(schema.state)) FROM \(table) WHERE ")
             counting.append(condition(query, &counting))
-            var counted: (Int64, Date)?
-            for try await row in try await connection.guardedQuery(counting.query, logger: logger).decode((Int64, Date).self) { counted = row }
+            let counted = try await connection.guardedFirst(counting.query, as: (Int64, Date).self, logger: logger)
             let total = Int(counted?.0 ?? 0)
             let slice = try request.slice(count: total)
             var selecting = BoundSQL("SELECT record::text FROM \(table) WHERE ")
@@ -269,7 +268,7 @@ final class PostgresBackend: ServerBackend {
         try await reading { connection in
             var select = BoundSQL("SELECT value::text FROM \(schema.resources) WHERE kind = 'singular' AND name = ")
             select.append(select.bind(name))
-            guard let text = try await first(connection, select.query, as: String.self) else { return nil }
+            guard let text = try await connection.guardedFirst(select.query, as: String.self, logger: logger) else { return nil }
             return (try JSONValue(parsing: Array(text.utf8)), try await modified(connection))
         }
     }
@@ -389,13 +388,6 @@ final class PostgresBackend: ServerBackend {
     }
 
     // MARK: Helpers
-
-    func first<T: PostgresDecodable & Sendable>(_ connection: PostgresConnection, _ query: PostgresQuery, as type: T.Type) async throws -> T? {
-        // Every row is read, so that an error raised after the first one still fails the query.
-        var first: T?
-        for try await value in try await connection.guardedQuery(query, logger: logger).decode(T.self) where first == nil { first = value }
-        return first
-    }
 
     /// The records a query selects as `record::text`, in order.
     func records(_ connection: PostgresConnection, _ query: PostgresQuery) async throws -> [JSONValue] {
