@@ -128,4 +128,30 @@ import Testing
         running.cancel()
         await running.value
     }
+
+    /// PostgreSQL raises an error while a statement runs, after its first row: reading one row
+    /// or running the statement for its effect fails too (the error reaches only a reader of the
+    /// rows; unread, it left the transaction aborted and its `COMMIT` silently rolled back).
+    @Test(.timeLimit(.minutes(1))) func anErrorAfterTheFirstRowFailsTheStatement() async throws {
+        let database = try TestPostgres.database()
+        let (client, running) = try await PostgresClient.running(database, logger: TestPostgresLog.logger("first \(database.schema)"))
+        let logger = Logger(label: "first")
+        // The error comes after enough rows to fill postgres-nio's buffer and PostgreSQL's: the
+        // first rows reach the reader before the error does.
+        let failingLate: PostgresQuery = "SELECT 1 / (60000 - g) FROM generate_series(1, 60000) AS g"
+        do {
+            try await client.withConnection { connection in
+                let first: Int32? = try await connection.guardedFirst("SELECT g FROM generate_series(7, 9) AS g", as: Int32.self, logger: logger)
+                #expect(first == 7)
+                let none: Int32? = try await connection.guardedFirst("SELECT 1 WHERE false", as: Int32.self, logger: logger)
+                #expect(none == nil)
+                await #expect(throws: PSQLError.self) { try await connection.guardedFirst(failingLate, as: Int32.self, logger: logger) }
+                await #expect(throws: PSQLError.self) { try await connection.guardedRun(failingLate, logger: logger) }
+            }
+        } catch {
+            Issue.record(error)
+        }
+        running.cancel()
+        await running.value
+    }
 }
