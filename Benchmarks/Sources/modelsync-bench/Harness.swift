@@ -68,6 +68,10 @@ struct PreparedWorkload {
     /// Checks once, before anything is timed, that every contender does the job right; throws
     /// a ``BenchmarkError`` if not.
     var verify: () async throws -> Void
+    /// Ratios between two peers that a goal is stated in, printed as `RESULT` lines besides
+    /// those against ours: `(of: "modelsync_prepared", against: "raw_c")` when ours is not the
+    /// contender the goal is about.
+    var alsoCompare: [(of: String, against: String)] = []
 }
 
 /// One way of doing a workload's job.
@@ -175,6 +179,8 @@ struct WorkloadResult {
     let size: WorkloadSize
     let bytes: Int?
     let measurements: [Measurement]
+    /// ``PreparedWorkload/alsoCompare``.
+    var alsoCompare: [(of: String, against: String)] = []
 
     var ours: Measurement? { measurements.first { $0.contender == Contender.oursName } }
     var peers: [Measurement] { measurements.filter { $0.contender != Contender.oursName } }
@@ -196,6 +202,16 @@ struct WorkloadResult {
     func ratio(_ peer: Measurement) -> Double? {
         guard let ours, peer.contender != ours.contender else { return nil }
         return peer.median.seconds / ours.median.seconds
+    }
+
+    /// The ``alsoCompare`` pairs whose contenders both ran, with `against`'s median over `of`'s.
+    var extraComparisons: [(of: Measurement, against: Measurement, ratio: Double)] {
+        alsoCompare.compactMap { pair in
+            guard let of = measurements.first(where: { $0.contender == pair.of }),
+                let against = measurements.first(where: { $0.contender == pair.against })
+            else { return nil }
+            return (of, against, against.median.seconds / of.median.seconds)
+        }
     }
 }
 
@@ -262,7 +278,10 @@ enum Runner {
         let measurements = contenders.indices.map {
             Measurement(contender: contenders[$0].name, samples: wall[$0], cpuSamples: cpu[$0], peakGrowth: peaks[$0])
         }
-        return WorkloadResult(workload: workload, size: size, bytes: prepared.bytes, measurements: measurements)
+        return WorkloadResult(
+            workload: workload, size: size, bytes: prepared.bytes, measurements: measurements,
+            alsoCompare: prepared.alsoCompare
+        )
     }
 
     private static func time(_ contender: Contender) async throws -> (wall: Duration, cpu: Duration, checksum: Int) {
@@ -434,15 +453,21 @@ enum TextReport {
         .joined(separator: "\n")
     }
 
-    /// `RESULT json_decode_10k ours_ms=41.20 foundation_ms=170.30 ratio=4.13`, one per peer.
+    /// `RESULT json_decode_10k ours_ms=41.20 foundation_ms=170.30 ratio=4.13`, one per peer, then
+    /// one per ``WorkloadResult/alsoCompare`` pair.
     static func resultLines(_ results: [WorkloadResult]) -> [String] {
         results.flatMap { result in
-            result.peers.compactMap { peer in
+            let againstOurs = result.peers.compactMap { peer -> String? in
                 guard let ours = result.ours, let ratio = result.ratio(peer) else { return nil }
-                return "RESULT \(result.label) ours_ms=\(format(ours.median.milliseconds, 2)) "
-                    + "\(peer.contender)_ms=\(format(peer.median.milliseconds, 2)) ratio=\(format(ratio, 2))"
+                return resultLine(result.label, ours, peer, ratio)
             }
+            return againstOurs + result.extraComparisons.map { resultLine(result.label, $0.of, $0.against, $0.ratio) }
         }
+    }
+
+    private static func resultLine(_ label: String, _ of: Measurement, _ against: Measurement, _ ratio: Double) -> String {
+        "RESULT \(label) \(of.contender)_ms=\(format(of.median.milliseconds, 2)) "
+            + "\(against.contender)_ms=\(format(against.median.milliseconds, 2)) ratio=\(format(ratio, 2))"
     }
 
     static func format(_ value: Double, _ decimals: Int) -> String {

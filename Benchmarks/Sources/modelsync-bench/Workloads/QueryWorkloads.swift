@@ -45,12 +45,15 @@ enum QueryWorkloads {
         let prepared = Contender(name: "modelsync_prepared") {
             try preparedLookups().reduce(0) { $0 &+ $1.b }
         }
-        return PreparedWorkload(ours: ours, peers: [peer, find, prepared]) {
+        var workload = PreparedWorkload(ours: ours, peers: [peer, find, prepared]) {
             let expected = keys.map { rows[$0 - 1] }
             try expectEqual(try ourLookups(), expected, "sqlite_query_lookup ours")
             try expectEqual(try rawLookups(rawDB, query, keys), expected, "sqlite_query_lookup raw_c")
             try expectEqual(try preparedLookups(), expected, "sqlite_query_lookup modelsync_prepared")
         }
+        // Issue #20's goal is the prepared query against the C loop.
+        workload.alsoCompare = [(of: "modelsync_prepared", against: "raw_c")]
+        return workload
     }
 
     static let all = [lookup]
