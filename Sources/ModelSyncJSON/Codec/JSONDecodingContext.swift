@@ -77,8 +77,12 @@ public struct JSONDecodingContext {
     }
 
     /// Whether `node` is an object.
+    ///
+    /// `mutating` though it only reads: models call it through a pointer to the context, and a
+    /// non-mutating call there copies the whole context (a retain and release of each of its
+    /// references, for every object decoded) to pass it by value.
     @usableFromInline
-    func isObject(_ node: Int) -> Bool {
+    mutating func isObject(_ node: Int) -> Bool {
         tape.nodes[node].kind == .object
     }
 
