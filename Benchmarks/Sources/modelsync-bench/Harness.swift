@@ -53,6 +53,10 @@ struct Workload: Sendable {
     let unit: ThroughputUnit
     /// The sizes, smallest first.
     let sizes: [WorkloadSize]
+    /// Ratios between two peers that a goal is stated in, printed as `RESULT` lines besides
+    /// those against ours: `(of: "modelsync_prepared", against: "raw_c")` when ours is not the
+    /// contender the goal is about.
+    var alsoCompare: [(of: String, against: String)] = []
     /// Builds the input and the contenders for one size. Not timed.
     let prepare: @Sendable (WorkloadSize) async throws -> PreparedWorkload
 }
@@ -68,10 +72,6 @@ struct PreparedWorkload {
     /// Checks once, before anything is timed, that every contender does the job right; throws
     /// a ``BenchmarkError`` if not.
     var verify: () async throws -> Void
-    /// Ratios between two peers that a goal is stated in, printed as `RESULT` lines besides
-    /// those against ours: `(of: "modelsync_prepared", against: "raw_c")` when ours is not the
-    /// contender the goal is about.
-    var alsoCompare: [(of: String, against: String)] = []
 }
 
 /// One way of doing a workload's job.
@@ -179,8 +179,6 @@ struct WorkloadResult {
     let size: WorkloadSize
     let bytes: Int?
     let measurements: [Measurement]
-    /// ``PreparedWorkload/alsoCompare``.
-    var alsoCompare: [(of: String, against: String)] = []
 
     var ours: Measurement? { measurements.first { $0.contender == Contender.oursName } }
     var peers: [Measurement] { measurements.filter { $0.contender != Contender.oursName } }
@@ -204,9 +202,10 @@ struct WorkloadResult {
         return peer.median.seconds / ours.median.seconds
     }
 
-    /// The ``alsoCompare`` pairs whose contenders both ran, with `against`'s median over `of`'s.
+    /// The workload's ``Workload/alsoCompare`` pairs whose contenders both ran, with `against`'s
+    /// median over `of`'s.
     var extraComparisons: [(of: Measurement, against: Measurement, ratio: Double)] {
-        alsoCompare.compactMap { pair in
+        workload.alsoCompare.compactMap { pair in
             guard let of = measurements.first(where: { $0.contender == pair.of }),
                 let against = measurements.first(where: { $0.contender == pair.against })
             else { return nil }
@@ -278,10 +277,7 @@ enum Runner {
         let measurements = contenders.indices.map {
             Measurement(contender: contenders[$0].name, samples: wall[$0], cpuSamples: cpu[$0], peakGrowth: peaks[$0])
         }
-        return WorkloadResult(
-            workload: workload, size: size, bytes: prepared.bytes, measurements: measurements,
-            alsoCompare: prepared.alsoCompare
-        )
+        return WorkloadResult(workload: workload, size: size, bytes: prepared.bytes, measurements: measurements)
     }
 
     private static func time(_ contender: Contender) async throws -> (wall: Duration, cpu: Duration, checksum: Int) {
@@ -454,7 +450,7 @@ enum TextReport {
     }
 
     /// `RESULT json_decode_10k ours_ms=41.20 foundation_ms=170.30 ratio=4.13`, one per peer, then
-    /// one per ``WorkloadResult/alsoCompare`` pair.
+    /// one per ``Workload/alsoCompare`` pair.
     static func resultLines(_ results: [WorkloadResult]) -> [String] {
         results.flatMap { result in
             let againstOurs = result.peers.compactMap { peer -> String? in
