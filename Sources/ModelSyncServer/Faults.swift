@@ -60,7 +60,8 @@ public struct RecordedRequest: Sendable {
 /// that recording a request costs O(1) amortised rather than a shift of the whole log.
 struct RequestLog: Sendable {
     let limit: Int
-    private var recorded: [RecordedRequest] = []
+    /// What is held: the newest `limit` and up to `limit` older ones awaiting the next trim.
+    private(set) var recorded: [RecordedRequest] = []
 
     init(limit: Int) {
         self.limit = max(0, limit)

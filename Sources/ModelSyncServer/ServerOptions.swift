@@ -11,7 +11,8 @@ public struct ServerOptions: Sendable {
     /// Items per page when `_page` is given without `_limit` or `_per_page`.
     public var defaultPageSize: Int
     /// How many recent requests ``ModelSyncServer/recordedRequests`` keeps. 0 (or less) records
-    /// none: a server that no test inspects need not copy the head of every request.
+    /// none: a server that no test inspects need not copy the head of every request. Between
+    /// trims the server holds up to twice as many, so that recording costs no shift of the log.
     public var requestLogLimit: Int
     /// How long a connection may send and receive nothing (while its request head or body is
     /// being read, or between requests) before the server closes it; nil never closes one.

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import ModelSyncJSON
-import ModelSyncServer
+@testable import ModelSyncServer
 import Testing
 
 @Suite("The database file: saved atomically, never corrupted")
@@ -187,6 +187,20 @@ struct FaultTests {
             let kept = min(max(limit, 0), 8)
             #expect(server.recordedRequests.map(\.uri) == (9 - kept..<9).map { "/posts?_page=\($0)" })
         }
+    }
+
+    /// The log never holds more than twice its limit, however many requests it records, and its
+    /// entries are always the newest `limit`, in order.
+    @Test(arguments: [1, 3, 1_000])
+    func theRequestLogStaysBounded(limit: Int) {
+        var log = RequestLog(limit: limit)
+        var held = 0
+        for index in 0..<10_000 {
+            log.append(RecordedRequest(method: "GET", uri: "/\(index)", headers: []))
+            held = max(held, log.recorded.count)
+        }
+        #expect(held <= 2 * limit)
+        #expect(log.entries.map(\.uri) == (10_000 - limit..<10_000).map { "/\($0)" })
     }
 
     @Test func shutdownStopsListening() async throws {
