@@ -164,6 +164,8 @@ let package = Package(
             dependencies: [
                 "ModelSync", "ModelSyncServer", "ModelSyncTesting", "NameClashes", "TestProcesses",
                 .product(name: "Logging", package: "swift-log"),
+                // The sync simulation drops the PostgreSQL schema it made.
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         .testTarget(

@@ -7,6 +7,7 @@ import ModelSyncJSON
 /// ```swift
 /// server.inject(Fault(.status(503, retryAfter: 1), times: 2))   // the next two requests
 /// server.inject(Fault(.dropConnection, fraction: 0.25))          // a quarter of all requests
+/// server.inject(Fault(.loseAnswer, fraction: 0.1))               // applied, but never answered
 /// ```
 public struct Fault: Sendable {
     /// What the server does instead of (or before) answering.
@@ -14,8 +15,11 @@ public struct Fault: Sendable {
         /// Answers with this status and `body` (by default `{"error": "injected fault"}`), with a
         /// `Retry-After` header (seconds) when given.
         case status(Int, retryAfter: Int? = nil, body: JSONValue? = nil)
-        /// Closes the connection without answering.
+        /// Closes the connection without answering, before the request is handled.
         case dropConnection
+        /// Handles the request (a write is applied), then closes the connection without
+        /// answering: the client cannot tell whether its write landed.
+        case loseAnswer
         /// Waits this long, then answers normally.
         case delay(Duration)
     }

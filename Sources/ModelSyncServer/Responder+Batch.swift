@@ -9,7 +9,7 @@ import NIOCore
 ///
 /// ```
 /// {"operations": [{"method": "POST", "path": "/posts", "headers": {"Idempotency-Key": "k1"}, "body": {…}},
-///                 {"method": "PATCH", "path": "/posts/3", "headers": {"If-Match": "\"17\""}, "body": {…}},
+///                 {"method": "PATCH", "path": "/posts/3", "headers": {"If-Match": "\"17\"", "Idempotency-Key": "k2"}, "body": {…}},
 ///                 {"method": "DELETE", "path": "/posts/4"}]}
 /// → {"results": [{"status": 201, "etag": "\"18\"", "body": {…}}, {"status": 412, "etag": "\"20\"", "body": {"error": …, "current": …}}, …]}
 /// ```
@@ -57,17 +57,18 @@ extension ServerResponder {
         let header = { (name: String) in
             operation["headers"]?.objectValue?.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value.stringValue
         }
+        let key = try header("Idempotency-Key").map(IdempotencyKeys.validated)
         switch (method, segments.count) {
         case ("POST", 1):
             guard let body = operation["body"]?.objectValue else { throw APIError.notAnObject }
-            var headers = HTTPFields()
-            if let key = header("Idempotency-Key"), let name = IdempotencyKeys.header { headers[name] = key }
-            return ItemOperation(write: .create(collection: segments[0], body: body, idempotencyKey: try IdempotencyKeys.key(in: headers)))
+            return ItemOperation(write: .create(collection: segments[0], body: body), idempotencyKey: key)
         case ("PUT", 2), ("PATCH", 2):
             guard let body = operation["body"]?.objectValue else { throw APIError.notAnObject }
-            return ItemOperation(write: .update(collection: segments[0], id: segments[1], body: body, merge: method == "PATCH"), ifMatch: header("If-Match"))
+            return ItemOperation(
+                write: .update(collection: segments[0], id: segments[1], body: body, merge: method == "PATCH"), ifMatch: header("If-Match"),
+                idempotencyKey: key)
         case ("DELETE", 2):
-            return ItemOperation(write: .delete(collection: segments[0], id: segments[1]), ifMatch: header("If-Match"))
+            return ItemOperation(write: .delete(collection: segments[0], id: segments[1]), ifMatch: header("If-Match"), idempotencyKey: key)
         default:
             throw APIError.badRequest("a batch holds POST /<collection>, PUT, PATCH and DELETE /<collection>/<id>; got \(method) \(path)")
         }

@@ -68,6 +68,12 @@ struct ServerResponder: HTTPResponder {
             case .dropConnection:
                 try await context.channel.close().get()
                 throw APIError(status: 500, message: "connection dropped")
+            case .loseAnswer:
+                // Applied, then unanswered: the outcome a client cannot know.
+                var request = request
+                _ = try? await route(&request, context: context)
+                try await context.channel.close().get()
+                throw APIError(status: 500, message: "answer lost")
             case .delay(let duration):
                 try await Task.sleep(for: duration)
             }
@@ -230,17 +236,19 @@ struct ServerResponder: HTTPResponder {
 
     private func create(in name: String, body: JSONValue?, request: Request) async throws -> Response {
         guard let given = body?.objectValue else { throw APIError.notAnObject }
-        let write = ItemWrite.create(collection: name, body: given, idempotencyKey: try IdempotencyKeys.key(in: request.headers))
-        return try await apply(ItemOperation(write: write))
+        return try await apply(ItemOperation(write: .create(collection: name, body: given), idempotencyKey: try IdempotencyKeys.key(in: request.headers)))
     }
 
     private func update(_ name: String, id: String, body: JSONValue?, merge: Bool, _ request: Request) async throws -> Response {
         guard let object = body?.objectValue else { throw APIError.notAnObject }
-        return try await apply(ItemOperation(write: .update(collection: name, id: id, body: object, merge: merge), ifMatch: request.headers[.ifMatch]))
+        return try await apply(ItemOperation(
+            write: .update(collection: name, id: id, body: object, merge: merge), ifMatch: request.headers[.ifMatch],
+            idempotencyKey: try IdempotencyKeys.key(in: request.headers)))
     }
 
     private func delete(_ name: String, id: String, _ request: Request) async throws -> Response {
-        try await apply(ItemOperation(write: .delete(collection: name, id: id), ifMatch: request.headers[.ifMatch]))
+        try await apply(ItemOperation(
+            write: .delete(collection: name, id: id), ifMatch: request.headers[.ifMatch], idempotencyKey: try IdempotencyKeys.key(in: request.headers)))
     }
 
     private func apply(_ operation: ItemOperation) async throws -> Response {

@@ -75,6 +75,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Drop the connection on a share of requests (0–1), for testing clients.")
     var dropRate = 0.0
 
+    @Option(help: "Apply a share of requests (0–1), then drop the connection unanswered, for testing clients.")
+    var loseAnswerRate = 0.0
+
     @Option(help: "Keep deletions in the change feed for this many seconds; older cursors must resync (410).")
     var tombstoneRetention = 7 * 24 * 60 * 60
 
@@ -85,8 +88,8 @@ struct Serve: AsyncParsableCommand {
         guard (file == nil) != (database.database == nil) else {
             throw ValidationError("give either a JSON file or --database, not both")
         }
-        guard (0...1).contains(failRate), (0...1).contains(dropRate) else {
-            throw ValidationError("--fail-rate and --drop-rate must be between 0 and 1")
+        guard (0...1).contains(failRate), (0...1).contains(dropRate), (0...1).contains(loseAnswerRate) else {
+            throw ValidationError("--fail-rate, --drop-rate and --lose-answer-rate must be between 0 and 1")
         }
         guard idleTimeout >= 0, maxConnections >= 0 else {
             throw ValidationError("--idle-timeout and --max-connections must not be negative")
@@ -120,6 +123,7 @@ struct Serve: AsyncParsableCommand {
         }
         if failRate > 0 { server.inject(Fault(.status(failStatus), fraction: failRate)) }
         if dropRate > 0 { server.inject(Fault(.dropConnection, fraction: dropRate)) }
+        if loseAnswerRate > 0 { server.inject(Fault(.loseAnswer, fraction: loseAnswerRate)) }
         let resources = (try await server.data).objectValue?.keys ?? []
         print("modelsync-server: serving \(source) at \(server.baseURL)\(readOnly ? " (read-only)" : "")")
         for name in resources { print("  \(server.baseURL)/\(name)") }

@@ -12,9 +12,10 @@ extension StressNote: RemoteResource {
     static let remote = RemoteConfiguration(path: "notes")
 }
 
-/// Saves notes through a `SyncStore` and pushes every few writes, forever, printing
-/// `saved <title>` once a save has returned (the parent treats it as acknowledged) and
-/// `pushed` after each push. The parent kills it with SIGKILL at random moments.
+/// Saves notes through a `SyncStore`, deletes every fifth, pushes every few writes and pulls
+/// now and then, forever, printing `saved <title>` once a save has returned and `deleted
+/// <title>` once a delete has (the parent treats both as acknowledged), and `pushed` after each
+/// push. The parent kills it with SIGKILL at random moments.
 enum SyncWrites {
     static func run(_ arguments: [String]) async -> Int32 {
         guard arguments.count == 3, let url = URL(string: arguments[1]), let first = Int(arguments[2]) else { return 64 }
@@ -32,10 +33,15 @@ enum SyncWrites {
                     try await sync.save(&note)
                 }
                 report("saved \(note.title)")
+                if index % 5 == 0 {
+                    try await sync.delete(note)
+                    report("deleted \(note.title)")
+                }
                 if index % 4 == 0 {
                     _ = try? await sync.push()
                     report("pushed")
                 }
+                if index % 8 == 0 { _ = try? await sync.pull(StressNote.self) }
                 index += 1
             }
         } catch {

@@ -128,20 +128,25 @@ import Testing
 }
 
 @Suite struct IdempotencyKeyPruningTests {
+    func remember(_ key: String, in records: inout JSONObject, now: Date) {
+        let record = IdempotencyKeys.record(collection: "posts", request: [:], result: ItemWrite.Result(status: 201, body: [:]), at: now)
+        IdempotencyKeys.remember(key, record, in: &records, now: now)
+    }
+
     @Test func keysArePrunedInBatchesByAgeAndCapacity() {
         var records = JSONObject()
         let start = Date(timeIntervalSince1970: 1_000_000)
         for index in 0..<IdempotencyKeys.capacity {
-            IdempotencyKeys.remember("k\(index)", collection: "posts", body: [:], response: [:], in: &records, now: start)
+            remember("k\(index)", in: &records, now: start)
         }
         #expect(records.count == IdempotencyKeys.capacity)
         // At capacity, the next key makes room for a tenth more, dropping the oldest.
-        IdempotencyKeys.remember("newest", collection: "posts", body: [:], response: [:], in: &records, now: start)
+        remember("newest", in: &records, now: start)
         #expect(records.count == IdempotencyKeys.capacity - IdempotencyKeys.capacity / 10)
         #expect(records["newest"] != nil && records["k0"] == nil && records["k\(IdempotencyKeys.capacity - 1)"] != nil)
         // Once the oldest expired, every expired key goes.
         let later = start.addingTimeInterval(IdempotencyKeys.retention + 1)
-        IdempotencyKeys.remember("fresh", collection: "posts", body: [:], response: [:], in: &records, now: later)
+        remember("fresh", in: &records, now: later)
         #expect(records.count == 1 && records["fresh"] != nil)
     }
 }

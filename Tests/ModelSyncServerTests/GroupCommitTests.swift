@@ -11,17 +11,17 @@ import Testing
     /// Independent creates and updates, with refusals of every kind among them: the path that
     /// writes the whole group in two statements.
     static let independent: [ItemOperation] = [
-        ItemOperation(write: .create(collection: "posts", body: ["title": "new"], idempotencyKey: nil)),
+        ItemOperation(write: .create(collection: "posts", body: ["title": "new"])),
         ItemOperation(write: .update(collection: "posts", id: "2", body: ["title": "B"], merge: true), ifMatch: "\"999999\""),
         ItemOperation(write: .update(collection: "posts", id: "3", body: ["title": "C"], merge: false)),
-        ItemOperation(write: .create(collection: "comments", body: ["postId": 1, "body": "x"], idempotencyKey: nil)),
+        ItemOperation(write: .create(collection: "comments", body: ["postId": 1, "body": "x"])),
         ItemOperation(write: .update(collection: "users", id: "1", body: ["id": 2], merge: true)),
-        ItemOperation(write: .create(collection: "nope", body: [:], idempotencyKey: nil)),
-        ItemOperation(write: .create(collection: "posts", body: ["title": "nul \u{0}"], idempotencyKey: nil)),
-        ItemOperation(write: .create(collection: "posts", body: ["id": "\u{E9}", "title": "composed"], idempotencyKey: nil)),
+        ItemOperation(write: .create(collection: "nope", body: [:])),
+        ItemOperation(write: .create(collection: "posts", body: ["title": "nul \u{0}"])),
+        ItemOperation(write: .create(collection: "posts", body: ["id": "\u{E9}", "title": "composed"])),
         ItemOperation(write: .update(collection: "posts", id: "e\u{301}", body: ["title": "decomposed"], merge: true)),
-        ItemOperation(write: .create(collection: "posts", body: ["title": "newer", "id": .null], idempotencyKey: nil)),
-        ItemOperation(write: .create(collection: "posts", body: ["id": 1], idempotencyKey: nil)),
+        ItemOperation(write: .create(collection: "posts", body: ["title": "newer", "id": .null])),
+        ItemOperation(write: .create(collection: "posts", body: ["id": 1])),
         ItemOperation(write: .update(collection: "nope", id: "1", body: [:], merge: true)),
     ]
 
@@ -30,8 +30,8 @@ import Testing
     static let dependent: [ItemOperation] = [
         ItemOperation(write: .update(collection: "posts", id: "1", body: ["views": 1], merge: true)),
         ItemOperation(write: .update(collection: "posts", id: "1", body: ["views": 2], merge: true)),
-        ItemOperation(write: .create(collection: "posts", body: ["id": 50], idempotencyKey: nil)),
-        ItemOperation(write: .create(collection: "posts", body: [:], idempotencyKey: nil)),
+        ItemOperation(write: .create(collection: "posts", body: ["id": 50])),
+        ItemOperation(write: .create(collection: "posts", body: [:])),
         ItemOperation(write: .delete(collection: "posts", id: "50")),
         ItemOperation(write: .delete(collection: "posts", id: "99")),
         ItemOperation(write: .delete(collection: "users", id: "2"), ifMatch: "\"1\", \"2\""),
@@ -71,7 +71,7 @@ import Testing
             let finals = try await withThrowingTaskGroup(of: (String, Int).self) { group in
                 for writer in 0..<16 {
                     group.addTask {
-                        let created = try await backend.write([ItemOperation(write: .create(collection: "posts", body: ["writer": .number(JSONNumber(writer))], idempotencyKey: nil))])
+                        let created = try await backend.write([ItemOperation(write: .create(collection: "posts", body: ["writer": .number(JSONNumber(writer))]))])
                         var result = try created[0].get()
                         let id = try #require(recordID(of: result.body))
                         for edit in 1...5 {
@@ -114,7 +114,7 @@ import Testing
                             case .success: done += 1
                             case .failure(let error): #expect(error.status == 412)
                             }
-                            let create = ItemWrite.create(collection: "comments", body: ["writer": .number(JSONNumber(writer))], idempotencyKey: nil)
+                            let create = ItemWrite.create(collection: "comments", body: ["writer": .number(JSONNumber(writer))])
                             _ = try await backend.write([ItemOperation(write: create)])[0].get()
                             created += 1
                         }
@@ -140,7 +140,7 @@ import Testing
                     let backend = writer % 2 == 0 ? first : second
                     group.addTask {
                         for _ in 0..<25 {
-                            let create = ItemWrite.create(collection: "posts", body: ["writer": .number(JSONNumber(writer))], idempotencyKey: nil)
+                            let create = ItemWrite.create(collection: "posts", body: ["writer": .number(JSONNumber(writer))])
                             let outcome = try await backend.write([ItemOperation(write: create)])[0].get()
                             #expect(outcome.status == 201)
                         }
@@ -160,10 +160,10 @@ import Testing
         try await withBackends { grouped, serial in
             let current = try #require(try await serial.item("posts", id: "2", embeds: [], expands: []).version.map(versionETag))
             let operations = [
-                ItemOperation(write: .create(collection: "posts", body: ["title": "new"], idempotencyKey: nil)),
+                ItemOperation(write: .create(collection: "posts", body: ["title": "new"])),
                 ItemOperation(write: .update(collection: "posts", id: "1", body: ["title": "A", "extra": ["deep": true]], merge: true)),
                 ItemOperation(write: .update(collection: "posts", id: "2", body: ["id": 2, "title": "B"], merge: true), ifMatch: " W/" + current),
-                ItemOperation(write: .create(collection: "posts", body: ["id": .null, "title": "newer"], idempotencyKey: nil)),
+                ItemOperation(write: .create(collection: "posts", body: ["id": .null, "title": "newer"])),
                 ItemOperation(write: .update(collection: "posts", id: "3", body: ["title": "C"], merge: false), ifMatch: "*"),
             ]
             let outcomes = try #require(try await grouped.writeTogether(operations))
@@ -182,18 +182,18 @@ import Testing
     @Test func aGroupWhoseWriteDoesNotTakeIsWrittenTheUsualWay() async throws {
         try await withBackends { grouped, serial in
             // The next integer id of posts (6) is a string id already.
-            let taken = [ItemOperation(write: .create(collection: "posts", body: ["id": "6", "title": "string id"], idempotencyKey: nil))]
+            let taken = [ItemOperation(write: .create(collection: "posts", body: ["id": "6", "title": "string id"]))]
             _ = try await grouped.write(taken)
             _ = try await serial.write(taken)
             let groups: [[ItemOperation]] = [
-                [ItemOperation(write: .create(collection: "posts", body: ["title": "after the string id"], idempotencyKey: nil))],
+                [ItemOperation(write: .create(collection: "posts", body: ["title": "after the string id"]))],
                 [
                     ItemOperation(write: .update(collection: "posts", id: "1", body: ["title": "A"], merge: true), ifMatch: "\"999999\""),
                     ItemOperation(write: .update(collection: "posts", id: "2", body: ["title": "B"], merge: true), ifMatch: "W/\"0\""),
                 ],
                 [
                     ItemOperation(write: .update(collection: "posts", id: "404", body: ["title": "missing"], merge: true)),
-                    ItemOperation(write: .create(collection: "posts", body: ["title": "next"], idempotencyKey: nil)),
+                    ItemOperation(write: .create(collection: "posts", body: ["title": "next"])),
                 ],
             ]
             for operations in groups {
@@ -236,7 +236,7 @@ import Testing
                 try await TestPostgres.execute("DROP FUNCTION \(importer.schema.writeFunctionSignature(table))", in: database)
             }
             let backend = try await PostgresBackend.open(database, initialData: nil, feedLimits: FeedLimits(), logger: logger)
-            let created = try await backend.write([ItemOperation(write: .create(collection: "comments", body: ["body": "x"], idempotencyKey: nil))])
+            let created = try await backend.write([ItemOperation(write: .create(collection: "comments", body: ["body": "x"]))])
             #expect(try created[0].get().body["id"] == 4)
             #expect(backend.groupsWrittenUnread.current == 1)
             await backend.close()
@@ -259,7 +259,7 @@ import Testing
         do {
             let updated = try await backend.write([ItemOperation(write: .update(collection: "posts", id: "1", body: ["title": "quoted"], merge: true))])
             #expect(try updated[0].get().body["title"] == "quoted")
-            let created = try await backend.write([ItemOperation(write: .create(collection: "posts", body: ["title": "new"], idempotencyKey: nil))])
+            let created = try await backend.write([ItemOperation(write: .create(collection: "posts", body: ["title": "new"]))])
             #expect(try created[0].get().body["id"] == 6)
             #expect(backend.groupsWrittenUnread.current == 2)
             #expect(try await backend.item("posts", id: "6", embeds: [], expands: []).value["title"] == "new")

@@ -9,6 +9,11 @@ import ModelSyncSQLite
 /// `base_values` (the row before the first pending change) and `server_version` (sent as
 /// `If-Match`) serve conflict detection and three-way merges; `modelsync_row_versions` holds
 /// each row's last known server version and `modelsync_cursors` each resource's pull cursor.
+///
+/// An entry that was ever sent (`sent`) is frozen: the server may have applied it, so its
+/// request (body and `Idempotency-Key`) never changes and later local changes queue behind it
+/// as entries of their own. Only an answer that says it was not applied (412, 404) turns it
+/// into another request, under a new key.
 enum OutboxTable {
     static let schema = """
         CREATE TABLE IF NOT EXISTS modelsync_outbox (
@@ -39,6 +44,29 @@ enum OutboxTable {
         CREATE TABLE IF NOT EXISTS modelsync_counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
         """
 
+    /// The changes to the tables above, in order; the counter `outbox_format` says how many a
+    /// database has. Released steps are never edited: a database written by any earlier
+    /// version, entries still queued, takes the steps it lacks.
+    static let migrations: [String] = [
+        // 1: every entry has an idempotency key, and an entry ever sent is marked so (entries
+        // that failed before may have been applied: they count as sent).
+        """
+        ALTER TABLE modelsync_outbox ADD COLUMN sent INTEGER NOT NULL DEFAULT 0;
+        UPDATE modelsync_outbox SET sent = 1 WHERE attempts > 0;
+        UPDATE modelsync_outbox SET idempotency_key = lower(hex(randomblob(16))) WHERE idempotency_key IS NULL;
+        """,
+    ]
+
+    /// Creates the tables and brings them to the current format, in the caller's transaction.
+    static func prepare(_ db: SQLiteConnection) throws {
+        try db.executeScript(schema)
+        let format: Int64
+        if case .integer(let value)? = try db.scalar("SELECT value FROM modelsync_counters WHERE name = 'outbox_format'") { format = value } else { format = 0 }
+        guard format < migrations.count else { return }
+        for step in migrations.dropFirst(Int(max(format, 0))) { try db.executeScript(step) }
+        try db.execute("INSERT OR REPLACE INTO modelsync_counters (name, value) VALUES ('outbox_format', ?)", [.integer(Int64(migrations.count))])
+    }
+
     /// One row of `modelsync_outbox`.
     struct Row: Sendable {
         var sequence: Int64
@@ -56,6 +84,8 @@ enum OutboxTable {
         var fieldErrors: [String: [String]]
         /// The row's server version when the entry's base was taken: sent as `If-Match`.
         var serverVersion: String? = nil
+        /// Whether the entry was ever sent: the server may have applied it.
+        var sent = false
 
         var publicEntry: OutboxEntry {
             OutboxEntry(sequence: sequence, model: model, localKey: localKey, operation: operation, changedFields: changedFields,
@@ -63,12 +93,12 @@ enum OutboxTable {
         }
     }
 
-    static let columns = "sequence, model, local_key, operation, body, changed_fields, base_values, idempotency_key, temporary_key, attempts, state, last_error, field_errors, server_version"
+    static let columns = "sequence, model, local_key, operation, body, changed_fields, base_values, idempotency_key, temporary_key, attempts, state, last_error, field_errors, server_version, sent"
 
     static func text(_ value: JSONValue) -> String { String(decoding: value.jsonBytes(), as: UTF8.self) }
 
     static func decode(_ values: [SQLValue]) throws -> Row {
-        guard values.count == 14, case .integer(let sequence) = values[0] else {
+        guard values.count == 15, case .integer(let sequence) = values[0] else {
             throw SyncError.corruptEntry(sequence: -1, reason: "unexpected columns")
         }
         func string(_ index: Int) -> String? { if case .text(let text) = values[index] { return text } else { return nil } }
@@ -88,7 +118,7 @@ enum OutboxTable {
             sequence: sequence, model: model, localKey: key, operation: operation, body: body,
             changedFields: try json(5)?.arrayValue?.compactMap(\.stringValue) ?? [], baseValues: try json(6),
             idempotencyKey: string(7), temporaryKey: integer(8) != 0, attempts: Int(integer(9)), state: state,
-            lastError: string(11), fieldErrors: fieldErrors, serverVersion: string(13))
+            lastError: string(11), fieldErrors: fieldErrors, serverVersion: string(13), sent: integer(14) != 0)
     }
 
     static func entries(_ db: SQLiteConnection, where condition: String, _ arguments: [SQLValue] = [], limit: Int? = nil) throws -> [Row] {
@@ -114,15 +144,15 @@ enum OutboxTable {
     }
 
     /// Replaces everything an entry asks for, keeping its place in the queue: a conflict's
-    /// resolution turns an entry into another request.
+    /// resolution turns an entry into another request, with a new idempotency key, not sent yet.
     static func rewrite(_ row: Row, _ db: SQLiteConnection) throws {
         try db.execute(
             """
             UPDATE modelsync_outbox SET operation = ?, body = ?, changed_fields = ?, base_values = ?, idempotency_key = ?,
-                temporary_key = ?, server_version = ?, state = 'pending', field_errors = NULL WHERE sequence = ?
+                temporary_key = ?, server_version = ?, state = 'pending', field_errors = NULL, sent = 0 WHERE sequence = ?
             """,
             [.text(row.operation.rawValue), .text(text(row.body)), .text(text(.array(row.changedFields.map(JSONValue.string)))),
-             row.baseValues.map { .text(text($0)) } ?? .null, row.idempotencyKey.map(SQLValue.text) ?? .null,
+             row.baseValues.map { .text(text($0)) } ?? .null, .text(newIdempotencyKey()),
              .integer(row.temporaryKey ? 1 : 0), row.serverVersion.map(SQLValue.text) ?? .null, .integer(row.sequence)])
     }
 
@@ -157,6 +187,21 @@ enum OutboxTable {
         } else {
             try db.execute("DELETE FROM modelsync_cursors WHERE resource = ?", [.text(resource)])
         }
+    }
+
+    /// A fresh `Idempotency-Key`.
+    static func newIdempotencyKey() -> String { UUID().uuidString.lowercased() }
+
+    /// Marks entries as sent, before their request leaves: from then on they are frozen.
+    static func markSent(_ sequences: [Int64], _ db: SQLiteConnection) throws {
+        guard !sequences.isEmpty else { return }
+        let placeholders = Array(repeating: "?", count: sequences.count).joined(separator: ", ")
+        try db.execute("UPDATE modelsync_outbox SET sent = 1 WHERE sent = 0 AND sequence IN (\(placeholders))", sequences.map(SQLValue.integer))
+    }
+
+    /// Whether a row has an entry that was sent and not yet answered for certain.
+    static func hasSentEntry(model: String, _ key: JSONValue, _ db: SQLiteConnection) throws -> Bool {
+        try db.scalar("SELECT 1 FROM modelsync_outbox WHERE model = ? AND local_key = ? AND sent = 1 LIMIT 1", [.text(model), .text(text(key))]) != nil
     }
 
     static func replace(_ row: Row, _ db: SQLiteConnection) throws {

@@ -41,7 +41,9 @@ extension SyncStore {
                 var acknowledged: [(OutboxTable.Row, Acknowledgement)] = []
                 for (item, result) in zip(prepared, results) {
                     let answer = answer(result, to: item.request, item.type)
-                    if case .success(let response) = answer, let acknowledgement = try? acknowledgementOfAny(item.type, item.entry, response) {
+                    // A replay goes alone: its acknowledgement reads the record as it is now.
+                    if case .success(let response) = answer, !Self.isReplay(response),
+                       let acknowledgement = try? acknowledgementOfAny(item.type, item.entry, response) {
                         acknowledged.append((item.entry, acknowledgement))
                     } else {
                         outcomes.append((item.entry, await handleAny(item.type, item.entry, answer)))

@@ -76,6 +76,10 @@ extension SyncStore {
         let codec = self.codec
         if let pendingKeys, !pendingKeys.contains(OutboxTable.text(keyValue)) {
             // No pending change (the caller read which rows have one): the record is the row.
+            if let version, rawServer != nil, try OutboxTable.version(model: key.model, keyValue, db) == version {
+                // The version the row has already (the echo of this client's own write).
+                return (.unchanged, nil)
+            }
             try OutboxTable.setVersion(rawServer == nil ? nil : version, model: key.model, keyValue, db)
             guard let serverModel = try rawServer == nil ? nil : decoded ?? codec.decode(M.self, rawServer) else {
                 return (try deleteRow(key, keyValue, exists: nil, db), nil)
@@ -86,6 +90,11 @@ extension SyncStore {
             }
             try serverModel.upsert(db, validate: false)
             return (.stored(serverModel), nil)
+        }
+        if sending == nil, try OutboxTable.hasSentEntry(model: key.model, keyValue, db) {
+            // A change of the row was sent and its outcome is unknown: the push settles the row
+            // when it learns the outcome (a replay's acknowledgement reads the record as it is then).
+            return (.unchanged, nil)
         }
         // Through the model and back, so that it compares with local values field by field.
         let serverModel = try codec.decode(M.self, rawServer)
@@ -134,7 +143,7 @@ extension SyncStore {
             try model.upsert(db, validate: false)
             outcome = .stored(model)
             (entry.operation, entry.body, entry.changedFields) = (.create, resolved, resolved.objectValue?.keys ?? [])
-            (entry.idempotencyKey, entry.temporaryKey) = (UUID().uuidString.lowercased(), false)
+            entry.temporaryKey = false
             try OutboxTable.rewrite(entry, db)
         case (nil, .some):
             outcome = try deleteRow(key, keyValue, exists: localModel != nil, db)
@@ -182,19 +191,30 @@ extension SyncStore {
 
     /// The server's current record after a 412 or a 404: the 412's `current` member when the
     /// server sends one (modelsync-server does), else a GET of the item; nil when it is gone.
-    func currentRecord<M: SyncedModel>(_ type: M.Type, after error: RemoteError, id: String) async throws -> (record: JSONValue?, version: String?) {
+    func currentRecord<M: SyncedModel>(_ type: M.Type, after error: RemoteError, id: String) async throws -> CurrentRecord {
         if case .status(let failure) = error {
-            if failure.status == 404 || failure.status == 410 { return (nil, nil) }
+            if failure.status == 404 || failure.status == 410 { return CurrentRecord(record: nil, version: nil) }
             if let body = try? JSONValue(parsing: failure.response.body), let current = body["current"], current != .null {
-                return (current, version(M.self, response: failure.response, record: current))
+                return CurrentRecord(record: current, version: version(M.self, response: failure.response, record: current))
             }
         }
+        return try await fetchCurrent(M.self, id: id)
+    }
+
+    /// The server's record now (a GET of the item); a nil record when it is gone.
+    func fetchCurrent<M: SyncedModel>(_ type: M.Type, id: String) async throws -> CurrentRecord {
         do {
             let response = try await remote.send(RemoteRequest(method: .get, url: try await remote.resourceURL(for: M.self, id: id)))
             let record = try Self.answer(response, M.self)
-            return (record, version(M.self, response: response, record: record))
+            return CurrentRecord(record: record, version: version(M.self, response: response, record: record))
         } catch let error as RemoteError where error.status == 404 || error.status == 410 {
-            return (nil, nil)
+            return CurrentRecord(record: nil, version: nil)
         }
     }
+}
+
+/// A record as the server holds it now: nil when it is gone.
+struct CurrentRecord: Sendable {
+    var record: JSONValue?
+    var version: String?
 }

@@ -97,10 +97,12 @@ extension SyncStore {
     private func apply<M: SyncedModel>(
         _ type: M.Type, key: SyncKey, changes: [JSONValue], models: [M?], cursor: String, _ summary: inout PullSummary
     ) async throws {
-        let (outcomes, conflicts) = try await database.write { db in
+        let (outcomes, conflicts, followUps) = try await database.write { db in
             var outcomes: [RowOutcome<M>] = []
             var conflicts: [SyncConflict] = []
+            var followUps: [@Sendable () -> Void] = []
             let pending = try self.pendingKeys(key, db)
+            var ownCreates = try self.sentCreates(key, db)
             for (change, model) in zip(changes, models) {
                 let deleted = change["deleted"] == .bool(true)
                 let record = deleted ? nil : change["record"]
@@ -108,6 +110,11 @@ extension SyncStore {
                     throw SyncError.unexpectedFeed(model: key.model, reason: "a change names no record")
                 }
                 let version = change["seq"].map { "\"" + OutboxTable.text($0) + "\"" }
+                if let origin = change["createdWith"]?.stringValue, let create = ownCreates.removeValue(forKey: origin), let model {
+                    // This client's create, whose answer was lost: the record is its row.
+                    if let followUp = try self.acknowledgeFromFeed(create, key: key, keyValue, model, version: version, db) { followUps.append(followUp) }
+                    continue
+                }
                 // A change in the feed is a change: stored without comparing.
                 let (outcome, conflict) = try self.rebase(
                     M.self, key: key, keyValue, server: record, version: version, pendingKeys: pending, skipsUnchanged: false,
@@ -116,9 +123,33 @@ extension SyncStore {
                 if let conflict { conflicts.append(conflict) }
             }
             try OutboxTable.setCursor(cursor, key.model, db)
-            return (outcomes, conflicts)
+            return (outcomes, conflicts, followUps)
         }
         finish(outcomes, conflicts, &summary)
+        for followUp in followUps { followUp() }
+    }
+
+    /// This client's creates that were sent and not acknowledged, by idempotency key.
+    private func sentCreates(_ key: SyncKey, _ db: SQLiteConnection) throws -> [String: OutboxTable.Row] {
+        var creates: [String: OutboxTable.Row] = [:]
+        for entry in try OutboxTable.entries(db, where: "model = ? AND operation = 'create' AND sent = 1", [.text(key.model)]) {
+            if let idempotencyKey = entry.idempotencyKey { creates[idempotencyKey] = entry }
+        }
+        return creates
+    }
+
+    /// Acknowledges a create that the feed shows applied (its answer was lost), unless local
+    /// changes of the row wait behind it: those need the version the create made, which only
+    /// the create's own (replayed) answer gives, so the push acknowledges it then. Returns the
+    /// identity-map part, to run after the commit.
+    private func acknowledgeFromFeed<M: SyncedModel>(
+        _ create: OutboxTable.Row, key: SyncKey, _ serverKey: JSONValue, _ value: M, version: String?, _ db: SQLiteConnection
+    ) throws -> (@Sendable () -> Void)? {
+        let later = try OutboxTable.entries(
+            db, where: "model = ? AND local_key = ? AND sequence != ?", [.text(key.model), .text(OutboxTable.text(create.localKey)), .integer(create.sequence)])
+        guard later.isEmpty else { return nil }
+        let (stored, children) = try acknowledgeCreate(create, key: key, serverKey: serverKey, value, version: version, db)
+        return afterCreate(create, stored: stored, children: children)
     }
 
     /// Reads the whole collection and makes the local table equal to it (pending local changes

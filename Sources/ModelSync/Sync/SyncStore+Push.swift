@@ -35,9 +35,10 @@ extension SyncStore {
             while true {
                 if stop == nil, let status = state.withLock({ $0.pausedStatus }) { stop = SyncError.paused(status: status) }
                 // A server that takes batches gets the independent entries in batches, two in
-                // flight; any other gets them one per request, `width` in flight.
+                // flight (one when `maxConcurrentRequests` is 1); any other gets them one per
+                // request, `width` in flight.
                 let batching = maxBatchSize > 1 && state.withLock({ $0.takesBatches }) != false
-                if stop == nil && running < (batching ? 2 : width) {
+                if stop == nil && running < (batching ? min(2, width) : width) {
                     let started: [OutboxTable.Row]
                     do {
                         started = try await startIndependentEntries(limit: batching ? maxBatchSize : width - running, &window)
@@ -144,7 +145,20 @@ extension SyncStore {
                 state.inFlight.formUnion(started.map(\.sequence))
                 return true
             }
-            if marked { return started }
+            guard marked else { continue }
+            // Frozen before their requests leave: the server may apply them from now on.
+            let sequences = started.map(\.sequence)
+            do {
+                try await database.write { db in try OutboxTable.markSent(sequences, db) }
+            } catch {
+                state.withLock { $0.inFlight.subtract(sequences) }
+                throw error
+            }
+            return started.map { entry in
+                var entry = entry
+                entry.sent = true
+                return entry
+            }
         }
     }
 
@@ -174,9 +188,13 @@ extension SyncStore {
             }
             let fieldErrors = errors
             try await database.write { db in
+                // Refused, so not applied: open again for the app's fix, which is another request.
                 try db.execute(
-                    "UPDATE modelsync_outbox SET state = 'parked', attempts = attempts + 1, last_error = ?, field_errors = ? WHERE sequence = ?",
-                    [.text(text), .text(OutboxTable.text(fieldErrors)), .integer(entry.sequence)])
+                    """
+                    UPDATE modelsync_outbox SET state = 'parked', attempts = attempts + 1, last_error = ?, field_errors = ?, sent = 0,
+                        idempotency_key = ? WHERE sequence = ?
+                    """,
+                    [.text(text), .text(OutboxTable.text(fieldErrors)), .text(OutboxTable.newIdempotencyKey()), .integer(entry.sequence)])
                 self.outboxChanged()
             }
             state.withLock { $0.lastError = text }
@@ -244,10 +262,13 @@ extension SyncStore {
         case .update, .delete:
             guard let id = SyncKey.urlSegment(entry.localKey) else { throw SyncError.unsupportedKey(model: key.model) }
             if let version = entry.serverVersion { headers["If-Match"] = version }
+            headers["Idempotency-Key"] = entry.idempotencyKey ?? "modelsync-\(entry.sequence)"
             let url = try await remote.resourceURL(for: M.self, id: id)
             let request = entry.operation == .update
                 ? RemoteRequest(method: .patch, url: url, body: Self.wrapped(entry.body, M.self)) : RemoteRequest(method: .delete, url: url)
-            return (request, RequestOptions(headers: headers))
+            // Safe to resend: a server that keeps keys answers a repeat with the first answer,
+            // and a stale `If-Match` is refused rather than applied twice.
+            return (request, RequestOptions(headers: headers, isIdempotent: true))
         }
     }
 
@@ -271,8 +292,22 @@ extension SyncStore {
         } catch let error as RemoteError where entry.operation == .delete && (error.status == 404 || error.status == 410) {
             response = nil  // Already gone: what the delete asked for.
         }
-        try await apply([try acknowledgement(M.self, entry, response)])
+        var current: CurrentRecord?
+        if let response, Self.isReplay(response), entry.operation != .delete {
+            // Applied by an earlier attempt whose answer was lost: the record may have changed
+            // since, and a pull may have skipped that change while the entry's outcome was
+            // unknown. Its current state settles the row.
+            let record = try Self.answer(response, M.self)
+            let id = entry.operation == .create ? record?[key.path].flatMap(SyncKey.urlSegment) : SyncKey.urlSegment(entry.localKey)
+            if let id { current = try await fetchCurrent(M.self, id: id) }
+        }
+        try await apply([try acknowledgement(M.self, entry, response, current: current)])
         return .acknowledged
+    }
+
+    /// Whether an answer is the replay of a write applied before (`Idempotent-Replayed`).
+    static func isReplay(_ response: RemoteResponse) -> Bool {
+        response.headers["Idempotent-Replayed"]?.lowercased() == "true"
     }
 
     /// An acknowledgement ready to apply: its database part runs in a transaction (its own, or
@@ -288,8 +323,11 @@ extension SyncStore {
     }
 
     /// The acknowledgement of an entry the server applied (`response` nil: a delete of a
-    /// record already gone).
-    func acknowledgement<M: SyncedModel>(_ type: M.Type, _ entry: OutboxTable.Row, _ response: RemoteResponse?) throws -> Acknowledgement {
+    /// record already gone). `current` is the record as it is now, when the answer was a replay:
+    /// if it moved since, the row is rebased on it, as a pull would.
+    func acknowledgement<M: SyncedModel>(
+        _ type: M.Type, _ entry: OutboxTable.Row, _ response: RemoteResponse?, current: CurrentRecord? = nil
+    ) throws -> Acknowledgement {
         let key = try SyncKey(M.self)
         let identityMap = identityMap
         switch entry.operation {
@@ -309,10 +347,11 @@ extension SyncStore {
             let serverVersion = version(M.self, response: response, record: server)
             return Acknowledgement { db in
                 let (stored, children) = try self.acknowledgeCreate(entry, key: key, serverKey: serverKey, value, version: serverVersion, db)
+                let moved = try self.rebaseIfMoved(M.self, key: key, serverKey, since: serverVersion, current, db)
+                let created = self.afterCreate(entry, stored: stored, children: children)
                 return {
-                    if entry.temporaryKey, let key = entry.localKey.identityKey(of: M.self) { identityMap.remove(M.self, key: key) }
-                    if let stored { identityMap.store(stored) }
-                    for child in children { self.refreshIfHeld(child) }
+                    created()
+                    moved()
                 }
             }
         case .update, .delete:
@@ -321,24 +360,60 @@ extension SyncStore {
             let serverVersion = entry.operation == .delete ? nil : version(M.self, response: response, record: record)
             return Acknowledgement { db in
                 let stored = try self.acknowledge(entry, key: key, value, version: serverVersion, db)
-                return { if let stored { identityMap.store(stored) } }
+                let moved = try self.rebaseIfMoved(M.self, key: key, entry.localKey, since: serverVersion, current, db)
+                return {
+                    if let stored { identityMap.store(stored) }
+                    moved()
+                }
             }
+        }
+    }
+
+    /// After a replayed acknowledgement: rebases the row on the record as it is now when its
+    /// version moved past the replayed one (another writer changed or deleted it meanwhile).
+    /// Returns what to do after the commit.
+    private func rebaseIfMoved<M: SyncedModel>(
+        _ type: M.Type, key: SyncKey, _ keyValue: JSONValue, since version: String?, _ current: CurrentRecord?, _ db: SQLiteConnection
+    ) throws -> @Sendable () -> Void {
+        guard let current, current.record == nil || current.version != version else { return {} }
+        let (outcome, conflict) = try rebase(M.self, key: key, keyValue, server: current.record, version: current.version, db)
+        let identityMap = identityMap
+        return {
+            outcome.apply(to: identityMap)
+            self.report(conflict.map { [$0] } ?? [])
         }
     }
 
     /// Applies an acknowledged create: the temporary key becomes the server's everywhere, the
     /// server's fields go into the row unless newer local changes wait, the entry goes.
     /// Returns the stored value and the local rows whose foreign keys were rewritten.
-    private func acknowledgeCreate<M: SyncedModel>(
+    ///
+    /// Idempotent: when a pull stored the server's record under its real key while the answer
+    /// was lost, that copy gives way to the row created locally (which holds any later local
+    /// changes), so the record is held once.
+    func acknowledgeCreate<M: SyncedModel>(
         _ entry: OutboxTable.Row, key: SyncKey, serverKey: JSONValue, _ value: M, version: String?, _ db: SQLiteConnection
     ) throws -> (M?, [any SyncedModel]) {
         var children: [any SyncedModel] = []
         if entry.temporaryKey && serverKey != entry.localKey {
+            try db.execute("PRAGMA defer_foreign_keys = ON")
+            try db.execute("DELETE FROM \(quoteIdentifier(key.table)) WHERE \(quoteIdentifier(key.column)) = ?", [serverKey.primaryKeySQLValue(model: key.model)])
             children = try rewriteKey(M.self, key: key, from: entry.localKey, to: serverKey, acknowledged: entry.sequence, db)
         }
         var rewritten = entry
         rewritten.localKey = serverKey
         return (try acknowledge(rewritten, key: key, value, version: version, db), children)
+    }
+
+    /// The identity-map part of an acknowledged create, to run after the commit: the temporary
+    /// key goes, the stored value and the rewritten children come in.
+    func afterCreate<M: SyncedModel>(_ entry: OutboxTable.Row, stored: M?, children: [any SyncedModel]) -> @Sendable () -> Void {
+        let identityMap = identityMap
+        return {
+            if entry.temporaryKey, let key = entry.localKey.identityKey(of: M.self) { identityMap.remove(M.self, key: key) }
+            if let stored { identityMap.store(stored) }
+            for child in children { self.refreshIfHeld(child) }
+        }
     }
 
     /// Replaces the identity map's value of `value`'s type and key, if it holds one: a child
@@ -380,6 +455,8 @@ extension SyncStore {
         let later = try OutboxTable.entries(db, where: "model = ? AND local_key = ? AND sequence != ?", [.text(key.model), .text(oldText), .integer(acknowledged)])
         for var entry in later {
             if entry.body[key.path] != nil { entry.body[key.path] = server }
+            // The base is compared with the server's record: it names the real key too.
+            if entry.baseValues?[key.path] != nil { entry.baseValues?[key.path] = server }
             entry.localKey = server
             try OutboxTable.replace(entry, db)
             try db.execute("UPDATE modelsync_outbox SET local_key = ?, temporary_key = 0 WHERE sequence = ?",

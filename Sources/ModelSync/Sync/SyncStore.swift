@@ -175,8 +175,8 @@ public final class SyncStore: Sendable {
 
     // MARK: Coalescing
 
-    /// The row's queued entries that may still change: all but the ones being sent (except
-    /// `including`, an entry whose sending is being resolved).
+    /// The row's queued entries that may still change: all but the ones being sent or ever sent
+    /// (except `including`, an entry whose sending is being resolved).
     func openEntries(_ key: SyncKey, _ keyValue: JSONValue, _ db: SQLiteConnection, including: Int64? = nil) throws -> [OutboxTable.Row] {
         // The caller changes these entries: one step with reading what is in flight, so that a
         // push either started an entry before (and it is left alone) or sees the change.
@@ -185,7 +185,7 @@ public final class SyncStore: Sendable {
             return state.inFlight
         }
         return try OutboxTable.entries(db, where: "model = ? AND local_key = ?", [.text(key.model), .text(OutboxTable.text(keyValue))])
-            .filter { !inFlight.contains($0.sequence) || $0.sequence == including }
+            .filter { (!inFlight.contains($0.sequence) && !$0.sent) || $0.sequence == including }
     }
 
     private func recordSave(key: SyncKey, _ keyValue: JSONValue, before: JSONValue?, after: JSONValue, temporary: Bool, _ db: SQLiteConnection) throws {
@@ -201,7 +201,7 @@ public final class SyncStore: Sendable {
             }
             return try OutboxTable.insert(OutboxTable.Row(
                 sequence: 0, model: key.model, localKey: keyValue, operation: .create, body: after, changedFields: allFields,
-                baseValues: nil, idempotencyKey: UUID().uuidString.lowercased(), temporaryKey: temporary, attempts: 0,
+                baseValues: nil, idempotencyKey: OutboxTable.newIdempotencyKey(), temporaryKey: temporary, attempts: 0,
                 state: .pending, lastError: nil, fieldErrors: [:]), db)
         }
         let beforeFields = before.objectValue?.keys ?? []
@@ -220,17 +220,15 @@ public final class SyncStore: Sendable {
         for field in changedFields { body[field] = after[field] ?? .null }
         try OutboxTable.insert(OutboxTable.Row(
             sequence: 0, model: key.model, localKey: keyValue, operation: .update, body: body, changedFields: changedFields,
-            baseValues: before, idempotencyKey: nil, temporaryKey: false, attempts: 0, state: .pending, lastError: nil,
+            baseValues: before, idempotencyKey: OutboxTable.newIdempotencyKey(), temporaryKey: false, attempts: 0, state: .pending, lastError: nil,
             fieldErrors: [:], serverVersion: try OutboxTable.version(model: key.model, keyValue, db)), db)
     }
 
     private func recordDelete(key: SyncKey, _ keyValue: JSONValue, before: JSONValue?, _ db: SQLiteConnection) throws {
         let open = try openEntries(key, keyValue, db)
-        let inFlight = state.withLock { $0.inFlight }  // read after `openEntries` above
-        let createInFlight = try OutboxTable.entries(db, where: "model = ? AND local_key = ? AND operation = 'create'", [.text(key.model), .text(OutboxTable.text(keyValue))])
-            .contains { inFlight.contains($0.sequence) }
-        if open.contains(where: { $0.operation == .create }) && !createInFlight {
-            // The server never saw the row: nothing to send.
+        if open.contains(where: { $0.operation == .create }) {
+            // The create was never sent, so the server never saw the row: nothing to send. (A
+            // create ever sent is not open: the delete queues behind it.)
             for entry in open { try OutboxTable.delete(entry.sequence, db) }
             return
         }
@@ -243,7 +241,7 @@ public final class SyncStore: Sendable {
         }
         try OutboxTable.insert(OutboxTable.Row(
             sequence: 0, model: key.model, localKey: keyValue, operation: .delete, body: .object(JSONObject()), changedFields: [],
-            baseValues: before, idempotencyKey: nil, temporaryKey: false, attempts: 0, state: .pending, lastError: nil,
+            baseValues: before, idempotencyKey: OutboxTable.newIdempotencyKey(), temporaryKey: false, attempts: 0, state: .pending, lastError: nil,
             fieldErrors: [:], serverVersion: try OutboxTable.version(model: key.model, keyValue, db)), db)
     }
 
@@ -257,7 +255,7 @@ public final class SyncStore: Sendable {
 
     func prepareTables(_ db: SQLiteConnection) throws {
         guard !state.withLock({ $0.tablesReady }) else { return }
-        try db.executeScript(OutboxTable.schema)
+        try OutboxTable.prepare(db)
         state.withLock { $0.tablesReady = true }
     }
 

@@ -8,7 +8,7 @@ import ModelSyncJSON
 /// Every check comes before any change, so a write that throws leaves the data as it was: a
 /// batch goes on with its next operation on the same copy.
 enum ItemWrite: Sendable {
-    case create(collection: String, body: JSONObject, idempotencyKey: String?)
+    case create(collection: String, body: JSONObject)
     case update(collection: String, id: String, body: JSONObject, merge: Bool)
     case delete(collection: String, id: String)
 
@@ -22,6 +22,23 @@ enum ItemWrite: Sendable {
 }
 
 extension ItemWrite {
+    /// The collection written to.
+    var collection: String {
+        switch self {
+        case .create(let collection, _), .update(let collection, _, _, _), .delete(let collection, _): collection
+        }
+    }
+
+    /// What an `Idempotency-Key` is bound to besides the collection: a create's body (as keys
+    /// were stored when only creates took them), or the method, the id and the body.
+    var requestFingerprint: JSONValue {
+        switch self {
+        case .create(_, let body): .object(body)
+        case .update(_, let id, let body, let merge): ["method": .string(merge ? "PATCH" : "PUT"), "id": .string(id), "body": .object(body)]
+        case .delete(_, let id): ["method": "DELETE", "id": .string(id)]
+        }
+    }
+
     /// Throws unless the body names no id or the item's own (byte for byte).
     static func checkBodyID(_ body: JSONObject, matches id: String) throws {
         if let given = body["id"], try !(scalarText(normalizedID(given))?.isIdentical(to: id) ?? false) { throw APIError.idMismatch(given, id) }

@@ -59,10 +59,11 @@ enum ResourceKind: Sendable {
     case singular
 }
 
-/// One write of a batch (or a request) with its `If-Match`.
+/// One write of a batch (or a request) with its `If-Match` and its `Idempotency-Key`.
 struct ItemOperation: Sendable {
     var write: ItemWrite
     var ifMatch: String? = nil
+    var idempotencyKey: String? = nil
 }
 
 /// What a list read asks for beyond the collection.
@@ -134,6 +135,9 @@ struct FeedChange: Sendable {
     var id: JSONValue
     /// The record now; nil for a deletion.
     var record: JSONValue?
+    /// The `Idempotency-Key` of the create that made the record, if it had one: a client whose
+    /// create's answer was lost finds its record by it.
+    var createdWith: String? = nil
 
     var json: JSONValue {
         var object = JSONObject()
@@ -142,6 +146,7 @@ struct FeedChange: Sendable {
         object["id"] = id
         object["deleted"] = .bool(record == nil)
         if let record { object["record"] = record }
+        if let createdWith { object["createdWith"] = .string(createdWith) }
         return .object(object)
     }
 }

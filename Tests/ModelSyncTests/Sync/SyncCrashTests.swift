@@ -22,19 +22,22 @@ private let stressChild = StressMode.builtExecutable(named: "modelsync-stress-ch
         .timeLimit(.minutes(5)))
     func everyAcknowledgedWriteReachesTheServerExactlyOnceDespiteKills() async throws {
         let stressChild = try #require(stressChild, "modelsync-stress-child is missing beside the test bundle")
-        let runs = StressMode.count(3, stress: 50)
+        let runs = StressMode.count(3, stress: 200)
         let directory = try TemporaryDirectory(prefix: "modelsync-sync-crash")
         defer { directory.remove() }
         let databasePath = directory.path("app.sqlite")
         try await withTestServer(data: ["notes": []]) { server in
             var acknowledged = Set<String>()
+            var deleted = Set<String>()
             for run in 0..<runs {
                 let process = try ChildProcess(
                     stressChild, arguments: ["sync-writes", databasePath, server.baseURL.absoluteString, String(run * 1_000_000)])
                 // Kill after a random number of acknowledged saves: mid-save, mid-push, anywhere.
                 let killAfter = Int.random(in: 1...40)
                 var seen = 0
-                for await line in process.lines() where line.hasPrefix("saved ") {
+                for await line in process.lines() {
+                    if line.hasPrefix("deleted ") { deleted.insert(String(line.dropFirst("deleted ".count))) }
+                    guard line.hasPrefix("saved ") else { continue }
                     acknowledged.insert(String(line.dropFirst("saved ".count)))
                     seen += 1
                     if seen == killAfter { break }
@@ -42,17 +45,22 @@ private let stressChild = StressMode.builtExecutable(named: "modelsync-stress-ch
                 await process.kill()
             }
 
-            // The app restarts and pushes what is left.
+            // The app restarts, pushes what is left and pulls.
             let database = try Database(path: databasePath, models: [StressNote.self])
             let sync = SyncStore(remote: RemoteStore(baseURL: server.baseURL), database: database, models: [StressNote.self])
             try await sync.push()
+            try await sync.pull(StressNote.self)
             let titles = (try await server.data["notes"]?.arrayValue ?? []).compactMap { $0["title"]?.stringValue }
             var counts: [String: Int] = [:]
             for title in titles { counts[title, default: 0] += 1 }
             #expect(counts.values.allSatisfy { $0 == 1 }, "duplicated on the server: \(counts.filter { $0.value > 1 })")
-            let missing = acknowledged.filter { counts[$0] == nil }
+            let missing = acknowledged.subtracting(deleted).filter { counts[$0] == nil }
             #expect(missing.isEmpty, "acknowledged but not on the server: \(missing.sorted())")
+            let resurrected = deleted.filter { counts[$0] != nil }
+            #expect(resurrected.isEmpty, "deleted but on the server: \(resurrected.sorted())")
             #expect(try await sync.pendingCount() == 0)
+            let local = try await database.read { db in try StressNote.all(db) }.map(\.title).sorted()
+            #expect(local == titles.sorted())
         }
     }
 }

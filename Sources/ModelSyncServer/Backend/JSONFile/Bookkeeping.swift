@@ -30,6 +30,8 @@ struct Bookkeeping: Sendable {
     struct Stamp: Sendable {
         var version: Int
         var record: JSONValue
+        /// The `Idempotency-Key` of the create that made the record (see ``FeedChange/createdWith``).
+        var createdWith: String? = nil
     }
 
     /// The last sequence value handed out.
@@ -42,6 +44,9 @@ struct Bookkeeping: Sendable {
     var horizon = 0
     /// The idempotency-key records (see ``IdempotencyKeys``).
     var idempotency = JSONObject()
+    /// The highest integer id deleted from each collection: new ids go above it, so that an id
+    /// is never given to two records.
+    var deletedIDs: [String: Int] = [:]
 
     /// Whether a top-level member is bookkeeping rather than data.
     static func isReserved(_ name: String) -> Bool {
@@ -50,12 +55,15 @@ struct Bookkeeping: Sendable {
 
     // MARK: Recording writes
 
-    /// Gives a written record (as it is now stored) the next version and returns it.
+    /// Gives a written record (as it is now stored) the next version and returns it; a create
+    /// names its `Idempotency-Key`, an update keeps the one the record was created with.
     @discardableResult
-    mutating func recordWrite(collection: String, record: JSONValue) -> Int {
+    mutating func recordWrite(collection: String, record: JSONValue, createdWith: String? = nil) -> Int {
         sequence += 1
         if let text = record["id"].flatMap(scalarText) {
-            versions[collection, default: [:]][ExactText(text)] = Stamp(version: sequence, record: record)
+            let id = ExactText(text)
+            let origin = createdWith ?? versions[collection]?[id]?.createdWith
+            versions[collection, default: [:]][id] = Stamp(version: sequence, record: record, createdWith: origin)
         }
         return sequence
     }
@@ -65,6 +73,7 @@ struct Bookkeeping: Sendable {
     mutating func recordDelete(collection: String, id: JSONValue, now: Date, limits: FeedLimits) {
         sequence += 1
         if let text = scalarText(id) { versions[collection]?.removeValue(forKey: ExactText(text)) }
+        if let integer = id.intValue { deletedIDs[collection] = max(deletedIDs[collection] ?? 0, integer) }
         tombstones.append(Tombstone(collection: collection, id: id, sequence: sequence, at: Int(now.timeIntervalSince1970)))
         let oldest = Int(now.timeIntervalSince1970) - Int(min(limits.tombstoneRetention, Double(Int32.max)))
         var dropped = 0
@@ -127,6 +136,14 @@ struct Bookkeeping: Sendable {
         if let keys = saved["idempotency"]?.objectValue {
             for (key, record) in keys { book.idempotency[key] = record }
         }
+        for (collection, id) in saved["deletedIds"]?.objectValue ?? JSONObject() {
+            if let id = id.intValue { book.deletedIDs[collection] = id }
+        }
+        for (collection, ids) in saved["createdWith"]?.objectValue ?? JSONObject() {
+            for (id, key) in ids.objectValue ?? JSONObject() {
+                if let key = key.stringValue { book.versions[collection]?[ExactText(id)]?.createdWith = key }
+            }
+        }
         return book
     }
 
@@ -140,10 +157,17 @@ struct Bookkeeping: Sendable {
             collections[collection] = .object(JSONObject(ids.map { ($0.key.text, JSONValue.number(JSONNumber($0.value.version))) }))
         }
         object["versions"] = .object(collections)
+        var origins = JSONObject()
+        for (collection, ids) in versions.sorted(by: { $0.key < $1.key }) {
+            let keyed = ids.compactMap { id, stamp in stamp.createdWith.map { (id.text, JSONValue.string($0)) } }
+            if !keyed.isEmpty { origins[collection] = .object(JSONObject(keyed)) }
+        }
+        object["createdWith"] = .object(origins)
         object["tombstones"] = .array(tombstones.map { stone in
             ["collection": .string(stone.collection), "id": stone.id, "seq": .number(JSONNumber(stone.sequence)), "at": .number(JSONNumber(stone.at))]
         })
         object["idempotency"] = .object(idempotency)
+        object["deletedIds"] = .object(JSONObject(deletedIDs.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.number(JSONNumber($0.value))) }))
         return .object(object)
     }
 
@@ -156,7 +180,8 @@ struct Bookkeeping: Sendable {
         var changes: [FeedChange] = []
         for (collection, ids) in versions where collections?.contains(collection) ?? true {
             for stamp in ids.values where stamp.version > since {
-                changes.append(FeedChange(sequence: stamp.version, collection: collection, id: stamp.record["id"] ?? .null, record: stamp.record))
+                changes.append(FeedChange(
+                    sequence: stamp.version, collection: collection, id: stamp.record["id"] ?? .null, record: stamp.record, createdWith: stamp.createdWith))
             }
         }
         for stone in tombstones where stone.sequence > since && (collections?.contains(stone.collection) ?? true) {

@@ -5,19 +5,36 @@ import ModelSyncJSON
 ///
 /// Every check comes before any change, so a write that throws leaves the data as it was: a
 /// batch goes on with its next operation on the same copy.
-extension ItemWrite {
-    func apply(ifMatch: String?, to root: inout JSONObject, _ book: inout Bookkeeping, now: Date, limits: FeedLimits) throws -> Result {
-        switch self {
-        case .create(let name, let given, let idempotencyKey):
-            if let idempotencyKey {
-                switch IdempotencyKeys.lookup(idempotencyKey, collection: name, body: .object(given), in: book.idempotency, now: now) {
-                case .replay(let first):
-                    let version = first["id"].flatMap(scalarText).flatMap { book.version(collection: name, id: $0) }
-                    return Result(status: 201, body: first, version: version, replayed: true)
-                case .reusedForAnotherRequest: throw APIError.idempotencyKeyReused
-                case .unknown: break
-                }
+extension ItemOperation {
+    /// Applies the write, or replays the first answer of its `Idempotency-Key`.
+    func apply(to root: inout JSONObject, _ book: inout Bookkeeping, now: Date, limits: FeedLimits) throws -> ItemWrite.Result {
+        let collection = write.collection
+        guard let idempotencyKey else { return try write.apply(ifMatch: ifMatch, to: &root, &book, now: now, limits: limits) }
+        let request = write.requestFingerprint
+        let storageKey = IdempotencyKeys.storageKey(idempotencyKey)
+        switch IdempotencyKeys.lookup(storageKey, collection: collection, request: request, in: book.idempotency, now: now) {
+        case .replay(var first):
+            if first.version == nil, first.status == 201 {
+                first.version = first.body["id"].flatMap(scalarText).flatMap { book.version(collection: collection, id: $0) }
             }
+            return first
+        case .reusedForAnotherRequest: throw APIError.idempotencyKeyReused
+        case .unknown: break
+        }
+        let result = try write.apply(ifMatch: ifMatch, createdWith: idempotencyKey, to: &root, &book, now: now, limits: limits)
+        let record = IdempotencyKeys.record(collection: collection, request: request, result: result, at: now)
+        IdempotencyKeys.remember(storageKey, record, in: &book.idempotency, now: now)
+        return result
+    }
+}
+
+extension ItemWrite {
+    /// Applies the write; a create records `createdWith`, its `Idempotency-Key`, for the feed.
+    func apply(
+        ifMatch: String?, createdWith: String? = nil, to root: inout JSONObject, _ book: inout Bookkeeping, now: Date, limits: FeedLimits
+    ) throws -> Result {
+        switch self {
+        case .create(let name, let given):
             var object = given
             var items = try JSONStore.items(name, in: root)
             if let given = object["id"], given != .null {
@@ -27,16 +44,13 @@ extension ItemWrite {
                 }
                 object["id"] = id
             } else {
-                let next = Self.nextFreeID(in: items)
+                let next = Self.nextFreeID(in: items, above: book.deletedIDs[name] ?? 0)
                 object["id"] = nil
                 object = JSONObject([("id", JSONValue.number(JSONNumber(next)))] + object.map { ($0.key, $0.value) })
             }
             items.append(.object(object))
             root[name] = .array(items)
-            let version = book.recordWrite(collection: name, record: .object(object))
-            if let idempotencyKey {
-                IdempotencyKeys.remember(idempotencyKey, collection: name, body: .object(given), response: .object(object), in: &book.idempotency, now: now)
-            }
+            let version = book.recordWrite(collection: name, record: .object(object), createdWith: createdWith)
             return Result(status: 201, body: .object(object), version: version)
         case .update(let name, let id, let object, let merge):
             try Self.checkBodyID(object, matches: id)
@@ -57,10 +71,12 @@ extension ItemWrite {
         }
     }
 
-    /// The id for a new item: one more than the highest integer id, or, when that is `Int.max`
-    /// (data already stored can hold it), the smallest free positive integer. Never traps.
-    static func nextFreeID(in items: [JSONValue]) -> Int {
-        let highest = items.lazy.compactMap { $0["id"]?.intValue }.max() ?? 0
+    /// The id for a new item: one more than the highest integer id, held now or deleted
+    /// (`deleted`: ids are never given twice, so that a client's pending edit of a deleted record
+    /// cannot land on a new one), or, when that is `Int.max` (data already stored can hold it),
+    /// the smallest free positive integer. Never traps.
+    static func nextFreeID(in items: [JSONValue], above deleted: Int = 0) -> Int {
+        let highest = max(items.lazy.compactMap { $0["id"]?.intValue }.max() ?? 0, deleted)
         if highest < Int.max {
             // Free unless a string id spells it: one pass, no set built.
             let candidate = max(highest, 0) + 1

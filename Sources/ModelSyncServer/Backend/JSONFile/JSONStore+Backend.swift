@@ -49,7 +49,7 @@ extension JSONStore: ServerBackend {
         return try await write({ root, book in
             operations.map { operation in
                 do {
-                    return .success(try operation.write.apply(ifMatch: operation.ifMatch, to: &root, &book, now: now, limits: limits))
+                    return .success(try operation.apply(to: &root, &book, now: now, limits: limits))
                 } catch let error as APIError {
                     return .failure(error)
                 } catch {
@@ -57,7 +57,7 @@ extension JSONStore: ServerBackend {
                 }
             }
         }, changed: { results in
-            // A replayed create changes nothing either.
+            // A replayed write changes nothing either.
             results.contains { if case .success(let result) = $0 { !result.replayed } else { false } }
         })
     }

@@ -33,11 +33,11 @@ extension PostgresBackend {
         var changes: [FeedChange] = []
         for (name, resource) in resources.sorted(by: { $0.key < $1.key }) where resource.kind == .collection && (collections?.contains(name) ?? true) {
             guard let table = resource.table else { continue }
-            var select = BoundSQL("SELECT version, record::text FROM \(table) WHERE version > ")
+            var select = BoundSQL("SELECT version, record::text, created_with FROM \(table) WHERE version > ")
             select.append("\(select.bind(since)) ORDER BY version LIMIT \(select.bind(wanted))")
-            for try await (version, text) in try await connection.guardedQuery(select.query, logger: logger).decode((Int64, String).self) {
+            for try await (version, text, createdWith) in try await connection.guardedQuery(select.query, logger: logger).decode((Int64, String, String?).self) {
                 let record = try JSONValue(parsing: Array(text.utf8))
-                changes.append(FeedChange(sequence: Int(version), collection: name, id: record["id"] ?? .null, record: record))
+                changes.append(FeedChange(sequence: Int(version), collection: name, id: record["id"] ?? .null, record: record, createdWith: createdWith))
             }
         }
         var tombstones = BoundSQL("SELECT sequence, collection, id::text FROM \(schema.tombstones) WHERE sequence > ")

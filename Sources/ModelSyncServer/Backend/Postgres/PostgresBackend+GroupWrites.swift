@@ -24,7 +24,7 @@ import PostgresNIO
 /// this saves.
 ///
 /// It takes the groups whose writes do not depend on each other: no two touch one record, and
-/// the ids that creates pick cannot collide. Other groups, deletes, and creates with an
+/// the ids that creates pick cannot collide. Other groups, deletes, and writes with an
 /// `Idempotency-Key` go one by one under the lock.
 extension PostgresBackend {
     /// What one collection's writes in a group touch and change; `step` is a write's place among
@@ -139,7 +139,7 @@ extension PostgresBackend {
     }
 
     /// The group as one collection's writes without reading first (see above), or nil when a
-    /// write needs the rows read: a create with an id or an `Idempotency-Key`, a delete, two
+    /// write needs the rows read: a create with an id, a write with an `Idempotency-Key`, a delete, two
     /// writes to one record, an `If-Match` naming several versions, writes to several
     /// collections, or a write refused whatever the rows hold.
     private func unreadGroup(_ operations: [ItemOperation]) -> UnreadGroup? {
@@ -147,14 +147,12 @@ extension PostgresBackend {
         var touched = Set<ExactText>()
         for (index, operation) in operations.enumerated() {
             let step = Int64(index) + 1
-            let name = switch operation.write {
-            case .create(let collection, _, _), .update(let collection, _, _, _), .delete(let collection, _): collection
-            }
-            guard let tableName = resources[name]?.tableName, group.map({ $0.tableName == tableName }) ?? true else { return nil }
+            let name = operation.write.collection
+            guard operation.idempotencyKey == nil, let tableName = resources[name]?.tableName, group.map({ $0.tableName == tableName }) ?? true else { return nil }
             var current = group ?? UnreadGroup(tableName: tableName)
             switch operation.write {
-            case .create(_, var body, let idempotencyKey):
-                guard idempotencyKey == nil, body["id"] ?? .null == .null else { return nil }
+            case .create(_, var body):
+                guard body["id"] ?? .null == .null else { return nil }
                 body["id"] = nil
                 let record = JSONValue.object(body)
                 guard !record.containsNUL else { return nil }
@@ -255,9 +253,10 @@ extension PostgresBackend {
         for operation in operations {
             let name: String
             let id: String?
+            // A write with an `Idempotency-Key` goes alone under the lock, where its key is read.
+            guard operation.idempotencyKey == nil else { return nil }
             switch operation.write {
-            case .create(let collection, let body, let idempotencyKey):
-                guard idempotencyKey == nil else { return nil }
+            case .create(let collection, let body):
                 name = collection
                 // A bad id is refused later; here it only counts as a create without one.
                 id = body["id"].flatMap { $0 == .null ? nil : try? normalizedID($0) }.flatMap(scalarText)
@@ -287,7 +286,7 @@ extension PostgresBackend {
         for operation in operations {
             do {
                 switch operation.write {
-                case .create(let name, let given, _):
+                case .create(let name, let given):
                     _ = try table(of: name)
                     guard var plan = plans[name] else { return nil }
                     var object = given
@@ -346,11 +345,12 @@ extension PostgresBackend {
         var parts: [String] = []
         for (index, name) in names.enumerated() {
             guard let plan = plans[name] else { continue }
-            let top = "(SELECT greatest(coalesce(max(integer_id), 0), 0) AS id FROM \(plan.table))"
             // One array of ids, so that the lookup is one index scan (`= ANY(…) OR IN (subquery)`
             // scanned the whole table).
             var ids = "\(read.bind(plan.wanted))::text[]"
             if plan.autoCreates > 0 {
+                let floor = "(SELECT deleted_id FROM \(schema.resources) WHERE name = \(read.bind(name)))"
+                let top = "(SELECT greatest(coalesce(max(integer_id), 0), 0, \(floor)) AS id FROM \(plan.table))"
                 ids += " || ARRAY(SELECT (top.id + step)::text FROM \(top) AS top, generate_series(1, \(read.bind(plan.autoCreates))) AS step)"
                 parts.append("SELECT \(index), NULL::bigint, NULL::bigint, top.id::text, NULL::text FROM \(top) AS top")
             }

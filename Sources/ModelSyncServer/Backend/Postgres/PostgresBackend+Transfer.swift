@@ -67,8 +67,8 @@ extension PostgresBackend {
         var sequence = book.sequence
         var tables: [String] = []
         for (position, (name, value)) in root.enumerated() {
-            var insert = BoundSQL("INSERT INTO \(schema.resources) (name, position, kind, table_name, value) VALUES (")
-            insert.append("\(insert.bind(name)), \(insert.bind(position)), ")
+            var insert = BoundSQL("INSERT INTO \(schema.resources) (name, position, deleted_id, kind, table_name, value) VALUES (")
+            insert.append("\(insert.bind(name)), \(insert.bind(position)), \(insert.bind(book.deletedIDs[name] ?? 0)), ")
             switch value {
             case .array(let items):
                 let table = "modelsync_records_\(position)"
@@ -79,19 +79,23 @@ extension PostgresBackend {
                 // Every record keeps its version; one without (a second record with an id
                 // already seen, or no id) gets the next.
                 var versions: [Int] = []
+                // "" for none: a text[] binding holds no NULL.
+                var origins: [String] = []
                 var seen = Set<ExactText>()
                 for item in items {
-                    if let id = recordID(of: item), seen.insert(ExactText(id)).inserted, let version = book.version(collection: name, id: id) {
-                        versions.append(version)
+                    if let id = recordID(of: item), seen.insert(ExactText(id)).inserted, let stamp = book.versions[name]?[ExactText(id)] {
+                        versions.append(stamp.version)
+                        origins.append(stamp.createdWith ?? "")
                     } else {
                         sequence += 1
                         versions.append(sequence)
+                        origins.append("")
                     }
                 }
-                var rows = BoundSQL("INSERT INTO \(schema.table(table)) (id_text, version, record) ")
-                rows.append("SELECT \(schema.textFunction)(item.value -> 'id'), versions.version, item.value ")
+                var rows = BoundSQL("INSERT INTO \(schema.table(table)) (id_text, version, record, created_with) ")
+                rows.append("SELECT \(schema.textFunction)(item.value -> 'id'), versions.version, item.value, nullif(versions.created_with, '') ")
                 rows.append("FROM jsonb_array_elements(\(rows.bind(json: value))) WITH ORDINALITY AS item(value, n) ")
-                rows.append("JOIN unnest(\(rows.bind(versions))::bigint[]) WITH ORDINALITY AS versions(version, n) USING (n) ORDER BY n")
+                rows.append("JOIN unnest(\(rows.bind(versions))::bigint[], \(rows.bind(origins))::text[]) WITH ORDINALITY AS versions(version, created_with, n) USING (n) ORDER BY n")
                 try await connection.guardedRun(rows.query, logger: logger)
             case .object:
                 insert.append("'singular', NULL, \(insert.bind(json: value)))")
@@ -108,8 +112,9 @@ extension PostgresBackend {
         }
         for (key, record) in book.idempotency {
             guard let collection = record["collection"]?.stringValue, let request = record["request"], let response = record["response"] else { continue }
-            var insert = BoundSQL("INSERT INTO \(schema.idempotencyKeys) (key, collection, request, response, at) VALUES (")
+            var insert = BoundSQL("INSERT INTO \(schema.idempotencyKeys) (key, collection, request, response, status, version, at) VALUES (")
             insert.append("\(insert.bind(key)), \(insert.bind(collection)), \(insert.bind(json: request)), \(insert.bind(json: response)), ")
+            insert.append("\(insert.bindOrNull(record["status"]?.intValue)), \(insert.bindOrNull(record["version"]?.intValue)), ")
             insert.append("\(insert.bind(Date(timeIntervalSince1970: record["at"]?.doubleValue ?? 0))))")
             try await connection.guardedRun(insert.query, logger: logger)
         }
@@ -130,20 +135,23 @@ extension PostgresBackend {
                     (book.sequence, book.horizon) = (Int(sequence), Int(horizon))
                 }
                 var root = JSONObject()
-                var members: [(String, String?, String?)] = []
-                let resources = PostgresQuery(unsafeSQL: "SELECT name, table_name, value::text FROM \(schema.resources) ORDER BY position")
-                for try await row in try await connection.guardedQuery(resources, logger: logger).decode((String, String?, String?).self) { members.append(row) }
-                for (name, table, value) in members {
+                var members: [(String, String?, String?, String)] = []
+                let resources = PostgresQuery(unsafeSQL: "SELECT name, table_name, value::text, deleted_id::text FROM \(schema.resources) ORDER BY position")
+                for try await row in try await connection.guardedQuery(resources, logger: logger).decode((String, String?, String?, String).self) { members.append(row) }
+                for (name, table, value, deletedID) in members {
+                    if let deletedID = Int(deletedID), deletedID > 0 { book.deletedIDs[name] = deletedID }
                     guard let table else {
                         if let value { root[name] = try JSONValue(parsing: Array(value.utf8)) }
                         continue
                     }
                     var items: [JSONValue] = []
-                    let select = PostgresQuery(unsafeSQL: "SELECT version, record::text FROM \(schema.table(table)) ORDER BY row_id")
-                    for try await (version, text) in try await connection.guardedQuery(select, logger: logger).decode((Int64, String).self) {
+                    let select = PostgresQuery(unsafeSQL: "SELECT version, record::text, created_with FROM \(schema.table(table)) ORDER BY row_id")
+                    for try await (version, text, createdWith) in try await connection.guardedQuery(select, logger: logger).decode((Int64, String, String?).self) {
                         let record = try JSONValue(parsing: Array(text.utf8))
                         items.append(record)
-                        if let id = recordID(of: record) { book.versions[name, default: [:]][ExactText(id)] = Bookkeeping.Stamp(version: Int(version), record: record) }
+                        if let id = recordID(of: record) {
+                            book.versions[name, default: [:]][ExactText(id)] = Bookkeeping.Stamp(version: Int(version), record: record, createdWith: createdWith)
+                        }
                     }
                     root[name] = .array(items)
                 }
@@ -151,12 +159,15 @@ extension PostgresBackend {
                 for try await (sequence, collection, id, at) in try await connection.guardedQuery(stones, logger: logger).decode((Int64, String, String, Int64).self) {
                     book.tombstones.append(Bookkeeping.Tombstone(collection: collection, id: try JSONValue(parsing: Array(id.utf8)), sequence: Int(sequence), at: Int(at)))
                 }
-                let keys = PostgresQuery(unsafeSQL: "SELECT key, collection, request::text, response::text, extract(epoch FROM at)::bigint FROM \(schema.idempotencyKeys) ORDER BY at")
-                for try await (key, collection, request, response, at) in try await connection.guardedQuery(keys, logger: logger).decode((String, String, String, String, Int64).self) {
-                    book.idempotency[key] = [
+                let keys = PostgresQuery(unsafeSQL: "SELECT key, collection, request::text, response::text, status, version, extract(epoch FROM at)::bigint FROM \(schema.idempotencyKeys) ORDER BY at")
+                for try await (key, collection, request, response, status, version, at) in try await connection.guardedQuery(keys, logger: logger).decode((String, String, String, String, Int?, Int?, Int64).self) {
+                    var record: JSONValue = [
                         "collection": .string(collection), "request": try JSONValue(parsing: Array(request.utf8)),
                         "response": try JSONValue(parsing: Array(response.utf8)), "at": .number(JSONNumber(at)),
                     ]
+                    if let status { record["status"] = .number(JSONNumber(status)) }
+                    if let version { record["version"] = .number(JSONNumber(version)) }
+                    book.idempotency[key] = record
                 }
                 root[Bookkeeping.member] = book.saved
                 return .object(root)

@@ -114,13 +114,30 @@ extension PostgresBackend {
         }
     }
 
+    /// Applies the write, or replays the first answer of its `Idempotency-Key`.
     private func apply(_ operation: ItemOperation, _ connection: PostgresConnection, _ state: inout WriteState, now: Date) async throws -> ItemWrite.Result {
-        switch operation.write {
-        case .create(let name, let given, let idempotencyKey):
+        guard let given = operation.idempotencyKey else { return try await apply(operation.write, ifMatch: operation.ifMatch, connection, &state, now: now) }
+        let key = IdempotencyKeys.storageKey(given)
+        let collection = operation.write.collection
+        let request = operation.write.requestFingerprint
+        if let replay = try await replay(key, collection: collection, request: request, connection, now: now) { return replay }
+        let result = try await apply(operation.write, ifMatch: operation.ifMatch, createdWith: given, connection, &state, now: now)
+        var remember = BoundSQL("INSERT INTO \(schema.idempotencyKeys) (key, collection, request, response, status, version, at) VALUES (")
+        remember.append("\(remember.bind(key)), \(remember.bind(collection)), \(remember.bind(json: request)), \(remember.bind(json: result.body)), ")
+        remember.append("\(remember.bind(result.status)), \(remember.bindOrNull(result.version)), \(remember.bind(now)))")
+        remember.append(" ON CONFLICT (key) DO UPDATE SET collection = excluded.collection, request = excluded.request, response = excluded.response,")
+        remember.append(" status = excluded.status, version = excluded.version, at = excluded.at")
+        try await connection.guardedRun(remember.query, logger: logger)
+        return result
+    }
+
+    /// Applies the write; a create records `createdWith`, its `Idempotency-Key`, for the feed.
+    private func apply(
+        _ write: ItemWrite, ifMatch: String?, createdWith: String? = nil, _ connection: PostgresConnection, _ state: inout WriteState, now: Date
+    ) async throws -> ItemWrite.Result {
+        switch write {
+        case .create(let name, let given):
             let table = try table(of: name)
-            if let idempotencyKey, let replay = try await replay(idempotencyKey, collection: name, body: .object(given), table: table, connection, now: now) {
-                return replay
-            }
             var object = given
             if let given = object["id"], given != .null {
                 let id = try normalizedID(given)
@@ -128,25 +145,20 @@ extension PostgresBackend {
                 object["id"] = id
             } else {
                 object["id"] = nil
-                object = JSONObject([("id", JSONValue.number(JSONNumber(try await nextFreeID(table, connection))))] + object.map { ($0.key, $0.value) })
+                object = JSONObject([("id", JSONValue.number(JSONNumber(try await nextFreeID(table, collection: name, connection))))] + object.map { ($0.key, $0.value) })
             }
             try Self.checkStorable(.object(object))
             let version = state.next()
-            var insert = BoundSQL("INSERT INTO \(table) (id_text, version, record) VALUES (")
-            insert.append("\(insert.bind(scalarText(object["id"] ?? .null) ?? "")), \(insert.bind(version)), \(insert.bind(json: .object(object)))) RETURNING record::text")
+            var insert = BoundSQL("INSERT INTO \(table) (id_text, version, record, created_with) VALUES (")
+            insert.append("\(insert.bind(scalarText(object["id"] ?? .null) ?? "")), \(insert.bind(version)), \(insert.bind(json: .object(object))), ")
+            insert.append("\(insert.bindOrNull(createdWith))) RETURNING record::text")
             let stored = try await records(connection, insert.query).first ?? .object(object)
-            if let idempotencyKey {
-                var remember = BoundSQL("INSERT INTO \(schema.idempotencyKeys) (key, collection, request, response, at) VALUES (")
-                remember.append("\(remember.bind(idempotencyKey)), \(remember.bind(name)), \(remember.bind(json: .object(given))), \(remember.bind(json: stored)), \(remember.bind(now)))")
-                remember.append(" ON CONFLICT (key) DO UPDATE SET collection = excluded.collection, request = excluded.request, response = excluded.response, at = excluded.at")
-                try await connection.guardedRun(remember.query, logger: logger)
-            }
             return ItemWrite.Result(status: 201, body: stored, version: version)
         case .update(let name, let id, let body, let merge):
             try ItemWrite.checkBodyID(body, matches: id)
             let table = try table(of: name)
             guard let (rowID, version, current) = try await row(table, id: id, connection, locking: true) else { throw APIError.missing(name, id) }
-            try checkIfMatch(current, version: version, operation.ifMatch)
+            try checkIfMatch(current, version: version, ifMatch)
             let updated = ItemWrite.updated(current, with: body, merge: merge)
             try Self.checkStorable(.object(updated))
             let newVersion = state.next()
@@ -157,11 +169,17 @@ extension PostgresBackend {
         case .delete(let name, let id):
             let table = try table(of: name)
             guard let (rowID, version, current) = try await row(table, id: id, connection, locking: true) else { throw APIError.missing(name, id) }
-            try checkIfMatch(current, version: version, operation.ifMatch)
+            try checkIfMatch(current, version: version, ifMatch)
             let sequence = state.next()
             var delete = BoundSQL("DELETE FROM \(table) WHERE row_id = ")
             delete.append(delete.bind(rowID))
             try await connection.guardedRun(delete.query, logger: logger)
+            if let deletedID = current["id"]?.intValue {
+                // New ids go above every deleted one: none is given twice.
+                var mark = BoundSQL("UPDATE \(schema.resources) SET deleted_id = greatest(deleted_id, ")
+                mark.append("\(mark.bind(deletedID))) WHERE name = \(mark.bind(name))")
+                try await connection.guardedRun(mark.query, logger: logger)
+            }
             var tombstone = BoundSQL("INSERT INTO \(schema.tombstones) (sequence, collection, id, at) VALUES (")
             tombstone.append("\(tombstone.bind(sequence)), \(tombstone.bind(name)), \(tombstone.bind(json: current["id"] ?? .null)), \(tombstone.bind(now)))")
             try await connection.guardedRun(tombstone.query, logger: logger)
@@ -199,16 +217,16 @@ extension PostgresBackend {
         return (rowID, Int(version), try JSONValue(parsing: Array(text.utf8)))
     }
 
-    /// One more than the highest integer id, or the smallest free positive integer when that is
-    /// `Int.max` (as the JSON backend does). Writes are serialised, so nobody takes it meanwhile.
-    private func nextFreeID(_ table: String, _ connection: PostgresConnection) async throws -> Int {
+    /// One more than the highest integer id, held or deleted, or the smallest free positive
+    /// integer when that is `Int.max` (as the JSON backend does). Writes are serialised, so
+    /// nobody takes it meanwhile.
+    private func nextFreeID(_ table: String, collection: String, _ connection: PostgresConnection) async throws -> Int {
         // The highest integer id (through its index), and whether a string id already spells
         // the one after it: one round trip in the usual case.
-        let highestQuery = PostgresQuery(unsafeSQL: """
-            SELECT top.id::text, EXISTS (SELECT 1 FROM \(table) WHERE id_text = (greatest(coalesce(top.id, 0), 0) + 1)::text)
-            FROM (SELECT max(integer_id) AS id FROM \(table)) AS top
-            """)
-        let found = try await connection.guardedFirst(highestQuery, as: (String?, Bool).self, logger: logger)
+        var highestQuery = BoundSQL("SELECT top.id::text, EXISTS (SELECT 1 FROM \(table) WHERE id_text = (greatest(coalesce(top.id, 0), 0) + 1)::text) ")
+        highestQuery.append("FROM (SELECT greatest(max(integer_id), (SELECT deleted_id FROM \(schema.resources) WHERE name = \(highestQuery.bind(collection)))) AS id ")
+        highestQuery.append("FROM \(table)) AS top")
+        let found = try await connection.guardedFirst(highestQuery.query, as: (String?, Bool).self, logger: logger)
         let highest = found?.0.map { Int($0) ?? Int.max } ?? 0
         if highest < Int.max, found?.1 == false { return max(highest, 0) + 1 }
         var candidate = highest < Int.max ? max(highest, 0) + 1 : 1
@@ -221,22 +239,25 @@ extension PostgresBackend {
         }
     }
 
-    /// The first answer of a create sent again with its `Idempotency-Key`; a 422 when the key
+    /// The first answer of a write sent again with its `Idempotency-Key`; a 422 when the key
     /// came with another request.
-    private func replay(
-        _ key: String, collection: String, body: JSONValue, table: String, _ connection: PostgresConnection, now: Date
-    ) async throws -> ItemWrite.Result? {
+    private func replay(_ key: String, collection: String, request: JSONValue, _ connection: PostgresConnection, now: Date) async throws -> ItemWrite.Result? {
         var expire = BoundSQL("DELETE FROM \(schema.idempotencyKeys) WHERE at < ")
         expire.append(expire.bind(now.addingTimeInterval(-IdempotencyKeys.retention)))
         try await connection.guardedRun(expire.query, logger: logger)
-        var select = BoundSQL("SELECT collection, request::text, response::text FROM \(schema.idempotencyKeys) WHERE key = ")
+        var select = BoundSQL("SELECT collection, request::text, response::text, status, version FROM \(schema.idempotencyKeys) WHERE key = ")
         select.append(select.bind(key))
-        guard let (storedCollection, request, response) = try await connection.guardedFirst(select.query, as: (String, String, String).self, logger: logger)
+        guard let (storedCollection, storedRequest, response, status, version) = try await connection.guardedFirst(
+            select.query, as: (String, String, String, Int?, Int?).self, logger: logger)
         else { return nil }
-        guard storedCollection == collection, try JSONValue(parsing: Array(request.utf8)) == body else { throw APIError.idempotencyKeyReused }
+        guard storedCollection == collection, try JSONValue(parsing: Array(storedRequest.utf8)) == request else { throw APIError.idempotencyKeyReused }
         let first = try JSONValue(parsing: Array(response.utf8))
-        let version = try await first.flatMapID { try await row(table, id: $0, connection)?.1 }
-        return ItemWrite.Result(status: 201, body: first, version: version, replayed: true)
+        guard let status else {
+            // A create's key remembered before keys kept the version: the record's current one.
+            let version = try await first.flatMapID { try await row(try table(of: collection), id: $0, connection)?.1 }
+            return ItemWrite.Result(status: 201, body: first, version: version, replayed: true)
+        }
+        return ItemWrite.Result(status: status, body: first, version: version, replayed: true)
     }
 
     /// Drops tombstones beyond the feed limits and raises the horizon past them.

@@ -88,15 +88,19 @@ final class PostgresBackend: ServerBackend {
     }
 
     /// Data imported by an earlier version gets what this one added: ``PostgresSchema/allRecords``,
-    /// ``PostgresSchema/highestIDFunction`` and the collections' write functions (also made
-    /// again when they notify another channel than ``PostgresSchema/channel``).
+    /// ``PostgresSchema/columnUpgrades``, ``PostgresSchema/highestIDFunction`` and the
+    /// collections' write functions (also made again when they notify another channel than
+    /// ``PostgresSchema/channel`` or lack ``PostgresSchema/currentFunctionMarker``).
     private static func addWhatIsMissing(_ schema: PostgresSchema, tables: [String], _ client: PostgresClient, _ logger: Logger) async throws {
         let tables = tables.sorted()
         var exists = BoundSQL("SELECT to_regclass(")
         exists.append(exists.bind(schema.allRecords) + ") IS NOT NULL, to_regprocedure(")
-        exists.append(exists.bind(schema.highestIDFunction + "(regclass, integer, bigint)") + ") IS NOT NULL, ")
+        exists.append(exists.bind(schema.highestIDFunction + "(regclass, integer, bigint)") + ") IS NOT NULL AND coalesce(strpos(")
+        exists.append("(SELECT prosrc FROM pg_proc WHERE oid = to_regprocedure(\(exists.bind(schema.highestIDFunction + "(regclass, integer, bigint)")))), ")
+        exists.append(exists.bind(PostgresSchema.currentFunctionMarker) + ") > 0, false), ")
         exists.append("(SELECT coalesce(bool_and(coalesce(strpos((SELECT prosrc FROM pg_proc WHERE oid = to_regprocedure(signature)), ")
-        exists.append(exists.bind(schema.notifyCall) + ") > 0, false)), true) FROM unnest(")
+        exists.append(exists.bind(schema.notifyCall) + ") > 0 AND strpos((SELECT prosrc FROM pg_proc WHERE oid = to_regprocedure(signature)), ")
+        exists.append(exists.bind(PostgresSchema.currentFunctionMarker) + ") > 0, false)), true) FROM unnest(")
         exists.append(exists.bind(tables.map(schema.writeFunctionSignature)) + "::text[]) AS signature)")
         guard let (view, function, writeFunctions) = try await client.guardedRows(exists.query, as: (Bool, Bool, Bool).self, logger: logger).first,
               !view || !function || !writeFunctions
@@ -104,7 +108,8 @@ final class PostgresBackend: ServerBackend {
         try await client.guardedTransaction(logger: logger) { connection in
             // The import's lock: no import changes the tables meanwhile.
             try await connection.guardedRun("SELECT pg_advisory_xact_lock(7400117)", logger: logger)
-            let statements = [schema.allRecordsView(over: tables), "DROP FUNCTION IF EXISTS \(schema.highestIDFunction)(regclass, integer, bigint)", schema.highestIDCreation]
+            let statements = schema.columnUpgrades(tables)
+                + [schema.allRecordsView(over: tables), "DROP FUNCTION IF EXISTS \(schema.highestIDFunction)(regclass, integer, bigint)", schema.highestIDCreation]
                 + tables.map(schema.writeFunctionCreation)
             for statement in statements { try await connection.guardedRun(PostgresQuery(unsafeSQL: statement), logger: logger) }
         }

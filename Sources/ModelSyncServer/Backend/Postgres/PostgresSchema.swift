@@ -20,6 +20,11 @@ struct BoundSQL {
         return "$\(count)"
     }
 
+    /// Binds `value`, or gives `NULL` for nil.
+    mutating func bindOrNull(_ value: (some PostgresDynamicTypeEncodable)?) -> String {
+        value.map { bind($0) } ?? "NULL"
+    }
+
     /// Binds a JSON value as `jsonb`.
     mutating func bind(json value: JSONValue) -> String {
         bind(String(decoding: value.jsonBytes(), as: UTF8.self)) + "::jsonb"
@@ -40,7 +45,8 @@ func quotePostgres(_ name: String) -> String {
 ///   so writes commit in sequence order and the feed never skips one (a reader sees a prefix of
 ///   the sequence).
 /// - `modelsync_resources`: the top-level names in the data's order: collections (with their
-///   table) and singular resources (with their value).
+///   table and `deleted_id`, the highest integer id ever deleted from them, so that new ids go
+///   above it and no id is given twice) and singular resources (with their value).
 /// - `modelsync_records_<n>`, one per collection: `row_id` (a bigint identity: the list order),
 ///   `id_text` (the record's id as text, unique: routes and filters compare ids as text),
 ///   `version` (the sequence value of its last write, unique: the feed's index) and `record`
@@ -49,7 +55,8 @@ func quotePostgres(_ name: String) -> String {
 ///   by id is one statement whose text never changes: each connection prepares it once (its
 ///   `search_path` is the schema).
 /// - `modelsync_tombstones`: deleted records, kept for the feed limits.
-/// - `modelsync_idempotency_keys`: the keys of creates and their first answers.
+/// - `modelsync_idempotency_keys`: the keys of writes and their first answers (status, body and
+///   version).
 /// - `modelsync_text(jsonb)`: a value as the text filters compare (json-server's rules).
 /// - `modelsync_highest_id(regclass, integer, bigint)`: a collection's highest integer id, read
 ///   afresh (a volatile function's query takes a new snapshot): called once the statement that
@@ -111,13 +118,14 @@ struct PostgresSchema: Sendable {
             CREATE TABLE \(resources) (
                 name text PRIMARY KEY, position integer NOT NULL,
                 kind text NOT NULL CHECK (kind IN ('collection', 'singular', 'value')),
-                table_name text UNIQUE, value jsonb)
+                table_name text UNIQUE, value jsonb, deleted_id numeric NOT NULL DEFAULT 0)
             """,
             "CREATE TABLE \(tombstones) (sequence bigint PRIMARY KEY, collection text NOT NULL, id jsonb NOT NULL, at timestamptz NOT NULL)",
             "CREATE INDEX ON \(tombstones) (at)",
             """
             CREATE TABLE \(idempotencyKeys) (
-                key text PRIMARY KEY, collection text NOT NULL, request jsonb NOT NULL, response jsonb NOT NULL, at timestamptz NOT NULL)
+                key text PRIMARY KEY, collection text NOT NULL, request jsonb NOT NULL, response jsonb NOT NULL, at timestamptz NOT NULL,
+                status integer, version bigint)
             """,
             "CREATE INDEX ON \(idempotencyKeys) (at)",
             """
@@ -135,18 +143,41 @@ struct PostgresSchema: Sendable {
     /// statement's update of the state row. Fails with 22003 when `creates` new ids would pass
     /// `Int.max`.
     var highestIDCreation: String {
-        """
-        CREATE FUNCTION \(highestIDFunction)(target regclass, creates integer, lock_taken bigint) RETURNS numeric
-        LANGUAGE plpgsql VOLATILE AS $$
-        DECLARE top numeric;
-        BEGIN
-            EXECUTE format('SELECT greatest(trunc(coalesce(max(integer_id), 0)), 0) FROM %s', target) INTO top;
-            IF top + creates > 9223372036854775807 THEN
-                RAISE EXCEPTION 'no free integer id above %', top USING ERRCODE = 'numeric_value_out_of_range';
-            END IF;
-            RETURN top;
-        END $$
-        """
+        let body = """
+            DECLARE top numeric;
+            BEGIN
+                EXECUTE format('SELECT greatest(trunc(coalesce(max(integer_id), 0)), 0) FROM %s', target) INTO top;
+                top := greatest(top, \(deletedIDFloor("(SELECT relname::text FROM pg_class WHERE oid = target)")));
+                IF top + creates > 9223372036854775807 THEN
+                    RAISE EXCEPTION 'no free integer id above %', top USING ERRCODE = 'numeric_value_out_of_range';
+                END IF;
+                RETURN top;
+            END
+            """
+        // The body as a string literal, as the write functions': the schema's name inside cannot end it.
+        return """
+            CREATE FUNCTION \(highestIDFunction)(target regclass, creates integer, lock_taken bigint) RETURNS numeric
+            LANGUAGE plpgsql VOLATILE AS \(literal(body))
+            """
+    }
+
+    /// The highest integer id deleted from the collection table whose unquoted name `tableName`
+    /// (an SQL expression) gives: new ids go above it.
+    func deletedIDFloor(_ tableName: String) -> String {
+        "coalesce((SELECT deleted_id FROM \(resources) WHERE table_name = \(tableName)), 0)"
+    }
+
+    /// Text that the functions made by this version hold and earlier ones lacked: a function
+    /// without it is made again at start.
+    static let currentFunctionMarker = "deleted_id"
+
+    /// The statements that give data imported by an earlier version this version's columns
+    /// (`tables`: the collection tables, unquoted).
+    func columnUpgrades(_ tables: [String]) -> [String] {
+        [
+            "ALTER TABLE \(resources) ADD COLUMN IF NOT EXISTS deleted_id numeric NOT NULL DEFAULT 0",
+            "ALTER TABLE \(idempotencyKeys) ADD COLUMN IF NOT EXISTS status integer, ADD COLUMN IF NOT EXISTS version bigint",
+        ] + tables.map { "ALTER TABLE \(table($0)) ADD COLUMN IF NOT EXISTS created_with text" }
     }
 
     /// The write function of the collection table `table` (its unquoted name), schema-qualified.
@@ -183,7 +214,7 @@ struct PostgresSchema: Sendable {
                     RAISE EXCEPTION 'the state row of % is missing', \(literal(name));
                 END IF;
                 IF cardinality(create_steps) > 0 THEN
-                    SELECT greatest(trunc(coalesce(max(integer_id), 0)), 0) INTO top FROM \(records);
+                    SELECT greatest(trunc(coalesce(max(integer_id), 0)), 0, \(deletedIDFloor(literal(table)))) INTO top FROM \(records);
                     IF top + cardinality(create_steps) > 9223372036854775807 THEN
                         RAISE EXCEPTION 'no free integer id above %', top USING ERRCODE = 'numeric_value_out_of_range';
                     END IF;
@@ -231,7 +262,7 @@ struct PostgresSchema: Sendable {
             """
             CREATE TABLE \(self.table(table)) (
                 row_id bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
-                id_text text UNIQUE, version bigint NOT NULL UNIQUE, record jsonb NOT NULL,
+                id_text text UNIQUE, version bigint NOT NULL UNIQUE, record jsonb NOT NULL, created_with text,
                 integer_id numeric GENERATED ALWAYS AS (
                     CASE WHEN jsonb_typeof(record -> 'id') = 'number' THEN
                         CASE WHEN (record -> 'id')::numeric = trunc((record -> 'id')::numeric) THEN (record -> 'id')::numeric END

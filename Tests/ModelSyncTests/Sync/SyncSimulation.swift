@@ -1,0 +1,379 @@
+import Foundation
+import Logging
+import ModelSync
+import ModelSyncServer
+import ModelSyncTesting
+import PostgresNIO
+
+/// A deterministic simulation of sync, as FoundationDB tests its core: a seed picks how many
+/// clients there are and every step they take (local creates, edits and deletes, pushes, pulls,
+/// crashes) and every fault their requests meet (lost requests, answers lost after the server
+/// applied the write, 503s and 429s). Each client has its own SQLite file and `SyncStore`; the
+/// server is the bundled one, over a JSON document or PostgreSQL. Requests go one at a time, so
+/// a seed replays exactly.
+///
+/// After the steps the faults stop, every client pushes and pulls until nothing changes, and the
+/// run is checked against what each app was told (``SimulationHistory``):
+/// - exactly once: every record a client created exists once on the server, unless that client
+///   deleted it; every field holds the last value its one writer saved;
+/// - no resurrection: a deleted record is gone everywhere;
+/// - convergence: every client's table equals the server's, every outbox is empty, nothing is
+///   parked, no temporary key is left;
+/// - honest conflicts: no conflict on a record only one client writes.
+///
+/// Records are of two kinds, so that every field has one writer and the final state is known: a
+/// client's own records (only it edits and deletes them) and shared records (each client edits
+/// only its own field of them, so concurrent edits of one record meet in the conflict policy).
+@Model
+struct SimulatedItem: SQLModel, Equatable {
+    var id: Int?
+    var tag: String
+    /// The client that created it, -1 for a shared record.
+    var owner: Int
+    var a0: String = ""
+    var a1: String = ""
+    var a2: String = ""
+
+    /// The field client `client` writes.
+    static func field(_ client: Int) -> WritableKeyPath<SimulatedItem, String> {
+        [\.a0, \.a1, \.a2][client]
+    }
+}
+
+extension SimulatedItem: RemoteResource {
+    static let remote = RemoteConfiguration(path: "items")
+}
+
+/// One step of a simulated run.
+enum SimulationStep: Sendable, Hashable, CustomStringConvertible {
+    case create(client: Int)
+    /// An edit of the client's own record (`shared` false) or of a shared one, picked by `pick`.
+    case edit(client: Int, pick: Int, shared: Bool)
+    case delete(client: Int, pick: Int)
+    /// A push whose first requests meet `faults`, in order.
+    case push(client: Int, faults: [TransportFault?])
+    case pull(client: Int, faults: [TransportFault?])
+    /// The app is killed: its store and database are dropped and opened again from the file.
+    case crash(client: Int)
+
+    var description: String {
+        func faults(_ list: [TransportFault?]) -> String {
+            list.isEmpty ? "" : " " + list.map { $0.map { "\($0)" } ?? "ok" }.joined(separator: ",")
+        }
+        switch self {
+        case .create(let client): return "c\(client) create"
+        case .edit(let client, let pick, let shared): return "c\(client) edit \(shared ? "shared" : "own") #\(pick)"
+        case .delete(let client, let pick): return "c\(client) delete #\(pick)"
+        case .push(let client, let list): return "c\(client) push" + faults(list)
+        case .pull(let client, let list): return "c\(client) pull" + faults(list)
+        case .crash(let client): return "c\(client) crash"
+        }
+    }
+}
+
+/// Everything a run does, drawn from one seed.
+struct SimulationPlan: Sendable {
+    static let sharedRecords = 3
+
+    var seed: UInt64
+    var clients: Int
+    /// 1: one request per entry; more: `POST /_batch`.
+    var batchSize: Int
+    var steps: [SimulationStep]
+
+    init(seed: UInt64, steps count: Int) {
+        var random = SeededGenerator(seed: seed)
+        let clients = Int.random(in: 1...3, using: &random)
+        (self.seed, self.clients) = (seed, clients)
+        batchSize = Bool.random(using: &random) ? 1 : 100
+        func faults() -> [TransportFault?] {
+            (0..<Int.random(in: 0...4, using: &random)).map { _ in
+                switch Int.random(in: 0..<100, using: &random) {
+                case ..<45: nil
+                case ..<70: .loseAnswer
+                case ..<82: .loseRequest
+                case ..<94: .status(503)
+                default: .status(429)
+                }
+            }
+        }
+        steps = (0..<count).map { _ in
+            let client = Int.random(in: 0..<clients, using: &random)
+            let pick = Int.random(in: 0..<1_000, using: &random)
+            switch Int.random(in: 0..<100, using: &random) {
+            case ..<16: return .create(client: client)
+            case ..<30: return .edit(client: client, pick: pick, shared: false)
+            case ..<44: return .edit(client: client, pick: pick, shared: true)
+            case ..<52: return .delete(client: client, pick: pick)
+            case ..<76: return .push(client: client, faults: faults())
+            case ..<90: return .pull(client: client, faults: faults())
+            default: return .crash(client: client)
+            }
+        }
+    }
+}
+
+/// What each app was told succeeded.
+struct SimulationHistory {
+    /// Each own record's last value of its owner's field; nil once its owner deleted it.
+    var own: [String: String?] = [:]
+    /// Each shared record's last value per client.
+    var shared: [String: [Int: String]] = [:]
+    var created = 0
+}
+
+/// Where a simulated run keeps its server.
+enum SimulationBackend: Sendable, CustomStringConvertible {
+    case jsonDocument
+    case postgres(ServerDatabase)
+
+    var description: String {
+        switch self {
+        case .jsonDocument: "json"
+        case .postgres: "postgres"
+        }
+    }
+}
+
+/// Runs plans and checks them.
+struct SyncSimulator {
+    let backend: SimulationBackend
+
+    static var seedData: JSONValue {
+        ["items": .array((1...SimulationPlan.sharedRecords).map { index in
+            ["id": .number(JSONNumber(index)), "tag": .string("shared-\(index)"), "owner": -1, "a0": "", "a1": "", "a2": ""]
+        })]
+    }
+
+    /// The invariants the run broke, as sentences; empty when it held.
+    func run(_ plan: SimulationPlan) async -> [String] {
+        do {
+            let directory = try TemporaryDirectory(prefix: "modelsync-simulation")
+            defer { directory.remove() }
+            let server = switch backend {
+            case .jsonDocument: try await ModelSyncServer.start(data: Self.seedData)
+            case .postgres(let database): try await ModelSyncServer.start(data: Self.seedData, database: database)
+            }
+            let result: [String]
+            do {
+                result = try await SimulationRun(plan: plan, server: server, directory: directory).run()
+            } catch {
+                result = ["the run failed: \(error)"]
+            }
+            await server.shutdown()
+            return result
+        } catch {
+            return ["the run could not start: \(error)"]
+        }
+    }
+
+    /// A failing plan with as few steps as still fail (delta debugging, within `budget` runs).
+    func shrink(_ plan: SimulationPlan, budget: Int = 150) async -> (SimulationPlan, [String]) {
+        var smallest = plan
+        var violations = await run(plan)
+        var runs = 1
+        var chunk = max(1, plan.steps.count / 2)
+        while runs < budget {
+            var removed = false
+            var start = 0
+            while start < smallest.steps.count && runs < budget {
+                var candidate = smallest
+                candidate.steps.removeSubrange(start..<min(smallest.steps.count, start + chunk))
+                let found = await run(candidate)
+                runs += 1
+                if found.isEmpty {
+                    start += chunk
+                } else {
+                    (smallest, violations, removed) = (candidate, found, true)
+                }
+            }
+            if !removed {
+                if chunk == 1 { break }
+                chunk = max(1, chunk / 2)
+            }
+        }
+        return (smallest, violations)
+    }
+}
+
+/// One run of a plan against one server.
+private final class SimulationRun {
+    struct Client {
+        var database: Database
+        var sync: SyncStore
+        let faults: FaultPlan
+    }
+
+    let plan: SimulationPlan
+    let server: ModelSyncServer
+    let directory: TemporaryDirectory
+    var clients: [Client] = []
+    var history = SimulationHistory()
+    /// Conflicts each client reported, gathered before a crash drops its store.
+    var conflicts: [[SyncConflict]]
+
+    init(plan: SimulationPlan, server: ModelSyncServer, directory: TemporaryDirectory) {
+        self.plan = plan
+        self.server = server
+        self.directory = directory
+        conflicts = Array(repeating: [], count: plan.clients)
+    }
+
+    func open(_ index: Int, faults: FaultPlan = FaultPlan()) throws -> Client {
+        let database = try Database(path: directory.path("client\(index).sqlite"), models: [SimulatedItem.self])
+        var options = RemoteStore.Options()
+        // The plan decides every failure; the sync layer's own retries are what is tested.
+        options.retry = .none
+        options.caching = false
+        let remote = RemoteStore(baseURL: server.baseURL, transport: FaultyTransport(decide: { _ in faults.next() }), options: options)
+        let sync = SyncStore(
+            remote: remote, database: database, models: [SimulatedItem.self], maxConcurrentRequests: 1, maxBatchSize: plan.batchSize,
+            logger: Logger(label: "modelsync.simulation", factory: { _ in SwiftLogNoOpLogHandler() }))
+        return Client(database: database, sync: sync, faults: faults)
+    }
+
+    func run() async throws -> [String] {
+        clients = try (0..<plan.clients).map { try open($0) }
+        for client in clients { try await client.sync.pull(SimulatedItem.self) }
+        for (index, step) in plan.steps.enumerated() { try await perform(step, at: index) }
+        for client in clients { client.faults.set([]) }
+        if let stuck = try await settle() { return [stuck] }
+        return try await check()
+    }
+
+    private func rows(of client: Int, shared: Bool) async throws -> [SimulatedItem] {
+        try await clients[client].database.read { db in try SimulatedItem.all(db) }
+            .filter { shared ? $0.owner == -1 : $0.owner == client }
+            .sorted { $0.tag < $1.tag }
+    }
+
+    private func perform(_ step: SimulationStep, at index: Int) async throws {
+        switch step {
+        case .create(let client):
+            history.created += 1
+            var item = SimulatedItem(id: nil, tag: "c\(client)-\(history.created)", owner: client)
+            item[keyPath: SimulatedItem.field(client)] = "v\(index)"
+            try await clients[client].sync.save(&item)
+            history.own[item.tag] = .some("v\(index)")
+        case .edit(let client, let pick, let shared):
+            let candidates = try await rows(of: client, shared: shared)
+            guard !candidates.isEmpty else { return }
+            var item = candidates[pick % candidates.count]
+            item[keyPath: SimulatedItem.field(client)] = "v\(index)"
+            try await clients[client].sync.save(&item)
+            if shared { history.shared[item.tag, default: [:]][client] = "v\(index)" } else { history.own[item.tag] = .some("v\(index)") }
+        case .delete(let client, let pick):
+            let candidates = try await rows(of: client, shared: false)
+            guard !candidates.isEmpty else { return }
+            let item = candidates[pick % candidates.count]
+            try await clients[client].sync.delete(item)
+            history.own[item.tag] = .some(nil)
+        case .push(let client, let faults):
+            clients[client].faults.set(faults)
+            _ = try? await clients[client].sync.push()
+            clients[client].faults.set([])
+        case .pull(let client, let faults):
+            clients[client].faults.set(faults)
+            _ = try? await clients[client].sync.pull(SimulatedItem.self)
+            clients[client].faults.set([])
+        case .crash(let client):
+            conflicts[client] += try await clients[client].sync.status().conflicts
+            let faults = clients[client].faults
+            // The old store and database go (no request of theirs is running: steps take turns).
+            clients[client] = try open(client, faults: faults)
+        }
+    }
+
+    /// Pushes and pulls, faults off, until two rounds change nothing; a sentence when it never does.
+    private func settle() async throws -> String? {
+        var quiet = 0
+        for _ in 0..<30 {
+            var changed = false
+            for client in clients {
+                let pushed = try await client.sync.push()
+                let pulled = try await client.sync.pull(SimulatedItem.self)
+                if pushed.sent + pushed.conflicts + pulled.upserted + pulled.deleted + pulled.conflicts > 0 { changed = true }
+            }
+            quiet = changed ? 0 : quiet + 1
+            if quiet == 2 { return nil }
+        }
+        return "syncing never became quiet after the faults stopped"
+    }
+
+    private func check() async throws -> [String] {
+        var violations: [String] = []
+        let records = try await server.data["items"]?.arrayValue ?? []
+        let items = try records.map { try JSONModelDecoder().decode(SimulatedItem.self, from: $0.jsonBytes()) }
+        let byTag = Dictionary(grouping: items, by: \.tag)
+        for (tag, copies) in byTag where copies.count > 1 {
+            violations.append("\(tag) is on the server \(copies.count) times (applied more than once)")
+        }
+        for (tag, last) in history.own {
+            let copies = byTag[tag] ?? []
+            let owner = Int(tag.dropFirst().prefix { $0 != "-" }) ?? 0
+            switch last {
+            case nil where !copies.isEmpty:
+                violations.append("\(tag) was deleted by its client but is on the server")
+            case let value? where copies.isEmpty:
+                violations.append("\(tag) (last saved \(value)) is not on the server (lost)")
+            case let value? where copies.contains(where: { $0[keyPath: SimulatedItem.field(owner)] != value }):
+                violations.append("\(tag): the server holds \(copies.map { $0[keyPath: SimulatedItem.field(owner)] }), the app last saved \(value)")
+            default: break
+            }
+        }
+        for item in items where item.owner >= 0 && history.own[item.tag] == nil {
+            violations.append("\(item.tag) is on the server, but no app created it")
+        }
+        for item in items where item.owner == -1 {
+            for client in 0..<plan.clients {
+                let expected = history.shared[item.tag]?[client] ?? ""
+                let held = item[keyPath: SimulatedItem.field(client)]
+                if held != expected { violations.append("\(item.tag): client \(client)'s field is \(held), the app last saved \(expected)") }
+            }
+        }
+        let serverRows = items.sorted { ($0.id ?? 0) < ($1.id ?? 0) }
+        for (index, client) in clients.enumerated() {
+            let local = try await client.database.read { db in try SimulatedItem.all(db) }.sorted { ($0.id ?? 0) < ($1.id ?? 0) }
+            if local != serverRows {
+                let localTags = local.map { "\($0.id ?? 0):\($0.tag)" }, serverTags = serverRows.map { "\($0.id ?? 0):\($0.tag)" }
+                violations.append("client \(index)'s table differs from the server's: \(localTags) against \(serverTags)")
+            }
+            if local.contains(where: { ($0.id ?? 0) < 0 }) { violations.append("client \(index) kept a temporary key") }
+            let status = try await client.sync.status()
+            if status.pendingCount > 0 || !status.parked.isEmpty {
+                violations.append("client \(index)'s outbox is not empty: \(status.pendingCount) pending, \(status.parked.count) parked")
+            }
+            for conflict in conflicts[index] + status.conflicts {
+                let owner = (conflict.local ?? conflict.server ?? conflict.base)?["owner"]?.intValue ?? -1
+                if owner >= 0 { violations.append("client \(index) reported a conflict on \(conflict.key), which only client \(owner) writes") }
+            }
+        }
+        return violations
+    }
+}
+
+/// A PostgreSQL schema for simulated runs, dropped afterwards; nil without a database.
+enum SimulationDatabase {
+    static var url: String? { ProcessInfo.processInfo.environment["MODELSYNC_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 } }
+
+    static func make() throws -> ServerDatabase? {
+        guard let url else { return nil }
+        return try ServerDatabase(url: url).withSchema("sim_" + UUID().uuidString.prefix(13).lowercased().replacingOccurrences(of: "-", with: ""))
+    }
+
+    static func drop(_ database: ServerDatabase) async {
+        var configuration = PostgresClient.Configuration(
+            host: database.host, port: database.port, username: database.username, password: database.password,
+            database: database.database, tls: .disable)
+        configuration.options.maximumConnections = 1
+        let client = PostgresClient(configuration: configuration)
+        let running = Task { await client.run() }
+        defer { running.cancel() }
+        let schema = "\"" + database.schema.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        do {
+            for try await _ in try await client.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \(schema) CASCADE")) {}
+        } catch {
+            // A schema left behind holds only test data; the run's result stands.
+        }
+    }
+}

@@ -1,0 +1,182 @@
+import Foundation
+import ModelSync
+import ModelSyncServer
+import ModelSyncTesting
+import Testing
+
+/// The six sequences of issue #38 in which sync lost, duplicated or resurrected data when the
+/// server applied a write and its answer was lost, each on its own. The simulation
+/// (`SyncSimulationTests`) finds such sequences; these name them.
+@Suite struct UnknownOutcomeTests {
+    /// A store whose requests meet `faults` (set per step), against an in-process server.
+    struct Fixture {
+        let server: ModelSyncServer
+        let directory: TemporaryDirectory
+        let faults = FaultPlan()
+
+        func store(_ name: String = "app", batch: Int = 1) throws -> SyncStore {
+            let database = try Database(path: directory.path("\(name).sqlite"), models: [SyncNote.self, SyncReply.self])
+            var options = RemoteStore.Options()
+            options.retry = .none
+            let faults = self.faults
+            let remote = RemoteStore(baseURL: server.baseURL, transport: FaultyTransport(decide: { _ in faults.next() }), options: options)
+            return SyncStore(remote: remote, database: database, models: [SyncNote.self, SyncReply.self], maxConcurrentRequests: 1, maxBatchSize: batch)
+        }
+
+        /// Pushes with the first requests meeting `faults`; the push is expected to fail.
+        func pushFailing(_ sync: SyncStore, _ faults: [TransportFault?]) async {
+            self.faults.set(faults)
+            await #expect(throws: (any Error).self) { try await sync.push() }
+            self.faults.set([])
+        }
+    }
+
+    func withFixture(_ data: JSONValue = ["notes": [], "replies": []], _ body: (Fixture) async throws -> Void) async throws {
+        let directory = try TemporaryDirectory(prefix: "modelsync-unknown-outcome")
+        defer { directory.remove() }
+        try await withTestServer(data: data) { server in try await body(Fixture(server: server, directory: directory)) }
+    }
+
+    func localNotes(_ sync: SyncStore) async throws -> [SyncNote] {
+        try await sync.database.read { db in try SyncNote.all(db, order: "id") }
+    }
+
+    @Test(arguments: [1, 100]) func aLostCreateAnswerThenAPullThenTheRetryHoldsEachRecordOnce(batch: Int) async throws {
+        try await withFixture { fixture in
+            let sync = try fixture.store(batch: batch)
+            var first = SyncNote(id: nil, title: "first")
+            var second = SyncNote(id: nil, title: "second")
+            try await sync.save(&first)
+            try await sync.save(&second)
+            await fixture.pushFailing(sync, [.loseAnswer])
+            try await sync.pull(SyncNote.self)
+            try await sync.push()
+            let server = try await serverRecords(fixture.server, "notes")
+            let local = try await localNotes(sync)
+            #expect(server.count == 2)
+            #expect(local.map(\.id) == server.keys.sorted().map(Optional.some))
+            #expect(local.allSatisfy { ($0.id ?? 0) > 0 })
+            #expect(try await sync.pendingCount() == 0)
+            // A later pull changes nothing: no second copy comes back.
+            let pulled = try await sync.pull(SyncNote.self)
+            #expect(pulled.upserted == 0 && pulled.deleted == 0)
+            #expect(try await localNotes(sync).count == 2)
+        }
+    }
+
+    @Test func anEditAfterALostCreateAnswerArrives() async throws {
+        try await withFixture { fixture in
+            let sync = try fixture.store()
+            var note = SyncNote(id: nil, title: "draft")
+            try await sync.save(&note)
+            await fixture.pushFailing(sync, [.loseAnswer])
+            note.title = "final"
+            try await sync.save(&note)
+            try await sync.push()
+            let server = try await serverRecords(fixture.server, "notes")
+            #expect(server.count == 1 && server.values.first?["title"]?.stringValue == "final")
+            #expect(try await sync.parkedEntries().isEmpty)
+            #expect(try await sync.pendingCount() == 0)
+        }
+    }
+
+    @Test func aDeleteAfterALostCreateAnswerDeletesOnTheServer() async throws {
+        try await withFixture { fixture in
+            let sync = try fixture.store()
+            var note = SyncNote(id: nil, title: "short-lived")
+            try await sync.save(&note)
+            await fixture.pushFailing(sync, [.loseAnswer])
+            try await sync.delete(note)
+            try await sync.push()
+            #expect(try await serverRecords(fixture.server, "notes").isEmpty)
+            try await sync.pull(SyncNote.self)
+            #expect(try await localNotes(sync).isEmpty)
+        }
+    }
+
+    @Test func moreEditsAfterALostUpdateAnswerKeepTheNewestAndReportNoConflict() async throws {
+        try await withFixture(["notes": [["id": 1, "title": "a", "body": "", "stars": 0]], "replies": []]) { fixture in
+            let sync = try fixture.store()
+            try await sync.pull(SyncNote.self)
+            var note = try #require(try await localNotes(sync).first)
+            note.title = "b"
+            try await sync.save(&note)
+            await fixture.pushFailing(sync, [.loseAnswer])
+            note.title = "c"
+            try await sync.save(&note)
+            try await sync.push()
+            #expect(try await serverRecords(fixture.server, "notes")[1]?["title"]?.stringValue == "c")
+            #expect(try await sync.status().conflictCount == 0)
+
+            // The same with a delete after the lost answer: the delete lands, nothing comes back.
+            note.title = "d"
+            try await sync.save(&note)
+            await fixture.pushFailing(sync, [.loseAnswer])
+            try await sync.delete(note)
+            try await sync.push()
+            try await sync.pull(SyncNote.self)
+            #expect(try await serverRecords(fixture.server, "notes").isEmpty)
+            #expect(try await localNotes(sync).isEmpty)
+            #expect(try await sync.status().conflictCount == 0)
+        }
+    }
+
+    @Test func anEditOfADeletedRecordNeverLandsOnANewOne() async throws {
+        try await withFixture(["notes": [["id": 1, "title": "a", "body": "", "stars": 0], ["id": 2, "title": "b", "body": "", "stars": 0]], "replies": []]) { fixture in
+            let (a, b) = (try fixture.store("a"), try fixture.store("b"))
+            try await a.pull(SyncNote.self)
+            try await b.pull(SyncNote.self)
+            var stale = try #require(try await localNotes(b).last)
+            stale.body = "edited offline"
+            try await b.save(&stale)
+            try await a.delete(try #require(try await localNotes(a).last))
+            try await a.push()
+            var fresh = SyncNote(id: nil, title: "new")
+            try await a.save(&fresh)
+            try await a.push()
+            #expect(try await serverRecords(fixture.server, "notes").keys.sorted() == [1, 3])
+            try await b.push()
+            // The edit met a deleted record (the policy decides about it); the new record is untouched.
+            #expect(try await serverRecords(fixture.server, "notes")[3]?["body"]?.stringValue == "")
+        }
+    }
+
+    @Test func aPullBetweenALostAnswerAndItsRetryReportsNoConflict() async throws {
+        try await withFixture(["notes": [["id": 1, "title": "a", "body": "", "stars": 0]], "replies": []]) { fixture in
+            let sync = try fixture.store()
+            try await sync.pull(SyncNote.self)
+            var note = try #require(try await localNotes(sync).first)
+            note.stars = 5
+            try await sync.save(&note)
+            await fixture.pushFailing(sync, [.loseAnswer])
+            try await sync.pull(SyncNote.self)
+            try await sync.push()
+            try await sync.pull(SyncNote.self)
+            #expect(try await sync.status().conflictCount == 0)
+            #expect(try await localNotes(sync).first?.stars == 5)
+            #expect(try await serverRecords(fixture.server, "notes")[1]?["stars"]?.intValue == 5)
+        }
+    }
+
+    @Test func anotherWritersChangeAfterALostAnswerIsNotLost() async throws {
+        try await withFixture(["notes": [["id": 1, "title": "a", "body": "", "stars": 0]], "replies": []]) { fixture in
+            let (mine, theirs) = (try fixture.store("mine"), try fixture.store("theirs"))
+            try await mine.pull(SyncNote.self)
+            try await theirs.pull(SyncNote.self)
+            var note = try #require(try await localNotes(mine).first)
+            note.stars = 5
+            try await mine.save(&note)
+            await fixture.pushFailing(mine, [.loseAnswer])
+            var other = try #require(try await localNotes(theirs).first)
+            other.title = "theirs"
+            try await theirs.save(&other)
+            try await theirs.push()
+            // The pull skips the row while its write's outcome is unknown; the retry's replay
+            // then reads the record as it is now, so the other writer's title arrives.
+            try await mine.pull(SyncNote.self)
+            try await mine.push()
+            let local = try #require(try await localNotes(mine).first)
+            #expect(local.title == "theirs" && local.stars == 5)
+        }
+    }
+}
