@@ -8,6 +8,7 @@ import PackageDescription
 //   (the umbrella re-exports them and joins the stores). The middle layers never import each
 //   other. Each layer is a product of its own and re-exports the layers below it; ModelSyncJSON
 //   declares the macros (ModelSyncMacros, a compiler plugin), so `@Model` comes with any of them.
+//   ModelSyncJSON ← ModelSyncProtocol (the sync messages) ← {ModelSync, ModelSyncServer}.
 //   ModelSyncJSON ← ModelSyncServer ← modelsync-server (a product of its own, not re-exported).
 //   ModelSync + ModelSyncServer ← ModelSyncTesting (for users' tests; not re-exported).
 let package = Package(
@@ -22,6 +23,7 @@ let package = Package(
         .library(name: "ModelSyncStorage", targets: ["ModelSyncStorage"]),
         .library(name: "ModelSyncSQLite", targets: ["ModelSyncSQLite"]),
         .library(name: "ModelSyncRemote", targets: ["ModelSyncRemote"]),
+        .library(name: "ModelSyncProtocol", targets: ["ModelSyncProtocol"]),
         .executable(name: "modelsync-demo", targets: ["modelsync-demo"]),
         .library(name: "ModelSyncServer", targets: ["ModelSyncServer"]),
         .executable(name: "modelsync-server", targets: ["modelsync-server"]),
@@ -54,6 +56,8 @@ let package = Package(
             name: "ModelSyncSQLite",
             dependencies: ["ModelSyncCore", "ModelSyncJSON", "CSQLite", .product(name: "Logging", package: "swift-log")]
         ),
+        // Protocol: the sync messages as types, shared by SyncStore and the server (docs/PROTOCOL.md).
+        .target(name: "ModelSyncProtocol", dependencies: ["ModelSyncJSON"]),
         // Storage: key-value suites on disk, values as JSON files replaced atomically.
         .target(name: "ModelSyncStorage", dependencies: ["ModelSyncCore", "ModelSyncJSON"]),
         // The @Model compiler plugin.
@@ -72,7 +76,7 @@ let package = Package(
         .target(
             name: "ModelSync",
             dependencies: [
-                "ModelSyncCore", "ModelSyncJSON", "ModelSyncSQLite", "ModelSyncRemote", "ModelSyncStorage",
+                "ModelSyncCore", "ModelSyncJSON", "ModelSyncSQLite", "ModelSyncRemote", "ModelSyncStorage", "ModelSyncProtocol",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -97,6 +101,7 @@ let package = Package(
             dependencies: [
                 "ModelSyncCore",
                 "ModelSyncJSON",
+                "ModelSyncProtocol",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -134,7 +139,7 @@ let package = Package(
         .testTarget(
             name: "ModelSyncServerTests",
             dependencies: [
-                "ModelSyncServer", "ModelSyncTesting", "TestProcesses",
+                "ModelSyncServer", "ModelSyncProtocol", "ModelSyncTesting", "TestProcesses",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -4,3 +4,4 @@
 @_exported import ModelSyncSQLite
 @_exported import ModelSyncRemote
 @_exported import ModelSyncStorage
+@_exported import ModelSyncProtocol

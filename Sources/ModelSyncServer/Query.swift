@@ -1,5 +1,6 @@
 import Foundation
 import ModelSyncJSON
+import ModelSyncProtocol
 
 /// An error answered to the client: a status and a message, sent as `{"error": "…"}`.
 struct APIError: Error {
@@ -23,6 +24,11 @@ struct APIError: Error {
     }
 
     static func badRequest(_ message: String) -> APIError { APIError(status: 400, message: message) }
+
+    /// The error's body, as every error answer has it.
+    var body: SyncErrorBody {
+        SyncErrorBody(error: message, details: details)
+    }
     static func notFound(_ message: String) -> APIError { APIError(status: 404, message: message) }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import ModelSyncJSON
+import ModelSyncProtocol
 import NIOCore
 import ServiceLifecycle
 
@@ -22,8 +23,7 @@ extension ServerResponder {
         }
         let names = collections ?? Self.collectionFilter(parameters)
         let page = try await backend.changes(after: cursor, in: names, limit: min(limit, Self.maximumFeedLimit))
-        let body: JSONValue = ["changes": .array(page.changes.map(\.json)), "next": .string(String(page.next)), "more": .bool(page.more)]
-        return Self.json(body, status: .ok)
+        return Self.json(SyncFeedPage(changes: page.changes, next: String(page.next), more: page.more).json, status: .ok)
     }
 
     /// A `text/event-stream` of the changes after the cursor (`since`, or `Last-Event-ID`),
@@ -35,7 +35,7 @@ extension ServerResponder {
         let keepAlive = options.keepAliveInterval
         // Subscribed before the backlog is read, so that nothing committed in between is lost.
         let (subscription, live) = await backend.subscribe()
-        var backlog: [FeedChange] = []
+        var backlog: [SyncChange] = []
         var since: Int
         do {
             var page = try await backend.changes(after: cursor, in: names, limit: Self.maximumFeedLimit)
@@ -54,7 +54,7 @@ extension ServerResponder {
             throw error
         }
         enum Event: Sendable {
-            case change(FeedChange)
+            case change(SyncChange)
             case keepAlive
         }
         let (events, emit) = AsyncStream.makeStream(of: Event.self)
@@ -101,7 +101,7 @@ extension ServerResponder {
         })
     }
 
-    static func event(_ change: FeedChange) -> ByteBuffer {
+    static func event(_ change: SyncChange) -> ByteBuffer {
         var bytes = Array("id: \(change.sequence)\nevent: change\ndata: ".utf8)
         bytes += change.json.jsonBytes()
         bytes += Array("\n\n".utf8)

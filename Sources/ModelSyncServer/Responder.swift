@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import ModelSyncCore
 import ModelSyncJSON
+import ModelSyncProtocol
 import NIOCore
 
 /// The request context: Hummingbird's core storage plus the channel, so that an injected fault
@@ -82,7 +83,11 @@ struct ServerResponder: HTTPResponder {
         if delay > .zero { try await Task.sleep(for: delay) }
         do {
             var request = request
-            return cors(try await route(&request, context: context), for: request)
+            // A client that names its protocol version gets this server's, or a clear refusal.
+            let spoken = try Self.protocolVersion(request)
+            var response = try await route(&request, context: context)
+            if let spoken { response.headers[.syncProtocol] = String(spoken) }
+            return cors(response, for: request)
         } catch let error as APIError {
             return cors(Self.error(error), for: request)
         } catch is CancellationError {
@@ -331,10 +336,19 @@ struct ServerResponder: HTTPResponder {
         return response
     }
 
+    /// The sync protocol version the request names (nil: none), or a 400 naming the versions
+    /// spoken here.
+    static func protocolVersion(_ request: Request) throws -> Int? {
+        do {
+            return try SyncProtocol.negotiate(request.headers[.syncProtocol])
+        } catch {
+            let supported = JSONValue.array(SyncProtocol.supportedVersions.sorted().map { .number(JSONNumber($0)) })
+            throw APIError(status: 400, message: "\(error)", details: ["supportedVersions": supported])
+        }
+    }
+
     static func error(_ error: APIError) -> Response {
-        var body: JSONValue = ["error": .string(error.message)]
-        for (key, value) in error.details { body[key] = value }
-        var response = json(body, status: HTTPResponse.Status(code: error.status))
+        var response = json(error.body.json, status: HTTPResponse.Status(code: error.status))
         if let etag = error.etag { response.headers[.eTag] = etag }
         return response
     }
@@ -342,6 +356,7 @@ struct ServerResponder: HTTPResponder {
 
 extension HTTPField.Name {
     static let totalCount = named("X-Total-Count")
+    static let syncProtocol = named(SyncProtocol.versionHeader)
     static let link = named("Link")
     static let allow = named("Allow")
     static let lastEventID = named("Last-Event-ID")

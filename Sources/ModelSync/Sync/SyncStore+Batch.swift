@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ModelSyncCore
 import ModelSyncJSON
+import ModelSyncProtocol
 import ModelSyncRemote
 import ModelSyncSQLite
 
@@ -13,7 +14,7 @@ extension SyncStore {
     func sendBatch(_ entries: [OutboxTable.Row]) async -> [(OutboxTable.Row, Result<SendOutcome, any Error>)] {
         var prepared: [(entry: OutboxTable.Row, type: any SyncedModel.Type, request: RemoteRequest, options: RequestOptions)] = []
         var alone: [OutboxTable.Row] = []
-        var operations: [JSONValue] = []
+        var operations: [SyncBatchOperation] = []
         for entry in entries {
             guard let type = state.withLock({ $0.models[entry.model] }),
                   let (request, options) = try? await requestOfAny(type, entry),
@@ -27,12 +28,17 @@ extension SyncStore {
         var outcomes: [(OutboxTable.Row, Result<SendOutcome, any Error>)] = []
         if prepared.count > 1 {
             let batch = RemoteRequest(
-                method: .post, url: remote.baseURL.appendingPathComponent("_batch"),
-                body: JSONValue.object(["operations": .array(operations)]).jsonBytes())
+                method: .post, url: remote.baseURL.appendingPathComponent("_batch"), body: SyncBatchRequest(operations: operations).json.jsonBytes())
             do {
-                // Resending is safe: creates carry idempotency keys, updates and deletes If-Match.
-                let response = try await remote.send(batch, options: RequestOptions(isIdempotent: true))
-                guard let results = try JSONValue(parsing: response.body)["results"]?.arrayValue, results.count == prepared.count else {
+                // Resending is safe: every operation carries its idempotency key.
+                let response = try await remote.send(batch, options: RequestOptions(headers: Self.protocolHeaders, isIdempotent: true))
+                let results: [SyncBatchResult]
+                do {
+                    results = try SyncBatchResponse(json: try JSONValue(parsing: response.body)).results
+                } catch {
+                    throw SyncError.unexpectedFeed(model: "_batch", reason: "\(error)")
+                }
+                guard results.count == prepared.count else {
                     throw SyncError.unexpectedFeed(model: "_batch", reason: "the batch's answer does not hold one result per operation")
                 }
                 state.withLock { $0.takesBatches = true }
@@ -94,35 +100,30 @@ extension SyncStore {
 
     /// The batch operation for a request, or nil when it cannot go in a batch: another host or
     /// base path (a resource with its own base URL), or query parameters the batch would drop.
-    private func operation(_ request: RemoteRequest, _ options: RequestOptions) -> JSONValue? {
+    private func operation(_ request: RemoteRequest, _ options: RequestOptions) -> SyncBatchOperation? {
         let base = remote.baseURL.path.hasSuffix("/") ? String(remote.baseURL.path.dropLast()) : remote.baseURL.path
         guard let components = URLComponents(url: request.url, resolvingAgainstBaseURL: false),
               request.url.scheme == remote.baseURL.scheme, request.url.host == remote.baseURL.host, request.url.port == remote.baseURL.port,
               components.query == nil, components.percentEncodedPath.hasPrefix(base + "/") else { return nil }
-        var headers = JSONObject()
-        for field in options.headers { headers[field.name] = .string(field.value) }
-        var operation: JSONValue = [
-            "method": .string(request.method.rawValue), "path": .string(String(components.percentEncodedPath.dropFirst(base.count))),
-            "headers": .object(headers),
-        ]
-        if let body = request.body {
-            guard let value = try? JSONValue(parsing: body) else { return nil }
-            operation["body"] = value
+        var headers: [String: String] = [:]
+        for field in options.headers { headers[field.name] = field.value }
+        var body: JSONValue?
+        if let bytes = request.body {
+            guard let value = try? JSONValue(parsing: bytes) else { return nil }
+            body = value
         }
-        return operation
+        return SyncBatchOperation(
+            method: request.method.rawValue, path: String(components.percentEncodedPath.dropFirst(base.count)), headers: headers, body: body)
     }
 
     /// One result of a batch as the response (or the failure) the request alone would have got.
-    private func answer(_ result: JSONValue, to request: RemoteRequest, _ type: any SyncedModel.Type) -> Result<RemoteResponse, any Error> {
-        guard let status = result["status"]?.intValue else {
-            return .failure(SyncError.unexpectedFeed(model: "_batch", reason: "a result without a status"))
-        }
+    private func answer(_ result: SyncBatchResult, to request: RemoteRequest, _ type: any SyncedModel.Type) -> Result<RemoteResponse, any Error> {
         var headers = HeaderFields()
-        if let etag = result["etag"]?.stringValue { headers["ETag"] = etag }
-        if result["replayed"] == .bool(true) { headers["Idempotent-Replayed"] = "true" }
+        if let etag = result.etag { headers["ETag"] = etag }
+        if result.replayed { headers[SyncProtocol.replayedHeader] = "true" }
         headers["Content-Type"] = "application/json"
-        let response = RemoteResponse(status: status, headers: headers, body: (result["body"] ?? .null).jsonBytes())
-        guard (200..<300).contains(status) else {
+        let response = RemoteResponse(status: result.status, headers: headers, body: result.body.jsonBytes())
+        guard (200..<300).contains(result.status) else {
             return .failure(RemoteError.status(HTTPStatusError(response: response, request: RequestSummary(request), model: type)))
         }
         return .success(response)

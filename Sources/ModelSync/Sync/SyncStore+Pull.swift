@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ModelSyncCore
 import ModelSyncJSON
+import ModelSyncProtocol
 import ModelSyncRemote
 import ModelSyncSQLite
 
@@ -58,11 +59,12 @@ extension SyncStore {
                 let response: RemoteResponse
                 summary.requests += 1
                 do {
-                    response = try await remote.send(RemoteRequest(method: .get, url: url))
+                    response = try await remote.send(RemoteRequest(method: .get, url: url), options: RequestOptions(headers: Self.protocolHeaders))
                 } catch let error as RemoteError where error.status == 410 {
                     // Tombstones older than the cursor are gone: read everything, then follow
                     // the feed from its horizon.
-                    guard case .status(let failure) = error, let horizon = (try? JSONValue(parsing: failure.response.body))?["horizon"]?.stringValue else {
+                    guard case .status(let failure) = error, let body = try? JSONValue(parsing: failure.response.body),
+                          let horizon = try? SyncFeedGone(json: body).horizon else {
                         throw error
                     }
                     try await reconcile(M.self, key: key, feedCursor: horizon, &summary)
@@ -73,19 +75,25 @@ extension SyncStore {
                 // record written out again), the rest is read as values.
                 let document = try JSONDocument(bytes: response.body)
                 let body = try JSONValue(document: document)
-                guard let changes = body["changes"]?.arrayValue, let next = body["next"]?.stringValue else {
+                guard SyncFeedPage.isFeedPage(body) else {
                     // The server ignored `_since` (a plain list, or a paged envelope): it has no feed.
                     try await reconcile(M.self, key: key, feedCursor: nil, &summary)
                     break
                 }
+                let page: SyncFeedPage
+                do {
+                    page = try SyncFeedPage(json: body)
+                } catch {
+                    throw SyncError.unexpectedFeed(model: key.model, reason: "\(error)")
+                }
                 let decoder = remote.options.decoder
-                let models = try changes.indices.map { index -> M? in
-                    guard changes[index]["deleted"] != .bool(true), changes[index]["record"] != nil else { return nil }
+                let models = try page.changes.indices.map { index -> M? in
+                    guard !page.changes[index].isDeletion else { return nil }
                     return try decoder.decode(M.self, from: document, at: JSONPath([.key("changes"), .index(index), .key("record")]))
                 }
-                try await apply(M.self, key: key, changes: changes, models: models, cursor: next, &summary)
-                cursor = next
-                guard body["more"] == .bool(true) else { break }
+                try await apply(M.self, key: key, changes: page.changes, models: models, cursor: page.next, &summary)
+                cursor = page.next
+                guard page.more else { break }
             }
             logger.debug("pull finished", metadata: [
                 "model": "\(key.model)", "upserted": "\(summary.upserted)", "deleted": "\(summary.deleted)", "conflicts": "\(summary.conflicts)"])
@@ -95,7 +103,7 @@ extension SyncStore {
 
     /// Applies one page of the feed and stores the cursor, in one transaction.
     private func apply<M: SyncedModel>(
-        _ type: M.Type, key: SyncKey, changes: [JSONValue], models: [M?], cursor: String, _ summary: inout PullSummary
+        _ type: M.Type, key: SyncKey, changes: [SyncChange], models: [M?], cursor: String, _ summary: inout PullSummary
     ) async throws {
         let (outcomes, conflicts, followUps) = try await database.write { db in
             var outcomes: [RowOutcome<M>] = []
@@ -104,13 +112,13 @@ extension SyncStore {
             let pending = try self.pendingKeys(key, db)
             var ownCreates = try self.sentCreates(key, db)
             for (change, model) in zip(changes, models) {
-                let deleted = change["deleted"] == .bool(true)
-                let record = deleted ? nil : change["record"]
-                guard let keyValue = record?[key.path] ?? change["id"], keyValue != .null else {
+                let record = change.record
+                let keyValue = record?[key.path] ?? change.id
+                guard keyValue != .null else {
                     throw SyncError.unexpectedFeed(model: key.model, reason: "a change names no record")
                 }
-                let version = change["seq"].map { "\"" + OutboxTable.text($0) + "\"" }
-                if let origin = change["createdWith"]?.stringValue, let create = ownCreates.removeValue(forKey: origin), let model {
+                let version = change.etag
+                if let origin = change.createdWith, let create = ownCreates.removeValue(forKey: origin), let model {
                     // This client's create, whose answer was lost: the record is its row.
                     if let followUp = try self.acknowledgeFromFeed(create, key: key, keyValue, model, version: version, db) { followUps.append(followUp) }
                     continue

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ModelSyncCore
 import ModelSyncJSON
+import ModelSyncProtocol
 import ModelSyncRemote
 import ModelSyncSQLite
 
@@ -180,6 +181,17 @@ extension SyncStore {
     private func handleFailure(_ error: any Error, of entry: OutboxTable.Row) async throws -> Bool {
         let text = "\(error)"
         let status = (error as? RemoteError)?.status
+        if case .status(let failure)? = error as? RemoteError, failure.status == 400,
+           let body = (try? JSONValue(parsing: failure.response.body)).flatMap(SyncErrorBody.init(json:)),
+           let versions = body.details["supportedVersions"]?.arrayValue {
+            // Not this entry's fault: the whole queue waits for an update.
+            state.withLock { state in
+                state.pausedStatus = 400
+                state.lastError = text
+            }
+            logger.error("the server does not speak this sync protocol; the outbox is paused", metadata: ["server": "\(versions)"])
+            throw SyncError.unsupportedProtocol(serverSupports: versions.compactMap(\.intValue))
+        }
         switch status {
         case 400?, 422?:
             var errors = JSONValue.object(JSONObject())
@@ -250,19 +262,19 @@ extension SyncStore {
     /// The request that carries an entry.
     func request<M: SyncedModel>(_ type: M.Type, for entry: OutboxTable.Row) async throws -> (RemoteRequest, RequestOptions) {
         let key = try SyncKey(M.self)
-        var headers = HeaderFields()
+        var headers = Self.protocolHeaders
         switch entry.operation {
         case .create:
             var body = entry.body
             if entry.temporaryKey { body[key.path] = nil }
-            headers["Idempotency-Key"] = entry.idempotencyKey ?? "modelsync-\(entry.sequence)"
+            headers[SyncProtocol.idempotencyKeyHeader] = entry.idempotencyKey ?? "modelsync-\(entry.sequence)"
             // Safe to resend: the key makes the server answer a repeat with the first response.
             return (RemoteRequest(method: .post, url: try await remote.resourceURL(for: M.self), body: Self.wrapped(body, M.self)),
                     RequestOptions(headers: headers, isIdempotent: true))
         case .update, .delete:
             guard let id = SyncKey.urlSegment(entry.localKey) else { throw SyncError.unsupportedKey(model: key.model) }
             if let version = entry.serverVersion { headers["If-Match"] = version }
-            headers["Idempotency-Key"] = entry.idempotencyKey ?? "modelsync-\(entry.sequence)"
+            headers[SyncProtocol.idempotencyKeyHeader] = entry.idempotencyKey ?? "modelsync-\(entry.sequence)"
             let url = try await remote.resourceURL(for: M.self, id: id)
             let request = entry.operation == .update
                 ? RemoteRequest(method: .patch, url: url, body: Self.wrapped(entry.body, M.self)) : RemoteRequest(method: .delete, url: url)
@@ -307,7 +319,14 @@ extension SyncStore {
 
     /// Whether an answer is the replay of a write applied before (`Idempotent-Replayed`).
     static func isReplay(_ response: RemoteResponse) -> Bool {
-        response.headers["Idempotent-Replayed"]?.lowercased() == "true"
+        response.headers[SyncProtocol.replayedHeader]?.lowercased() == "true"
+    }
+
+    /// The headers of every sync request: the protocol version.
+    static var protocolHeaders: HeaderFields {
+        var headers = HeaderFields()
+        headers[SyncProtocol.versionHeader] = String(SyncProtocol.version)
+        return headers
     }
 
     /// An acknowledgement ready to apply: its database part runs in a transaction (its own, or

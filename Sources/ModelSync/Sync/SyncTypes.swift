@@ -1,5 +1,6 @@
 import ModelSyncCore
 import ModelSyncJSON
+import ModelSyncProtocol
 import ModelSyncRemote
 import ModelSyncSQLite
 
@@ -122,6 +123,9 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
     case willRetry(sequence: Int64, underlying: String)
     /// The server's change feed answered something a pull cannot use (nothing was changed).
     case unexpectedFeed(model: String, reason: String)
+    /// The server does not speak this package's sync protocol version; it names the ones it
+    /// does. The queue is paused: nothing is sent until the app (or the server) is updated.
+    case unsupportedProtocol(serverSupports: [Int])
 
     public var description: String {
         switch self {
@@ -132,6 +136,8 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .corruptEntry(let sequence, let reason): "outbox entry \(sequence) cannot be read: \(reason)"
         case .willRetry(let sequence, let underlying): "outbox entry \(sequence) stays queued: \(underlying)"
         case .unexpectedFeed(let model, let reason): "pulling \(model): \(reason)"
+        case .unsupportedProtocol(let versions):
+            "the server does not speak sync protocol \(SyncProtocol.version); it speaks \(versions.map(String.init).joined(separator: ", "))"
         }
     }
 }

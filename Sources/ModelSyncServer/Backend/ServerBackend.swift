@@ -1,5 +1,6 @@
 import Foundation
 import ModelSyncJSON
+import ModelSyncProtocol
 
 /// Where a server keeps its data: a JSON document (``JSONStore``, the default) or PostgreSQL
 /// (``PostgresBackend``). The responder speaks HTTP; a backend answers in data, and both
@@ -41,7 +42,7 @@ protocol ServerBackend: Sendable {
 
     /// A stream of every change committed from now on (by any server sharing the data); it ends
     /// when the server shuts down.
-    func subscribe() async -> (id: Int, changes: AsyncStream<FeedChange>)
+    func subscribe() async -> (id: Int, changes: AsyncStream<SyncChange>)
     func unsubscribe(_ id: Int) async
     /// Ends every change stream and releases what the backend holds: the server is stopping.
     func close() async
@@ -51,7 +52,7 @@ protocol ServerBackend: Sendable {
 }
 
 /// The strong ETag of a record's version.
-func versionETag(_ version: Int) -> String { "\"\(version)\"" }
+func versionETag(_ version: Int) -> String { SyncProtocol.etag(ofVersion: version) }
 
 /// What a top-level name of the data is.
 enum ResourceKind: Sendable {
@@ -121,34 +122,11 @@ enum FeedCursor: Sendable, Equatable {
 
 /// A page of the change feed.
 struct FeedPage: Sendable {
-    var changes: [FeedChange]
+    var changes: [SyncChange]
     /// Whether more changes follow `next`.
     var more: Bool
     /// The cursor to ask with next.
     var next: Int
-}
-
-/// One entry of the change feed.
-struct FeedChange: Sendable {
-    var sequence: Int
-    var collection: String
-    var id: JSONValue
-    /// The record now; nil for a deletion.
-    var record: JSONValue?
-    /// The `Idempotency-Key` of the create that made the record, if it had one: a client whose
-    /// create's answer was lost finds its record by it.
-    var createdWith: String? = nil
-
-    var json: JSONValue {
-        var object = JSONObject()
-        object["seq"] = .number(JSONNumber(sequence))
-        object["collection"] = .string(collection)
-        object["id"] = id
-        object["deleted"] = .bool(record == nil)
-        if let record { object["record"] = record }
-        if let createdWith { object["createdWith"] = .string(createdWith) }
-        return .object(object)
-    }
 }
 
 extension APIError {

@@ -180,3 +180,27 @@ import Testing
         }
     }
 }
+
+/// A server that speaks another protocol version refuses every request with the versions it
+/// speaks (as `modelsync-server` does): the store pauses instead of parking the entry.
+private struct OtherProtocolServer: HTTPTransport {
+    func send(_ request: RemoteRequest) async throws -> RemoteResponse {
+        RemoteResponse(status: 400, headers: ["Content-Type": "application/json"], body: Array(#"{"error":"version 1 is not spoken here","supportedVersions":[2]}"#.utf8))
+    }
+}
+
+@Suite struct ProtocolVersionTests {
+    @Test func aServerOfAnotherProtocolVersionPausesTheQueue() async throws {
+        let directory = try TemporaryDirectory(prefix: "modelsync-protocol-version")
+        defer { directory.remove() }
+        let database = try Database(path: directory.path("app.sqlite"), models: [SyncNote.self])
+        let sync = SyncStore(
+            remote: RemoteStore(baseURL: try #require(URL(string: "http://127.0.0.1:9")), transport: OtherProtocolServer()),
+            database: database, models: [SyncNote.self], maxBatchSize: 1)
+        var note = SyncNote(id: nil, title: "waits")
+        try await sync.save(&note)
+        await #expect(throws: SyncError.unsupportedProtocol(serverSupports: [2])) { try await sync.push() }
+        let status = try await sync.status()
+        #expect(status.isPaused && status.parked.isEmpty && status.pendingCount == 1)
+    }
+}

@@ -1,6 +1,7 @@
 import Foundation
 import ModelSyncCore
 import ModelSyncJSON
+import ModelSyncProtocol
 
 /// What the server keeps beside the data: the change sequence, each record's version, the
 /// tombstones of deleted records, and the idempotency keys of creates.
@@ -30,7 +31,7 @@ struct Bookkeeping: Sendable {
     struct Stamp: Sendable {
         var version: Int
         var record: JSONValue
-        /// The `Idempotency-Key` of the create that made the record (see ``FeedChange/createdWith``).
+        /// The `Idempotency-Key` of the create that made the record (see ``SyncChange/createdWith``).
         var createdWith: String? = nil
     }
 
@@ -176,16 +177,16 @@ struct Bookkeeping: Sendable {
     /// The changes after `since` in `collections` (all when nil), oldest first: each record at
     /// most once, in its current state, and the tombstones. At most `limit`; the flag says
     /// whether more follow.
-    func changes(after since: Int, in collections: Set<String>?, limit: Int) -> (changes: [FeedChange], more: Bool) {
-        var changes: [FeedChange] = []
+    func changes(after since: Int, in collections: Set<String>?, limit: Int) -> (changes: [SyncChange], more: Bool) {
+        var changes: [SyncChange] = []
         for (collection, ids) in versions where collections?.contains(collection) ?? true {
             for stamp in ids.values where stamp.version > since {
-                changes.append(FeedChange(
+                changes.append(SyncChange(
                     sequence: stamp.version, collection: collection, id: stamp.record["id"] ?? .null, record: stamp.record, createdWith: stamp.createdWith))
             }
         }
         for stone in tombstones where stone.sequence > since && (collections?.contains(stone.collection) ?? true) {
-            changes.append(FeedChange(sequence: stone.sequence, collection: stone.collection, id: stone.id, record: nil))
+            changes.append(SyncChange(sequence: stone.sequence, collection: stone.collection, id: stone.id, record: nil))
         }
         changes.sort { $0.sequence < $1.sequence }
         let more = changes.count > limit

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ModelSyncCore
 import ModelSyncJSON
+import ModelSyncProtocol
 
 /// The database: one JSON object whose arrays are collections and whose objects are singular
 /// resources, optionally saved back to a file after every write.
@@ -21,7 +22,7 @@ actor JSONStore {
     /// The data the store started with, for `reset()`.
     private let initial: (root: JSONObject, book: Bookkeeping)
     /// The open change streams (`/_changes/stream`).
-    private var subscribers: [Int: AsyncStream<FeedChange>.Continuation] = [:]
+    private var subscribers: [Int: AsyncStream<SyncChange>.Continuation] = [:]
     private var nextSubscriber = 0
     private var closed = false
 
@@ -138,8 +139,8 @@ actor JSONStore {
     }
 
     /// A stream of every change committed from now on; it ends when the server shuts down.
-    func subscribe() -> (id: Int, changes: AsyncStream<FeedChange>) {
-        let (stream, continuation) = AsyncStream.makeStream(of: FeedChange.self, bufferingPolicy: .bufferingNewest(10_000))
+    func subscribe() -> (id: Int, changes: AsyncStream<SyncChange>) {
+        let (stream, continuation) = AsyncStream.makeStream(of: SyncChange.self, bufferingPolicy: .bufferingNewest(10_000))
         let id = nextSubscriber
         nextSubscriber += 1
         if closed { continuation.finish() } else { subscribers[id] = continuation }

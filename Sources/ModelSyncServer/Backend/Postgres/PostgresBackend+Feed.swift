@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ModelSyncJSON
+import ModelSyncProtocol
 import PostgresNIO
 
 extension PostgresBackend {
@@ -28,16 +29,16 @@ extension PostgresBackend {
     static func readChanges(
         after since: Int, in collections: Set<String>?, limit: Int, schema: PostgresSchema, resources: [String: Resource],
         _ connection: PostgresConnection, _ logger: Logger
-    ) async throws -> (changes: [FeedChange], more: Bool) {
+    ) async throws -> (changes: [SyncChange], more: Bool) {
         let wanted = min(limit, Int(Int32.max) - 1) + 1
-        var changes: [FeedChange] = []
+        var changes: [SyncChange] = []
         for (name, resource) in resources.sorted(by: { $0.key < $1.key }) where resource.kind == .collection && (collections?.contains(name) ?? true) {
             guard let table = resource.table else { continue }
             var select = BoundSQL("SELECT version, record::text, created_with FROM \(table) WHERE version > ")
             select.append("\(select.bind(since)) ORDER BY version LIMIT \(select.bind(wanted))")
             for try await (version, text, createdWith) in try await connection.guardedQuery(select.query, logger: logger).decode((Int64, String, String?).self) {
                 let record = try JSONValue(parsing: Array(text.utf8))
-                changes.append(FeedChange(sequence: Int(version), collection: name, id: record["id"] ?? .null, record: record, createdWith: createdWith))
+                changes.append(SyncChange(sequence: Int(version), collection: name, id: record["id"] ?? .null, record: record, createdWith: createdWith))
             }
         }
         var tombstones = BoundSQL("SELECT sequence, collection, id::text FROM \(schema.tombstones) WHERE sequence > ")
@@ -45,13 +46,13 @@ extension PostgresBackend {
         if let collections { tombstones.append(" AND collection = ANY(\(tombstones.bind(Array(collections)))::text[])") }
         tombstones.append(" ORDER BY sequence LIMIT \(tombstones.bind(wanted))")
         for try await (sequence, collection, id) in try await connection.guardedQuery(tombstones.query, logger: logger).decode((Int64, String, String).self) {
-            changes.append(FeedChange(sequence: Int(sequence), collection: collection, id: try JSONValue(parsing: Array(id.utf8)), record: nil))
+            changes.append(SyncChange(sequence: Int(sequence), collection: collection, id: try JSONValue(parsing: Array(id.utf8)), record: nil))
         }
         changes.sort { $0.sequence < $1.sequence }
         return (Array(changes.prefix(limit)), changes.count > limit)
     }
 
-    func subscribe() async -> (id: Int, changes: AsyncStream<FeedChange>) {
+    func subscribe() async -> (id: Int, changes: AsyncStream<SyncChange>) {
         await relay.subscribe()
     }
 
@@ -118,7 +119,7 @@ extension PostgresBackend {
 
 /// The open change streams of one server, fed in sequence order.
 actor ChangeRelay {
-    private var subscribers: [Int: AsyncStream<FeedChange>.Continuation] = [:]
+    private var subscribers: [Int: AsyncStream<SyncChange>.Continuation] = [:]
     private var nextID = 0
     private var finished = false
     private var started = false
@@ -134,8 +135,8 @@ actor ChangeRelay {
         delivered = max(delivered, sequence)
     }
 
-    func subscribe() -> (id: Int, changes: AsyncStream<FeedChange>) {
-        let (stream, continuation) = AsyncStream.makeStream(of: FeedChange.self, bufferingPolicy: .bufferingNewest(10_000))
+    func subscribe() -> (id: Int, changes: AsyncStream<SyncChange>) {
+        let (stream, continuation) = AsyncStream.makeStream(of: SyncChange.self, bufferingPolicy: .bufferingNewest(10_000))
         let id = nextID
         nextID += 1
         if finished { continuation.finish() } else { subscribers[id] = continuation }
@@ -154,7 +155,7 @@ actor ChangeRelay {
         return true
     }
 
-    func deliver(_ changes: [FeedChange]) {
+    func deliver(_ changes: [SyncChange]) {
         for change in changes where change.sequence > delivered {
             for subscriber in subscribers.values { subscriber.yield(change) }
             delivered = change.sequence

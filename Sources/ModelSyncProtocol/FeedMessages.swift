@@ -1,0 +1,154 @@
+import ModelSyncJSON
+
+/// One entry of the change feed: a record as it is now, or its deletion.
+///
+/// `{"seq": 17, "collection": "posts", "id": 3, "deleted": false, "record": {…}, "createdWith": "…"}`
+public struct SyncChange: Sendable, Hashable {
+    /// The sequence value of the change: the record's version (its `ETag` is `"<seq>"`).
+    public var sequence: Int
+    /// The collection the record belongs to.
+    public var collection: String
+    /// The record's id.
+    public var id: JSONValue
+    /// The record now; nil for a deletion.
+    public var record: JSONValue?
+    /// The `Idempotency-Key` of the create that made the record, when it had one: a client whose
+    /// create's answer was lost recognises its record by it.
+    public var createdWith: String?
+
+    /// The record's `ETag` after the change.
+    public var etag: String { SyncProtocol.etag(ofVersion: sequence) }
+
+    /// Whether the change is a deletion (a tombstone).
+    public var isDeletion: Bool { record == nil }
+
+    /// Creates a change.
+    public init(sequence: Int, collection: String, id: JSONValue, record: JSONValue?, createdWith: String? = nil) {
+        self.sequence = sequence
+        self.collection = collection
+        self.id = id
+        self.record = record
+        self.createdWith = createdWith
+    }
+
+    /// Reads a change; `path` names it in errors.
+    public init(json: JSONValue, path: String = "change") throws(SyncProtocolError) {
+        let reader = try MessageReader(json, path: path)
+        let deleted = try reader.bool("deleted", default: false)
+        self.init(
+            sequence: try reader.integer("seq"), collection: try reader.string("collection"), id: try reader.required("id"),
+            // `JSONValue?.none`, not `nil`: JSONValue takes a nil literal as `.null`.
+            record: deleted ? JSONValue?.none : try reader.required("record"), createdWith: try reader.optionalString("createdWith"))
+    }
+
+    /// The change as the feed sends it.
+    public var json: JSONValue {
+        var object = JSONObject()
+        object["seq"] = .number(JSONNumber(sequence))
+        object["collection"] = .string(collection)
+        object["id"] = id
+        object["deleted"] = .bool(record == nil)
+        if let record { object["record"] = record }
+        if let createdWith { object["createdWith"] = .string(createdWith) }
+        return .object(object)
+    }
+}
+
+/// A page of the change feed: `GET /<collection>?_since=<cursor>` or
+/// `GET /_changes?since=<cursor>`.
+///
+/// `{"changes": [...], "next": "<cursor>", "more": false}`
+public struct SyncFeedPage: Sendable, Hashable {
+    /// The changes after the cursor asked with, oldest first: each record at most once.
+    public var changes: [SyncChange]
+    /// The cursor to ask with next (opaque to clients).
+    public var next: String
+    /// Whether more changes follow `next` now.
+    public var more: Bool
+
+    /// Creates a page.
+    public init(changes: [SyncChange], next: String, more: Bool) {
+        self.changes = changes
+        self.next = next
+        self.more = more
+    }
+
+    /// Reads a page.
+    ///
+    /// - Throws: ``SyncProtocolError/invalid(message:path:)``, naming the member at fault.
+    public init(json: JSONValue) throws(SyncProtocolError) {
+        let reader = try MessageReader(json, path: "page")
+        var changes: [SyncChange] = []
+        for (index, change) in try reader.array("changes").enumerated() {
+            changes.append(try SyncChange(json: change, path: "page.changes[\(index)]"))
+        }
+        self.init(changes: changes, next: try reader.string("next"), more: try reader.bool("more", default: false))
+    }
+
+    /// Whether `json` is a feed page at all: a server that ignores `_since` answers a plain list
+    /// or another envelope, and has no feed.
+    public static func isFeedPage(_ json: JSONValue) -> Bool {
+        json["changes"]?.arrayValue != nil && json["next"]?.stringValue != nil
+    }
+
+    /// The page as the server sends it.
+    public var json: JSONValue {
+        ["changes": .array(changes.map(\.json)), "next": .string(next), "more": .bool(more)]
+    }
+}
+
+/// The body of a `410 Gone` answer to a cursor older than the deletions the server keeps: read
+/// everything again, then follow the feed from `horizon`.
+///
+/// `{"error": "…", "horizon": "<cursor>"}`
+public struct SyncFeedGone: Sendable, Hashable {
+    /// The cursor to follow the feed from after reading everything.
+    public var horizon: String
+
+    /// Creates the body.
+    public init(horizon: String) { self.horizon = horizon }
+
+    /// Reads the body of a 410.
+    public init(json: JSONValue) throws(SyncProtocolError) {
+        horizon = try MessageReader(json, path: "gone").string("horizon")
+    }
+}
+
+/// The body of an error answer: `{"error": "<message>", …}`, with `current` (a 412's record as it
+/// is now; its `ETag` is the answer's) and `horizon` (a 410's) where they apply.
+public struct SyncErrorBody: Sendable, Hashable {
+    /// What went wrong, for people.
+    public var error: String
+    /// A 412's current record.
+    public var current: JSONValue?
+    /// A 410's horizon.
+    public var horizon: String?
+    /// Other members the server adds.
+    public var details: JSONObject
+
+    /// Creates a body.
+    public init(error: String, current: JSONValue? = nil, horizon: String? = nil, details: JSONObject = JSONObject()) {
+        self.error = error
+        self.current = current
+        self.horizon = horizon
+        self.details = details
+    }
+
+    /// Reads an error body; a body that is not one gives nil.
+    public init?(json: JSONValue) {
+        guard let error = json["error"]?.stringValue else { return nil }
+        var details = json.objectValue ?? JSONObject()
+        for name in ["error", "current", "horizon"] { details.removeValue(forKey: name) }
+        let current = json["current"].flatMap { $0 == .null ? JSONValue?.none : $0 }
+        self.init(error: error, current: current, horizon: json["horizon"]?.stringValue, details: details)
+    }
+
+    /// The body as a server sends it.
+    public var json: JSONValue {
+        var object: JSONObject = ["error": .string(error)]
+        for (name, value) in details { object[name] = value }
+        if let current { object["current"] = current }
+        if let horizon { object["horizon"] = .string(horizon) }
+        return .object(object)
+    }
+}
