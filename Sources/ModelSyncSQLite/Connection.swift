@@ -21,6 +21,9 @@ public final class SQLiteConnection {
     private var transactionDepth = 0
     /// The models whose tables this connection has created or checked. Forgotten when a
     /// rollback undoes a schema change (see ``schemaChanges``), and only then.
+    /// The tables (lowercased) of the models a ``Database`` prepares at open: a foreign key to
+    /// one of them is kept although its table is not created yet.
+    var tablesBeingPrepared: Set<String> = []
     var preparedTables: Set<ObjectIdentifier> = [] {
         didSet { lastPreparedTable = nil }
     }

@@ -158,6 +158,8 @@ public final class Database: Sendable {
             try migrations?.migrate(connection)
             guard !models.isEmpty else { return }
             try connection.transaction {
+                connection.tablesBeingPrepared = Set(models.map { $0.sqlTable.name.lowercased() })
+                defer { connection.tablesBeingPrepared = [] }
                 for model in models { try model.prepareTable(connection) }
             }
         }
