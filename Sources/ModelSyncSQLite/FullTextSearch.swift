@@ -57,9 +57,9 @@ public struct FullTextIndex<Model: SQLModel>: Sendable {
         guard !Model.schema.withoutRowID else {
             throw SQLiteError.misuse("a full-text index needs a rowid; \(Model.sqlTable.name) is WITHOUT ROWID")
         }
-        let columns = try columns().map(quoteIdentifier)
-        let fts = quoteIdentifier(tableName)
-        let table = quoteIdentifier(Model.sqlTable.name)
+        let columns = try columns().map(checkedIdentifier)
+        let fts = try checkedIdentifier(tableName)
+        let table = try checkedIdentifier(Model.sqlTable.name)
         let list = columns.joined(separator: ", ")
         let new = columns.map { "new." + $0 }.joined(separator: ", ")
         let old = columns.map { "old." + $0 }.joined(separator: ", ")

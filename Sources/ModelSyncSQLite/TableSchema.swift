@@ -10,6 +10,7 @@ extension SQLModel {
     }
 
     private static func createTable(_ db: SQLiteConnection, sql: String) throws {
+        try checkIdentifiers()
         try checkTableNameIsOwn(db)
         let table = sqlTable
         try db.transaction {
@@ -81,6 +82,7 @@ extension SQLModel {
     /// columns and indexes when the model ``autoAlters``, and otherwise checks that the table
     /// matches the model.
     static func prepareTable(_ db: SQLiteConnection) throws {
+        try checkIdentifiers()
         try checkTableNameIsOwn(db)
         if try !db.tableExists(sqlTable.name) {
             guard db.configuration.createsTables else { return }
@@ -149,6 +151,14 @@ extension SQLModel {
         throw SQLiteError(
             .tableNameClash(table: schema.table, types: types), code: SQLITE_MISUSE,
             message: "\(types[0]) and \(types[1]) both default to the table '\(schema.table)'; name one with @Model(table:)")
+    }
+
+    /// Throws ``SQLiteError/Kind-swift.enum/invalidIdentifier(name:)`` when the table's name or
+    /// a column's holds NUL: at open (or first use), rather than as SQLite's "unrecognized
+    /// token" in every statement.
+    static func checkIdentifiers() throws {
+        try checkIdentifier(sqlTable.name)
+        for field in schema.fields { try checkIdentifier(field.column) }
     }
 
     static func mismatch(_ differences: [String]) -> SQLiteError {
