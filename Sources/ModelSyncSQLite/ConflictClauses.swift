@@ -18,7 +18,8 @@ public enum SQLiteConflictAction: String, Sendable, CaseIterable {
     /// Skips the row that would break the constraint, without an error (`IGNORE`).
     case ignore = "IGNORE"
     /// Deletes the rows that clash on a unique key or the primary key, then writes (`REPLACE`).
-    /// The deleted rows' foreign-key actions run (`ON DELETE CASCADE` removes their children).
+    /// The deleted rows' foreign-key actions run (`ON DELETE CASCADE` removes their children),
+    /// and so do their delete triggers (ModelSync's connections turn recursive triggers on).
     case replace = "REPLACE"
 }
 

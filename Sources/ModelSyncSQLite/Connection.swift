@@ -21,6 +21,9 @@ public final class SQLiteConnection {
     private var transactionDepth = 0
     /// The models whose tables this connection has created or checked. Forgotten when a
     /// rollback undoes a schema change (see ``schemaChanges``), and only then.
+    /// The tables (lowercased) of the models a ``Database`` prepares at open: a foreign key to
+    /// one of them is kept although its table is not created yet.
+    var tablesBeingPrepared: Set<String> = []
     var preparedTables: Set<ObjectIdentifier> = [] {
         didSet { lastPreparedTable = nil }
     }
@@ -87,6 +90,9 @@ public final class SQLiteConnection {
         // handle (closing it here as well would close it twice).
         // Reading the schema makes a file that is not a database fail here, at open.
         try execute("PRAGMA foreign_keys = \(configuration.foreignKeys ? "ON" : "OFF")")
+        // Rows that `REPLACE` deletes (clashing on any unique key) fire delete triggers only
+        // with recursive triggers on; a full-text index's triggers rely on them.
+        try execute("PRAGMA recursive_triggers = ON")
         _ = try scalar("SELECT count(*) FROM sqlite_master")
         for function in configuration.functions {
             try add(function: function)

@@ -5,13 +5,14 @@ import Foundation
 /// demand), shared by synchronous callers, which block their thread, and async callers, which
 /// suspend. Both go through one rule set:
 ///
-/// - A connection runs one body at a time: a synchronous caller's on its own thread, an async
-///   caller's on the connection's serial queue while the task suspends.
-/// - Waiters are served first come, first served, with one exception that rules out
-///   deadlocks: a released connection goes straight to a blocked thread, whereas an async
-///   waiter is only woken to try again. A connection is therefore only ever held by code that
-///   is running, never by a task waiting for a thread of the cooperative pool (which blocked
-///   synchronous callers may occupy).
+/// - A connection runs one body at a time: a synchronous caller's on the caller's thread, an async
+///   caller's on the connection's own thread while the task suspends.
+/// - A connection is only ever held by code that is running, never by a task waiting for a
+///   thread of the cooperative pool (which blocked synchronous callers may all occupy). Hence
+///   an async body's connection is released on the connection's own thread as soon as the body
+///   returns, before its task is resumed; and waiters are served first come, first served with
+///   one exception: a released connection goes straight to a blocked thread, whereas an async
+///   waiter is only woken to try again.
 /// - A cancelled async waiter leaves the queue at once and throws `CancellationError`.
 /// - While an async body runs, cancelling its task interrupts the connection's running
 ///   statement (`sqlite3_interrupt`) and makes its next statement fail, so the body ends
@@ -123,18 +124,23 @@ final class ConnectionPool: @unchecked Sendable {
             slot.runToken = nextID
             return nextID
         }
-        defer { release(slot) }
         do {
             return try await withTaskCancellationHandler {
                 // Checked after the handler is installed: a cancellation from now on interrupts.
-                if Task.isCancelled { throw CancellationError() }
+                if Task.isCancelled {
+                    release(slot)
+                    throw CancellationError()
+                }
                 return try await withCheckedThrowingContinuation { continuation in
                     slot.thread.run {
                         // Set on the thread that runs the body, which does not suspend.
                         self.condition.withLock { slot.owner = pthread_self() }
                         let result = Result { try body(slot.connection) }
-                        // Cleared before the queue's thread can run anything else.
-                        self.condition.withLock { slot.owner = nil }
+                        // Released here, before the task resumes: resuming needs a thread of the
+                        // cooperative pool, which synchronous callers blocked waiting for this
+                        // connection may all occupy. Clearing the token also keeps a late
+                        // cancellation handler off the next body.
+                        self.release(slot)
                         continuation.resume(with: result)
                     }
                 }

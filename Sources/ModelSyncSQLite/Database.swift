@@ -23,6 +23,11 @@ public struct DatabaseConfiguration: Sendable {
     public var createsTables: Bool
     /// Called on every new connection, after ModelSync's own settings: set pragmas,
     /// register functions.
+    ///
+    /// ModelSync turns `PRAGMA recursive_triggers` on, so that the rows `REPLACE` deletes fire
+    /// delete triggers (a ``FullTextIndex`` needs them). A trigger that writes its own table
+    /// then fires itself: give it a `WHEN` clause that stops the recursion, or turn the pragma
+    /// off here when no full-text index sees `REPLACE`.
     public var openHooks: [@Sendable (SQLiteConnection) throws -> Void]
     /// How many prepared statements each connection keeps (least recently used ones are
     /// finalized beyond it). Queries whose SQL differs only in their values share one
@@ -153,6 +158,8 @@ public final class Database: Sendable {
             try migrations?.migrate(connection)
             guard !models.isEmpty else { return }
             try connection.transaction {
+                connection.tablesBeingPrepared = Set(models.map { $0.sqlTable.name.lowercased() })
+                defer { connection.tablesBeingPrepared = [] }
                 for model in models { try model.prepareTable(connection) }
             }
         }

@@ -15,8 +15,14 @@ import ModelSyncCore
 /// ```
 ///
 /// The index lives in the table `<table>_fts` (and three triggers): every insert, update and
-/// delete of the model's table updates it, whichever API made it, raw SQL included. Rows are
-/// matched by rowid, so the model's table must have one (not `withoutRowID`).
+/// delete of the model's table updates it, whichever API made it, raw SQL included. Rows that
+/// `REPLACE` deletes count as deleted because ModelSync's connections run with
+/// `PRAGMA recursive_triggers` on (turning it off in an open hook breaks the index on
+/// `REPLACE`). Rows are matched by rowid, so the model's table must have one (not
+/// `withoutRowID`).
+///
+/// An index created by an earlier version has a fourth trigger that recursive triggers make
+/// remove a replaced row's words twice: call ``create(_:)`` again at launch, which drops it.
 public struct FullTextIndex<Model: SQLModel>: Sendable {
     /// The indexed properties, by name.
     public let properties: [String]
@@ -51,9 +57,9 @@ public struct FullTextIndex<Model: SQLModel>: Sendable {
         guard !Model.schema.withoutRowID else {
             throw SQLiteError.misuse("a full-text index needs a rowid; \(Model.sqlTable.name) is WITHOUT ROWID")
         }
-        let columns = try columns().map(quoteIdentifier)
-        let fts = quoteIdentifier(tableName)
-        let table = quoteIdentifier(Model.sqlTable.name)
+        let columns = try columns().map(checkedIdentifier)
+        let fts = try checkedIdentifier(tableName)
+        let table = try checkedIdentifier(Model.sqlTable.name)
         let list = columns.joined(separator: ", ")
         let new = columns.map { "new." + $0 }.joined(separator: ", ")
         let old = columns.map { "old." + $0 }.joined(separator: ", ")
@@ -68,12 +74,11 @@ public struct FullTextIndex<Model: SQLModel>: Sendable {
             try db.execute("CREATE TRIGGER IF NOT EXISTS \(trigger("ai")) AFTER INSERT ON \(table) BEGIN \(addNew) END")
             try db.execute("CREATE TRIGGER IF NOT EXISTS \(trigger("ad")) AFTER DELETE ON \(table) BEGIN \(removeOld) END")
             try db.execute("CREATE TRIGGER IF NOT EXISTS \(trigger("au")) AFTER UPDATE ON \(table) BEGIN \(removeOld) \(addNew) END")
-            // `INSERT OR REPLACE` deletes the row it replaces without firing delete triggers
-            // (unless recursive triggers are on): remove that row's words first.
-            try db.execute(
-                "CREATE TRIGGER IF NOT EXISTS \(trigger("bi")) BEFORE INSERT ON \(table) "
-                    + "WHEN EXISTS (SELECT 1 FROM \(table) WHERE rowid = new.rowid) BEGIN "
-                    + "INSERT INTO \(fts)(\(fts), rowid, \(list)) SELECT 'delete', rowid, \(list) FROM \(table) WHERE rowid = new.rowid; END")
+            // Earlier versions removed a replaced row's words in a BEFORE INSERT trigger, which
+            // also ran for rows that `OR IGNORE` or an upsert then kept, and missed rows replaced
+            // on another unique key. The delete trigger covers every replaced row now, since
+            // connections run with recursive triggers on: the old trigger would remove the words twice.
+            try db.execute("DROP TRIGGER IF EXISTS \(trigger("bi"))")
             try rebuild(db)
         }
     }

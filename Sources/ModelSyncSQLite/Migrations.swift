@@ -140,10 +140,10 @@ public struct Migrator: Sendable {
 extension SQLiteConnection {
     /// `ALTER TABLE … ADD COLUMN`. A `NOT NULL` column needs a default.
     public func addColumn(_ name: String, to table: String, type: String, notNull: Bool = false, default value: SQLValue? = nil) throws {
-        var definition = "\(quoteIdentifier(name)) \(type)"
+        var definition = "\(try checkedIdentifier(name)) \(type)"
         if notNull { definition += " NOT NULL" }
         if let value { definition += " DEFAULT \(value.sqlLiteral)" }
-        try execute("ALTER TABLE \(quoteIdentifier(table)) ADD COLUMN \(definition)")
+        try execute("ALTER TABLE \(try checkedIdentifier(table)) ADD COLUMN \(definition)")
     }
 
     /// Adds the column of a model's property, as the model declares it (type, nullability,
@@ -154,18 +154,18 @@ extension SQLiteConnection {
 
     /// `ALTER TABLE … RENAME COLUMN`: indexes, triggers and views follow the new name.
     public func renameColumn(_ name: String, to newName: String, in table: String) throws {
-        try execute("ALTER TABLE \(quoteIdentifier(table)) RENAME COLUMN \(quoteIdentifier(name)) TO \(quoteIdentifier(newName))")
+        try execute("ALTER TABLE \(try checkedIdentifier(table)) RENAME COLUMN \(try checkedIdentifier(name)) TO \(try checkedIdentifier(newName))")
     }
 
     /// `ALTER TABLE … DROP COLUMN`. SQLite refuses to drop a column that is part of a key, a
     /// unique constraint or an index; use ``rebuildTable(_:from:mapping:)`` for those.
     public func dropColumn(_ name: String, from table: String) throws {
-        try execute("ALTER TABLE \(quoteIdentifier(table)) DROP COLUMN \(quoteIdentifier(name))")
+        try execute("ALTER TABLE \(try checkedIdentifier(table)) DROP COLUMN \(try checkedIdentifier(name))")
     }
 
     /// `ALTER TABLE … RENAME TO`.
     public func renameTable(_ name: String, to newName: String) throws {
-        try execute("ALTER TABLE \(quoteIdentifier(name)) RENAME TO \(quoteIdentifier(newName))")
+        try execute("ALTER TABLE \(try checkedIdentifier(name)) RENAME TO \(try checkedIdentifier(newName))")
     }
 
     /// Rebuilds a table as the model now declares it, for changes SQLite cannot make in place

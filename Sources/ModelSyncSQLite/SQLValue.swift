@@ -108,6 +108,19 @@ public func quoteIdentifier(_ name: String) -> String {
     "\"" + name.replacingASCII(UInt8(ascii: "\""), with: "\"\"") + "\""
 }
 
+/// ``quoteIdentifier(_:)`` for a name that may come from outside: throws
+/// ``SQLiteError/Kind-swift.enum/invalidIdentifier(name:)`` for one holding NUL, which SQLite's
+/// tokenizer reads as the end of the statement ("unrecognized token").
+func checkedIdentifier(_ name: String) throws -> String {
+    try checkIdentifier(name)
+    return quoteIdentifier(name)
+}
+
+/// Throws ``SQLiteError/Kind-swift.enum/invalidIdentifier(name:)`` when `name` holds NUL.
+func checkIdentifier(_ name: String) throws {
+    if name.utf8.contains(0) { throw SQLiteError.invalidIdentifier(name) }
+}
+
 // SQLITE_TRANSIENT: SQLite copies the bytes before the bind call returns.
 let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 

@@ -40,6 +40,9 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
         /// (`@Transform(…, inDatabase: true)`) what that form cannot express: arithmetic, a
         /// pattern, an aggregate, or a comparison with an expression stored another way.
         case transformedColumn(table: String, column: String)
+        /// A table, column or other name holds a character SQL cannot express in an identifier
+        /// (NUL, where SQLite's tokenizer stops): `name` is the whole identifier.
+        case invalidIdentifier(name: String)
     }
 
     /// What went wrong.
@@ -111,6 +114,13 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
         SQLiteError(
             .unknownColumn(table: table, column: column), code: SQLITE_ERROR,
             message: "no column '\(column)' in \(table)", sql: sql)
+    }
+
+    /// An identifier that SQL cannot express.
+    static func invalidIdentifier(_ name: String) -> SQLiteError {
+        SQLiteError(
+            .invalidIdentifier(name: name), code: SQLITE_MISUSE,
+            message: "the name \(name.debugDescription) holds a NUL character, which no SQL identifier can")
     }
 
     /// A misuse of the API.

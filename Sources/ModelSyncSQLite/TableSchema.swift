@@ -6,13 +6,33 @@ import ModelSyncCore
 extension SQLModel {
     /// Creates the model's table and its indexes.
     public static func createTable(_ db: SQLiteConnection, ifNotExists: Bool = false) throws {
+        try createTable(db, sql: createTableSQL(ifNotExists: ifNotExists))
+    }
+
+    private static func createTable(_ db: SQLiteConnection, sql: String) throws {
+        try checkIdentifiers()
         try checkTableNameIsOwn(db)
         let table = sqlTable
         try db.transaction {
-            try db.execute(createTableSQL(ifNotExists: ifNotExists))
+            try db.execute(sql)
             for index in table.indexes { try db.execute(index.sql) }
         }
         db.preparedTables.insert(ObjectIdentifier(Self.self))
+    }
+
+    /// The `FOREIGN KEY` clauses of the model's relations, but those to a parent outside the
+    /// schema: a model whose table neither exists nor is among those the ``Database`` prepares.
+    /// SQLite would refuse every insert of the model for them ("no such table"), whereas
+    /// without them the relation still loads, from a table made later.
+    static func foreignKeyClausesWithinSchema(_ db: SQLiteConnection) throws -> [String] {
+        try relations.compactMap { relation in
+            guard let clause = try relation.foreignKeyClause() else { return nil }
+            guard let parent = (relation as? any ReferencesTable)?.referencedTable,
+                  parent.lowercased() != sqlTable.name.lowercased(),
+                  !db.tablesBeingPrepared.contains(parent.lowercased())
+            else { return clause }
+            return try db.tableExists(parent) ? clause : nil
+        }
     }
 
     /// Drops the model's table (and with it its indexes).
@@ -57,14 +77,16 @@ extension SQLModel {
         guard differences.isEmpty else { throw mismatch(differences) }
     }
 
-    /// Creates the table when it is missing (if the database creates tables), adds missing
+    /// Creates the table when it is missing (if the database creates tables; without the
+    /// foreign keys to parents outside the schema, see ``foreignKeyClausesWithinSchema(_:)``), adds missing
     /// columns and indexes when the model ``autoAlters``, and otherwise checks that the table
     /// matches the model.
     static func prepareTable(_ db: SQLiteConnection) throws {
+        try checkIdentifiers()
         try checkTableNameIsOwn(db)
         if try !db.tableExists(sqlTable.name) {
             guard db.configuration.createsTables else { return }
-            try createTable(db)
+            try createTable(db, sql: sqlTable.createTableSQL(constraints: foreignKeyClausesWithinSchema(db)))
         } else if autoAlters {
             try alterTable(db)
         } else {
@@ -129,6 +151,14 @@ extension SQLModel {
         throw SQLiteError(
             .tableNameClash(table: schema.table, types: types), code: SQLITE_MISUSE,
             message: "\(types[0]) and \(types[1]) both default to the table '\(schema.table)'; name one with @Model(table:)")
+    }
+
+    /// Throws ``SQLiteError/Kind-swift.enum/invalidIdentifier(name:)`` when the table's name or
+    /// a column's holds NUL: at open (or first use), rather than as SQLite's "unrecognized
+    /// token" in every statement.
+    static func checkIdentifiers() throws {
+        try checkIdentifier(sqlTable.name)
+        for field in schema.fields { try checkIdentifier(field.column) }
     }
 
     static func mismatch(_ differences: [String]) -> SQLiteError {

@@ -171,7 +171,8 @@ public final class ModelSyncServer: Sendable {
         let state = ServerState(delay: options.delay, requestLogLimit: options.requestLogLimit)
         let (events, continuation) = AsyncStream<Result<Int, any Error>>.makeStream()
         let application = Application(
-            responder: ServerResponder(backend: backend, state: state, options: options),
+            responder: DeclaredBodyLimit(
+                inner: ServerResponder(backend: backend, state: state, options: options), limit: options.maxBodySize),
             server: .http1(configuration: HTTP1Channel.Configuration(idleTimeout: options.idleTimeout.map(TimeAmount.init))),
             configuration: ApplicationConfiguration(
                 address: .hostname(host, port: port), serverName: "modelsync-server",
@@ -274,5 +275,45 @@ public final class ModelSyncServer: Sendable {
         clearFaults()
         clearRecordedRequests()
         setDelay(initialDelay)
+    }
+}
+
+/// Answers a write whose `Content-Length` declares more than the limit at once, without
+/// waiting for the body, then ends the connection.
+///
+/// The inner responder gets the request with an empty body: it still records the request,
+/// applies faults and CORS, and answers 413 from the declared length. The answer goes out with
+/// `Connection: close`, and the server's side of the connection is shut as soon as it is
+/// written, so the client sees the whole answer at once. What the client still sends is read
+/// and dropped (never kept) until it closes: a client that writes its whole body before reading
+/// (urllib, requests) would otherwise be reset and could lose the answer.
+struct DeclaredBodyLimit<Inner: HTTPResponder>: HTTPResponder where Inner.Context == ServerContext {
+    let inner: Inner
+    let limit: Int
+
+    /// The methods whose body the server reads.
+    private static var readsBody: Set<HTTPRequest.Method> { [.post, .put, .patch] }
+
+    func respond(to request: Request, context: ServerContext) async throws -> Response {
+        guard Self.readsBody.contains(request.method),
+              let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit
+        else { return try await inner.respond(to: request, context: context) }
+        let unread = request.body
+        var refused = request
+        refused.body = RequestBody(buffer: ByteBuffer())
+        var response = try await inner.respond(to: refused, context: context)
+        response.headers[.connection] = "close"
+        let answer = response.body
+        let channel = context.channel
+        response.body = ResponseBody(contentLength: answer.contentLength) { writer in
+            try await answer.write(writer)
+            try? await channel.close(mode: .output).get()
+            do {
+                for try await _ in unread {}
+            } catch {
+                // The client closed mid-body: nothing is left to read.
+            }
+        }
+        return response
     }
 }

@@ -6,7 +6,9 @@ public struct ServerOptions: Sendable {
     public var readOnly: Bool
     /// Waits this long before answering each request (simulates a slow network).
     public var delay: Duration
-    /// The largest request body accepted; larger bodies are answered with 413.
+    /// The largest request body accepted; larger bodies are answered with 413. A write whose
+    /// `Content-Length` declares more is answered at once, before its body arrives, and its
+    /// connection then closes.
     public var maxBodySize: Int
     /// Items per page when `_page` is given without `_limit` or `_per_page`.
     public var defaultPageSize: Int

@@ -90,4 +90,93 @@ struct FullTextSearchTests {
         try db.write { try Article.search.drop($0) }
         #expect(throws: SQLiteError.self) { try hits(.words("fresh"), db) }
     }
+
+    @Model(table: "notes")
+    struct Note: SQLModel {
+        var id: Int?
+        @Column(unique: true) var slug: String
+        var text: String
+
+        static let search = FullTextIndex<Note>(\.text)
+    }
+
+    /// The writes that can replace or keep a row that clashes on the rowid or on `slug`.
+    enum ClashingWrite: CaseIterable, Sendable {
+        case insertReplacingSlug, updateReplacingSlug, saveReplacingSlug, insertAllReplacingSlug
+        case upsertReplacingSlug, upsertByKey, upsertByUniqueKey, rawInsertOrReplace
+        case insertReplacingRowid, insertIgnoringRowid
+
+        func run(_ db: SQLiteConnection) throws {
+            var banana = Note(slug: "a", text: "banana")
+            switch self {
+            case .insertReplacingSlug: try banana.insert(db, onConflict: .replace)
+            case .updateReplacingSlug: try Note(id: 2, slug: "a", text: "banana").update(db, onConflict: .replace)
+            case .saveReplacingSlug:
+                var cherry = Note(id: 2, slug: "a", text: "banana")
+                try cherry.save(db, onConflict: .replace)
+            case .insertAllReplacingSlug:
+                var batch = [Note(slug: "d", text: "date"), banana]
+                try Note.insertAll(&batch, db, onConflict: .replace)
+            case .upsertReplacingSlug: try banana.upsert(db, onConflict: .replace)
+            case .upsertByKey: try Note(id: 1, slug: "a", text: "banana").upsert(db)
+            case .upsertByUniqueKey: try banana.upsert(db, uniqueKey: [\.slug])
+            case .rawInsertOrReplace: try db.execute("INSERT OR REPLACE INTO notes (slug, text) VALUES ('a', 'banana')")
+            case .insertReplacingRowid:
+                var replacement = Note(id: 1, slug: "b", text: "banana")
+                try replacement.insert(db, onConflict: .replace)
+            case .insertIgnoringRowid:
+                var ignored = Note(id: 1, slug: "b", text: "banana")
+                try ignored.insert(db, onConflict: .ignore)
+            }
+        }
+    }
+
+    /// Issue #38: a row `REPLACE` deleted for a clash on another unique column fired no delete
+    /// trigger, so its words stayed in the index, and a later row with its rowid matched them.
+    @Test(arguments: ClashingWrite.allCases)
+    func theIndexFollowsRowsThatClash(write: ClashingWrite) throws {
+        let db = try TestStorage.memory.open(models: [Note.self])
+        try db.write { db in
+            try Note.search.create(db)
+            var apple = Note(id: 1, slug: "a", text: "apple")
+            var cherry = Note(id: 2, slug: "c", text: "cherry")
+            try apple.insert(db)
+            try cherry.insert(db)
+            try write.run(db)
+        }
+        // A replaced row's rowid used again: stale words would match the new row.
+        try db.write { db in
+            var kiwi = Note(id: 1, slug: "k", text: "kiwi")
+            if try Note.find(1, db) == nil { try kiwi.insert(db) }
+        }
+        try db.write { db in
+            // With `rank` 1, FTS5 also checks the index against the model's table.
+            try db.execute("INSERT INTO notes_fts(notes_fts) VALUES ('integrity-check')")
+            try db.execute("INSERT INTO notes_fts(notes_fts, rank) VALUES ('integrity-check', 1)")
+        }
+        let notes = try db.read { try Note.all($0) }
+        for word in ["apple", "banana", "cherry", "date", "kiwi"] {
+            let found = try db.read { try Note.where(Note.search.matches(.words(word))).fetchAll($0) }
+            #expect(found.compactMap(\.id).sorted() == notes.filter { $0.text == word }.compactMap(\.id).sorted(), "\(word)")
+        }
+    }
+
+    /// An index made before recursive triggers had a BEFORE INSERT trigger that would now remove
+    /// a replaced row's words twice: `create` drops it.
+    @Test func createDropsTheTriggerOfEarlierVersions() throws {
+        let db = try TestStorage.memory.open(models: [Note.self])
+        try db.write { db in
+            try Note.search.create(db)
+            try db.execute(
+                "CREATE TRIGGER notes_fts_bi BEFORE INSERT ON notes WHEN EXISTS (SELECT 1 FROM notes WHERE rowid = new.rowid) BEGIN "
+                    + "INSERT INTO notes_fts(notes_fts, rowid, text) SELECT 'delete', rowid, text FROM notes WHERE rowid = new.rowid; END")
+            try Note.search.create(db)
+            var note = Note(id: 1, slug: "a", text: "apple")
+            try note.insert(db)
+            var replacement = Note(id: 1, slug: "a", text: "banana")
+            try replacement.insert(db, onConflict: .replace)
+            try db.execute("INSERT INTO notes_fts(notes_fts, rank) VALUES ('integrity-check', 1)")
+        }
+        #expect(try db.read { try $0.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'notes_fts_bi'") } == .integer(0))
+    }
 }

@@ -93,11 +93,11 @@ struct QueryOperatorTests {
     static func bytes(_ node: String, lower: Bool) -> String { lower ? "CAST(lower(\(node)) AS BLOB)" : "CAST(\(node) AS BLOB)" }
     static func prefix(_ column: String, lower: Bool = false, clause: Bool = true) -> String {
         let value = bytes("\"\(column)\"", lower: lower), text = bytes("?", lower: lower)
-        return (clause ? " WHERE " : "") + "substr(\(value), 1, length(\(text))) = \(text)"
+        return (clause ? " WHERE " : "") + "ifnull(substr(\(value), 1, length(\(text))), \(value)) = \(text)"
     }
     static func suffix(_ column: String, lower: Bool = false, clause: Bool = true) -> String {
         let value = bytes("\"\(column)\"", lower: lower), text = bytes("?", lower: lower)
-        return (clause ? " WHERE " : "") + "substr(\(value), (length(\(value)) - length(\(text))) + 1) = \(text)"
+        return (clause ? " WHERE " : "") + "ifnull(substr(\(value), (length(\(value)) - length(\(text))) + 1), \(value)) = \(text)"
     }
     static func contains(_ column: String, lower: Bool = false) -> String {
         " WHERE instr(\(bytes("\"\(column)\"", lower: lower)), \(bytes("?", lower: lower))) > 0"

@@ -163,6 +163,38 @@ struct QueryWriteAndRawTests {
         #expect(try db.read { try Item.all().fetchCount($0) } == sampleItems.count + tricky.count)
     }
 
+    /// Issue #38: `hasPrefix("")` and `hasSuffix("")` must match every row with text, as
+    /// Swift's do, while wildcards in other prefixes and suffixes stay literal.
+    @Test(arguments: TestStorage.allCases)
+    func prefixesAndSuffixesMatchAsSwiftDoes(store: TestStorage) throws {
+        let db = try itemsDatabase(store)
+        try db.write { db in
+            for (index, text) in ["100%", "a_b", "", "%", "_", "%_x", "ab", "A_B"].enumerated() {
+                var item = Item(text, code: "special \(index)", note: index.isMultiple(of: 2) ? text : nil)
+                try item.insert(db)
+            }
+        }
+        let items = try db.read { try Item.all().fetchAll($0) }
+        #expect(items.contains { $0.note == nil })
+        func sorted(_ items: [Item]) -> [String] { items.map(\.code).sorted() }
+        for text in ["", "%", "_", "a_", "_b", "%_", "100", "0%", "A"] {
+            let prefixed = try db.read { try Item.where { $0.name.hasPrefix(text) }.fetchAll($0) }
+            let suffixed = try db.read { try Item.where { $0.name.hasSuffix(text) }.fetchAll($0) }
+            #expect(sorted(prefixed) == sorted(items.filter { $0.name.hasPrefix(text) }), "hasPrefix(\(text.debugDescription))")
+            #expect(sorted(suffixed) == sorted(items.filter { $0.name.hasSuffix(text) }), "hasSuffix(\(text.debugDescription))")
+            // Negated too: the empty text is a value without the prefix, not an unknown.
+            let unprefixed = try db.read { try Item.where { !$0.name.hasPrefix(text) && !$0.name.hasSuffix(text) }.fetchAll($0) }
+            #expect(sorted(unprefixed) == sorted(items.filter { !$0.name.hasPrefix(text) && !$0.name.hasSuffix(text) }))
+            // An optional column: NULL has no prefix, not even the empty one.
+            let notes = try db.read { try Item.where { $0.note.hasPrefix(text) || $0.note.hasSuffix(text) }.fetchAll($0) }
+            #expect(sorted(notes) == sorted(items.filter { $0.note.map { $0.hasPrefix(text) || $0.hasSuffix(text) } ?? false }))
+            let folded = try db.read { try Item.where { $0.name.hasPrefix(text, ignoringCase: true) }.fetchAll($0) }
+            #expect(sorted(folded) == sorted(items.filter { $0.name.lowercased().hasPrefix(text.lowercased()) }))
+        }
+        #expect(try db.read { try Item.where { $0.name.hasPrefix("") && $0.name.hasSuffix("") }.fetchCount($0) } == items.count)
+        #expect(try db.read { try Item.where { $0.name.hasPrefix("", length: 0) }.fetchAll($0) }.map(\.name) == [""])
+    }
+
     @Test func aValueThatCannotBeBoundIsATypedError() throws {
         let query = Item.where(SQLExpression<Item, UInt64>.sql(#""flags""#) == UInt64.max)
         let error = sqliteError { _ = try query.sql }

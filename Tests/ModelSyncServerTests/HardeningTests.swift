@@ -139,6 +139,34 @@ struct HardeningTests {
         }
     }
 
+    /// Issue #38: the 413 waited for the whole body. The client here never sends it: the
+    /// exchange ends only once the server has answered and closed its side.
+    @Test(arguments: [false, true])
+    func aBodyDeclaredOverTheLimitIsRefusedBeforeItArrives(connectionClose: Bool) async throws {
+        try await withServer(options: ServerOptions(maxBodySize: 1024)) { server, _ in
+            let head = "POST /posts HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                + "Content-Length: \(Int64(1) << 40)\r\n" + (connectionClose ? "Connection: close\r\n" : "") + "\r\n"
+            let connection = try await RawConnection.open(port: server.port)
+            let received = try await withThrowingTaskGroup(of: String?.self) { group in
+                group.addTask { try await connection.exchange(head: head) }
+                group.addTask {
+                    // A watchdog, not a threshold: a server that waits for the body fails here.
+                    try await Task.sleep(for: .seconds(120))
+                    await connection.close()
+                    return nil
+                }
+                defer { group.cancelAll() }
+                while let result = try await group.next() {
+                    if let result { return result }
+                }
+                return ""
+            }
+            #expect(received.hasPrefix("HTTP/1.1 413"))
+            #expect(received.lowercased().contains("connection: close"))
+            #expect(received.contains("larger than 1024 bytes"))
+        }
+    }
+
     @Test(arguments: Backend.allCases) func anUnfinishedRequestIsClosedAfterTheIdleTimeout(backend: Backend) async throws {
         try await withServer(options: ServerOptions(idleTimeout: .milliseconds(200)), backend: backend) { server, _ in
             let connection = try await RawConnection.open(port: server.port)

@@ -17,6 +17,11 @@ struct RawConnection {
         return RawConnection(channel: channel)
     }
 
+    /// Closes the connection (a watchdog's way to end an ``exchange(head:body:)`` that waits).
+    func close() async {
+        try? await channel.channel.close()
+    }
+
     /// Sends `head`, then `body` in chunks while reading; returns everything the server sent once
     /// it closed the connection (the event the tests wait for).
     func exchange(head: String, body: [UInt8] = []) async throws -> String {

@@ -297,7 +297,7 @@ struct SQLRenderer {
         emit(select.isDistinct ? "SELECT DISTINCT " : "SELECT ")
         try appendList(select.columns)
         switch select.source {
-        case .table(let name): emit(" FROM "); appendQuoted(name)
+        case .table(let name): emit(" FROM "); try appendQuoted(name)
         case .statement(let fragment, _): emit(" FROM ("); try appendRaw(fragment); emit(")")
         }
         if let condition = select.condition {
@@ -365,8 +365,9 @@ struct SQLRenderer {
     }
 
     /// `name` as a quoted identifier, written in place (rendering runs once per query).
-    private mutating func appendQuoted(_ name: String) {
+    private mutating func appendQuoted(_ name: String) throws {
         guard writesSQL else { return }
+        try checkIdentifier(name)
         if name.utf8.contains(UInt8(ascii: "\"")) {
             emit(quoteIdentifier(name))
         } else {
@@ -404,8 +405,8 @@ struct SQLRenderer {
         switch node {
         case .column(let table, let name):
             // By bytes: tables "é" and "e\u{301}" are two tables to SQLite.
-            if !(tables.last.map(table.isIdentical(to:)) ?? false) { appendQuoted(table); emit(".") }
-            appendQuoted(name)
+            if !(tables.last.map(table.isIdentical(to:)) ?? false) { try appendQuoted(table); emit(".") }
+            try appendQuoted(name)
         case .value(let value):
             emit("?")
             try argument(value)

@@ -179,7 +179,7 @@ extension SQLExpression where Value: SQLTextValue {
     public func hasPrefix(_ prefix: String, ignoringCase: Bool = false) -> SQLCondition<Root> {
         let (value, text) = bytes(prefix, ignoringCase: ignoringCase)
         let head = SQLNode.function("substr", [value, .keyword("1"), Self.length(text)], distinct: false)
-        return SQLCondition(node: .binary(head, "=", text))
+        return SQLCondition(node: .binary(Self.part(head, of: value), "=", text))
     }
 
     /// Whether the text ends with `suffix`, compared byte for byte (see ``hasPrefix(_:ignoringCase:)``).
@@ -188,7 +188,7 @@ extension SQLExpression where Value: SQLTextValue {
         // For a suffix longer than the value the start is 0 or negative, and substr returns
         // fewer bytes than the suffix has.
         let start = SQLNode.binary(.binary(Self.length(value), "-", Self.length(text)), "+", .keyword("1"))
-        return SQLCondition(node: .binary(.function("substr", [value, start], distinct: false), "=", text))
+        return SQLCondition(node: .binary(Self.part(.function("substr", [value, start], distinct: false), of: value), "=", text))
     }
 
     /// Whether the text contains `text`, compared byte for byte (see ``hasPrefix(_:ignoringCase:)``).
@@ -223,6 +223,13 @@ extension SQLExpression where Value: SQLTextValue {
     }
 
     private static func length(_ node: SQLNode) -> SQLNode { .function("length", [node], distinct: false) }
+
+    /// `ifnull(substring, value)`: SQLite's `substr` of an empty blob is NULL, not an empty
+    /// blob, so the empty text would have no prefix or suffix, not even the empty one. A NULL
+    /// value stays NULL.
+    private static func part(_ substring: SQLNode, of value: SQLNode) -> SQLNode {
+        .function("ifnull", [substring, value], distinct: false)
+    }
 }
 
 // MARK: - Arithmetic and bits

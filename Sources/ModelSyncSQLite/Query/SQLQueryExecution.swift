@@ -203,7 +203,7 @@ extension SQLQuery {
 
     /// The `DELETE` statement that ``deleteAll(_:)`` runs, and its arguments.
     public func renderedDelete() throws -> SQLFragment {
-        try writeStatement("DELETE FROM " + quoteIdentifier(statement.table)) { _ in }
+        try writeStatement("DELETE FROM " + checkedIdentifier(statement.table)) { _ in }
     }
 
     /// Sets columns of the rows the query reads (chosen as ``deleteAll(_:)`` chooses them);
@@ -229,7 +229,7 @@ extension SQLQuery {
 
     /// The `UPDATE` statement for `assignments`, and its arguments.
     public func renderedUpdate(_ assignments: [SQLAssignment<Root>]) throws -> SQLFragment {
-        try writeStatement("UPDATE " + quoteIdentifier(statement.table) + " SET ") { renderer in
+        try writeStatement("UPDATE " + checkedIdentifier(statement.table) + " SET ") { renderer in
             for (index, assignment) in assignments.enumerated() {
                 if index > 0 { renderer.write(", ") }
                 try renderer.append(assignment.column)

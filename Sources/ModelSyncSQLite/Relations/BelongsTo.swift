@@ -11,6 +11,12 @@ import ModelSyncCore
 /// Listed in ``SQLModel/relations``, it becomes a `FOREIGN KEY … REFERENCES … ON DELETE …`
 /// clause of the owner's table (when the table is created), so SQLite itself applies the
 /// delete rule, whatever deletes the parent.
+///
+/// A parent outside the schema gets no clause when the owner's table is created at open or
+/// on first use: a model that is neither among the ``Database``'s models nor has a table yet
+/// (a foreign key to a missing table would fail every insert of the owner). The relation
+/// still loads its parents once their table exists, but SQLite applies no delete rule: give
+/// the `Database` both models to have one.
 public struct BelongsTo<Owner: SQLModel, Parent: SQLModel>: ModelRelation {
     /// The owner's property holding the parent's key (`userId` for `User` by convention).
     public let foreignKey: String
@@ -82,6 +88,16 @@ public struct BelongsTo<Owner: SQLModel, Parent: SQLModel>: ModelRelation {
         }
         return "FOREIGN KEY (\(fk.column)) REFERENCES \(quoteIdentifier(Parent.sqlTable.name)) (\(key.column)) ON DELETE \(onDelete.sql)"
     }
+}
+
+/// A relation whose foreign key refers to another model's table.
+protocol ReferencesTable {
+    /// The table the foreign key refers to.
+    var referencedTable: String { get }
+}
+
+extension BelongsTo: ReferencesTable {
+    var referencedTable: String { Parent.sqlTable.name }
 }
 
 extension SQLModel {
