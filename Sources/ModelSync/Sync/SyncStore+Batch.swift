@@ -48,8 +48,8 @@ extension SyncStore {
                 for (item, result) in zip(prepared, results) {
                     let answer = answer(result, to: item.request, item.type)
                     // A replay goes alone: its acknowledgement reads the record as it is now.
-                    if case .success(let response) = answer, !Self.isReplay(response),
-                       let acknowledgement = try? acknowledgementOfAny(item.type, item.entry, response) {
+                    if case .success(let written) = answer, !written.replayed,
+                       let acknowledgement = try? acknowledgementOfAny(item.type, item.entry, written) {
                         acknowledged.append((item.entry, acknowledgement))
                     } else {
                         outcomes.append((item.entry, await handleAny(item.type, item.entry, answer)))
@@ -86,12 +86,12 @@ extension SyncStore {
         return try await open(type)
     }
 
-    private func acknowledgementOfAny(_ type: any SyncedModel.Type, _ entry: OutboxTable.Row, _ response: RemoteResponse) throws -> Acknowledgement {
-        func open<M: SyncedModel>(_ type: M.Type) throws -> Acknowledgement { try acknowledgement(M.self, entry, response) }
+    private func acknowledgementOfAny(_ type: any SyncedModel.Type, _ entry: OutboxTable.Row, _ answer: WriteAnswer) throws -> Acknowledgement {
+        func open<M: SyncedModel>(_ type: M.Type) throws -> Acknowledgement { try acknowledgement(M.self, entry, answer) }
         return try open(type)
     }
 
-    private func handleAny(_ type: any SyncedModel.Type, _ entry: OutboxTable.Row, _ answer: Result<RemoteResponse, any Error>) async -> Result<SendOutcome, any Error> {
+    private func handleAny(_ type: any SyncedModel.Type, _ entry: OutboxTable.Row, _ answer: Result<WriteAnswer, any Error>) async -> Result<SendOutcome, any Error> {
         func open<M: SyncedModel>(_ type: M.Type) async -> Result<SendOutcome, any Error> {
             do { return .success(try await handle(M.self, entry, answer)) } catch { return .failure(error) }
         }
@@ -116,16 +116,17 @@ extension SyncStore {
             method: request.method.rawValue, path: String(components.percentEncodedPath.dropFirst(base.count)), headers: headers, body: body)
     }
 
-    /// One result of a batch as the response (or the failure) the request alone would have got.
-    private func answer(_ result: SyncBatchResult, to request: RemoteRequest, _ type: any SyncedModel.Type) -> Result<RemoteResponse, any Error> {
-        var headers = HeaderFields()
-        if let etag = result.etag { headers["ETag"] = etag }
-        if result.replayed { headers[SyncProtocol.replayedHeader] = "true" }
-        headers["Content-Type"] = "application/json"
-        let response = RemoteResponse(status: result.status, headers: headers, body: result.body.jsonBytes())
+    /// One result of a batch as what the request alone would have come to: the write's answer,
+    /// or the failure (as the HTTP error it would have been, so that its handling is the same).
+    private func answer(_ result: SyncBatchResult, to request: RemoteRequest, _ type: any SyncedModel.Type) -> Result<WriteAnswer, any Error> {
         guard (200..<300).contains(result.status) else {
+            var headers = HeaderFields()
+            if let etag = result.etag { headers["ETag"] = etag }
+            headers["Content-Type"] = "application/json"
+            let response = RemoteResponse(status: result.status, headers: headers, body: result.body.jsonBytes())
             return .failure(RemoteError.status(HTTPStatusError(response: response, request: RequestSummary(request), model: type)))
         }
-        return .success(response)
+        func open<M: SyncedModel>(_ type: M.Type) -> WriteAnswer { WriteAnswer(result, M.self) }
+        return .success(open(type))
     }
 }

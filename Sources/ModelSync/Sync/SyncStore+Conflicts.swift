@@ -50,10 +50,10 @@ extension SyncStore {
     var codec: SyncCodec { SyncCodec(encoder: remote.options.encoder, decoder: remote.options.decoder) }
 
     /// The server version a response (and the record it carries) gives a row.
-    func version<M: SyncedModel>(_ type: M.Type, response: RemoteResponse?, record: JSONValue?) -> String? {
+    func version<M: SyncedModel>(_ type: M.Type, etag: String?, record: JSONValue?) -> String? {
         switch configuration(for: M.self).version {
         case .etag:
-            return response?.headers["ETag"]
+            return etag
         case .field(let name):
             guard let value = record?[JSONPath(parsing: name)], value != .null else { return nil }
             return "\"" + (value.stringValue ?? OutboxTable.text(value)) + "\""
@@ -195,7 +195,7 @@ extension SyncStore {
         if case .status(let failure) = error {
             if failure.status == 404 || failure.status == 410 { return CurrentRecord(record: nil, version: nil) }
             if let body = try? JSONValue(parsing: failure.response.body), let current = body["current"], current != .null {
-                return CurrentRecord(record: current, version: version(M.self, response: failure.response, record: current))
+                return CurrentRecord(record: current, version: version(M.self, etag: failure.response.headers["ETag"], record: current))
             }
         }
         return try await fetchCurrent(M.self, id: id)
@@ -206,7 +206,7 @@ extension SyncStore {
         do {
             let response = try await remote.send(RemoteRequest(method: .get, url: try await remote.resourceURL(for: M.self, id: id)))
             let record = try Self.answer(response, M.self)
-            return CurrentRecord(record: record, version: version(M.self, response: response, record: record))
+            return CurrentRecord(record: record, version: version(M.self, etag: response.headers["ETag"], record: record))
         } catch let error as RemoteError where error.status == 404 || error.status == 410 {
             return CurrentRecord(record: nil, version: nil)
         }

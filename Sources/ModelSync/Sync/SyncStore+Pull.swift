@@ -185,7 +185,7 @@ extension SyncStore {
                 guard let keyValue = record[key.path], keyValue != .null else { continue }
                 seen.insert(OutboxTable.text(keyValue))
                 let (outcome, conflict) = try self.rebase(
-                    M.self, key: key, keyValue, server: record, version: self.version(M.self, response: nil, record: record), pendingKeys: pending, db)
+                    M.self, key: key, keyValue, server: record, version: self.version(M.self, etag: nil, record: record), pendingKeys: pending, db)
                 outcomes.append(outcome)
                 if let conflict { conflicts.append(conflict) }
             }

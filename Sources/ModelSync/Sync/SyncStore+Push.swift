@@ -250,13 +250,13 @@ extension SyncStore {
 
     private func send<M: SyncedModel>(_ type: M.Type, _ entry: OutboxTable.Row) async throws -> SendOutcome {
         let (request, options) = try await request(M.self, for: entry)
-        let response: Result<RemoteResponse, any Error>
+        let answer: Result<WriteAnswer, any Error>
         do {
-            response = .success(try await remote.send(request, options: options))
+            answer = .success(try WriteAnswer(try await remote.send(request, options: options), M.self))
         } catch {
-            response = .failure(error)
+            answer = .failure(error)
         }
-        return try await handle(M.self, entry, response)
+        return try await handle(M.self, entry, answer)
     }
 
     /// The request that carries an entry.
@@ -286,9 +286,9 @@ extension SyncStore {
 
     /// Applies the server's answer to an entry (or rethrows its failure, for the caller's
     /// failure handling): an acknowledgement, or a conflict resolved by the policy.
-    func handle<M: SyncedModel>(_ type: M.Type, _ entry: OutboxTable.Row, _ answer: Result<RemoteResponse, any Error>) async throws -> SendOutcome {
+    func handle<M: SyncedModel>(_ type: M.Type, _ entry: OutboxTable.Row, _ answer: Result<WriteAnswer, any Error>) async throws -> SendOutcome {
         let key = try SyncKey(M.self)
-        let response: RemoteResponse?
+        let response: WriteAnswer?
         do {
             response = try answer.get()
         } catch let error as RemoteError where entry.operation != .create && (error.status == 412 || (error.status == 404 && entry.operation == .update)) {
@@ -305,21 +305,15 @@ extension SyncStore {
             response = nil  // Already gone: what the delete asked for.
         }
         var current: CurrentRecord?
-        if let response, Self.isReplay(response), entry.operation != .delete {
+        if let response, response.replayed, entry.operation != .delete {
             // Applied by an earlier attempt whose answer was lost: the record may have changed
             // since, and a pull may have skipped that change while the entry's outcome was
             // unknown. Its current state settles the row.
-            let record = try Self.answer(response, M.self)
-            let id = entry.operation == .create ? record?[key.path].flatMap(SyncKey.urlSegment) : SyncKey.urlSegment(entry.localKey)
+            let id = entry.operation == .create ? response.record?[key.path].flatMap(SyncKey.urlSegment) : SyncKey.urlSegment(entry.localKey)
             if let id { current = try await fetchCurrent(M.self, id: id) }
         }
         try await apply([try acknowledgement(M.self, entry, response, current: current)])
         return .acknowledged
-    }
-
-    /// Whether an answer is the replay of a write applied before (`Idempotent-Replayed`).
-    static func isReplay(_ response: RemoteResponse) -> Bool {
-        response.headers[SyncProtocol.replayedHeader]?.lowercased() == "true"
     }
 
     /// The headers of every sync request: the protocol version.
@@ -345,7 +339,7 @@ extension SyncStore {
     /// record already gone). `current` is the record as it is now, when the answer was a replay:
     /// if it moved since, the row is rebased on it, as a pull would.
     func acknowledgement<M: SyncedModel>(
-        _ type: M.Type, _ entry: OutboxTable.Row, _ response: RemoteResponse?, current: CurrentRecord? = nil
+        _ type: M.Type, _ entry: OutboxTable.Row, _ response: WriteAnswer?, current: CurrentRecord? = nil
     ) throws -> Acknowledgement {
         let key = try SyncKey(M.self)
         let identityMap = identityMap
@@ -354,16 +348,16 @@ extension SyncStore {
             guard let response else { throw SyncError.corruptEntry(sequence: entry.sequence, reason: "a create without an answer") }
             var server = entry.body
             if entry.temporaryKey { server[key.path] = nil }
-            if let answer = try Self.answer(response, M.self), case .object(let fields) = answer {
+            if case .object(let fields)? = response.record {
                 for (name, value) in fields { server[name] = value }
-            } else if let location = response.headers["Location"], let last = location.split(separator: "/").last {
+            } else if let location = response.location, let last = location.split(separator: "/").last {
                 server[key.path] = Int(last).map { .number(JSONNumber($0)) } ?? .string(String(last))
             }
             guard let serverKey = server[key.path], serverKey != .null else {
                 throw SyncError.corruptEntry(sequence: entry.sequence, reason: "the server's answer to the create has no key")
             }
             let value = try remote.options.decoder.decode(M.self, from: server.jsonBytes())
-            let serverVersion = version(M.self, response: response, record: server)
+            let serverVersion = version(M.self, etag: response.etag, record: server)
             return Acknowledgement { db in
                 let (stored, children) = try self.acknowledgeCreate(entry, key: key, serverKey: serverKey, value, version: serverVersion, db)
                 let moved = try self.rebaseIfMoved(M.self, key: key, serverKey, since: serverVersion, current, db)
@@ -374,9 +368,9 @@ extension SyncStore {
                 }
             }
         case .update, .delete:
-            let record = try response.flatMap { try Self.answer($0, M.self) }
+            let record = response?.record
             let value = try record.map { try remote.options.decoder.decode(M.self, from: $0.jsonBytes()) }
-            let serverVersion = entry.operation == .delete ? nil : version(M.self, response: response, record: record)
+            let serverVersion = entry.operation == .delete ? nil : version(M.self, etag: response?.etag, record: record)
             return Acknowledgement { db in
                 let stored = try self.acknowledge(entry, key: key, value, version: serverVersion, db)
                 let moved = try self.rebaseIfMoved(M.self, key: key, entry.localKey, since: serverVersion, current, db)
@@ -630,5 +624,31 @@ extension SyncStore {
                 delay = min(delay * 2, backoff.maximum)
             }
         }
+    }
+}
+
+/// The server's answer to a write that succeeded, as sync reads it: from a response of its own,
+/// or from a batch's result as it is (no response is made up for it).
+struct WriteAnswer: Sendable {
+    /// The record the answer carries (inside the model's item envelope), nil for none.
+    var record: JSONValue?
+    var etag: String?
+    var location: String?
+    /// Whether it is the replay of a write applied before (`Idempotent-Replayed`).
+    var replayed: Bool
+
+    init<M: SyncedModel>(_ response: RemoteResponse, _ type: M.Type) throws {
+        record = try SyncStore.answer(response, M.self)
+        etag = response.headers["ETag"]
+        location = response.headers["Location"]
+        replayed = response.headers[SyncProtocol.replayedHeader]?.lowercased() == "true"
+    }
+
+    init<M: SyncedModel>(_ result: SyncBatchResult, _ type: M.Type) {
+        let record = result.body[M.remote.itemKey]
+        self.record = record == .null ? nil : record
+        etag = result.etag
+        location = nil
+        replayed = result.replayed
     }
 }

@@ -125,13 +125,14 @@ public final class SyncStore: Sendable {
             var temporary = false
             if keyValue == .null {
                 temporary = true
-                keyValue = .number(JSONNumber(try OutboxTable.nextTemporaryKey(db)))
+                keyValue = try key.temporaryKey(db)
                 json[key.path] = keyValue
                 if let decoded = try? decoder.decode(M.self, from: json.jsonBytes()) {
                     row = decoded
                 } else {
-                    // A text key: the temporary key is text too.
-                    keyValue = .string("local-" + UUID().uuidString.lowercased())
+                    // A key type of its own, which the schema cannot tell: the other form.
+                    keyValue = keyValue.stringValue == nil
+                        ? .string("local-" + UUID().uuidString.lowercased()) : .number(JSONNumber(try OutboxTable.nextTemporaryKey(db)))
                     json[key.path] = keyValue
                     row = try decoder.decode(M.self, from: json.jsonBytes())
                 }
@@ -345,6 +346,8 @@ struct SyncKey: Sendable {
     var path: JSONPath
     var table: String
     var column: String
+    /// The key's type, from the schema: a temporary key takes the same form.
+    var type: FieldType
 
     init<M: SyncedModel>(_ type: M.Type) throws {
         guard M.schema.primaryKey.count == 1, let field = M.schema.field(named: M.schema.primaryKey[0]) else {
@@ -354,6 +357,17 @@ struct SyncKey: Sendable {
         path = JSONPath(parsing: field.jsonKey)
         table = M.schema.table
         column = field.column
+        self.type = field.type.nonOptional
+    }
+
+    /// A new temporary key: -1, -2, … for an integer key (servers assign positive ids),
+    /// `local-<uuid>` for a text key, a fresh UUID for a UUID key; a number for any other.
+    func temporaryKey(_ db: SQLiteConnection) throws -> JSONValue {
+        switch type {
+        case .string: .string("local-" + UUID().uuidString.lowercased())
+        case .uuid: .string(UUID().uuidString.lowercased())
+        default: .number(JSONNumber(try OutboxTable.nextTemporaryKey(db)))
+        }
     }
 
     /// The key as one URL path segment.
