@@ -64,7 +64,7 @@ public final class ModelSyncServer: Sendable {
         options: ServerOptions = ServerOptions(), logger: Logger = ModelSyncServer.defaultLogger
     ) async throws -> ModelSyncServer {
         guard let root = data.objectValue else { throw ServerError.notAnObject }
-        return try await start(backend: JSONStore(root: root, file: nil, feedLimits: options.feedLimits), host: host, port: port, options: options, logger: logger)
+        return try await start(backend: JSONFileBackend(root: root, file: nil, feedLimits: options.feedLimits), host: host, port: port, options: options, logger: logger)
     }
 
     /// Starts a server over a JSON file; every write is saved back to it atomically.
@@ -84,10 +84,10 @@ public final class ModelSyncServer: Sendable {
         options: ServerOptions = ServerOptions(), logger: Logger = ModelSyncServer.defaultLogger,
         stopsOnSignals: Bool = false
     ) async throws -> ModelSyncServer {
-        let root = try JSONStore.load(file)
-        if !options.readOnly { JSONStore.removeStaleTemporaryFiles(of: file, logger: logger) }
+        let root = try JSONFileBackend.load(file)
+        if !options.readOnly { JSONFileBackend.removeStaleTemporaryFiles(of: file, logger: logger) }
         return try await start(
-            backend: JSONStore(root: root, file: options.readOnly ? nil : file, feedLimits: options.feedLimits), host: host, port: port,
+            backend: JSONFileBackend(root: root, file: options.readOnly ? nil : file, feedLimits: options.feedLimits), host: host, port: port,
             options: options, logger: logger, shutdownSignals: stopsOnSignals ? [.sigint, .sigterm] : []
         )
     }
@@ -136,7 +136,7 @@ public final class ModelSyncServer: Sendable {
     /// - Throws: ``ServerError/unreadableFile(path:reason:)`` or ``ServerError/notAnObject``
     ///   for a file that is not a JSON object, and what `importData` throws.
     public static func importData(fromFile file: URL, into database: ServerDatabase, replacing: Bool = false, logger: Logger = ModelSyncServer.defaultLogger) async throws {
-        try await importData(.object(JSONStore.load(file)), into: database, replacing: replacing, logger: logger)
+        try await importData(.object(JSONFileBackend.load(file)), into: database, replacing: replacing, logger: logger)
     }
 
     /// Writes the data of a PostgreSQL database to a database file, atomically, in the form a

@@ -93,7 +93,7 @@ struct ServerResponder: HTTPResponder {
         } catch is CancellationError {
             throw CancellationError()
         } catch {
-            // A failed save: the data and the file are unchanged (see JSONStore.write).
+            // A failed save: the data and the file are unchanged (see JSONFileBackend.write).
             context.logger.error("request failed", metadata: ["uri": "\(request.uri)", "error": "\(error)"])
             return cors(Self.error(APIError(status: 500, message: "could not save the data: \(error)")), for: request)
         }
@@ -310,10 +310,10 @@ struct ServerResponder: HTTPResponder {
         guard buffer.readableBytes > 0 else { throw APIError.badRequest("the request needs a JSON object body") }
         do {
             // Stored inside the document and a collection, a body sits two levels deeper than it
-            // was sent; refusing it here keeps every accepted write loadable (JSONStore.maxDepth).
-            return try JSONValue(parsing: Array(buffer.readableBytesView), maxDepth: JSONStore.maxBodyDepth)
-        } catch let error as JSONError where error.reason == .tooDeep(limit: JSONStore.maxBodyDepth) {
-            throw APIError(status: 413, message: "the body is nested deeper than \(JSONStore.maxBodyDepth) levels")
+            // was sent; refusing it here keeps every accepted write loadable (JSONFileBackend.maxDepth).
+            return try JSONValue(parsing: Array(buffer.readableBytesView), maxDepth: JSONFileBackend.maxBodyDepth)
+        } catch let error as JSONError where error.reason == .tooDeep(limit: JSONFileBackend.maxBodyDepth) {
+            throw APIError(status: 413, message: "the body is nested deeper than \(JSONFileBackend.maxBodyDepth) levels")
         } catch {
             throw APIError.badRequest("malformed JSON body: \(error)")
         }

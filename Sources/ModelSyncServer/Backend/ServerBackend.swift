@@ -2,7 +2,7 @@ import Foundation
 import ModelSyncJSON
 import ModelSyncProtocol
 
-/// Where a server keeps its data: a JSON document (``JSONStore``, the default) or PostgreSQL
+/// Where a server keeps its data: a JSON document (``JSONFileBackend``, the default) or PostgreSQL
 /// (``PostgresBackend``). The responder speaks HTTP; a backend answers in data, and both
 /// backends give the same answers to the same requests (the conformance suite runs every
 /// server test against each).

@@ -36,7 +36,7 @@ extension ItemWrite {
         switch self {
         case .create(let name, let given):
             var object = given
-            var items = try JSONStore.items(name, in: root)
+            var items = try JSONFileBackend.items(name, in: root)
             if let given = object["id"], given != .null {
                 let id = try normalizedID(given)
                 guard let text = scalarText(id), !items.contains(where: { hasID($0, text) }) else {
@@ -54,14 +54,14 @@ extension ItemWrite {
             return Result(status: 201, body: .object(object), version: version)
         case .update(let name, let id, let object, let merge):
             try Self.checkBodyID(object, matches: id)
-            var items = try JSONStore.items(name, in: root)
+            var items = try JSONFileBackend.items(name, in: root)
             guard let index = items.firstIndex(where: { hasID($0, id) }) else { throw APIError.missing(name, id) }
             try checkIfMatch(items[index], version: book.version(collection: name, id: id), ifMatch)
             items[index] = .object(Self.updated(items[index], with: object, merge: merge))
             root[name] = .array(items)
             return Result(status: 200, body: items[index], version: book.recordWrite(collection: name, record: items[index]))
         case .delete(let name, let id):
-            var items = try JSONStore.items(name, in: root)
+            var items = try JSONFileBackend.items(name, in: root)
             guard let index = items.firstIndex(where: { hasID($0, id) }) else { throw APIError.missing(name, id) }
             try checkIfMatch(items[index], version: book.version(collection: name, id: id), ifMatch)
             book.recordDelete(collection: name, id: items[index]["id"] ?? .null, now: now, limits: limits)

@@ -4,7 +4,7 @@ import ModelSyncJSON
 
 /// The JSON document as a backend: every read works on the current data in memory, every
 /// write on a copy that replaces it once saved.
-extension JSONStore: ServerBackend {
+extension JSONFileBackend: ServerBackend {
     func resource(named name: String) -> ResourceKind? {
         switch root[name] {
         case .array?: .collection

@@ -9,7 +9,7 @@ import ModelSyncProtocol
 ///
 /// A write works on a copy; the copy replaces the data only once it is saved, so a failed save
 /// (or a rejected request) leaves both the file and the served data as they were.
-actor JSONStore {
+actor JSONFileBackend {
     /// The served data (bookkeeping taken out).
     private(set) var root: JSONObject
     /// Versions, tombstones, idempotency keys: saved with the data, never served.
