@@ -158,6 +158,27 @@ import Testing
         }
     }
 
+    @Test func aPullDoesNotWriteBackTheClientsOwnWrites() async throws {
+        try await withFixture { fixture in
+            let sync = try fixture.store(batch: 100)
+            for index in 0..<5 {
+                var note = SyncNote(id: nil, title: "note \(index)")
+                try await sync.save(&note)
+            }
+            try await sync.push()
+            var notes = try await localNotes(sync)
+            notes[0].title = "edited"
+            try await sync.save(&notes[0])
+            try await sync.delete(notes[1])
+            try await sync.push()
+            // The feed brings the five creates, the edit and the delete back: each at the version
+            // the row already has, so none is written again.
+            let pulled = try await sync.pull(SyncNote.self)
+            #expect(pulled.upserted == 0 && pulled.deleted == 0 && pulled.conflicts == 0)
+            #expect(try await localNotes(sync).map(\.title) == ["edited", "note 2", "note 3", "note 4"])
+        }
+    }
+
     @Test func anotherWritersChangeAfterALostAnswerIsNotLost() async throws {
         try await withFixture(["notes": [["id": 1, "title": "a", "body": "", "stars": 0]], "replies": []]) { fixture in
             let (mine, theirs) = (try fixture.store("mine"), try fixture.store("theirs"))
