@@ -165,6 +165,17 @@ enum OutboxTable {
         return version
     }
 
+    /// The server versions of the rows among `keys` (JSON texts) that have one, in one statement.
+    static func versions(model: String, keys: [String], _ db: SQLiteConnection) throws -> [String: String] {
+        var versions: [String: String] = [:]
+        let list = JSONValue.array(keys.map(JSONValue.string))
+        for row in try db.rows(
+            "SELECT key, version FROM modelsync_row_versions WHERE model = ? AND key IN (SELECT value FROM json_each(?))", [.text(model), .text(text(list))]) {
+            if case .text(let key) = row[0], case .text(let version) = row[1] { versions[key] = version }
+        }
+        return versions
+    }
+
     /// Records a row's server version; nil forgets it (the record is gone).
     static func setVersion(_ version: String?, model: String, _ key: JSONValue, _ db: SQLiteConnection) throws {
         if let version {

@@ -71,12 +71,14 @@ extension SyncStore {
     ///   the server's record to it (none when they agree), conditional on the new version.
     func rebase<M: SyncedModel>(
         _ type: M.Type, key: SyncKey, _ keyValue: JSONValue, server rawServer: JSONValue?, version: String?,
-        sending: Int64? = nil, pendingKeys: Set<String>? = nil, skipsUnchanged: Bool = true, decoded: M? = nil, _ db: SQLiteConnection
+        sending: Int64? = nil, pendingKeys: Set<String>? = nil, storedVersions: [String: String]? = nil, skipsUnchanged: Bool = true,
+        decoded: M? = nil, _ db: SQLiteConnection
     ) throws -> (RowOutcome<M>, SyncConflict?) {
         let codec = self.codec
         if let pendingKeys, !pendingKeys.contains(OutboxTable.text(keyValue)) {
             // No pending change (the caller read which rows have one): the record is the row.
-            if let version, rawServer != nil, try OutboxTable.version(model: key.model, keyValue, db) == version {
+            let stored = try storedVersions.map { $0[OutboxTable.text(keyValue)] } ?? OutboxTable.version(model: key.model, keyValue, db)
+            if let version, rawServer != nil, stored == version {
                 // The version the row has already (the echo of this client's own write).
                 return (.unchanged, nil)
             }

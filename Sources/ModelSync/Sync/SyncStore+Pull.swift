@@ -111,6 +111,9 @@ extension SyncStore {
             var followUps: [@Sendable () -> Void] = []
             let pending = try self.pendingKeys(key, db)
             var ownCreates = try self.sentCreates(key, db)
+            // The rows' versions in one statement, to skip the echoes of this client's own writes.
+            let stored = try OutboxTable.versions(
+                model: key.model, keys: changes.map { OutboxTable.text($0.record?[key.path] ?? $0.id) }, db)
             for (change, model) in zip(changes, models) {
                 let record = change.record
                 let keyValue = record?[key.path] ?? change.id
@@ -125,7 +128,7 @@ extension SyncStore {
                 }
                 // A change in the feed is a change: stored without comparing.
                 let (outcome, conflict) = try self.rebase(
-                    M.self, key: key, keyValue, server: record, version: version, pendingKeys: pending, skipsUnchanged: false,
+                    M.self, key: key, keyValue, server: record, version: version, pendingKeys: pending, storedVersions: stored, skipsUnchanged: false,
                     decoded: model, db)
                 outcomes.append(outcome)
                 if let conflict { conflicts.append(conflict) }
