@@ -55,6 +55,10 @@ enum SimulationStep: Sendable, Hashable, CustomStringConvertible {
     case pull(client: Int, faults: [TransportFault?])
     /// The app is killed: its store and database are dropped and opened again from the file.
     case crash(client: Int)
+    /// The app is killed in the middle of a write transaction of a push (or a pull): at the
+    /// statement that `point` names (``SimulationRun/crashPoints``), which fails and rolls the
+    /// transaction back, as a process that dies there leaves it. Then it is opened again.
+    case crashDuring(client: Int, pull: Bool, point: Int, faults: [TransportFault?])
 
     var description: String {
         func faults(_ list: [TransportFault?]) -> String {
@@ -67,6 +71,8 @@ enum SimulationStep: Sendable, Hashable, CustomStringConvertible {
         case .push(let client, let list): return "c\(client) push" + faults(list)
         case .pull(let client, let list): return "c\(client) pull" + faults(list)
         case .crash(let client): return "c\(client) crash"
+        case .crashDuring(let client, let pull, let point, let list):
+            return "c\(client) crash during \(pull ? "pull" : "push") at \(SimulationRun.crashPoints[point].name)" + faults(list)
         }
     }
 }
@@ -106,8 +112,11 @@ struct SimulationPlan: Sendable {
             case ..<44: return .edit(client: client, pick: pick, shared: true)
             case ..<52: return .delete(client: client, pick: pick)
             case ..<76: return .push(client: client, faults: faults())
-            case ..<90: return .pull(client: client, faults: faults())
-            default: return .crash(client: client)
+            case ..<88: return .pull(client: client, faults: faults())
+            case ..<94: return .crash(client: client)
+            default:
+                let point = Int.random(in: 0..<SimulationRun.crashPoints.count, using: &random)
+                return .crashDuring(client: client, pull: Bool.random(using: &random), point: point, faults: faults())
             }
         }
     }
@@ -197,7 +206,19 @@ struct SyncSimulator {
 }
 
 /// One run of a plan against one server.
-private final class SimulationRun {
+final class SimulationRun {
+    /// Where a write transaction can be made to fail, as a process killed there: a trigger on
+    /// each of these writes raises an error while the point is armed (`sim_crash`).
+    static let crashPoints: [(name: String, trigger: String)] = [
+        ("entry deleted", "AFTER DELETE ON modelsync_outbox"),
+        ("entry changed", "AFTER UPDATE ON modelsync_outbox"),
+        ("version stored", "AFTER INSERT ON modelsync_row_versions"),
+        ("key rewritten", "AFTER INSERT ON modelsync_key_rewrites"),
+        ("row stored", "AFTER INSERT ON \"\(SimulatedItem.schema.table)\""),
+        ("row changed", "AFTER UPDATE ON \"\(SimulatedItem.schema.table)\""),
+        ("cursor stored", "AFTER INSERT ON modelsync_cursors"),
+    ]
+
     struct Client {
         var database: Database
         var sync: SyncStore
@@ -219,7 +240,7 @@ private final class SimulationRun {
         conflicts = Array(repeating: [], count: plan.clients)
     }
 
-    func open(_ index: Int, faults: FaultPlan = FaultPlan()) throws -> Client {
+    func open(_ index: Int, faults: FaultPlan = FaultPlan()) async throws -> Client {
         let database = try Database(path: directory.path("client\(index).sqlite"), models: [SimulatedItem.self])
         var options = RemoteStore.Options()
         // The plan decides every failure; the sync layer's own retries are what is tested.
@@ -229,11 +250,33 @@ private final class SimulationRun {
         let sync = SyncStore(
             remote: remote, database: database, models: [SimulatedItem.self], maxConcurrentRequests: 1, maxBatchSize: plan.batchSize,
             logger: Logger(label: "modelsync.simulation", factory: { _ in SwiftLogNoOpLogHandler() }))
+        try await Self.installCrashPoints(sync)
         return Client(database: database, sync: sync, faults: faults)
     }
 
+    /// Creates the crash points' triggers in the store's database, all disarmed.
+    static func installCrashPoints(_ sync: SyncStore) async throws {
+        _ = try await sync.pendingCount()  // the sync tables, for the triggers
+        try await sync.database.write { db in
+            try db.execute("CREATE TABLE IF NOT EXISTS sim_crash (point INTEGER NOT NULL)")
+            try db.execute("DELETE FROM sim_crash")
+            for (index, point) in crashPoints.enumerated() {
+                try db.execute("""
+                    CREATE TRIGGER IF NOT EXISTS sim_crash_\(index) \(point.trigger)
+                    WHEN EXISTS (SELECT 1 FROM sim_crash WHERE point = \(index))
+                    BEGIN SELECT RAISE(ABORT, 'simulated crash'); END
+                    """)
+            }
+        }
+    }
+
+    /// Arms crash point `point`: its next write fails.
+    static func arm(_ point: Int, in database: Database) async throws {
+        try await database.write { db in try db.execute("INSERT INTO sim_crash (point) VALUES (?)", [.integer(Int64(point))]) }
+    }
+
     func run() async throws -> [String] {
-        clients = try (0..<plan.clients).map { try open($0) }
+        for index in 0..<plan.clients { clients.append(try await open(index)) }
         for client in clients { try await client.sync.pull(SimulatedItem.self) }
         for (index, step) in plan.steps.enumerated() { try await perform(step, at: index) }
         for client in clients { client.faults.set([]) }
@@ -277,11 +320,21 @@ private final class SimulationRun {
             _ = try? await clients[client].sync.pull(SimulatedItem.self)
             clients[client].faults.set([])
         case .crash(let client):
-            conflicts[client] += try await clients[client].sync.status().conflicts
-            let faults = clients[client].faults
-            // The old store and database go (no request of theirs is running: steps take turns).
-            clients[client] = try open(client, faults: faults)
+            try await crash(client)
+        case .crashDuring(let client, let pull, let point, let faults):
+            try await Self.arm(point, in: clients[client].database)
+            clients[client].faults.set(faults)
+            if pull { _ = try? await clients[client].sync.pull(SimulatedItem.self) } else { _ = try? await clients[client].sync.push() }
+            clients[client].faults.set([])
+            try await crash(client)
         }
+    }
+
+    /// Drops the client's store and database and opens them again from the file (disarming
+    /// any crash point). No request of theirs is running: steps take turns.
+    private func crash(_ client: Int) async throws {
+        conflicts[client] += try await clients[client].sync.status().conflicts
+        clients[client] = try await open(client, faults: clients[client].faults)
     }
 
     /// Pushes and pulls, faults off, until two rounds change nothing; a sentence when it never does.

@@ -34,6 +34,35 @@ import Testing
         await SimulationDatabase.drop(database)
     }
 
+    /// The crash points fire: a push killed while it acknowledges a create leaves the entry
+    /// sent, and after the relaunch the create is acknowledged once.
+    @Test func aCrashPointRollsTheAcknowledgementBack() async throws {
+        let directory = try TemporaryDirectory(prefix: "modelsync-crash-point")
+        defer { directory.remove() }
+        try await withTestServer(data: SyncSimulator.seedData) { server in
+            func store() throws -> SyncStore {
+                SyncStore(
+                    remote: RemoteStore(baseURL: server.baseURL), database: try Database(path: directory.path("app.sqlite"), models: [SimulatedItem.self]),
+                    models: [SimulatedItem.self])
+            }
+            let sync = try store()
+            try await SimulationRun.installCrashPoints(sync)
+            var item = SimulatedItem(id: nil, tag: "c0-1", owner: 0)
+            try await sync.save(&item)
+            let deleted = try #require(SimulationRun.crashPoints.firstIndex { $0.name == "entry deleted" })
+            try await SimulationRun.arm(deleted, in: sync.database)
+            await #expect(throws: (any Error).self) { try await sync.push() }
+            #expect(try await server.data["items"]?.arrayValue?.count == SimulationPlan.sharedRecords + 1)
+            let relaunched = try store()
+            try await SimulationRun.installCrashPoints(relaunched)
+            #expect(try await relaunched.pendingCount() == 1)
+            try await relaunched.push()
+            #expect(try await server.data["items"]?.arrayValue?.count == SimulationPlan.sharedRecords + 1)
+            let local = try await relaunched.database.read { db in try SimulatedItem.all(db) }
+            #expect(local.map(\.tag) == ["c0-1"] && local.allSatisfy { ($0.id ?? 0) > 0 })
+        }
+    }
+
     private func simulate(_ simulator: SyncSimulator, seeds: [UInt64]) async throws {
         for seed in seeds {
             let plan = SimulationPlan(seed: seed, steps: Self.steps)
