@@ -7,7 +7,7 @@ import PostgresNIO
 
 /// A deterministic simulation of sync, as FoundationDB tests its core: a seed picks how many
 /// clients there are and every step they take (local creates, edits and deletes, pushes, pulls,
-/// crashes) and every fault their requests meet (lost requests, answers lost after the server
+/// crashes, also in the middle of a write transaction) and every fault their requests meet (lost requests, answers lost after the server
 /// applied the write, 503s and 429s). Each client has its own SQLite file and `SyncStore`; the
 /// server is the bundled one, over a JSON document or PostgreSQL. Requests go one at a time, so
 /// a seed replays exactly.
