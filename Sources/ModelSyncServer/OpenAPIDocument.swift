@@ -46,8 +46,8 @@ enum OpenAPIDocument {
                     ok: ["anyOf": [schema("RecordList"), schema("SyncFeedPage"), schema("Resource")]], list: true, feed: true),
                 "head": head("headResource", list: true),
                 "post": write("createRecord", "Create a record in a collection (405 on a singular resource)", created: true, codes: [400, 404, 405, 409, 413, 422]),
-                "put": write("replaceResource", "Replace a singular resource (405 on a collection)", codes: [400, 404, 405, 412, 413, 422]),
-                "patch": write("mergeResource", "Merge into a singular resource (405 on a collection)", codes: [400, 404, 405, 412, 413, 422]),
+                "put": write("replaceResource", "Replace a singular resource (405 on a collection)", value: "Resource", codes: [400, 404, 405, 412, 413, 422]),
+                "patch": write("mergeResource", "Merge into a singular resource (405 on a collection)", value: "Resource", codes: [400, 404, 405, 412, 413, 422]),
                 "options": preflight("preflightResource"),
             ],
             "/{resource}/{id}": [
@@ -145,8 +145,11 @@ enum OpenAPIDocument {
         return headers
     }
 
-    /// A write: `If-Match` (not on a create), `Idempotency-Key`, a JSON object body (not on a delete).
-    private static func write(_ id: String, _ summary: String, created: Bool = false, body: Bool = true, codes: [Int]) -> JSONValue {
+    /// A write: `If-Match` (not on a create), `Idempotency-Key`, a JSON object body (not on a
+    /// delete) of schema `value`: a record, or a singular resource (whose `id` is any value).
+    private static func write(
+        _ id: String, _ summary: String, created: Bool = false, body: Bool = true, value: String = "Record", codes: [Int]
+    ) -> JSONValue {
         let names = (created ? [] : ["If-Match"]) + ["Idempotency-Key", "ModelSync-Protocol"]
         var operation: JSONObject = [
             "operationId": .string(id), "summary": .string(summary),
@@ -155,11 +158,11 @@ enum OpenAPIDocument {
                 created ? "201" : "200": [
                     "description": created ? "the stored record" : "the stored value",
                     "headers": ["ETag": header("ETag"), "Idempotent-Replayed": header("Idempotent-Replayed"), "ModelSync-Protocol": header("ModelSync-Protocol")],
-                    "content": json(body ? schema("Record") : ["type": "object", "maxProperties": 0]),
+                    "content": json(body ? schema(value) : ["type": "object", "maxProperties": 0]),
                 ],
             ], codes: codes),
         ]
-        if body { operation["requestBody"] = ["required": true, "content": json(schema("Record"))] }
+        if body { operation["requestBody"] = ["required": true, "content": json(schema(value))] }
         return .object(operation)
     }
 
