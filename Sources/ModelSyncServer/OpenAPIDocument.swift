@@ -70,7 +70,7 @@ enum OpenAPIDocument {
             ],
             "/db": [
                 "get": read("readDatabase", "Every collection and singular resource", ok: schema("Database")),
-                "head": head("headDatabase"),
+                "head": head("headDatabase", codes: [400]),
                 "options": preflight("preflightDatabase"),
             ],
             "/_changes": [
