@@ -300,7 +300,7 @@ enum OpenAPIDocument {
         ]
     }
 
-    /// Every parameter, by name: `(in, description, schema)`.
+    /// Every parameter, by name, from a table of name, location, description and schema.
     private static var parameters: JSONValue {
         let text: JSONValue = ["type": "string"]
         let count: JSONValue = ["type": "integer", "minimum": 0]
