@@ -121,6 +121,11 @@ struct ServerResponder: HTTPResponder {
         }
         var body: JSONValue?
         if !isRead && method != .delete { body = try await readBody(&request, context: context) }
+        // Reserved before any collection of that name, as `_changes` and `_batch` are.
+        if segments == [Self.openAPIPath] {
+            guard isRead else { throw APIError(status: 405, message: "/\(Self.openAPIPath) is read-only") }
+            return conditional(OpenAPIDocument.value, modified: OpenAPIDocument.published, request)
+        }
         if segments == ["_batch"] && options.servesSyncExtensions {
             guard method == .post else { throw APIError(status: 405, message: "a batch is POSTed") }
             return try await batch(body)
@@ -318,6 +323,9 @@ struct ServerResponder: HTTPResponder {
             throw APIError.badRequest("malformed JSON body: \(error)")
         }
     }
+
+    /// Where the server serves its OpenAPI document (``OpenAPIDocument``).
+    static let openAPIPath = "openapi.json"
 
     /// The methods the server answers; any other gets 405 with this list in `Allow`.
     static let allowedMethods: Set<HTTPRequest.Method> = [.get, .head, .post, .put, .patch, .delete, .options]

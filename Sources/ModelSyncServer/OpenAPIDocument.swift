@@ -1,0 +1,371 @@
+import Foundation
+import ModelSyncJSON
+import ModelSyncProtocol
+
+extension ModelSyncServer {
+    /// The OpenAPI 3.1 description of the server's HTTP API, as `GET /openapi.json` serves it:
+    /// json-server's routes, conditional requests, and the sync protocol's extensions (the change
+    /// feed, batches, idempotency keys, the version header; `docs/PROTOCOL.md`).
+    ///
+    /// The document describes any data: `{resource}` is any collection or singular resource.
+    /// It describes the server with its sync extensions on (``ServerOptions/servesSyncExtensions``).
+    public static var openAPIDocument: JSONValue { OpenAPIDocument.value }
+}
+
+/// The OpenAPI document, built once. Schemas of the sync messages follow the types of
+/// `ModelSyncProtocol`; `OpenAPITests` checks the paths against the routes the server answers.
+enum OpenAPIDocument {
+    static let value: JSONValue = [
+        "openapi": "3.1.0",
+        "info": [
+            "title": "modelsync-server",
+            "version": .string(String(SyncProtocol.version)),
+            "description": """
+                A json-server-compatible REST API over a JSON document (every top-level array a \
+                collection, every top-level object a singular resource) with the ModelSync sync \
+                protocol (docs/PROTOCOL.md). Every answer allows any origin (CORS); every request \
+                may name its protocol version in ModelSync-Protocol.
+                """,
+        ],
+        "paths": paths,
+        "components": components,
+    ]
+
+    /// When the document was first served: its `Last-Modified`.
+    static let published = Date()
+
+    // MARK: Paths
+
+    private static var paths: JSONValue {
+        [
+            "/{resource}": [
+                "parameters": [parameter("resource")],
+                "get": read(
+                    "readResource", "A collection (filtered, sorted, sliced), its change feed (_since), or a singular resource",
+                    parameters: listParameters + [parameter("_since")],
+                    ok: ["anyOf": [schema("RecordList"), schema("SyncFeedPage"), schema("Resource")]], list: true, feed: true),
+                "head": head("headResource", list: true),
+                "post": write("createRecord", "Create a record in a collection (405 on a singular resource)", created: true, codes: [400, 404, 405, 409, 413, 422]),
+                "put": write("replaceResource", "Replace a singular resource (405 on a collection)", value: "Resource", codes: [400, 404, 405, 412, 413, 422]),
+                "patch": write("mergeResource", "Merge into a singular resource (405 on a collection)", value: "Resource", codes: [400, 404, 405, 412, 413, 422]),
+                "options": preflight("preflightResource"),
+            ],
+            "/{resource}/{id}": [
+                "parameters": [parameter("resource"), parameter("id")],
+                "get": read("readRecord", "A record, with its version as ETag", parameters: relationParameters, ok: schema("Record"), codes: [400, 404]),
+                "head": head("headRecord"),
+                "put": write("replaceRecord", "Replace a record", codes: [400, 404, 405, 412, 413, 422]),
+                "patch": write("mergeRecord", "Merge into a record", codes: [400, 404, 405, 412, 413, 422]),
+                "delete": write("deleteRecord", "Delete a record (it leaves a tombstone in the feed); answers {}", body: false, codes: [400, 404, 405, 412, 422]),
+                "options": preflight("preflightRecord"),
+            ],
+            "/{resource}/{id}/{children}": [
+                "parameters": [parameter("resource"), parameter("id"), parameter("children")],
+                "get": read(
+                    "listChildren", "The records of `children` whose `<resource singular>Id` is the parent's id",
+                    parameters: listParameters, ok: schema("RecordList"), list: true, codes: [400, 404]),
+                "head": head("headChildren", list: true),
+                "post": write("createChild", "Create a record of `children` under the parent (its foreign key set)", created: true, codes: [400, 404, 405, 409, 413, 422]),
+                "options": preflight("preflightChildren"),
+            ],
+            "/db": [
+                "get": read("readDatabase", "Every collection and singular resource", ok: schema("Database")),
+                "head": head("headDatabase", codes: [400]),
+                "options": preflight("preflightDatabase"),
+            ],
+            "/_changes": [
+                "get": feedRead(),
+                "head": [
+                    "operationId": "headChanges", "summary": "The change feed's headers",
+                    "parameters": [parameter("since"), parameter("limit"), parameter("collections"), parameter("ModelSync-Protocol")],
+                    "responses": responses(["200": ["description": "the feed page's headers", "headers": protocolHeader]], codes: [400, 410]),
+                ],
+                "options": preflight("preflightChanges"),
+            ],
+            "/_changes/stream": [
+                "get": stream(),
+                "options": preflight("preflightStream"),
+            ],
+            "/_batch": [
+                "post": batch(),
+                "options": preflight("preflightBatch"),
+            ],
+            "/openapi.json": [
+                "get": read("readOpenAPI", "This document", ok: ["type": "object", "required": ["openapi", "paths"]]),
+                "head": head("headOpenAPI", codes: [400]),
+                "options": preflight("preflightOpenAPI"),
+            ],
+        ]
+    }
+
+    /// The query parameters of a list: filters, search, sorting, slicing, relations.
+    private static let listParameters: [JSONValue] = [
+        "filters", "q", "_sort", "_order", "_start", "_end", "_limit", "_page", "_per_page", "_embed", "_expand",
+    ].map(parameter)
+
+    private static let relationParameters: [JSONValue] = ["_embed", "_expand"].map(parameter)
+
+    /// A conditional read (`GET`): 200 with the value, or 304.
+    private static func read(
+        _ id: String, _ summary: String, parameters: [JSONValue] = [], ok: JSONValue, list: Bool = false, feed: Bool = false,
+        codes: [Int] = [400]
+    ) -> JSONValue {
+        var answers: JSONObject = [
+            "200": [
+                "description": feed ? "the list (with X-Total-Count), the feed page (with _since), or the resource" : "the value",
+                "headers": .object(readHeaders(list: list)), "content": json(ok),
+            ],
+            "304": response("NotModified"),
+        ]
+        if feed { answers["410"] = response("Gone") }
+        return [
+            "operationId": .string(id), "summary": .string(summary),
+            "parameters": .array(parameters + conditionalReadParameters),
+            "responses": responses(answers, codes: codes + (feed ? [404] : [])),
+        ]
+    }
+
+    /// `HEAD`: the headers `GET` would answer.
+    private static func head(_ id: String, list: Bool = false, codes: [Int] = [400, 404]) -> JSONValue {
+        [
+            "operationId": .string(id), "summary": "The headers GET answers",
+            "parameters": .array(conditionalReadParameters),
+            "responses": responses(["200": ["description": "the headers", "headers": .object(readHeaders(list: list))], "304": response("NotModified")], codes: codes),
+        ]
+    }
+
+    private static let conditionalReadParameters: [JSONValue] = ["If-None-Match", "If-Modified-Since", "ModelSync-Protocol"].map(parameter)
+
+    private static func readHeaders(list: Bool) -> JSONObject {
+        var headers: JSONObject = ["ETag": header("ETag"), "Last-Modified": header("Last-Modified"), "ModelSync-Protocol": header("ModelSync-Protocol")]
+        if list {
+            headers["X-Total-Count"] = header("X-Total-Count")
+            headers["Link"] = header("Link")
+        }
+        return headers
+    }
+
+    /// A write: `If-Match` (not on a create), `Idempotency-Key`, a JSON object body (not on a
+    /// delete) of schema `value`: a record, or a singular resource (whose `id` is any value).
+    private static func write(
+        _ id: String, _ summary: String, created: Bool = false, body: Bool = true, value: String = "Record", codes: [Int]
+    ) -> JSONValue {
+        let names = (created ? [] : ["If-Match"]) + ["Idempotency-Key", "ModelSync-Protocol"]
+        var operation: JSONObject = [
+            "operationId": .string(id), "summary": .string(summary),
+            "parameters": .array(names.map(parameter)),
+            "responses": responses([
+                created ? "201" : "200": [
+                    "description": created ? "the stored record" : "the stored value",
+                    "headers": ["ETag": header("ETag"), "Idempotent-Replayed": header("Idempotent-Replayed"), "ModelSync-Protocol": header("ModelSync-Protocol")],
+                    "content": json(body ? schema(value) : ["type": "object", "maxProperties": 0]),
+                ],
+            ], codes: codes),
+        ]
+        if body { operation["requestBody"] = ["required": true, "content": json(schema(value))] }
+        return .object(operation)
+    }
+
+    /// `OPTIONS`: a CORS preflight, answered on every path.
+    private static func preflight(_ id: String) -> JSONValue {
+        ["operationId": .string(id), "summary": "CORS preflight", "responses": ["204": ["description": "the CORS headers"]]]
+    }
+
+    private static func feedRead() -> JSONValue {
+        [
+            "operationId": "readChanges", "summary": "The change feed of every collection (or those named), oldest first",
+            "parameters": [parameter("since"), parameter("limit"), parameter("collections"), parameter("ModelSync-Protocol")],
+            "responses": responses(
+                ["200": ["description": "a page of the feed", "headers": protocolHeader, "content": json(schema("SyncFeedPage"))], "410": response("Gone")],
+                codes: [400]),
+        ]
+    }
+
+    private static func stream() -> JSONValue {
+        [
+            "operationId": "streamChanges",
+            "summary": "The change feed as Server-Sent Events: the backlog after the cursor, then each change as it commits",
+            "description": "Each change is an event `change` with `id: <seq>` and a SyncChange as `data`; `: keep-alive` comments keep the connection open. The stream ends when the client goes or the server stops.",
+            "parameters": [parameter("since"), parameter("collections"), parameter("Last-Event-ID"), parameter("ModelSync-Protocol")],
+            "responses": responses(
+                ["200": ["description": "the event stream", "content": ["text/event-stream": ["schema": ["type": "string"]]]], "410": response("Gone")],
+                codes: [400]),
+        ]
+    }
+
+    private static func batch() -> JSONValue {
+        [
+            "operationId": "postBatch",
+            "summary": "Several writes applied in order in one transaction, each answered as it would have been alone",
+            "parameters": [parameter("ModelSync-Protocol")],
+            "requestBody": ["required": true, "content": json(schema("SyncBatchRequest"))],
+            "responses": responses(
+                ["200": ["description": "one result per operation, in order", "headers": protocolHeader, "content": json(schema("SyncBatchResponse"))]],
+                codes: [400, 405, 413]),
+        ]
+    }
+
+    private static var protocolHeader: JSONValue { ["ModelSync-Protocol": header("ModelSync-Protocol")] }
+
+    /// `answers` plus the error answers of `codes`.
+    private static func responses(_ answers: JSONObject, codes: [Int]) -> JSONValue {
+        var all = answers
+        for code in codes { all[String(code)] = response(errorNames[code] ?? "BadRequest") }
+        return .object(all)
+    }
+
+    // MARK: Components
+
+    private static let errorNames: [Int: String] = [
+        400: "BadRequest", 404: "NotFound", 405: "MethodNotAllowed", 409: "Conflict", 410: "Gone", 412: "PreconditionFailed",
+        413: "ContentTooLarge", 422: "UnprocessableContent",
+    ]
+
+    private static var components: JSONValue {
+        ["schemas": schemas, "parameters": parameters, "headers": headers, "responses": errorResponses]
+    }
+
+    private static var errorResponses: JSONValue {
+        let meanings: [(String, String)] = [
+            ("BadRequest", "A malformed request: body, parameter, feed cursor, Idempotency-Key, batch; or a ModelSync-Protocol version not spoken here (with supportedVersions)"),
+            ("NotFound", "No such collection, resource or record"),
+            ("MethodNotAllowed", "The method is not allowed here, or the server is read-only"),
+            ("Conflict", "The collection already has a record with the body's id"),
+            ("Gone", "The cursor is older than the deletions the server keeps: read everything again, then follow the feed from `horizon`"),
+            ("PreconditionFailed", "If-Match failed: the record changed; `current` is the record now, ETag its version"),
+            ("ContentTooLarge", "The body is larger (or deeper) than the server takes, or a batch holds more than \(SyncBatchRequest.maximumOperations) operations"),
+            ("UnprocessableContent", "The Idempotency-Key was sent with another request, or PostgreSQL cannot store the value (NUL)"),
+        ]
+        var object = JSONObject()
+        for (name, meaning) in meanings {
+            object[name] = ["description": .string(meaning), "headers": ["ETag": header("ETag")], "content": json(schema("Error"))]
+        }
+        object["NotModified"] = ["description": "The client's copy is current (If-None-Match, or If-Modified-Since)", "headers": ["ETag": header("ETag"), "Last-Modified": header("Last-Modified")]]
+        return .object(object)
+    }
+
+    private static var schemas: JSONValue {
+        let id: JSONValue = ["type": ["integer", "string"], "description": "An integer or a string"]
+        let cursor: JSONValue = ["type": "string", "description": "A feed cursor: opaque to clients"]
+        return [
+            "Record": ["type": "object", "description": "A record: a JSON object, with an id once stored", "properties": ["id": id]],
+            "RecordList": ["type": "array", "items": schema("Record")],
+            "Resource": ["type": "object", "description": "A singular resource"],
+            "Database": ["type": "object", "description": "Every collection (an array) and singular resource (an object), by name", "additionalProperties": ["type": ["array", "object"]]],
+            "Error": [
+                "type": "object", "required": ["error"], "description": "SyncErrorBody",
+                "properties": [
+                    "error": ["type": "string"],
+                    "current": ["description": "A 412's record as it is now (its ETag is the answer's)"],
+                    "horizon": ["type": "string", "description": "A 410's cursor to follow the feed from after reading everything"],
+                    "supportedVersions": ["type": "array", "items": ["type": "integer"], "description": "A refused ModelSync-Protocol's versions spoken here"],
+                ],
+            ],
+            "SyncChange": [
+                "type": "object", "required": ["seq", "collection", "id", "deleted"],
+                "properties": [
+                    "seq": ["type": "integer", "minimum": 1, "description": "The record's version after the change (its ETag is \"<seq>\")"],
+                    "collection": ["type": "string"], "id": id, "deleted": ["type": "boolean"],
+                    "record": ["type": "object", "description": "The record now; absent for a deletion"],
+                    "createdWith": ["type": "string", "description": "The Idempotency-Key of the create that made the record"],
+                ],
+            ],
+            "SyncFeedPage": [
+                "type": "object", "required": ["changes", "next", "more"],
+                "properties": ["changes": ["type": "array", "items": schema("SyncChange")], "next": cursor, "more": ["type": "boolean"]],
+            ],
+            "SyncBatchOperation": [
+                "type": "object", "required": ["method", "path"],
+                "properties": [
+                    "method": ["enum": ["POST", "PUT", "PATCH", "DELETE"]],
+                    "path": ["type": "string", "description": "/<collection> for POST, /<collection>/<id> otherwise"],
+                    "headers": ["type": "object", "additionalProperties": ["type": "string"], "description": "If-Match, Idempotency-Key"],
+                    "body": ["description": "A JSON object, for POST, PUT and PATCH"],
+                ],
+            ],
+            "SyncBatchRequest": [
+                "type": "object", "required": ["operations"],
+                "properties": ["operations": ["type": "array", "maxItems": .number(JSONNumber(SyncBatchRequest.maximumOperations)), "items": schema("SyncBatchOperation")]],
+            ],
+            "SyncBatchResult": [
+                "type": "object", "required": ["status", "body"],
+                "properties": [
+                    "status": ["type": "integer"], "etag": ["type": "string"], "replayed": ["type": "boolean"],
+                    "body": ["description": "The record, or an Error"],
+                ],
+            ],
+            "SyncBatchResponse": [
+                "type": "object", "required": ["results"], "properties": ["results": ["type": "array", "items": schema("SyncBatchResult")]],
+            ],
+        ]
+    }
+
+    /// Every parameter, by name, from a table of name, location, description and schema.
+    private static var parameters: JSONValue {
+        let text: JSONValue = ["type": "string"]
+        let count: JSONValue = ["type": "integer", "minimum": 0]
+        let positive: JSONValue = ["type": "integer", "minimum": 1]
+        let cursor: JSONValue = ["type": "string", "pattern": "^([0-9]+|now)?$"]
+        let table: [(String, String, String, JSONValue)] = [
+            ("resource", "path", "A collection (a top-level array) or singular resource (a top-level object); see the examples", ["type": "string", "examples": ["posts"]]),
+            ("id", "path", "A record's id", ["type": "string", "examples": ["1"]]),
+            ("children", "path", "A collection whose records name their parent by `<singular of resource>Id`", ["type": "string", "examples": ["comments"]]),
+            ("q", "query", "Full-text search: records with a string or number containing it, case-insensitively", text),
+            ("_sort", "query", "Fields to sort by, comma-separated; `-field` sorts descending", text),
+            ("_order", "query", "asc or desc, one per _sort field", text),
+            ("_start", "query", "The first index of the slice", count),
+            ("_end", "query", "The index after the slice", count),
+            ("_limit", "query", "The slice's or page's length; with _since, the feed page's (at least 1)", count),
+            ("_page", "query", "A page (from 1) of _per_page or _limit records; answers Link", positive),
+            ("_per_page", "query", "The page length with _page", positive),
+            ("_embed", "query", "Child collections to embed, comma-separated", text),
+            ("_expand", "query", "Parents to expand (`post` from `postId`), comma-separated", text),
+            ("_since", "query", "A feed cursor: answers the collection's SyncFeedPage instead of the list", cursor),
+            ("since", "query", "A feed cursor: empty or 0 the beginning, now the current end", cursor),
+            ("limit", "query", "The most changes in a page (default \(ServerResponder.defaultFeedLimit), at most \(ServerResponder.maximumFeedLimit))", positive),
+            ("collections", "query", "Only the changes of these collections, comma-separated", text),
+            ("If-None-Match", "header", "ETags the client holds: 304 when one is current", text),
+            ("If-Modified-Since", "header", "An HTTP date: 304 when nothing changed since", text),
+            ("If-Match", "header", "The ETag the write is based on: 412 with the current record when it changed", text),
+            ("Idempotency-Key", "header", "A repeat of the same write under the same key gets the first answer (Idempotent-Replayed: true); another request under it is 422", ["type": "string", "minLength": 1, "maxLength": .number(JSONNumber(SyncProtocol.maximumIdempotencyKeyLength))]),
+            ("ModelSync-Protocol", "header", "The protocol version the client speaks; another is 400 with supportedVersions", ["type": "string", "examples": .array(SyncProtocol.supportedVersions.sorted().map { .string(String($0)) })]),
+            ("Last-Event-ID", "header", "The stream's cursor when reconnecting (instead of since)", cursor),
+        ]
+        var object = JSONObject()
+        for (name, location, description, schema) in table {
+            var parameter: JSONObject = ["name": .string(name), "in": .string(location), "description": .string(description), "schema": schema]
+            if location == "path" { parameter["required"] = true }
+            object[name] = .object(parameter)
+        }
+        // Any other query parameter filters the records: `field=value` (repeatable), `field_gte`,
+        // `_lte`, `_gt`, `_lt`, `_ne`, `_like` (a regular expression); dotted paths reach into objects.
+        object["filters"] = [
+            "name": "filters", "in": "query", "style": "form", "explode": true,
+            "description": "Field filters: field=value, field_gte, field_lte, field_gt, field_lt, field_ne, field_like (a regular expression); dotted fields reach into objects",
+            "schema": ["type": "object", "additionalProperties": ["type": "string"]],
+        ]
+        return .object(object)
+    }
+
+    private static var headers: JSONValue {
+        let table: [(String, String)] = [
+            ("ETag", "The record's version (\"<seq>\"), or a hash of the body"),
+            ("Last-Modified", "When the data last changed"),
+            ("X-Total-Count", "How many records match, before slicing"),
+            ("Link", "first, prev, next and last pages (with _page)"),
+            ("Idempotent-Replayed", "true: the first answer to this Idempotency-Key, replayed"),
+            ("ModelSync-Protocol", "The protocol version of the answer, when the request named one"),
+        ]
+        var object = JSONObject()
+        for (name, description) in table { object[name] = ["description": .string(description), "schema": ["type": "string"]] }
+        return .object(object)
+    }
+
+    // MARK: References
+
+    private static func schema(_ name: String) -> JSONValue { ["$ref": .string("#/components/schemas/" + name)] }
+    private static func parameter(_ name: String) -> JSONValue { ["$ref": .string("#/components/parameters/" + name)] }
+    private static func header(_ name: String) -> JSONValue { ["$ref": .string("#/components/headers/" + name)] }
+    private static func response(_ name: String) -> JSONValue { ["$ref": .string("#/components/responses/" + name)] }
+    private static func json(_ schema: JSONValue) -> JSONValue { ["application/json": ["schema": schema]] }
+}

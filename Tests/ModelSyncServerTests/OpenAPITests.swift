@@ -1,0 +1,137 @@
+import AsyncHTTPClient
+import Foundation
+import ModelSyncJSON
+import ModelSyncProtocol
+import ModelSyncServer
+import NIOHTTP1
+import Testing
+
+/// The OpenAPI document (`GET /openapi.json`) against the server: every documented operation is
+/// answered with a status the document lists for it (its success among them), every route the
+/// server answers is documented, and methods the document leaves out are refused.
+/// `.ci/schemathesis` fuzzes the same document against the running binary.
+@Suite struct OpenAPITests {
+    static let methods = ["get", "head", "post", "put", "patch", "delete", "options"]
+
+    /// Values for the templated path segments: `/{resource}` is tried as a collection and as a
+    /// singular resource.
+    static let samples: [String: [String]] = ["resource": ["posts", "profile"], "id": ["1"], "children": ["comments"]]
+
+    /// The routes the server answers (Responder.route): each must be in the document.
+    static let routes: [(String, String)] = [
+        ("get", "/{resource}"), ("head", "/{resource}"), ("post", "/{resource}"), ("put", "/{resource}"), ("patch", "/{resource}"),
+        ("get", "/{resource}/{id}"), ("head", "/{resource}/{id}"), ("put", "/{resource}/{id}"), ("patch", "/{resource}/{id}"),
+        ("delete", "/{resource}/{id}"), ("get", "/{resource}/{id}/{children}"), ("head", "/{resource}/{id}/{children}"),
+        ("post", "/{resource}/{id}/{children}"), ("get", "/db"), ("head", "/db"), ("get", "/_changes"), ("head", "/_changes"),
+        ("get", "/_changes/stream"), ("post", "/_batch"), ("get", "/openapi.json"), ("head", "/openapi.json"),
+    ]
+
+    static var document: JSONValue { ModelSyncServer.openAPIDocument }
+
+    @Test func theDocumentNamesEveryRouteAndResolvesEveryReference() throws {
+        let paths = try #require(Self.document["paths"]?.objectValue)
+        for (method, path) in Self.routes {
+            #expect(paths[path]?[method] != nil, "\(method.uppercased()) \(path) is answered but not documented")
+        }
+        #expect(Self.document["openapi"] == "3.1.0")
+        for reference in Self.references(in: Self.document) {
+            let found = reference.dropFirst(2).split(separator: "/").reduce(Self.document as JSONValue?) { $0?[String($1)] }
+            #expect(found != nil, "\(reference) does not resolve")
+        }
+    }
+
+    /// The sync messages' members are the schemas' properties, and carry every required one.
+    @Test func theSyncSchemasAreTheProtocolsTypes() throws {
+        let messages: [(String, JSONValue)] = [
+            ("SyncChange", SyncChange(sequence: 2, collection: "posts", id: 1, record: ["id": 1], createdWith: "k").json),
+            ("SyncFeedPage", SyncFeedPage(changes: [], next: "2", more: false).json),
+            ("SyncBatchOperation", SyncBatchOperation(method: "PATCH", path: "/posts/1", headers: ["If-Match": #""1""#], body: ["id": 1]).json),
+            ("SyncBatchRequest", SyncBatchRequest(operations: []).json),
+            ("SyncBatchResult", SyncBatchResult(status: 201, etag: #""2""#, replayed: true, body: ["id": 1]).json),
+            ("SyncBatchResponse", SyncBatchResponse(results: []).json),
+            ("Error", SyncErrorBody(error: "e", current: ["id": 1], horizon: "3").json),
+        ]
+        for (name, message) in messages {
+            let schema = try #require(Self.document["components"]?["schemas"]?[name])
+            let members = Set(try #require(message.objectValue).keys)
+            let properties = Set(schema["properties"]?.objectValue?.keys ?? [])
+            let required = Set(schema["required"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+            #expect(members.isSubset(of: properties), "\(name): \(members.subtracting(properties)) not in the schema")
+            #expect(required.isSubset(of: members), "\(name): the schema requires \(required.subtracting(members))")
+        }
+    }
+
+    @Test(arguments: Backend.allCases) func everyDocumentedOperationIsAnsweredAsDocumented(backend: Backend) async throws {
+        try await withServer(backend: backend) { _, base in
+            let served = try await send(.GET, base + "/openapi.json")
+            #expect(served.status == 200 && served.json == Self.document)
+            let paths = try #require(Self.document["paths"]?.objectValue)
+            let operations = paths.flatMap { path, item in
+                Self.methods.compactMap { method in item[method].map { (path: path, method: method, operation: $0) } }
+            }
+            // Deletes after the reads and updates of the record they remove; the stream last,
+            // with a backlog to read.
+            let ordered = operations.sorted { Self.phase($0.method, $0.path) < Self.phase($1.method, $1.path) }
+            for (path, method, operation) in ordered {
+                let documented = Set(operation["responses"]?.objectValue?.keys ?? [])
+                var answered: Set<String> = []
+                for url in Self.instances(of: path) {
+                    let status = try await Self.status(of: method, base + url, operation: operation)
+                    #expect(documented.contains(String(status)), "\(method.uppercased()) \(url): \(status) is not documented (\(documented.sorted()))")
+                    answered.insert(String(status))
+                }
+                let successes = documented.filter { $0.hasPrefix("2") }
+                #expect(!answered.isDisjoint(with: successes), "\(method.uppercased()) \(path) never succeeded: \(answered.sorted())")
+            }
+            // A method the document leaves out of a path is refused there.
+            for (path, item) in paths {
+                for method in ["post", "put", "patch", "delete"] where item[method] == nil {
+                    for url in Self.instances(of: path) {
+                        let status = try await send(HTTPMethod(rawValue: method.uppercased()), base + url, body: #"{"title": "x"}"#).status
+                        #expect(status == 404 || status == 405, "\(method.uppercased()) \(url) is not documented but answered \(status)")
+                    }
+                }
+            }
+        }
+    }
+
+    static func phase(_ method: String, _ path: String) -> Int {
+        path == "/_changes/stream" ? 2 : method == "delete" ? 1 : 0
+    }
+
+    /// The path with each template filled by every sample.
+    static func instances(of path: String) -> [String] {
+        path.split(separator: "/").reduce([""]) { prefixes, segment in
+            let values = segment.hasPrefix("{") ? samples[String(segment.dropFirst().dropLast())] ?? [] : [String(segment)]
+            return prefixes.flatMap { prefix in values.map { prefix + "/" + $0 } }
+        }
+    }
+
+    /// Sends the operation with a body its schema takes; a stream's status is read from its head.
+    static func status(of method: String, _ url: String, operation: JSONValue) async throws -> Int {
+        if operation["responses"]?["200"]?["content"]?["text/event-stream"] != nil {
+            let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
+            #expect(response.headers.first(name: "Content-Type") == "text/event-stream")
+            // The backlog's first event, then the stream is dropped (which cancels it).
+            for try await _ in response.body { break }
+            return Int(response.status.code)
+        }
+        let schema = operation["requestBody"]?["content"]?["application/json"]?["schema"]?["$ref"]
+        let body: String? = switch schema {
+        case "#/components/schemas/SyncBatchRequest"?: #"{"operations": [{"method": "POST", "path": "/posts", "body": {"title": "x"}}]}"#
+        case .some: #"{"title": "x"}"#
+        case nil: nil
+        }
+        return try await send(HTTPMethod(rawValue: method.uppercased()), url, body: body).status
+    }
+
+    /// Every `$ref` in `value`.
+    static func references(in value: JSONValue) -> [String] {
+        switch value {
+        case .object(let object):
+            object.flatMap { key, member in key == "$ref" ? member.stringValue.map { [$0] } ?? [] : references(in: member) }
+        case .array(let elements): elements.flatMap(references)
+        default: []
+        }
+    }
+}
