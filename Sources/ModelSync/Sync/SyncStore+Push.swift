@@ -400,17 +400,11 @@ extension SyncStore {
     /// Applies an acknowledged create: the temporary key becomes the server's everywhere, the
     /// server's fields go into the row unless newer local changes wait, the entry goes.
     /// Returns the stored value and the local rows whose foreign keys were rewritten.
-    ///
-    /// Idempotent: when a pull stored the server's record under its real key while the answer
-    /// was lost, that copy gives way to the row created locally (which holds any later local
-    /// changes), so the record is held once.
     func acknowledgeCreate<M: SyncedModel>(
         _ entry: OutboxTable.Row, key: SyncKey, serverKey: JSONValue, _ value: M, version: String?, _ db: SQLiteConnection
     ) throws -> (M?, [any SyncedModel]) {
         var children: [any SyncedModel] = []
         if entry.temporaryKey && serverKey != entry.localKey {
-            try db.execute("PRAGMA defer_foreign_keys = ON")
-            try db.execute("DELETE FROM \(quoteIdentifier(key.table)) WHERE \(quoteIdentifier(key.column)) = ?", [serverKey.primaryKeySQLValue(model: key.model)])
             children = try rewriteKey(M.self, key: key, from: entry.localKey, to: serverKey, acknowledged: entry.sequence, db)
         }
         var rewritten = entry
@@ -455,6 +449,12 @@ extension SyncStore {
     /// Rewrites a temporary key in one transaction: the row, the entries naming it, the
     /// foreign keys of local rows pointing at it (the models' `BelongsTo` relations). Returns
     /// the rewritten child rows.
+    ///
+    /// Idempotent: when a pull stored the server's record under its real key while the create's
+    /// answer was lost (a server whose feed does not name the create's key), that copy takes the
+    /// local row's values (which hold any later local changes), and the temporary row goes once
+    /// nothing points at it. An update, not a delete, so that no `ON DELETE` action reaches the
+    /// copy's children.
     private func rewriteKey<M: SyncedModel>(
         _ type: M.Type, key: SyncKey, from temporary: JSONValue, to server: JSONValue, acknowledged: Int64, _ db: SQLiteConnection
     ) throws -> [any SyncedModel] {
@@ -462,7 +462,16 @@ extension SyncStore {
         let new = try server.primaryKeySQLValue(model: key.model)
         // Children still point at the temporary key until they are rewritten below.
         try db.execute("PRAGMA defer_foreign_keys = ON")
-        try db.execute("UPDATE \(quoteIdentifier(key.table)) SET \(quoteIdentifier(key.column)) = ? WHERE \(quoteIdentifier(key.column)) = ?", [new, old])
+        let (table, keyColumn) = (quoteIdentifier(key.table), quoteIdentifier(key.column))
+        let copyPulled = try db.scalar("SELECT 1 FROM \(table) WHERE \(keyColumn) = ?", [new]) != nil
+        if copyPulled {
+            let columns = M.schema.fields.map(\.column).filter { $0 != key.column }.map(quoteIdentifier).joined(separator: ", ")
+            if !columns.isEmpty {
+                try db.execute("UPDATE \(table) SET (\(columns)) = (SELECT \(columns) FROM \(table) WHERE \(keyColumn) = ?) WHERE \(keyColumn) = ?", [old, new])
+            }
+        } else {
+            try db.execute("UPDATE \(table) SET \(keyColumn) = ? WHERE \(keyColumn) = ?", [new, old])
+        }
         let oldText = OutboxTable.text(temporary)
         // The row's later entries (the acknowledged one is deleted next).
         let later = try OutboxTable.entries(db, where: "model = ? AND local_key = ? AND sequence != ?", [.text(key.model), .text(oldText), .integer(acknowledged)])
@@ -483,6 +492,7 @@ extension SyncStore {
         for child in state.withLock({ Array($0.models.values) }) {
             children += try rewriteForeignKeys(child, parent: M.self, from: temporary, to: server, db)
         }
+        if copyPulled { try db.execute("DELETE FROM \(table) WHERE \(keyColumn) = ?", [old]) }
         return children
     }
 

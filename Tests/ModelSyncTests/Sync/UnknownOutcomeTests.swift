@@ -14,12 +14,15 @@ import Testing
         let directory: TemporaryDirectory
         let faults = FaultPlan()
 
-        func store(_ name: String = "app", batch: Int = 1) throws -> SyncStore {
+        /// `feedWithoutCreateKeys`: as a server whose feed does not name the key a record was
+        /// created with, so a pull cannot tell the client's own lost create.
+        func store(_ name: String = "app", batch: Int = 1, feedWithoutCreateKeys: Bool = false) throws -> SyncStore {
             let database = try Database(path: directory.path("\(name).sqlite"), models: [SyncNote.self, SyncReply.self])
             var options = RemoteStore.Options()
             options.retry = .none
             let faults = self.faults
-            let remote = RemoteStore(baseURL: server.baseURL, transport: FaultyTransport(decide: { _ in faults.next() }), options: options)
+            let base: any HTTPTransport = feedWithoutCreateKeys ? FeedWithoutCreateKeys() : AsyncHTTPClientTransport()
+            let remote = RemoteStore(baseURL: server.baseURL, transport: FaultyTransport(base: base, decide: { _ in faults.next() }), options: options)
             return SyncStore(remote: remote, database: database, models: [SyncNote.self, SyncReply.self], maxConcurrentRequests: 1, maxBatchSize: batch)
         }
 
@@ -61,6 +64,32 @@ import Testing
             let pulled = try await sync.pull(SyncNote.self)
             #expect(pulled.upserted == 0 && pulled.deleted == 0)
             #expect(try await localNotes(sync).count == 2)
+        }
+    }
+
+    /// Against a server whose feed does not name create keys, the pull stores the server's copy
+    /// of the lost create, and children of it; the create's acknowledgement then merges the local
+    /// row into the copy without deleting it, so the children stay.
+    @Test func aPulledCopyOfALostCreateKeepsItsChildren() async throws {
+        try await withFixture { fixture in
+            let sync = try fixture.store(feedWithoutCreateKeys: true)
+            var note = SyncNote(id: nil, title: "draft")
+            try await sync.save(&note)
+            await fixture.pushFailing(sync, [.loseAnswer])
+            note.title = "final"
+            try await sync.save(&note)
+            // Another device replies to the new note; this one pulls both.
+            _ = try await RemoteStore(baseURL: fixture.server.baseURL).send(RemoteRequest(
+                method: .post, url: fixture.server.baseURL.appendingPathComponent("replies"), body: Array(#"{"noteId": 1, "text": "hi"}"#.utf8)))
+            try await sync.pull(SyncNote.self)
+            try await sync.pull(SyncReply.self)
+            #expect(try await localNotes(sync).count == 2)  // the copy and the local row, until the push
+            try await sync.push()
+            let notes = try await localNotes(sync)
+            #expect(notes.map(\.id) == [1] && notes.first?.title == "final")
+            #expect(try await sync.database.read { db in try SyncReply.all(db) }.map(\.text) == ["hi"])
+            #expect(try await serverRecords(fixture.server, "notes")[1]?["title"]?.stringValue == "final")
+            #expect(try await sync.pendingCount() == 0)
         }
     }
 
@@ -204,6 +233,19 @@ import Testing
 
 /// A server that speaks another protocol version refuses every request with the versions it
 /// speaks (as `modelsync-server` does): the store pauses instead of parking the entry.
+/// The bundled server as one whose change feed does not carry `createdWith`.
+private struct FeedWithoutCreateKeys: HTTPTransport {
+    let base = AsyncHTTPClientTransport()
+
+    func send(_ request: RemoteRequest) async throws -> RemoteResponse {
+        var response = try await base.send(request)
+        guard request.url.query?.contains("_since") == true, var page = try? SyncFeedPage(json: JSONValue(parsing: response.body)) else { return response }
+        for index in page.changes.indices { page.changes[index].createdWith = nil }
+        response.body = page.json.jsonBytes()
+        return response
+    }
+}
+
 private struct OtherProtocolServer: HTTPTransport {
     func send(_ request: RemoteRequest) async throws -> RemoteResponse {
         RemoteResponse(status: 400, headers: ["Content-Type": "application/json"], body: Array(#"{"error":"version 1 is not spoken here","supportedVersions":[2]}"#.utf8))
