@@ -24,6 +24,9 @@ import Testing
             #expect(try await send(.PATCH, base + "posts/1", body: #"{"title": "a3"}"#, headers: [("Idempotency-Key", "p1")]).status == 422)
             #expect(try await send(.PATCH, base + "posts/2", body: #"{"title": "a2"}"#, headers: [("Idempotency-Key", "p1")]).status == 422)
             #expect(try await send(.DELETE, base + "posts/1", headers: [("Idempotency-Key", "p1")]).status == 422)
+            // A key holding NUL (a batch can carry one) is refused alike on both backends.
+            let nul = try await send(.POST, base + "_batch", body: #"{"operations": [{"method": "POST", "path": "/posts", "headers": {"Idempotency-Key": "a\u0000b"}, "body": {}}]}"#)
+            #expect(nul.json?["results"]?[0]?["status"]?.intValue == 400)
 
             let deleted = try await send(.DELETE, base + "posts/2", headers: [("Idempotency-Key", "d1")])
             #expect(deleted.status == 200)

@@ -38,10 +38,12 @@ enum IdempotencyKeys {
         return try validated(key)
     }
 
-    /// `key`, or a 400 for an unusable one.
+    /// `key`, or a 400 for an unusable one: empty, longer than ``maximumLength`` bytes, or
+    /// holding NUL (a batch's JSON can carry one; PostgreSQL's text cannot store it, and both
+    /// backends must refuse the same keys).
     static func validated(_ key: String) throws -> String {
-        guard !key.isEmpty, key.utf8.count <= maximumLength else {
-            throw APIError.badRequest("Idempotency-Key must have 1 to \(maximumLength) bytes")
+        guard !key.isEmpty, key.utf8.count <= maximumLength, !key.utf8.contains(0) else {
+            throw APIError.badRequest("Idempotency-Key must have 1 to \(maximumLength) bytes and no NUL")
         }
         return key
     }
