@@ -148,12 +148,15 @@ extension SyncStore {
             }
             guard marked else { continue }
             // Frozen before their requests leave: the server may apply them from now on.
-            let sequences = started.map(\.sequence)
-            do {
-                try await database.write { db in try OutboxTable.markSent(sequences, db) }
-            } catch {
-                state.withLock { $0.inFlight.subtract(sequences) }
-                throw error
+            // (A retry's entries are marked already: no transaction for them.)
+            let sequences = started.filter { !$0.sent }.map(\.sequence)
+            if !sequences.isEmpty {
+                do {
+                    try await database.write { db in try OutboxTable.markSent(sequences, db) }
+                } catch {
+                    state.withLock { $0.inFlight.subtract(started.map(\.sequence)) }
+                    throw error
+                }
             }
             return started.map { entry in
                 var entry = entry
