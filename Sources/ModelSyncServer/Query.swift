@@ -2,36 +2,6 @@ import Foundation
 import ModelSyncJSON
 import ModelSyncProtocol
 
-/// An error answered to the client: a status and a message, sent as `{"error": "…"}`.
-struct APIError: Error {
-    var status: Int
-    var message: String
-    /// More members of the error body (`current` of a 412, `horizon` of a 410).
-    var details: JSONObject = JSONObject()
-    /// The ETag header of the answer (a 412's current version).
-    var etag: String?
-
-    init(status: Int, message: String, details: JSONObject = JSONObject()) {
-        self.status = status
-        self.message = message
-        self.details = details
-    }
-
-    /// A 412 with the current record.
-    init(status: Int, message: String, current: JSONValue, etag: String) {
-        self.init(status: status, message: message, details: ["current": current])
-        self.etag = etag
-    }
-
-    static func badRequest(_ message: String) -> APIError { APIError(status: 400, message: message) }
-
-    /// The error's body, as every error answer has it.
-    var body: SyncErrorBody {
-        SyncErrorBody(error: message, details: details)
-    }
-    static func notFound(_ message: String) -> APIError { APIError(status: 404, message: message) }
-}
-
 /// The query string of a request, in order, with repeated names kept.
 struct QueryParameters: Sendable {
     var pairs: [(name: String, value: String)]

@@ -1,6 +1,6 @@
 import ModelSyncJSON
 
-extension ModelSyncServer {
+extension SyncServer {
     /// Sample data in the shape of jsonplaceholder: 10 users, 100 posts (10 per user) and 500
     /// comments (5 per post), plus a `profile` resource. Generated, so always the same.
     public static let sampleData: JSONValue = {

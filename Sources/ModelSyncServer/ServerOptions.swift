@@ -1,21 +1,18 @@
 import Foundation
+import Hummingbird
+import Logging
+import Prometheus
 
-/// How a ``ModelSyncServer`` behaves, beyond the data it serves.
+/// How a ``SyncServer`` behaves, beyond the data it serves.
 public struct ServerOptions: Sendable {
     /// Answers every write (`POST`, `PUT`, `PATCH`, `DELETE`) with 405 and never changes the data.
     public var readOnly: Bool
-    /// Waits this long before answering each request (simulates a slow network).
-    public var delay: Duration
     /// The largest request body accepted; larger bodies are answered with 413. A write whose
     /// `Content-Length` declares more is answered at once, before its body arrives, and its
     /// connection then closes.
     public var maxBodySize: Int
     /// Items per page when `_page` is given without `_limit` or `_per_page`.
     public var defaultPageSize: Int
-    /// How many recent requests ``ModelSyncServer/recordedRequests`` keeps. 0 (or less) records
-    /// none: a server that no test inspects need not copy the head of every request. Between
-    /// trims the server holds up to twice as many, so that recording costs no shift of the log.
-    public var requestLogLimit: Int
     /// How long a connection may send and receive nothing (while its request head or body is
     /// being read, or between requests) before the server closes it; nil never closes one.
     public var idleTimeout: Duration?
@@ -31,28 +28,40 @@ public struct ServerOptions: Sendable {
     public var feedLimits: FeedLimits
     /// How often an open change stream (`/_changes/stream`) sends a keep-alive comment.
     public var keepAliveInterval: Duration
+    /// Middleware run on every request, in order, after CORS and before the routes: an app's
+    /// own (authentication, logging) or the test hooks (``FaultInjection``, ``RequestRecorder``).
+    public var middleware: [any SyncServerMiddleware]
+    /// The level at which each request and its answer are logged (to the server's logger).
+    public var requestLogLevel: Logger.Level
+    /// A Prometheus registry to serve at `GET /_metrics`, in the text format; nil serves none.
+    /// The server's request metrics (swift-metrics, through Hummingbird's `MetricsMiddleware`)
+    /// reach it once the process bootstraps `MetricsSystem` with a `PrometheusMetricsFactory`
+    /// on it, as `modelsync-server --metrics` does.
+    public var prometheus: PrometheusCollectorRegistry?
 
     /// Creates options; the defaults serve a writable database with no delay.
     public init(
         readOnly: Bool = false,
-        delay: Duration = .zero,
         maxBodySize: Int = 1 << 20,
         defaultPageSize: Int = 10,
-        requestLogLimit: Int = 1_000,
         idleTimeout: Duration? = .seconds(30),
         maxConnections: Int? = 512,
         servesSyncExtensions: Bool = true,
         feedLimits: FeedLimits = FeedLimits(),
-        keepAliveInterval: Duration = .seconds(15)
+        keepAliveInterval: Duration = .seconds(15),
+        middleware: [any SyncServerMiddleware] = [],
+        requestLogLevel: Logger.Level = .debug,
+        prometheus: PrometheusCollectorRegistry? = nil
     ) {
+        self.middleware = middleware
+        self.requestLogLevel = requestLogLevel
+        self.prometheus = prometheus
         self.servesSyncExtensions = servesSyncExtensions
         self.feedLimits = feedLimits
         self.keepAliveInterval = keepAliveInterval
         self.readOnly = readOnly
-        self.delay = delay
         self.maxBodySize = maxBodySize
         self.defaultPageSize = defaultPageSize
-        self.requestLogLimit = requestLogLimit
         self.idleTimeout = idleTimeout
         self.maxConnections = maxConnections
     }

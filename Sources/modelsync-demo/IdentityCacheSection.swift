@@ -27,7 +27,7 @@ extension CachedPost: RemoteResource {
 enum IdentityCacheSection {
     static func run() async throws {
         section("Identity map and offline cache")
-        let server = try await ModelSyncServer.start(data: ModelSyncServer.sampleData)
+        let server = try await SyncServer.start(data: SyncServer.sampleData)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("modelsync-demo-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -39,7 +39,7 @@ enum IdentityCacheSection {
         }
     }
 
-    private static func tour(_ server: ModelSyncServer, _ directory: URL) async throws {
+    private static func tour(_ server: SyncServer, _ directory: URL) async throws {
         var options = RemoteStore.Options()
         options.retry = RetryPolicy(maxAttempts: 1)               // offline means offline, at once
         let api = RemoteStore(baseURL: server.baseURL, options: options)

@@ -7,11 +7,13 @@ import ModelSyncServer
 enum OfflineWritesSection {
     static func run() async throws {
         section("Offline writes with SyncStore")
-        let server = try await ModelSyncServer.start(data: ModelSyncServer.sampleData)
+        // A request log, to show what the client sent.
+        let recorder = RequestRecorder()
+        let server = try await SyncServer.start(data: SyncServer.sampleData, options: ServerOptions(middleware: [recorder]))
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("modelsync-demo-sync-\(UUID().uuidString)")
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            try await tour(server, databasePath: directory.appendingPathComponent("app.sqlite").path)
+            try await tour(server, recorder, databasePath: directory.appendingPathComponent("app.sqlite").path)
             await server.shutdown()
             try? FileManager.default.removeItem(at: directory)
         } catch {
@@ -21,7 +23,7 @@ enum OfflineWritesSection {
         }
     }
 
-    private static func tour(_ server: ModelSyncServer, databasePath: String) async throws {
+    private static func tour(_ server: SyncServer, _ recorder: RequestRecorder, databasePath: String) async throws {
         let database = try Database(path: databasePath, models: [DemoPost.self])
         let sync = SyncStore(remote: RemoteStore(baseURL: server.baseURL), database: database, models: [DemoPost.self])
 
@@ -32,9 +34,9 @@ enum OfflineWritesSection {
         try await sync.save(&post)
         step("save again: coalesced into the pending create", "pending \(try await sync.pendingCount())")
 
-        server.clearRecordedRequests()
+        recorder.clear()
         let summary = try await sync.push()
-        let requests = server.recordedRequests.map { "\($0.method) \($0.uri) Idempotency-Key: \($0.header("Idempotency-Key") ?? "-")" }
+        let requests = recorder.requests.map { "\($0.method) \($0.uri) Idempotency-Key: \($0.header("Idempotency-Key") ?? "-")" }
         let stored = try await database.read { db in try DemoPost.all(db, where: "title = ?", [.text("Edited offline")]) }
         step("push: one POST; the server's id replaces the temporary one",
              "sent \(summary.sent)\n" + requests.joined(separator: "\n") + "\nlocal id now \(stored.first?.id ?? 0)")
@@ -47,11 +49,11 @@ enum OfflineWritesSection {
         try await elsewhere.save(&theirs)
         mine.text = "Text edited here"
         try await sync.save(&mine)
-        server.clearRecordedRequests()
+        recorder.clear()
         let merged = try await sync.push()
         let record = try await server.data["posts"]?.arrayValue?.first { $0["id"]?.intValue == id }
         step("push again: If-Match meets a newer version (412); the default policy merges field by field",
-             server.recordedRequests.map { "\($0.method) \($0.uri) If-Match: \($0.header("If-Match") ?? "-")" }.joined(separator: "\n")
+             recorder.requests.map { "\($0.method) \($0.uri) If-Match: \($0.header("If-Match") ?? "-")" }.joined(separator: "\n")
                 + "\nconflicts \(merged.conflicts); on the server: title \(record?["title"]?.stringValue ?? "?"), body \(record?["body"]?.stringValue ?? "?")")
 
         // The other client deletes a post this one has; a pull brings the deletion.

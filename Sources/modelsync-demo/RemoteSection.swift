@@ -31,9 +31,11 @@ extension DemoComment: RemoteResource {
 enum RemoteSection {
     static func run() async throws {
         section("REST with RemoteStore")
-        let server = try await ModelSyncServer.start(data: ModelSyncServer.sampleData)
+        // A request log, to show what the client sent.
+        let recorder = RequestRecorder()
+        let server = try await SyncServer.start(data: SyncServer.sampleData, options: ServerOptions(middleware: [recorder]))
         do {
-            try await tour(server)
+            try await tour(server, recorder)
             await server.shutdown()
         } catch {
             await server.shutdown()
@@ -41,7 +43,7 @@ enum RemoteSection {
         }
     }
 
-    private static func tour(_ server: ModelSyncServer) async throws {
+    private static func tour(_ server: SyncServer, _ recorder: RequestRecorder) async throws {
         step("Started modelsync-server in-process", "\(server.baseURL)  (users, posts, comments, profile)")
 
         var options = RemoteStore.Options()
@@ -80,12 +82,12 @@ enum RemoteSection {
         let gone = await statusOf { _ = try await api.fetch(DemoPost.self, id: draft.id ?? 0) }
         step("delete(post)  →  DELETE /posts/\(draft.id ?? 0)", "fetching it again: \(gone)")
 
-        let header = server.recordedRequests.last?.header("X-Demo-Client") ?? "missing"
+        let header = recorder.requests.last?.header("X-Demo-Client") ?? "missing"
         step("An interceptor adds a header to every request", "X-Demo-Client: \(header)")
 
         let first = try await api.fetchResult(DemoPost.self, id: 2)
         let second = try await api.fetchResult(DemoPost.self, id: 2)
-        let sent = server.recordedRequests.last?.header("If-None-Match") ?? "none"
+        let sent = recorder.requests.last?.header("If-None-Match") ?? "none"
         step("ETag revalidation: the second fetch sends If-None-Match",
              "ETag \(first.response.headers["ETag"] ?? "none"), sent \(sent)\nserver answered 304; body served from cache: \(second.response.isFromCache)")
     }

@@ -1,6 +1,9 @@
 import ArgumentParser
 import Foundation
+import Logging
+import Metrics
 import ModelSyncServer
+import Prometheus
 
 /// `modelsync-server db.json --port 3000`: a json-server-compatible REST server over a file, or
 /// over PostgreSQL with `--database`; `import` and `export` move data between the two.
@@ -78,6 +81,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Apply a share of requests (0–1), then drop the connection unanswered, for testing clients.")
     var loseAnswerRate = 0.0
 
+    @Flag(help: "Serve request metrics in Prometheus's text format at /_metrics.")
+    var metrics = false
+
+    @Option(help: "Log at this level and above: trace, debug, info (every request), notice, warning, error, critical.")
+    var logLevel = "warning"
+
     @Option(help: "Keep deletions in the change feed for this many seconds; older cursors must resync (410).")
     var tombstoneRetention = 7 * 24 * 60 * 60
 
@@ -97,33 +106,48 @@ struct Serve: AsyncParsableCommand {
         guard tombstoneRetention >= 0, tombstoneCapacity >= 0 else {
             throw ValidationError("--tombstone-retention and --tombstone-capacity must not be negative")
         }
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+        }
         guard delay >= 0, maxBodySize > 0, (0...65535).contains(port), (100...599).contains(failStatus) else {
             throw ValidationError("--delay, --max-body-size, --port and --fail-status must be in range")
         }
     }
 
     func run() async throws {
-        let options = ServerOptions(
-            readOnly: readOnly, delay: .milliseconds(delay), maxBodySize: maxBodySize,
-            requestLogLimit: 0,  // nothing in this process reads the recorded requests
+        var logger = SyncServer.defaultLogger
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .warning
+        var options = ServerOptions(
+            readOnly: readOnly, maxBodySize: maxBodySize,
             idleTimeout: idleTimeout > 0 ? .seconds(idleTimeout) : nil,
             maxConnections: maxConnections > 0 ? maxConnections : nil,
-            feedLimits: FeedLimits(tombstoneRetention: TimeInterval(tombstoneRetention), tombstoneCapacity: tombstoneCapacity)
+            feedLimits: FeedLimits(tombstoneRetention: TimeInterval(tombstoneRetention), tombstoneCapacity: tombstoneCapacity),
+            requestLogLevel: .info
         )
-        let server: ModelSyncServer
+        if metrics {
+            let registry = PrometheusCollectorRegistry()
+            MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+            options.prometheus = registry
+        }
+        // The test hooks, only when asked for: a production server carries none.
+        if delay > 0 || failRate > 0 || dropRate > 0 || loseAnswerRate > 0 {
+            let faults = FaultInjection(delay: .milliseconds(delay))
+            if failRate > 0 { faults.inject(Fault(.status(failStatus), fraction: failRate)) }
+            if dropRate > 0 { faults.inject(Fault(.dropConnection, fraction: dropRate)) }
+            if loseAnswerRate > 0 { faults.inject(Fault(.loseAnswer, fraction: loseAnswerRate)) }
+            options.middleware.append(faults)
+        }
+        let server: SyncServer
         let source: String
         if let database = try database.parsed() {
-            server = try await ModelSyncServer.start(database: database, host: host, port: port, options: options, stopsOnSignals: true)
+            server = try await SyncServer.start(database: database, host: host, port: port, options: options, logger: logger, stopsOnSignals: true)
             source = database.description
         } else {
             let file = file ?? ""
-            server = try await ModelSyncServer.start(
-                file: URL(fileURLWithPath: file), host: host, port: port, options: options, stopsOnSignals: true)
+            server = try await SyncServer.start(
+                file: URL(fileURLWithPath: file), host: host, port: port, options: options, logger: logger, stopsOnSignals: true)
             source = file
         }
-        if failRate > 0 { server.inject(Fault(.status(failStatus), fraction: failRate)) }
-        if dropRate > 0 { server.inject(Fault(.dropConnection, fraction: dropRate)) }
-        if loseAnswerRate > 0 { server.inject(Fault(.loseAnswer, fraction: loseAnswerRate)) }
         let resources = (try await server.data).objectValue?.keys ?? []
         print("modelsync-server: serving \(source) at \(server.baseURL)\(readOnly ? " (read-only)" : "")")
         for name in resources { print("  \(server.baseURL)/\(name)") }
@@ -150,7 +174,7 @@ struct Import: AsyncParsableCommand {
 
     func run() async throws {
         guard let database = try database.parsed() else { throw ValidationError("import needs --database") }
-        try await ModelSyncServer.importData(fromFile: URL(fileURLWithPath: file), into: database, replacing: replace)
+        try await SyncServer.importData(fromFile: URL(fileURLWithPath: file), into: database, replacing: replace)
         print("modelsync-server: imported \(file) into \(database)")
     }
 }
@@ -167,7 +191,7 @@ struct Export: AsyncParsableCommand {
 
     func run() async throws {
         guard let database = try database.parsed() else { throw ValidationError("export needs --database") }
-        try await ModelSyncServer.exportData(from: database, toFile: URL(fileURLWithPath: file))
+        try await SyncServer.exportData(from: database, toFile: URL(fileURLWithPath: file))
         print("modelsync-server: exported \(database) to \(file)")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import ModelSync
 import ModelSyncServer
+import ModelSyncTesting
 import Testing
 
 /// A todo of a user: `/users/1/todos`.
@@ -254,7 +255,7 @@ struct PerCallEncodingTests {
     private let youth = JSONEncodingOverride<Member>.field(\.age) { $0 <= 20 ? "Youth" : "Adult" }
 
     /// The member as the server stores it.
-    private func stored(_ id: Int?, _ store: RemoteStore, _ server: ModelSyncServer) async throws -> JSONValue {
+    private func stored(_ id: Int?, _ store: RemoteStore, _ server: TestServer) async throws -> JSONValue {
         let url = server.baseURL.appendingPathComponent("members/\(id ?? 0)")
         return try JSONValue(parsing: await store.send(RemoteRequest(method: .get, url: url)).body)
     }

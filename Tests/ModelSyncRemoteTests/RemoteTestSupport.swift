@@ -54,9 +54,9 @@ func remoteError(_ body: () async throws -> Void) async -> RemoteError? {
 /// A store against a fresh in-process server on a random port (ModelSyncTesting's server
 /// fixture: shut down after). Retries wait 1–2 ms, so retry tests stay fast.
 func withStore(
-    data: JSONValue = ModelSyncServer.sampleData,
+    data: JSONValue = SyncServer.sampleData,
     configure: (inout RemoteStore.Options) -> Void = { _ in },
-    _ body: (RemoteStore, ModelSyncServer) async throws -> Void
+    _ body: (RemoteStore, TestServer) async throws -> Void
 ) async throws {
     var options = RemoteStore.Options()
     options.retry = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(2), jitter: 0.5)
@@ -66,7 +66,7 @@ func withStore(
     }
 }
 
-extension ModelSyncServer {
+extension TestServer {
     /// The URIs received so far, e.g. `/posts?userId=1`.
     var uris: [String] { recordedRequests.map(\.uri) }
 }

@@ -2,6 +2,7 @@ import Foundation
 import ModelSync
 import ModelSyncJSON
 @testable import ModelSyncServer
+import ModelSyncTesting
 import Testing
 
 /// The change feed: versions as ETags, If-Match against them, `/_changes`, `?_since=`,
@@ -79,7 +80,7 @@ import Testing
 
     @Test func theBookkeepingIsSavedWithTheDataAndNeverServed() async throws {
         try await withDatabaseFile(#"{"posts": [{"id": 1, "title": "a"}], "_idempotency": {}}"#) { file in
-            let server = try await ModelSyncServer.start(file: file)
+            let server = try await TestServer.start(file: file)
             let base = server.baseURL.absoluteString + "/"
             _ = try await send(.POST, base + "posts", body: #"{"title": "b"}"#, headers: [("Idempotency-Key", "k1")])
             _ = try await send(.DELETE, base + "posts/1")
@@ -90,7 +91,7 @@ import Testing
             #expect(db?["_modelsync"] == nil && db?["_idempotency"] == nil)
             await server.shutdown()
 
-            let restarted = try await ModelSyncServer.start(file: file)
+            let restarted = try await TestServer.start(file: file)
             let again = restarted.baseURL.absoluteString + "/"
             let feed = try await changes(again, "_changes")
             #expect(feed.changes.compactMap { $0["seq"]?.intValue } == [2, 3] && feed.next == "3")

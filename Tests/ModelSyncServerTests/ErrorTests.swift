@@ -1,6 +1,7 @@
 import Foundation
 import ModelSyncJSON
 import ModelSyncServer
+import ModelSyncTesting
 import NIOHTTP1
 import Testing
 
@@ -87,12 +88,12 @@ struct ErrorTests {
     }
 
     @Test func startRejectsDataThatIsNotAnObject() async throws {
-        await #expect(throws: ServerError.notAnObject) { try await ModelSyncServer.start(data: [1, 2]) }
+        await #expect(throws: ServerError.notAnObject) { try await SyncServer.start(data: [1, 2]) }
     }
 
     @Test(arguments: Backend.allCases) func startRejectsATakenPort(backend: Backend) async throws {
         try await withServer(backend: backend) { server, _ async throws in
-            await #expect(throws: ServerError.self) { try await ModelSyncServer.start(data: [:], port: server.port) }
+            await #expect(throws: ServerError.self) { try await SyncServer.start(data: [:], port: server.port) }
         }
     }
 }

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import ModelSyncJSON
 @testable import ModelSyncServer
+import ModelSyncTesting
 import Testing
 
 @Suite("The database file: saved atomically, never corrupted")
@@ -10,7 +11,7 @@ struct FileTests {
 
     @Test func writesAreSavedToTheFile() async throws {
         try await withDatabaseFile(contents) { file async throws in
-            let server = try await ModelSyncServer.start(file: file)
+            let server = try await TestServer.start(file: file)
             let reply = try await send(.POST, "\(server.baseURL)/posts", body: #"{"title": "two"}"#)
             await server.shutdown()
             #expect(reply.status == 201)
@@ -25,7 +26,7 @@ struct FileTests {
 
     @Test func badRequestsLeaveTheFileUntouched() async throws {
         try await withDatabaseFile(contents) { file async throws in
-            let server = try await ModelSyncServer.start(file: file)
+            let server = try await TestServer.start(file: file)
             let base = server.baseURL.absoluteString
             #expect(try await send(.POST, "\(base)/posts", body: "{oops").status == 400)
             #expect(try await send(.PUT, "\(base)/posts/1", body: #"{"id": 9}"#).status == 400)
@@ -37,7 +38,7 @@ struct FileTests {
 
     @Test func aFailedSaveChangesNothing() async throws {
         try await withDatabaseFile(contents) { file async throws in
-            let server = try await ModelSyncServer.start(file: file)
+            let server = try await TestServer.start(file: file)
             // The directory is moved away while the request runs: the save fails (even for root),
             // and the data stays as it was.
             let directory = file.deletingLastPathComponent()
@@ -56,7 +57,7 @@ struct FileTests {
 
     @Test func concurrentWritesAreSavedTogetherAndLoseNothing() async throws {
         try await withDatabaseFile(contents) { file async throws in
-            let server = try await ModelSyncServer.start(file: file)
+            let server = try await TestServer.start(file: file)
             let base = server.baseURL.absoluteString
             // 24 writers at once: most arrive while another save runs and are saved with the next.
             let statuses = try await withThrowingTaskGroup(of: [Int].self) { group in
@@ -75,7 +76,7 @@ struct FileTests {
             #expect(served["posts"]?.arrayValue?.count == 25)
             #expect(served["profile"]?.objectValue?.count == 25)
             // What a new server loads from the file is what the first one served.
-            let reloaded = try await ModelSyncServer.start(file: file)
+            let reloaded = try await TestServer.start(file: file)
             let loaded = try await reloaded.data
             await reloaded.shutdown()
             #expect(loaded == served)
@@ -84,7 +85,7 @@ struct FileTests {
 
     @Test func aFailedSaveFailsEveryWriteItHeld() async throws {
         try await withDatabaseFile(contents) { file async throws in
-            let server = try await ModelSyncServer.start(file: file)
+            let server = try await TestServer.start(file: file)
             let base = server.baseURL.absoluteString
             let directory = file.deletingLastPathComponent()
             let away = directory.appendingPathExtension("away")
@@ -106,7 +107,7 @@ struct FileTests {
 
     @Test func readOnlyNeverWritesTheFile() async throws {
         try await withDatabaseFile(contents) { file async throws in
-            let server = try await ModelSyncServer.start(file: file, options: ServerOptions(readOnly: true))
+            let server = try await TestServer.start(file: file, options: ServerOptions(readOnly: true))
             #expect(try await send(.PATCH, "\(server.baseURL)/profile", body: "{}").status == 405)
             await server.shutdown()
             #expect(String(decoding: try Data(contentsOf: file), as: UTF8.self) == contents)
@@ -115,11 +116,11 @@ struct FileTests {
 
     @Test func unreadableFilesAreReported() async throws {
         try await withDatabaseFile("[1, 2]") { file async throws in
-            await #expect(throws: ServerError.notAnObject) { try await ModelSyncServer.start(file: file) }
+            await #expect(throws: ServerError.notAnObject) { try await TestServer.start(file: file) }
             try Data("{broken".utf8).write(to: file)
-            await #expect(throws: ServerError.self) { try await ModelSyncServer.start(file: file) }
+            await #expect(throws: ServerError.self) { try await TestServer.start(file: file) }
             let missing = file.deletingLastPathComponent().appendingPathComponent("missing.json")
-            await #expect(throws: ServerError.self) { try await ModelSyncServer.start(file: missing) }
+            await #expect(throws: ServerError.self) { try await TestServer.start(file: missing) }
         }
     }
 }
@@ -157,7 +158,7 @@ struct FaultTests {
     }
 
     @Test func delayOutlastsAShortClientTimeout() async throws {
-        try await withServer(options: ServerOptions(delay: .milliseconds(500))) { server, base async throws in
+        try await withServer(delay: .milliseconds(500)) { server, base async throws in
             await #expect(throws: HTTPClientError.deadlineExceeded) {
                 try await send(.GET, "\(base)/posts", timeout: .milliseconds(50))
             }
@@ -182,7 +183,7 @@ struct FaultTests {
     /// limit of 0 or less records nothing, and `Int.max` records without overflowing.
     @Test(arguments: [3, 1, 0, -2, Int.max])
     func theRequestLogKeepsTheNewest(limit: Int) async throws {
-        try await withServer(options: ServerOptions(requestLogLimit: limit)) { server, base async throws in
+        try await withServer(requestLogLimit: limit) { server, base async throws in
             for page in 1...8 { _ = try await send(.GET, "\(base)/posts?_page=\(page)") }
             let kept = min(max(limit, 0), 8)
             #expect(server.recordedRequests.map(\.uri) == (9 - kept..<9).map { "/posts?_page=\($0)" })
@@ -204,7 +205,7 @@ struct FaultTests {
     }
 
     @Test func shutdownStopsListening() async throws {
-        let server = try await ModelSyncServer.start(data: sampleData)
+        let server = try await TestServer.start(data: sampleData)
         let base = server.baseURL.absoluteString
         #expect(try await send(.GET, "\(base)/posts").status == 200)
         await server.shutdown()

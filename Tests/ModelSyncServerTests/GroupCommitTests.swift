@@ -336,7 +336,7 @@ import Testing
     private func status(_ outcome: GroupCommit.Outcome) -> Int {
         switch outcome {
         case .success(let result): result.status
-        case .failure(let error): (error as? APIError)?.status ?? 500
+        case .failure(let error): (error as? APIError)?.status.code ?? 500
         }
     }
 

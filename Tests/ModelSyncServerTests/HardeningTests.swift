@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import ModelSyncJSON
 import ModelSyncServer
+import ModelSyncTesting
 import NIOHTTP1
 import Testing
 
@@ -31,7 +32,7 @@ struct HardeningTests {
 
     @Test func aPostAfterTheLargestIDTakesTheNextFreeIDAndSurvivesARestart() async throws {
         try await withDatabaseFile(#"{"posts": [{"id": 1}, {"id": 2}, {"id": "3"}]}"#) { file async throws in
-            let server = try await ModelSyncServer.start(file: file)
+            let server = try await TestServer.start(file: file)
             let created = try await send(.POST, "\(server.baseURL)/posts", body: #"{"id": \#(Self.huge)}"#)
             #expect(created.status == 201)
             let next = try await send(.POST, "\(server.baseURL)/posts", body: #"{"title": "after max"}"#)
@@ -40,7 +41,7 @@ struct HardeningTests {
             // 1, 2 and "3" are taken: the smallest free id is 4.
             #expect(next.json?["id"] == 4)
 
-            let restarted = try await ModelSyncServer.start(file: file)
+            let restarted = try await TestServer.start(file: file)
             let again = try await send(.POST, "\(restarted.baseURL)/posts", body: "{}")
             await restarted.shutdown()
             #expect(again.status == 201)
@@ -113,14 +114,14 @@ struct HardeningTests {
 
     @Test func everyBodyAWriteAcceptsLoadsAgain() async throws {
         try await withDatabaseFile(#"{"posts": []}"#) { file async throws in
-            let server = try await ModelSyncServer.start(file: file)
+            let server = try await TestServer.start(file: file)
             // The deepest body, also kept as the answer of an idempotency key.
             let deepest = try await send(.POST, "\(server.baseURL)/posts", body: Self.nested(508), headers: [("Idempotency-Key", "deep")])
             let tooDeep = try await send(.POST, "\(server.baseURL)/posts", body: Self.nested(509))
             await server.shutdown()
             #expect(deepest.status == 201)
             #expect(tooDeep.status == 413)
-            let restarted = try await ModelSyncServer.start(file: file)
+            let restarted = try await TestServer.start(file: file)
             let count = try await restarted.data["posts"]?.arrayValue?.count
             await restarted.shutdown()
             #expect(count == 1)
@@ -219,7 +220,7 @@ struct HardeningTests {
     func aWriteKeepsTheFileMode(mode: Int) async throws {
         try await withDatabaseFile(#"{"posts": []}"#) { file async throws in
             try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: file.path)
-            let server = try await ModelSyncServer.start(file: file)
+            let server = try await TestServer.start(file: file)
             let reply = try await send(.POST, "\(server.baseURL)/posts", body: "{}")
             await server.shutdown()
             #expect(reply.status == 201)
@@ -235,7 +236,7 @@ struct HardeningTests {
             let unrelated = directory.appendingPathComponent(".tmp-other.json-0F1E2D3C")
             try Data("{\"posts\": [".utf8).write(to: stale)
             try Data().write(to: unrelated)
-            let server = try await ModelSyncServer.start(file: file)
+            let server = try await TestServer.start(file: file)
             await server.shutdown()
             let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
             #expect(names == [".tmp-other.json-0F1E2D3C", "db.json"])

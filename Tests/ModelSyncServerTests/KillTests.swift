@@ -77,7 +77,7 @@ struct ServerKillTests {
                 if !lost.isEmpty { return }
             }
             // A restart loads the file and clears the temporary files the kills left.
-            let restarted = try await ModelSyncServer.start(file: file)
+            let restarted = try await TestServer.start(file: file)
             let count = try await restarted.data["posts"]?.arrayValue?.count ?? 0
             await restarted.shutdown()
             #expect(count >= acknowledged.count)

@@ -128,7 +128,7 @@ struct MultiInstanceTests {
 
     @Test(.timeLimit(.minutes(1))) func theChangeStreamCatchesUpAfterLosingPostgreSQL() async throws {
         let database = try TestPostgres.database()
-        let server = try await ModelSyncServer.start(
+        let server = try await SyncServer.start(
             data: ["posts": []], database: database, logger: TestPostgresLog.logger("server \(database.schema)"))
         let url = server.baseURL.absoluteString
         do {
@@ -179,7 +179,7 @@ struct MultiInstanceTests {
     func everySchemaNameStreamsItsChanges(name: SchemaName) async throws {
         let base = try TestPostgres.database()
         let database = base.withSchema(name.of(base.schema))
-        try await Self.expectStreamedWrites(try await ModelSyncServer.start(
+        try await Self.expectStreamedWrites(try await SyncServer.start(
             data: ["posts": []], database: database, logger: TestPostgresLog.logger("server \(database.schema)")))
         // The collection's write function, made by an earlier version, notified another channel:
         // the next start makes it again.
@@ -192,14 +192,14 @@ struct MultiInstanceTests {
             in: database)
         let elsewhere = "SELECT 1 FROM pg_proc WHERE oid = \(function) AND strpos(prosrc, 'pg_notify(''elsewhere') > 0"
         #expect(try await TestPostgres.execute(elsewhere, in: database) == 1)
-        try await Self.expectStreamedWrites(try await ModelSyncServer.start(
+        try await Self.expectStreamedWrites(try await SyncServer.start(
             database: database, logger: TestPostgresLog.logger("server \(database.schema)")))
         #expect(try await TestPostgres.execute(elsewhere, in: database) == 0)
         await TestPostgres.drop(database)
     }
 
     /// A create and an update through `server` reach its change stream; then it shuts down.
-    private static func expectStreamedWrites(_ server: ModelSyncServer) async throws {
+    private static func expectStreamedWrites(_ server: SyncServer) async throws {
         let url = server.baseURL.absoluteString
         do {
             let since = try #require(try await send(.GET, url + "/_changes?since=now").json?["next"]?.stringValue)
@@ -225,7 +225,7 @@ struct MultiInstanceTests {
     @Test func startingOnASchemaWithoutDataSaysToImport() async throws {
         let database = try TestPostgres.database()
         await #expect {
-            _ = try await ModelSyncServer.start(database: database)
+            _ = try await SyncServer.start(database: database)
         } throws: { error in
             "\(error)".contains("holds no modelsync-server data")
         }

@@ -37,7 +37,7 @@ import Testing
         var socket = tcp
         socket.host = directory
         #expect(socket.usesUnixSocket)
-        let server = try await ModelSyncServer.start(data: sampleData, database: socket)
+        let server = try await SyncServer.start(data: sampleData, database: socket)
         do {
             let created = try await send(.POST, server.baseURL.absoluteString + "/posts", body: #"{"title":"over a socket"}"#)
             #expect(created.status == 201)

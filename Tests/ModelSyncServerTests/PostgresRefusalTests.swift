@@ -10,7 +10,7 @@ import Testing
 @Suite struct PostgresRefusalTests {
     @Test(.timeLimit(.minutes(1))) func aWriteThatPostgreSQLRefusesIsNotAnsweredAsSaved() async throws {
         let database = try TestPostgres.database()
-        let server = try await ModelSyncServer.start(data: sampleData, database: database, logger: TestPostgresLog.logger("server \(database.schema)"))
+        let server = try await SyncServer.start(data: sampleData, database: database, logger: TestPostgresLog.logger("server \(database.schema)"))
         let url = server.baseURL.absoluteString
         do {
             let before = try await send(.GET, url + "/posts").json

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ModelSyncJSON
 import ModelSyncServer
+import ModelSyncTesting
 import NIOCore
 import NIOHTTP1
 import PostgresNIO
@@ -83,7 +84,7 @@ enum TestPostgresLog {
 
     /// The logger of one client (`label` names it in each line).
     static func logger(_ label: String) -> Logger {
-        guard file != nil else { return ModelSyncServer.defaultLogger }
+        guard file != nil else { return SyncServer.defaultLogger }
         var logger = Logger(label: label) { label in FileLogHandler(label: label, write: write) }
         logger.logLevel = level
         return logger
@@ -173,17 +174,19 @@ enum TestPostgres {
 /// Runs `body` against a fresh in-process server on a random port and always shuts it down.
 func withServer(
     _ data: JSONValue = sampleData, options: ServerOptions = ServerOptions(), backend: Backend = .jsonDocument,
-    _ body: (ModelSyncServer, String) async throws -> Void
+    delay: Duration = .zero, requestLogLimit: Int = 1_000, _ body: (TestServer, String) async throws -> Void
 ) async throws {
-    let server: ModelSyncServer
+    let server: TestServer
     var database: ServerDatabase?
     switch backend {
     case .jsonDocument:
-        server = try await ModelSyncServer.start(data: data, options: options)
+        server = try await TestServer.start(data: data, options: options, delay: delay, requestLogLimit: requestLogLimit)
     case .postgres:
         let fresh = try TestPostgres.database()
         database = fresh
-        server = try await ModelSyncServer.start(data: data, database: fresh, options: options, logger: TestPostgresLog.logger("server \(fresh.schema)"))
+        server = try await TestServer.start(options: options, delay: delay, requestLogLimit: requestLogLimit) {
+            try await SyncServer.start(data: data, database: fresh, options: $0, logger: TestPostgresLog.logger("server \(fresh.schema)"))
+        }
     }
     do {
         try await body(server, server.baseURL.absoluteString)

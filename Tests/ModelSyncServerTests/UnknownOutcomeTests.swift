@@ -1,6 +1,7 @@
 import Foundation
 import ModelSyncJSON
 @testable import ModelSyncServer
+import ModelSyncTesting
 import Testing
 
 /// What a client needs from the server when it never heard an answer: every write takes an
@@ -60,10 +61,10 @@ import Testing
 
     @Test func theMarkSurvivesARestartOfTheJSONDocument() async throws {
         try await withDatabaseFile(#"{"posts": [{"id": 1}, {"id": 2}]}"#) { file in
-            let server = try await ModelSyncServer.start(file: file)
+            let server = try await TestServer.start(file: file)
             #expect(try await send(.DELETE, server.baseURL.absoluteString + "/posts/2").status == 200)
             await server.shutdown()
-            let restarted = try await ModelSyncServer.start(file: file)
+            let restarted = try await TestServer.start(file: file)
             #expect(try await send(.POST, restarted.baseURL.absoluteString + "/posts", body: "{}").json?["id"]?.intValue == 3)
             await restarted.shutdown()
         }

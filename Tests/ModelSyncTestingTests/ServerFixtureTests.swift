@@ -35,7 +35,7 @@ struct ServerFixtureTests {
     }
 
     @Test func resetPutsBackDataFaultsRequestsAndDelay() async throws {
-        try await withTestServer(data: postsData, options: ServerOptions(delay: .milliseconds(1))) { server in
+        try await withTestServer(data: postsData, delay: .milliseconds(1)) { server in
             let api = RemoteStore(baseURL: server.baseURL)
             var post = Post(userId: 2, title: "New")
             try await api.save(&post)

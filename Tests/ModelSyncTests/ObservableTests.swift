@@ -32,10 +32,10 @@ private struct Refused: Error {}
 /// The bundled server on a free port for `body`, run in the caller's isolation (a main-actor
 /// test's closure stays on the main actor); shut down after.
 func withServer(
-    data: JSONValue = ModelSyncServer.sampleData, isolation: isolated (any Actor)? = #isolation,
-    _ body: (ModelSyncServer) async throws -> Void
+    data: JSONValue = SyncServer.sampleData, isolation: isolated (any Actor)? = #isolation,
+    _ body: (TestServer) async throws -> Void
 ) async throws {
-    let server = try await ModelSyncServer.start(data: data)
+    let server = try await TestServer.start(data: data)
     do {
         try await body(server)
     } catch {

@@ -723,7 +723,7 @@ extension ReadmeSQLiteExampleTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let cacheFile = directory.appendingPathComponent("identity.json")
         let page = #"[{"id": 1, "userId": 7, "body": "Hi", "author": {"id": 7, "display_name": "Ann"}}, {"id": 2, "userId": 7, "body": "Yo", "author": {"id": 7, "display_name": "Ann"}}]"#
-        let server = try await ModelSyncServer.start(data: ModelSyncServer.sampleData)
+        let server = try await TestServer.start(data: SyncServer.sampleData)
         var options = RemoteStore.Options()
         options.retry = RetryPolicy(maxAttempts: 1)
         let api = RemoteStore(baseURL: server.baseURL, options: options)

@@ -16,7 +16,7 @@ public enum TestScope {
     @TaskLocal public static var database: Database?
     /// The server of ``TestFixtureTrait/testServer(data:options:)`` or ``TestFixtureTrait/testServer(_:)``; nil
     /// outside such a test.
-    @TaskLocal public static var server: ModelSyncServer?
+    @TaskLocal public static var server: TestServer?
 }
 
 /// A Swift Testing trait that runs each test inside a fixture's scope (a database or a
@@ -67,7 +67,7 @@ extension Trait where Self == TestFixtureTrait {
 
 extension Trait where Self == TestFixtureTrait {
     /// A new in-process server over `data` per test, shut down afterwards.
-    public static func testServer(data: JSONValue = ModelSyncServer.sampleData, options: ServerOptions = ServerOptions()) -> Self {
+    public static func testServer(data: JSONValue = SyncServer.sampleData, options: ServerOptions = ServerOptions()) -> Self {
         TestFixtureTrait { test in
             try await withTestServer(data: data, options: options) { server in
                 try await TestScope.$server.withValue(server) { try await test() }

@@ -18,7 +18,7 @@ struct CacheFixture {
         ]
     }
 
-    let server: ModelSyncServer
+    let server: TestServer
     let scratch: ScratchDirectory
     let database: Database
     let store: CachedStore
@@ -31,7 +31,7 @@ struct CacheFixture {
         data: JSONValue = data, writesThrough: Bool = true, isolation: isolated (any Actor)? = #isolation,
         _ body: (CacheFixture) async throws -> Void
     ) async throws {
-        let server = try await ModelSyncServer.start(data: data)
+        let server = try await TestServer.start(data: data)
         let scratch = try ScratchDirectory()
         do {
             let database = try Database(path: scratch.file("cache.sqlite").path, models: [Story.self])
@@ -219,7 +219,7 @@ struct CacheFixture {
     }
 
     @Test func cachedThenFreshWithoutADatabaseStillWorksForOneModel() async throws {
-        let server = try await ModelSyncServer.start(data: CacheFixture.data)
+        let server = try await TestServer.start(data: CacheFixture.data)
         var options = RemoteStore.Options()
         options.retry = RetryPolicy(maxAttempts: 1)
         let store = CachedStore(remote: RemoteStore(baseURL: server.baseURL, options: options))

@@ -13,7 +13,7 @@ import Testing
         policy: ConflictPolicy<SyncNote>?,
         other: @escaping @Sendable (RemoteStore, SyncNote) async throws -> Void,
         local: (inout SyncNote) -> Void,
-        check: @escaping (SyncStore, ModelSyncServer, SyncNote, PushSummary) async throws -> Void
+        check: @escaping (SyncStore, TestServer, SyncNote, PushSummary) async throws -> Void
     ) async throws {
         try await withSyncFixture { sync, server, _ in
             if let policy { sync.configure(SyncNote.self, conflicts: policy) }

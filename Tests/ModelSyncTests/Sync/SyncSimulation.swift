@@ -160,8 +160,8 @@ struct SyncSimulator {
             let directory = try TemporaryDirectory(prefix: "modelsync-simulation")
             defer { directory.remove() }
             let server = switch backend {
-            case .jsonDocument: try await ModelSyncServer.start(data: Self.seedData)
-            case .postgres(let database): try await ModelSyncServer.start(data: Self.seedData, database: database)
+            case .jsonDocument: try await TestServer.start(data: Self.seedData)
+            case .postgres(let database): try await TestServer.start { try await SyncServer.start(data: Self.seedData, database: database, options: $0) }
             }
             let result: [String]
             do {
@@ -226,14 +226,14 @@ final class SimulationRun {
     }
 
     let plan: SimulationPlan
-    let server: ModelSyncServer
+    let server: TestServer
     let directory: TemporaryDirectory
     var clients: [Client] = []
     var history = SimulationHistory()
     /// Conflicts each client reported, gathered before a crash drops its store.
     var conflicts: [[SyncConflict]]
 
-    init(plan: SimulationPlan, server: ModelSyncServer, directory: TemporaryDirectory) {
+    init(plan: SimulationPlan, server: TestServer, directory: TemporaryDirectory) {
         self.plan = plan
         self.server = server
         self.directory = directory

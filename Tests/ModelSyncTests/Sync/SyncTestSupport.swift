@@ -38,7 +38,7 @@ func withSyncFixture<T>(
     maxConcurrentRequests: Int = 8,
     maxBatchSize: Int = 100,
     serverOptions: ServerOptions = ServerOptions(),
-    _ body: (SyncStore, ModelSyncServer, TemporaryDirectory) async throws -> T
+    _ body: (SyncStore, TestServer, TemporaryDirectory) async throws -> T
 ) async throws -> T {
     let directory = try TemporaryDirectory(prefix: "modelsync-sync")
     defer { directory.remove() }
@@ -52,7 +52,7 @@ func withSyncFixture<T>(
 }
 
 /// The records of a server collection, by id.
-func serverRecords(_ server: ModelSyncServer, _ name: String) async throws -> [Int: JSONValue] {
+func serverRecords(_ server: TestServer, _ name: String) async throws -> [Int: JSONValue] {
     var records: [Int: JSONValue] = [:]
     for record in try await server.data[name]?.arrayValue ?? [] {
         if let id = record["id"]?.intValue { records[id] = record }
@@ -61,6 +61,6 @@ func serverRecords(_ server: ModelSyncServer, _ name: String) async throws -> [I
 }
 
 /// The requests the server received that are not reads.
-func writeRequests(_ server: ModelSyncServer) -> [RecordedRequest] {
+func writeRequests(_ server: TestServer) -> [RecordedRequest] {
     server.recordedRequests.filter { $0.method != "GET" && $0.method != "HEAD" }
 }

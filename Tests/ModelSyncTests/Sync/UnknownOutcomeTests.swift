@@ -10,7 +10,7 @@ import Testing
 @Suite struct UnknownOutcomeTests {
     /// A store whose requests meet `faults` (set per step), against an in-process server.
     struct Fixture {
-        let server: ModelSyncServer
+        let server: TestServer
         let directory: TemporaryDirectory
         let faults = FaultPlan()
 

@@ -63,12 +63,12 @@ enum RemoteWorkloads {
     /// The server, a store and the list URL, shared by a workload's contenders. The server runs
     /// until the process ends (the harness has no teardown).
     private struct Setup: Sendable {
-        let server: ModelSyncServer
+        let server: SyncServer
         let store: RemoteStore
         let listURL: URL
 
         init() async throws {
-            server = try await ModelSyncServer.start(data: ModelSyncServer.sampleData)
+            server = try await SyncServer.start(data: SyncServer.sampleData)
             var options = RemoteStore.Options()
             options.caching = false
             store = RemoteStore(baseURL: server.baseURL, options: options)

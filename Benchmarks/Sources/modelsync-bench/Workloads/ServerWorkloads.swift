@@ -178,7 +178,7 @@ actor ServerFleet {
         let file = directory.appendingPathComponent("db.json")
         try Data(data.jsonBytes()).write(to: file)
         let database = try ServerDatabase(url: url).withSchema("modelsync_bench")
-        try await ModelSyncServer.importData(data, into: database, replacing: true)
+        try await SyncServer.importData(data, into: database, replacing: true)
         var components = URLComponents(string: url) ?? URLComponents()
         let items = (components.queryItems ?? []).filter { $0.name != "schema" }
         components.queryItems = items + [URLQueryItem(name: "schema", value: "modelsync_bench")]
@@ -302,14 +302,13 @@ enum BenchmarkNotes {
 /// `modelsync-bench --serve <file or postgres URL>`: the server the server workloads time.
 enum BenchServe {
     static func run(_ source: String) async throws {
-        let server: ModelSyncServer
-        // As `modelsync-server` runs: it records no requests, since nothing reads them.
-        let options = ServerOptions(requestLogLimit: 0)
+        let server: SyncServer
+        let options = ServerOptions()
         if source.hasPrefix("postgres://") || source.hasPrefix("postgresql://") {
-            server = try await ModelSyncServer.start(
+            server = try await SyncServer.start(
                 database: try ServerDatabase(url: source), options: options, logger: quietLogger, stopsOnSignals: true)
         } else {
-            server = try await ModelSyncServer.start(
+            server = try await SyncServer.start(
                 file: URL(fileURLWithPath: source), options: options, logger: quietLogger, stopsOnSignals: true)
         }
         print("serving at \(server.baseURL)")

@@ -36,9 +36,8 @@ enum SyncWorkloads {
         sizes: [WorkloadSize(2_000, quick: true)]
     ) { size in
         let edits = Edit.script(count: size.count)
-        var options = ServerOptions()
-        options.requestLogLimit = 100_000
-        let server = try await ModelSyncServer.start(data: seedData(posts: existingPosts), options: options)
+        let recorder = RequestRecorder(limit: 100_000)
+        let server = try await FreshServer.start(data: seedData(posts: existingPosts), options: ServerOptions(middleware: [recorder]))
         var remoteOptions = RemoteStore.Options()
         remoteOptions.caching = false
         let remote = RemoteStore(baseURL: server.baseURL, options: remoteOptions)
@@ -46,7 +45,7 @@ enum SyncWorkloads {
         let queued = QueuedSync()
 
         @Sendable func queueEdits() async throws -> SyncStore {
-            try await server.reset()
+            try await server.restart()
             let path = files.directory.appendingPathComponent("sync-\(UUID().uuidString).sqlite").path
             let database = try Database(path: path, models: [SyncBenchPost.self])
             try await database.write { db in
@@ -56,7 +55,7 @@ enum SyncWorkloads {
             var posts: [Int: SyncBenchPost] = [:]
             for id in 1...existingPosts { posts[id] = SyncBenchPost(id: id, userId: id % 10 + 1, title: "post \(id)", body: "seeded") }
             try await Edit.apply(edits, to: &posts, save: { try await sync.save(&$0) }, delete: { try await sync.delete($0) })
-            server.clearRecordedRequests()
+            recorder.clear()
             return sync
         }
         let ours = Contender.ours(reset: { await queued.set(try await queueEdits()) }) {
@@ -65,7 +64,7 @@ enum SyncWorkloads {
             guard summary.remaining == 0 && summary.parked == 0 else { throw BenchmarkError("sync_push: \(summary)") }
             return summary.sent
         }
-        let peer = Contender(name: "remote_loop", reset: { try await server.reset(); server.clearRecordedRequests() }) {
+        let peer = Contender(name: "remote_loop", reset: { try await server.restart(); recorder.clear() }) {
             var posts: [Int: SyncBenchPost] = [:]
             for id in 1...existingPosts { posts[id] = SyncBenchPost(id: id, userId: id % 10 + 1, title: "post \(id)", body: "seeded") }
             try await Edit.apply(edits, to: &posts, save: { try await remote.save(&$0) }, delete: { try await remote.delete($0) })
@@ -74,11 +73,11 @@ enum SyncWorkloads {
         return PreparedWorkload(ours: ours, peers: [peer]) {
             try await ours.reset()
             _ = try await ours.run()
-            let oursRequests = server.recordedRequests.count
+            let oursRequests = recorder.requests.count
             let oursData = try comparable(try await server.data)
             try await peer.reset()
             _ = try await peer.run()
-            let peerRequests = server.recordedRequests.count
+            let peerRequests = recorder.requests.count
             let peerData = try comparable(try await server.data)
             guard oursData == peerData else { throw BenchmarkError("sync_push: the server's data differs after the two runs") }
             FileHandle.standardError.write(Data("REQUESTS sync_push ours=\(oursRequests) remote_loop=\(peerRequests) edits=\(size.count)\n".utf8))
@@ -99,7 +98,7 @@ enum SyncWorkloads {
         unit: .rowsPerSecond,
         sizes: [WorkloadSize(10_000, quick: true)]
     ) { size in
-        let server = try await ModelSyncServer.start(data: seedData(posts: size.count))
+        let server = try await FreshServer.start(data: seedData(posts: size.count))
         var remoteOptions = RemoteStore.Options()
         remoteOptions.caching = false
         let remote = RemoteStore(baseURL: server.baseURL, options: remoteOptions)
@@ -112,7 +111,7 @@ enum SyncWorkloads {
             try database.writeWithoutTransaction { db in try db.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
         }
         @Sendable func changeOnePercent() async throws {
-            try await server.reset()
+            try await server.restart()
             for index in 0..<size.count / 100 {
                 let id = index * 97 % size.count + 1
                 switch index % 10 {
@@ -273,5 +272,42 @@ enum SyncWorkloads {
                 }
             }
         }
+    }
+}
+
+/// The bundled server, started afresh on the same port between runs instead of reset (a test
+/// hook the production server does not have): the same data gives the same versions and feed
+/// sequence, so a client's cursor stays valid across restarts.
+actor FreshServer {
+    private let seed: JSONValue
+    private let options: ServerOptions
+    private var server: SyncServer
+    nonisolated let baseURL: URL
+
+    private init(seed: JSONValue, options: ServerOptions, server: SyncServer) {
+        self.seed = seed
+        self.options = options
+        self.server = server
+        self.baseURL = server.baseURL
+    }
+
+    static func start(data: JSONValue, options: ServerOptions = ServerOptions()) async throws -> FreshServer {
+        FreshServer(seed: data, options: options, server: try await SyncServer.start(data: data, options: options))
+    }
+
+    /// Stops the server and starts it again over the data it started with.
+    func restart() async throws {
+        let port = server.port
+        await server.shutdown()
+        server = try await SyncServer.start(data: seed, port: port, options: options)
+    }
+
+    /// The data as it is now.
+    var data: JSONValue {
+        get async throws { try await server.data }
+    }
+
+    func shutdown() async {
+        await server.shutdown()
     }
 }

@@ -20,9 +20,6 @@ enum IdempotencyKeys {
     static let retention: TimeInterval = 24 * 60 * 60
     static let capacity = 10_000
     static let maximumLength = 255
-    static let header = HTTPField.Name("Idempotency-Key")
-    /// Marks a replayed first response.
-    static let replayedHeader = HTTPField.Name("Idempotent-Replayed")
 
     enum Lookup {
         case unknown
@@ -34,7 +31,7 @@ enum IdempotencyKeys {
 
     /// The request's key, if it sent one; throws on an unusable one.
     static func key(in headers: HTTPFields) throws -> String? {
-        guard let header, let key = headers[header] else { return nil }
+        guard let key = headers[.idempotencyKey] else { return nil }
         return try validated(key)
     }
 

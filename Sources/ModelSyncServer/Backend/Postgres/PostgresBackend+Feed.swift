@@ -62,7 +62,7 @@ extension PostgresBackend {
 
     func reset() async throws {
         guard let initialData else {
-            throw ServerError.database("only a server started with data can be reset (ModelSyncServer.start(data:database:))")
+            throw ServerError.database("only a server started with data can be reset (SyncServer.start(data:database:))")
         }
         do {
             try await Self.replaceData(with: initialData, schema: schema, client: client, logger: logger)

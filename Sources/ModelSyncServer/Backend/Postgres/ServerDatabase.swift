@@ -2,11 +2,11 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// A PostgreSQL database for ``ModelSyncServer`` to keep its data in, instead of a JSON file.
+/// A PostgreSQL database for ``SyncServer`` to keep its data in, instead of a JSON file.
 ///
 /// ```swift
 /// let database = try ServerDatabase(url: "postgres://app@127.0.0.1:5432/app")
-/// let server = try await ModelSyncServer.start(database: database, port: 3000)
+/// let server = try await SyncServer.start(database: database, port: 3000)
 /// ```
 ///
 /// Several servers may share one database: each sees the others' writes, and every server's

@@ -16,7 +16,7 @@ import NIOCore
 /// ```
 ///
 /// An operation that fails (404, 409, 412, 422…) does not stop the others; it changes nothing.
-extension ServerResponder {
+extension ServerRoutes {
     func batch(_ body: JSONValue?) async throws -> Response {
         let operations: [Swift.Result<SyncBatchOperation, SyncProtocolError>]
         do {
@@ -40,7 +40,7 @@ extension ServerResponder {
             case .success(let result):
                 return SyncBatchResult(status: result.status, etag: result.version.map(versionETag), replayed: result.replayed, body: result.body)
             case .failure(let error):
-                return SyncBatchResult(status: error.status, etag: error.etag, body: error.body.json)
+                return SyncBatchResult(status: error.status.code, etag: error.etag, body: error.body.json)
             }
         }
         return Self.json(SyncBatchResponse(results: results).json, status: .ok)

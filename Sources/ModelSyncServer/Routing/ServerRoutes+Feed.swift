@@ -8,7 +8,7 @@ import ServiceLifecycle
 
 /// The change feed: `GET /_changes`, `GET /<collection>?_since=`, and the live stream
 /// `GET /_changes/stream` (Server-Sent Events).
-extension ServerResponder {
+extension ServerRoutes {
     static let defaultFeedLimit = 1_000
     static let maximumFeedLimit = 10_000
 
@@ -59,10 +59,7 @@ extension ServerResponder {
         }
         let (events, emit) = AsyncStream.makeStream(of: Event.self)
         let (seen, backlogChanges) = (since, backlog)
-        var headers = HTTPFields()
-        headers[.contentType] = "text/event-stream"
-        headers[.cacheControl] = "no-cache"
-        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+        return Response(status: .ok, headers: Self.streamHeaders, body: ResponseBody { writer in
             let forwarding = Task {
                 for await change in live { emit.yield(.change(change)) }
                 emit.finish()
@@ -99,6 +96,21 @@ extension ServerResponder {
             await backend.unsubscribe(subscription)
             try await writer.finish(nil)
         })
+    }
+
+    /// `HEAD /_changes/stream`: the stream's headers, or the refusal a `GET` would meet (400,
+    /// 410), without subscribing.
+    func streamHead(_ parameters: QueryParameters, request: Request) async throws -> Response {
+        let cursor = try FeedCursor(request.headers[.lastEventID] ?? parameters.values("since").first)
+        _ = try await backend.changes(after: cursor, in: Self.collectionFilter(parameters), limit: 1)
+        return Response(status: .ok, headers: Self.streamHeaders)
+    }
+
+    private static var streamHeaders: HTTPFields {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/event-stream"
+        headers[.cacheControl] = "no-cache"
+        return headers
     }
 
     static func event(_ change: SyncChange) -> ByteBuffer {

@@ -4,25 +4,29 @@ import HummingbirdCore
 import Logging
 import ModelSyncCore
 import ModelSyncJSON
+import ModelSyncProtocol
 import NIOCore
 import PostgresNIO
 import ServiceLifecycle
 import UnixSignals
 
-/// A json-server-compatible REST server over a JSON document, built on Hummingbird.
+/// A json-server-compatible REST server with the sync extensions, over a JSON document or
+/// PostgreSQL, built on Hummingbird's router.
 ///
 /// Every top-level array of the document is a collection (`/posts`, `/posts/1`,
 /// `/posts/1/comments`), every top-level object a singular resource (`/profile`). Start one
 /// in-process on a random port, use it, and shut it down:
 ///
 /// ```swift
-/// let server = try await ModelSyncServer.start(data: ["posts": [["id": 1, "title": "Hello"]]])
+/// let server = try await SyncServer.start(data: ["posts": [["id": 1, "title": "Hello"]]])
 /// // … requests to server.baseURL …
 /// await server.shutdown()
 /// ```
 ///
-/// With a file, every write is saved back to it atomically.
-public final class ModelSyncServer: Sendable {
+/// With a file, every write is saved back to it atomically. Middleware of your own (auth,
+/// logging, the test hooks ``FaultInjection`` and ``RequestRecorder``) goes in
+/// ``ServerOptions/middleware``.
+public final class SyncServer: Sendable {
     /// The address the server listens on.
     public let host: String
     /// The port the server listens on (the one chosen by the system when started with port 0).
@@ -31,23 +35,16 @@ public final class ModelSyncServer: Sendable {
     public let baseURL: URL
 
     private let backend: any ServerBackend
-    private let state: ServerState
     private let group: ServiceGroup
     private let running: Task<Void, Never>
-    private let initialDelay: Duration
 
-    private init(
-        host: String, port: Int, backend: any ServerBackend, state: ServerState, group: ServiceGroup, running: Task<Void, Never>,
-        initialDelay: Duration
-    ) {
+    private init(host: String, port: Int, backend: any ServerBackend, group: ServiceGroup, running: Task<Void, Never>) {
         self.host = host
         self.port = port
         self.baseURL = URL(string: "http://\(host.contains(":") ? "[\(host)]" : host):\(port)") ?? URL(fileURLWithPath: "/")
         self.backend = backend
-        self.state = state
         self.group = group
         self.running = running
-        self.initialDelay = initialDelay
     }
 
     /// Starts a server over `data`, in memory only.
@@ -61,8 +58,8 @@ public final class ModelSyncServer: Sendable {
     /// - Throws: ``ServerError`` when the data is not an object or the server cannot listen.
     public static func start(
         data: JSONValue, host: String = "127.0.0.1", port: Int = 0,
-        options: ServerOptions = ServerOptions(), logger: Logger = ModelSyncServer.defaultLogger
-    ) async throws -> ModelSyncServer {
+        options: ServerOptions = ServerOptions(), logger: Logger = SyncServer.defaultLogger
+    ) async throws -> SyncServer {
         guard let root = data.objectValue else { throw ServerError.notAnObject }
         return try await start(backend: JSONFileBackend(root: root, file: nil, feedLimits: options.feedLimits), host: host, port: port, options: options, logger: logger)
     }
@@ -81,9 +78,9 @@ public final class ModelSyncServer: Sendable {
     ///   cannot listen.
     public static func start(
         file: URL, host: String = "127.0.0.1", port: Int = 0,
-        options: ServerOptions = ServerOptions(), logger: Logger = ModelSyncServer.defaultLogger,
+        options: ServerOptions = ServerOptions(), logger: Logger = SyncServer.defaultLogger,
         stopsOnSignals: Bool = false
-    ) async throws -> ModelSyncServer {
+    ) async throws -> SyncServer {
         let root = try JSONFileBackend.load(file)
         if !options.readOnly { JSONFileBackend.removeStaleTemporaryFiles(of: file, logger: logger) }
         return try await start(
@@ -99,9 +96,9 @@ public final class ModelSyncServer: Sendable {
     ///   or the server cannot listen.
     public static func start(
         database: ServerDatabase, host: String = "127.0.0.1", port: Int = 0,
-        options: ServerOptions = ServerOptions(), logger: Logger = ModelSyncServer.defaultLogger,
+        options: ServerOptions = ServerOptions(), logger: Logger = SyncServer.defaultLogger,
         stopsOnSignals: Bool = false
-    ) async throws -> ModelSyncServer {
+    ) async throws -> SyncServer {
         let backend = try await PostgresBackend.open(database, initialData: nil, feedLimits: options.feedLimits, logger: logger)
         return try await start(
             backend: backend, host: host, port: port, options: options, logger: logger,
@@ -112,8 +109,8 @@ public final class ModelSyncServer: Sendable {
     /// tests: ``reset()`` puts `data` back).
     public static func start(
         data: JSONValue, database: ServerDatabase, host: String = "127.0.0.1", port: Int = 0,
-        options: ServerOptions = ServerOptions(), logger: Logger = ModelSyncServer.defaultLogger
-    ) async throws -> ModelSyncServer {
+        options: ServerOptions = ServerOptions(), logger: Logger = SyncServer.defaultLogger
+    ) async throws -> SyncServer {
         let backend = try await PostgresBackend.open(database, initialData: data, feedLimits: options.feedLimits, logger: logger)
         return try await start(backend: backend, host: host, port: port, options: options, logger: logger)
     }
@@ -124,7 +121,7 @@ public final class ModelSyncServer: Sendable {
     ///
     /// - Throws: ``ServerError/cannotImport(_:)`` when the schema already holds data and
     ///   `replacing` is false, or when PostgreSQL cannot hold the data as it is; nothing changes.
-    public static func importData(_ data: JSONValue, into database: ServerDatabase, replacing: Bool = false, logger: Logger = ModelSyncServer.defaultLogger) async throws {
+    public static func importData(_ data: JSONValue, into database: ServerDatabase, replacing: Bool = false, logger: Logger = SyncServer.defaultLogger) async throws {
         try await withClient(database, logger: logger) { client in
             try await PostgresBackend.importData(data, schema: PostgresSchema(name: database.schema), client: client, replacing: replacing, logger: logger)
         }
@@ -135,13 +132,13 @@ public final class ModelSyncServer: Sendable {
     ///
     /// - Throws: ``ServerError/unreadableFile(path:reason:)`` or ``ServerError/notAnObject``
     ///   for a file that is not a JSON object, and what `importData` throws.
-    public static func importData(fromFile file: URL, into database: ServerDatabase, replacing: Bool = false, logger: Logger = ModelSyncServer.defaultLogger) async throws {
+    public static func importData(fromFile file: URL, into database: ServerDatabase, replacing: Bool = false, logger: Logger = SyncServer.defaultLogger) async throws {
         try await importData(.object(JSONFileBackend.load(file)), into: database, replacing: replacing, logger: logger)
     }
 
     /// Writes the data of a PostgreSQL database to a database file, atomically, in the form a
     /// JSON-file server saves: ``exportData(from:logger:)``.
-    public static func exportData(from database: ServerDatabase, toFile file: URL, logger: Logger = ModelSyncServer.defaultLogger) async throws {
+    public static func exportData(from database: ServerDatabase, toFile file: URL, logger: Logger = SyncServer.defaultLogger) async throws {
         var bytes = JSONWriter.prettyPrinted(try await exportData(from: database, logger: logger).jsonBytes())
         bytes.append(UInt8(ascii: "\n"))
         try AtomicFile.replace(file, with: bytes, mode: nil)
@@ -149,7 +146,7 @@ public final class ModelSyncServer: Sendable {
 
     /// The data of a PostgreSQL database as a JSON document that a JSON-file server (or
     /// ``importData(_:into:replacing:logger:)``) reads back, bookkeeping included.
-    public static func exportData(from database: ServerDatabase, logger: Logger = ModelSyncServer.defaultLogger) async throws -> JSONValue {
+    public static func exportData(from database: ServerDatabase, logger: Logger = SyncServer.defaultLogger) async throws -> JSONValue {
         try await withClient(database, logger: logger) { client in
             try await PostgresBackend.exportData(schema: PostgresSchema(name: database.schema), client: client, logger: logger)
         }
@@ -167,12 +164,10 @@ public final class ModelSyncServer: Sendable {
     private static func start(
         backend: any ServerBackend, host: String, port: Int, options: ServerOptions, logger: Logger,
         shutdownSignals: [UnixSignal] = []
-    ) async throws -> ModelSyncServer {
-        let state = ServerState(delay: options.delay, requestLogLimit: options.requestLogLimit)
+    ) async throws -> SyncServer {
         let (events, continuation) = AsyncStream<Result<Int, any Error>>.makeStream()
         let application = Application(
-            responder: DeclaredBodyLimit(
-                inner: ServerResponder(backend: backend, state: state, options: options), limit: options.maxBodySize),
+            router: router(backend: backend, options: options),
             server: .http1(configuration: HTTP1Channel.Configuration(idleTimeout: options.idleTimeout.map(TimeAmount.init))),
             configuration: ApplicationConfiguration(
                 address: .hostname(host, port: port), serverName: "modelsync-server",
@@ -196,9 +191,7 @@ public final class ModelSyncServer: Sendable {
         for await event in events {
             switch event {
             case .success(let bound):
-                return ModelSyncServer(
-                    host: host, port: bound, backend: backend, state: state, group: group, running: running,
-                    initialDelay: options.delay)
+                return SyncServer(host: host, port: bound, backend: backend, group: group, running: running)
             case .failure(let error):
                 await running.value
                 await backend.close()
@@ -237,83 +230,39 @@ public final class ModelSyncServer: Sendable {
         return logger
     }
 
-    // MARK: Testing clients
-
-    /// Adds a fault; faults apply in the order they were added, each until it is used up.
-    public func inject(_ fault: Fault) {
-        state.faults.withLock { $0.append(fault) }
-    }
-
-    /// Removes every fault.
-    public func clearFaults() {
-        state.faults.withLock { $0.removeAll() }
-    }
-
-    /// Changes the delay before every answer.
-    public func setDelay(_ delay: Duration) {
-        state.delay.withLock { $0 = delay }
-    }
-
-    /// The most recent requests received, oldest first (see ``ServerOptions/requestLogLimit``).
-    public var recordedRequests: [RecordedRequest] {
-        state.requests.current.entries
-    }
-
-    /// Forgets the recorded requests.
-    public func clearRecordedRequests() {
-        state.requests.withLock { $0.removeAll() }
-    }
-
-    /// Puts the server back as it started, so the next test sees the same server: the data it
-    /// was started with (written back to its file, if it has one), no faults, no recorded
-    /// requests, the delay of its options.
+    /// Puts the data back as the server started with it (written back to its file, if it has
+    /// one), for `ModelSyncTesting`'s shared servers.
     ///
     /// - Throws: ``ServerError`` or a file error when the data cannot be saved to its file; the
     ///   served data is then unchanged.
-    public func reset() async throws {
+    package func reset() async throws {
         try await backend.reset()
-        clearFaults()
-        clearRecordedRequests()
-        setDelay(initialDelay)
     }
-}
 
-/// Answers a write whose `Content-Length` declares more than the limit at once, without
-/// waiting for the body, then ends the connection.
-///
-/// The inner responder gets the request with an empty body: it still records the request,
-/// applies faults and CORS, and answers 413 from the declared length. The answer goes out with
-/// `Connection: close`, and the server's side of the connection is shut as soon as it is
-/// written, so the client sees the whole answer at once. What the client still sends is read
-/// and dropped (never kept) until it closes: a client that writes its whole body before reading
-/// (urllib, requests) would otherwise be reset and could lose the answer.
-struct DeclaredBodyLimit<Inner: HTTPResponder>: HTTPResponder where Inner.Context == ServerContext {
-    let inner: Inner
-    let limit: Int
-
-    /// The methods whose body the server reads.
-    private static var readsBody: Set<HTTPRequest.Method> { [.post, .put, .patch] }
-
-    func respond(to request: Request, context: ServerContext) async throws -> Response {
-        guard Self.readsBody.contains(request.method),
-              let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit
-        else { return try await inner.respond(to: request, context: context) }
-        let unread = request.body
-        var refused = request
-        refused.body = RequestBody(buffer: ByteBuffer())
-        var response = try await inner.respond(to: refused, context: context)
-        response.headers[.connection] = "close"
-        let answer = response.body
-        let channel = context.channel
-        response.body = ResponseBody(contentLength: answer.contentLength) { writer in
-            try await answer.write(writer)
-            try? await channel.close(mode: .output).get()
-            do {
-                for try await _ in unread {}
-            } catch {
-                // The client closed mid-body: nothing is left to read.
-            }
-        }
-        return response
+    /// The router: the middleware every request passes, outermost first, then the routes.
+    private static func router(backend: any ServerBackend, options: ServerOptions) -> Router<SyncServerContext> {
+        let router = Router(context: SyncServerContext.self)
+        // Observability first, so that it sees every answer, refusals included. Without a
+        // bootstrapped metrics or tracing system these cost a lookup each.
+        router.add(middleware: MetricsMiddleware())
+        router.add(middleware: TracingMiddleware())
+        router.add(middleware: LogRequestsMiddleware(options.requestLogLevel))
+        router.add(middleware: CORSMiddleware(
+            allowOrigin: .originBased,
+            allowHeaders: [
+                .accept, .authorization, .contentType, .origin, .ifMatch, .ifNoneMatch, .ifModifiedSince, .idempotencyKey,
+                .syncProtocol, .lastEventID,
+            ],
+            allowMethods: ServerRoutes.allowedMethods,
+            exposedHeaders: ExposedHeaders.names
+        ))
+        router.add(middleware: ExposedHeaders())
+        router.add(middleware: MethodGuard(readOnly: options.readOnly))
+        router.add(middleware: DeclaredBodyLimit(limit: options.maxBodySize))
+        for middleware in options.middleware { router.add(middleware: middleware) }
+        router.add(middleware: ProtocolNegotiation())
+        router.add(middleware: ErrorAnswers())
+        ServerRoutes(backend: backend, options: options).route(into: router)
+        return router
     }
 }

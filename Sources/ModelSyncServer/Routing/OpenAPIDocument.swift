@@ -2,7 +2,7 @@ import Foundation
 import ModelSyncJSON
 import ModelSyncProtocol
 
-extension ModelSyncServer {
+extension SyncServer {
     /// The OpenAPI 3.1 description of the server's HTTP API, as `GET /openapi.json` serves it:
     /// json-server's routes, conditional requests, and the sync protocol's extensions (the change
     /// feed, batches, idempotency keys, the version header; `docs/PROTOCOL.md`).
@@ -84,11 +84,28 @@ enum OpenAPIDocument {
             ],
             "/_changes/stream": [
                 "get": stream(),
+                "head": [
+                    "operationId": "headStream", "summary": "The stream's headers, or the refusal GET would meet; subscribes to nothing",
+                    "parameters": [parameter("since"), parameter("collections"), parameter("Last-Event-ID"), parameter("ModelSync-Protocol")],
+                    "responses": responses(["200": ["description": "the event stream's headers"], "410": response("Gone")], codes: [400]),
+                ],
                 "options": preflight("preflightStream"),
             ],
             "/_batch": [
                 "post": batch(),
                 "options": preflight("preflightBatch"),
+            ],
+            "/_metrics": [
+                "get": [
+                    "operationId": "readMetrics",
+                    "summary": "Request metrics in Prometheus's text format, on a server started with metrics (modelsync-server --metrics); 404 otherwise",
+                    "responses": responses(["200": ["description": "the metrics", "content": ["text/plain": ["schema": ["type": "string"]]]]], codes: [404]),
+                ],
+                "head": [
+                    "operationId": "headMetrics", "summary": "The headers GET /_metrics answers",
+                    "responses": responses(["200": ["description": "the headers"]], codes: [404]),
+                ],
+                "options": preflight("preflightMetrics"),
             ],
             "/openapi.json": [
                 "get": read("readOpenAPI", "This document", ok: ["type": "object", "required": ["openapi", "paths"]]),
@@ -322,7 +339,7 @@ enum OpenAPIDocument {
             ("_expand", "query", "Parents to expand (`post` from `postId`), comma-separated", text),
             ("_since", "query", "A feed cursor: answers the collection's SyncFeedPage instead of the list", cursor),
             ("since", "query", "A feed cursor: empty or 0 the beginning, now the current end", cursor),
-            ("limit", "query", "The most changes in a page (default \(ServerResponder.defaultFeedLimit), at most \(ServerResponder.maximumFeedLimit))", positive),
+            ("limit", "query", "The most changes in a page (default \(ServerRoutes.defaultFeedLimit), at most \(ServerRoutes.maximumFeedLimit))", positive),
             ("collections", "query", "Only the changes of these collections, comma-separated", text),
             ("If-None-Match", "header", "ETags the client holds: 304 when one is current", text),
             ("If-Modified-Since", "header", "An HTTP date: 304 when nothing changed since", text),

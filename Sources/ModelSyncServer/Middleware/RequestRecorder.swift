@@ -1,0 +1,81 @@
+import Hummingbird
+import ModelSyncCore
+
+/// A middleware that keeps the newest requests a server received, for tests that assert what
+/// a client sent. Install it through ``ServerOptions/middleware``; `ModelSyncTesting`'s
+/// `TestServer` does.
+///
+/// ```swift
+/// let recorder = RequestRecorder()
+/// let server = try await SyncServer.start(data: data, options: ServerOptions(middleware: [recorder]))
+/// // … requests …
+/// recorder.requests.last?.header("If-Match")
+/// ```
+public final class RequestRecorder: RouterMiddleware, Sendable {
+    public typealias Context = SyncServerContext
+
+    private let log: Locked<RequestLog>
+
+    /// Creates a recorder that keeps the newest `limit` requests.
+    public init(limit: Int = 1_000) {
+        log = Locked(RequestLog(limit: limit))
+    }
+
+    /// The most recent requests received, oldest first.
+    public var requests: [RecordedRequest] { log.current.entries }
+
+    /// Forgets the recorded requests.
+    public func clear() {
+        log.withLock { $0.removeAll() }
+    }
+
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let entry = RecordedRequest(
+            method: request.method.rawValue,
+            uri: request.uri.description,
+            headers: request.headers.map { ($0.name.rawName, $0.value) }
+        )
+        log.withLock { $0.append(entry) }
+        return try await next(request, context)
+    }
+}
+
+/// A request as the server received it.
+public struct RecordedRequest: Sendable {
+    /// The method, e.g. `GET`.
+    public var method: String
+    /// The path with its query, e.g. `/posts?_page=2`.
+    public var uri: String
+    /// The header fields, in order.
+    public var headers: [(name: String, value: String)]
+
+    /// The first value of the header `name` (case-insensitive).
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+}
+
+/// The newest requests, at most `limit` of them. Trimmed only when it holds twice the limit, so
+/// that recording a request costs O(1) amortised rather than a shift of the whole log.
+struct RequestLog: Sendable {
+    let limit: Int
+    /// What is held: the newest `limit` and up to `limit` older ones awaiting the next trim.
+    private(set) var recorded: [RecordedRequest] = []
+
+    init(limit: Int) {
+        self.limit = max(0, limit)
+    }
+
+    /// The newest `limit` requests, oldest first.
+    var entries: [RecordedRequest] { Array(recorded.suffix(limit)) }
+
+    mutating func append(_ request: RecordedRequest) {
+        guard limit > 0 else { return }
+        if recorded.count - limit >= limit { recorded.removeFirst(recorded.count - limit) }
+        recorded.append(request)
+    }
+
+    mutating func removeAll() {
+        recorded.removeAll()
+    }
+}

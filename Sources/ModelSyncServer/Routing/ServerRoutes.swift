@@ -1,0 +1,302 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import ModelSyncCore
+import ModelSyncJSON
+import ModelSyncProtocol
+import NIOCore
+import Prometheus
+
+/// The server's routes: json-server's (collections, items, nested children, singular
+/// resources, `/db`) and the sync extensions (`/_changes`, `/_changes/stream`, `/_batch`), each
+/// a handler on Hummingbird's router (``route(into:)``).
+struct ServerRoutes: Sendable {
+    let backend: any ServerBackend
+    let options: ServerOptions
+
+    typealias Handler = @Sendable (Request, SyncServerContext) async throws -> Response
+
+    /// A path and the handler of each method it answers; every other method of
+    /// ``allowedMethods`` is answered 405 with `Allow`, and OPTIONS with 204 and `Allow`.
+    struct Route: Sendable {
+        var path: String
+        var handlers: [HTTPRequest.Method: Handler]
+    }
+
+    /// Every route, reserved paths (the sync extensions, the OpenAPI document) before the
+    /// templated ones.
+    var routes: [Route] {
+        var routes = [Route(path: "/\(Self.openAPIPath)", handlers: reads { request, _ in
+            conditional(OpenAPIDocument.value, modified: OpenAPIDocument.published, request)
+        })]
+        if let registry = options.prometheus {
+            routes.append(Route(path: "/_metrics", handlers: reads { _, _ in Self.metrics(registry) }))
+        }
+        if options.servesSyncExtensions {
+            routes += [
+                Route(path: "/_batch", handlers: [.post: { request, _ in try await batch(try await readBody(request)) }]),
+                Route(path: "/_changes", handlers: reads { request, _ in try await feed(QueryParameters(request.uri.query), collections: nil) }),
+                Route(path: "/_changes/stream", handlers: [
+                    .get: { request, _ in try await stream(QueryParameters(request.uri.query), request: request) },
+                    .head: { request, _ in try await streamHead(QueryParameters(request.uri.query), request: request) },
+                ]),
+            ]
+        }
+        let resourceWrite: Handler = { request, context in try await writeResource(request, context: context) }
+        routes += [
+            Route(path: "/:resource", handlers: reads { request, context in try await readResource(request, context: context) }
+                .merging([.post: resourceWrite, .put: resourceWrite, .patch: resourceWrite]) { $1 }),
+            Route(path: "/:resource/:id", handlers: reads { request, context in try await readItem(request, context: context) }
+                .merging([
+                    .put: { request, context in try await update(request, context: context, merge: false) },
+                    .patch: { request, context in try await update(request, context: context, merge: true) },
+                    .delete: { request, context in try await delete(request, context: context) },
+                ]) { $1 }),
+            Route(path: "/:resource/:id/:children", handlers: reads { request, context in
+                let (parent, id, children) = try (context.segment("resource"), context.segment("id"), context.segment("children"))
+                return try await list(children, QueryParameters(request.uri.query), owner: (parent, id), request)
+            }.merging([.post: { request, context in try await createChild(request, context: context) }]) { $1 }),
+        ]
+        return routes
+    }
+
+    /// Adds every route to `router`.
+    func route(into router: Router<SyncServerContext>) {
+        for route in routes {
+            let allow = Self.allowedMethods.filter { route.handlers[$0] != nil || $0 == .options }
+            for method in Self.allowedMethods {
+                if let handler = route.handlers[method] {
+                    router.on(RouterPath(route.path), method: method) { request, context in try await handler(request, context) }
+                } else if method == .options {
+                    router.on(RouterPath(route.path), method: .options) { _, _ in
+                        var headers = HTTPFields()
+                        headers[.allow] = allow.map(\.rawValue).joined(separator: ", ")
+                        return Response(status: .noContent, headers: headers)
+                    }
+                } else {
+                    router.on(RouterPath(route.path), method: method) { request, _ -> Response in
+                        throw APIError.methodNotAllowed("\(request.method.rawValue) is not allowed on \(route.path)", allow: allow)
+                    }
+                }
+            }
+        }
+    }
+
+    /// A GET handler, answering HEAD too (its answers carry no body then).
+    private func reads(_ handler: @escaping Handler) -> [HTTPRequest.Method: Handler] {
+        [.get: handler, .head: handler]
+    }
+
+    // MARK: Resources
+
+    /// `GET /<name>`: a collection's list (or, with `_since`, its feed), a singular resource,
+    /// or `/db` when no resource has that name.
+    private func readResource(_ request: Request, context: SyncServerContext) async throws -> Response {
+        let name = try context.segment("resource")
+        let parameters = QueryParameters(request.uri.query)
+        switch try await backend.resource(named: name) {
+        case .collection?:
+            if options.servesSyncExtensions && parameters.values("_since").first != nil { return try await feed(parameters, collections: [name]) }
+            return try await list(name, parameters, owner: nil, request)
+        case .singular?:
+            guard let (value, modified) = try await backend.singular(name) else { throw APIError.notFound("no resource named \(name)") }
+            return conditional(value, modified: modified, request)
+        case nil where name == "db":
+            let (value, modified) = try await backend.everything()
+            return conditional(value, modified: modified, request)
+        case nil:
+            throw APIError.notFound("no collection or resource named \(name)")
+        }
+    }
+
+    /// `POST /<collection>`, `PUT` and `PATCH /<singular>`: which applies depends on what the
+    /// name is.
+    private func writeResource(_ request: Request, context: SyncServerContext) async throws -> Response {
+        let name = try context.segment("resource")
+        let body = try await readBody(request)
+        switch (try await backend.resource(named: name), request.method) {
+        case (.collection?, .post):
+            guard let given = body.objectValue else { throw APIError.notAnObject }
+            return try await apply(ItemOperation(write: .create(collection: name, body: given), idempotencyKey: try IdempotencyKeys.key(in: request.headers)))
+        case (.singular?, .put), (.singular?, .patch):
+            guard let object = body.objectValue else { throw APIError.notAnObject }
+            let stored = try await backend.writeSingular(name, body: object, merge: request.method == .patch, ifMatch: request.headers[.ifMatch])
+            return Self.written(stored, status: .ok)
+        case (.collection?, _):
+            throw APIError.methodNotAllowed("\(request.method.rawValue) is not allowed on a collection", allow: [.get, .head, .post, .options])
+        case (.singular?, _):
+            throw APIError.methodNotAllowed(
+                "\(request.method.rawValue) is not allowed on a singular resource", allow: [.get, .head, .put, .patch, .options])
+        case (nil, _) where name == "db":
+            throw APIError.methodNotAllowed("/db is read-only", allow: [.get, .head, .options])
+        case (nil, _):
+            throw APIError.notFound("no collection or resource named \(name)")
+        }
+    }
+
+    /// `GET /<collection>/<id>`, with `_embed` and `_expand`.
+    private func readItem(_ request: Request, context: SyncServerContext) async throws -> Response {
+        let (name, id) = try (context.segment("resource"), context.segment("id"))
+        let parameters = QueryParameters(request.uri.query)
+        let (embeds, expands) = (parameters.values("_embed"), parameters.values("_expand"))
+        let read = try await backend.item(name, id: id, embeds: embeds, expands: expands)
+        // The version is the item's ETag; an embedded read is another representation.
+        let version = embeds.isEmpty && expands.isEmpty ? read.version.map(versionETag) : nil
+        return conditional(read.value, modified: read.modified, request, etag: version)
+    }
+
+    /// `POST /<parent>/<id>/<children>`: a child of an existing parent, naming it by its stored id.
+    private func createChild(_ request: Request, context: SyncServerContext) async throws -> Response {
+        let (parentName, id, childName) = try (context.segment("resource"), context.segment("id"), context.segment("children"))
+        guard var object = try await readBody(request).objectValue else { throw APIError.notAnObject }
+        let parent = try await backend.item(parentName, id: id, embeds: [], expands: [])
+        object[foreignKey(of: parentName)] = parent.value["id"] ?? .null
+        return try await apply(ItemOperation(write: .create(collection: childName, body: object), idempotencyKey: try IdempotencyKeys.key(in: request.headers)))
+    }
+
+    // MARK: Reads
+
+    private func list(_ name: String, _ parameters: QueryParameters, owner: (String, String)?, _ request: Request) async throws -> Response {
+        let listRequest = ListRequest(
+            query: try ListQuery(parameters), parameters: parameters, defaultPageSize: options.defaultPageSize,
+            embeds: parameters.values("_embed"), expands: parameters.values("_expand"), owner: owner)
+        let page = try await backend.list(name, listRequest)
+        var response = conditional(.array(page.items), modified: page.modified, request)
+        response.headers[.totalCount] = String(page.total)
+        if !page.slice.pages.isEmpty {
+            response.headers[.link] = links(page.slice.pages, request)
+        }
+        return response
+    }
+
+    private func links(_ pages: [(rel: String, page: Int)], _ request: Request) -> String {
+        let host = request.head.authority ?? "localhost"
+        let others = QueryParameters(request.uri.query).pairs.filter { $0.name != "_page" }
+        return pages.map { rel, page in
+            var components = URLComponents()
+            components.queryItems = [URLQueryItem(name: "_page", value: String(page))]
+                + others.map { URLQueryItem(name: $0.name, value: $0.value) }
+            return "<http://\(host)\(request.uri.path)?\(components.percentEncodedQuery ?? "")>; rel=\"\(rel)\""
+        }.joined(separator: ", ")
+    }
+
+    /// Answers a read with the value, its `ETag` and `Last-Modified`, and 304 when the client's
+    /// copy is current (`If-None-Match`, or else `If-Modified-Since`). `modified` comes from the
+    /// same store snapshot as `value`.
+    private func conditional(_ value: JSONValue, modified: Date, _ request: Request, etag version: String? = nil) -> Response {
+        let bytes = value.jsonBytes()
+        let etag = version ?? contentETag(bytes)
+        var headers = HTTPFields()
+        headers[.eTag] = etag
+        headers[.lastModified] = HTTPDate.format(modified)
+        headers[.contentType] = "application/json; charset=utf-8"
+        if let match = request.headers[.ifNoneMatch] {
+            if etagListMatches(match, etag) { return Response(status: .notModified, headers: headers) }
+        } else if let since = request.headers[.ifModifiedSince].flatMap(HTTPDate.parse), modified <= since {
+            return Response(status: .notModified, headers: headers)
+        }
+        if request.method == .head { return Response(status: .ok, headers: headers) }
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    // MARK: Writes
+
+    private func update(_ request: Request, context: SyncServerContext, merge: Bool) async throws -> Response {
+        let (name, id) = try (context.segment("resource"), context.segment("id"))
+        guard let object = try await readBody(request).objectValue else { throw APIError.notAnObject }
+        return try await apply(ItemOperation(
+            write: .update(collection: name, id: id, body: object, merge: merge), ifMatch: request.headers[.ifMatch],
+            idempotencyKey: try IdempotencyKeys.key(in: request.headers)))
+    }
+
+    private func delete(_ request: Request, context: SyncServerContext) async throws -> Response {
+        let (name, id) = try (context.segment("resource"), context.segment("id"))
+        return try await apply(ItemOperation(
+            write: .delete(collection: name, id: id), ifMatch: request.headers[.ifMatch], idempotencyKey: try IdempotencyKeys.key(in: request.headers)))
+    }
+
+    private func apply(_ operation: ItemOperation) async throws -> Response {
+        guard let outcome = try await backend.write([operation]).first else {
+            throw APIError(status: .internalServerError, message: "the backend skipped the write")
+        }
+        let result = try outcome.get()
+        var response = Self.written(result.body, status: HTTPResponse.Status(code: result.status), version: result.version)
+        if result.replayed { response.headers[.idempotentReplayed] = "true" }
+        return response
+    }
+
+    /// A JSON response; with an `ETag` for stored items: their version, or (singular
+    /// resources, which have none) a hash of the body.
+    static func written(_ value: JSONValue, status: HTTPResponse.Status, version: Int? = nil) -> Response {
+        let bytes = value.jsonBytes()
+        var response = json(bytes: bytes, status: status)
+        response.headers[.eTag] = version.map(versionETag) ?? contentETag(bytes)
+        return response
+    }
+
+    static func json(_ value: JSONValue, status: HTTPResponse.Status) -> Response {
+        json(bytes: value.jsonBytes(), status: status)
+    }
+
+    /// A JSON response from already-serialised bytes.
+    static func json(bytes: [UInt8], status: HTTPResponse.Status) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    /// The request's JSON body, read whole (up to ``ServerOptions/maxBodySize``).
+    private func readBody(_ request: Request) async throws -> JSONValue {
+        let limit = options.maxBodySize
+        // A declared length over the limit is refused without keeping any of the body.
+        var tooLarge = request.headers[.contentLength].flatMap(Int.init).map { $0 > limit } ?? false
+        var buffer = ByteBuffer()
+        var received = 0
+        // The whole body is read even when it is refused: a client that sends `Connection: close`
+        // (urllib, requests) writes all of it before reading the answer, so leaving it unread
+        // would stall both sides until the client times out. Hummingbird drains keep-alive
+        // requests the same way.
+        for try await chunk in request.body {
+            received = received > limit ? received : received + chunk.readableBytes
+            if received > limit { tooLarge = true }
+            if !tooLarge { buffer.writeImmutableBuffer(chunk) }
+        }
+        if tooLarge { throw APIError(status: .contentTooLarge, message: "the body is larger than \(limit) bytes") }
+        guard buffer.readableBytes > 0 else { throw APIError.badRequest("the request needs a JSON object body") }
+        do {
+            // Stored inside the document and a collection, a body sits two levels deeper than it
+            // was sent; refusing it here keeps every accepted write loadable (JSONFileBackend.maxDepth).
+            return try JSONValue(parsing: Array(buffer.readableBytesView), maxDepth: JSONFileBackend.maxBodyDepth)
+        } catch let error as JSONError where error.reason == .tooDeep(limit: JSONFileBackend.maxBodyDepth) {
+            throw APIError(status: .contentTooLarge, message: "the body is nested deeper than \(JSONFileBackend.maxBodyDepth) levels")
+        } catch {
+            throw APIError.badRequest("malformed JSON body: \(error)")
+        }
+    }
+
+    /// Where the server serves its OpenAPI document (``OpenAPIDocument``).
+    static let openAPIPath = "openapi.json"
+
+    /// The methods the server answers; any other gets 405 with this list in `Allow`.
+    static let allowedMethods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .options]
+    /// The methods that write (refused by a read-only server).
+    static let writeMethods: Set<HTTPRequest.Method> = [.post, .put, .patch, .delete]
+    /// The methods whose body the server reads.
+    static let bodyMethods: Set<HTTPRequest.Method> = [.post, .put, .patch]
+
+    /// The Prometheus text exposition of `registry`.
+    private static func metrics(_ registry: PrometheusCollectorRegistry) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+    }
+}
+
+extension SyncServerContext {
+    /// A path segment the route names, percent-decoded (`/posts/a%2Fb` names the id `a/b`).
+    func segment(_ name: String) throws -> String {
+        guard let raw = parameters.get(name) else { throw APIError.notFound("no route for this path") }
+        return raw.removingPercentEncoding ?? raw
+    }
+}
