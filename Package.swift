@@ -9,7 +9,8 @@ import PackageDescription
 //   other. Each layer is a product of its own and re-exports the layers below it; ModelSyncJSON
 //   declares the macros (ModelSyncMacros, a compiler plugin), so `@Model` comes with any of them.
 //   ModelSyncJSON ← ModelSyncProtocol (the sync messages) ← {ModelSync, ModelSyncServer}.
-//   ModelSyncJSON ← ModelSyncServer ← modelsync-server (a product of its own, not re-exported).
+//   ModelSyncJSON ← ModelSyncServer ← ModelSyncServerPostgres ← modelsync-server (products of their
+//   own, not re-exported; only the PostgreSQL one builds postgres-nio).
 //   ModelSync + ModelSyncServer ← ModelSyncTesting (for users' tests; not re-exported).
 let package = Package(
     name: "ModelSync",
@@ -26,6 +27,7 @@ let package = Package(
         .library(name: "ModelSyncProtocol", targets: ["ModelSyncProtocol"]),
         .executable(name: "modelsync-demo", targets: ["modelsync-demo"]),
         .library(name: "ModelSyncServer", targets: ["ModelSyncServer"]),
+        .library(name: "ModelSyncServerPostgres", targets: ["ModelSyncServerPostgres"]),
         .executable(name: "modelsync-server", targets: ["modelsync-server"]),
         .library(name: "ModelSyncTesting", targets: ["ModelSyncTesting"]),
     ],
@@ -96,8 +98,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
-        // Server: a json-server-compatible REST server (Hummingbird) over a JSON file or
-        // PostgreSQL (postgres-nio).
+        // Server: a json-server-compatible REST server on Hummingbird's router, over a JSON file.
         .target(
             name: "ModelSyncServer",
             dependencies: [
@@ -111,14 +112,28 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
+        // The server over PostgreSQL (postgres-nio): a target of its own, so that what serves a
+        // JSON file (the demo, ModelSyncTesting) never builds postgres-nio and swift-crypto.
+        .target(
+            name: "ModelSyncServerPostgres",
+            dependencies: [
+                "ModelSyncCore",
+                "ModelSyncJSON",
+                "ModelSyncProtocol",
+                "ModelSyncServer",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         .executableTarget(
             name: "modelsync-server",
             dependencies: [
                 "ModelSyncServer",
+                "ModelSyncServerPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -145,7 +160,7 @@ let package = Package(
         .testTarget(
             name: "ModelSyncServerTests",
             dependencies: [
-                "ModelSyncServer", "ModelSyncProtocol", "ModelSyncTesting", "TestProcesses",
+                "ModelSyncServer", "ModelSyncServerPostgres", "ModelSyncProtocol", "ModelSyncTesting", "TestProcesses",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -175,7 +190,7 @@ let package = Package(
         .testTarget(
             name: "ModelSyncTests",
             dependencies: [
-                "ModelSync", "ModelSyncServer", "ModelSyncTesting", "NameClashes", "TestProcesses",
+                "ModelSync", "ModelSyncServer", "ModelSyncServerPostgres", "ModelSyncTesting", "NameClashes", "TestProcesses",
                 .product(name: "Logging", package: "swift-log"),
                 // The sync simulation drops the PostgreSQL schema it made.
                 .product(name: "PostgresNIO", package: "postgres-nio"),

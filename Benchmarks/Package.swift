@@ -25,6 +25,7 @@ let package = Package(
             dependencies: [
                 .product(name: "ModelSync", package: "ModelSync"),
                 .product(name: "ModelSyncServer", package: "ModelSync"),
+                .product(name: "ModelSyncServerPostgres", package: "ModelSync"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

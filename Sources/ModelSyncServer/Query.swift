@@ -3,10 +3,10 @@ import ModelSyncJSON
 import ModelSyncProtocol
 
 /// The query string of a request, in order, with repeated names kept.
-struct QueryParameters: Sendable {
-    var pairs: [(name: String, value: String)]
+package struct QueryParameters: Sendable {
+    package var pairs: [(name: String, value: String)]
 
-    init(_ query: String?) {
+    package init(_ query: String?) {
         pairs = (query ?? "").split(separator: "&").compactMap { pair in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard let name = Self.decode(parts[0]), !name.isEmpty else { return nil }
@@ -20,14 +20,14 @@ struct QueryParameters: Sendable {
     }
 
     /// Every value of `name`, with comma-separated lists split (`_sort=a,b`).
-    func values(_ name: String) -> [String] {
+    package func values(_ name: String) -> [String] {
         pairs.filter { $0.name == name }.flatMap { $0.value.split(separator: ",").map(String.init) }
     }
 
-    func first(_ name: String) -> String? { pairs.first { $0.name == name }?.value }
+    package func first(_ name: String) -> String? { pairs.first { $0.name == name }?.value }
 
     /// A non-negative integer parameter; a malformed one is a 400.
-    func integer(_ name: String, minimum: Int = 0) throws -> Int? {
+    package func integer(_ name: String, minimum: Int = 0) throws -> Int? {
         guard let text = first(name) else { return nil }
         guard let value = Int(text), value >= minimum else {
             throw APIError.badRequest("\(name) must be an integer of at least \(minimum), got \"\(text)\"")
@@ -38,7 +38,7 @@ struct QueryParameters: Sendable {
 
 /// The text a value is compared by in filters: strings as they are, numbers by their text,
 /// `true`/`false`/`null` as written.
-func scalarText(_ value: JSONValue) -> String? {
+package func scalarText(_ value: JSONValue) -> String? {
     switch value {
     case .string(let string): string
     case .number(let number): number.text
@@ -49,7 +49,7 @@ func scalarText(_ value: JSONValue) -> String? {
 }
 
 /// The value at a dotted field path (`author.name`).
-func value(of item: JSONValue, at field: String) -> JSONValue? {
+package func value(of item: JSONValue, at field: String) -> JSONValue? {
     var current: JSONValue? = item
     for key in field.split(separator: ".") { current = current?[String(key)] }
     return current
@@ -80,21 +80,21 @@ private func compare(_ value: JSONValue, _ text: String) -> ComparisonResult? {
 
 /// Filters, full-text search and sorting of a collection (json-server's conventions), as data:
 /// the JSON backend evaluates it in memory, PostgreSQL as SQL.
-struct ListQuery: Sendable {
+package struct ListQuery: Sendable {
     /// A comparison of `field_gte=…` and its kin.
-    enum Comparison: String, Sendable, CaseIterable {
+    package enum Comparison: String, Sendable, CaseIterable {
         case gte = "_gte", lte = "_lte", gt = "_gt", lt = "_lt", ne = "_ne", like = "_like"
     }
 
     /// `field=value` filters: the field's text must be one of the values.
-    private(set) var equal: [(field: String, accepted: [String])] = []
+    package private(set) var equal: [(field: String, accepted: [String])] = []
     /// `field_gte=value` and its kin; `_like` holds a regular expression (case-insensitive).
-    private(set) var conditions: [(field: String, comparison: Comparison, text: String)] = []
+    package private(set) var conditions: [(field: String, comparison: Comparison, text: String)] = []
     /// `q=`: lowercased.
-    private(set) var search: String?
-    private(set) var sort: [(field: String, descending: Bool)] = []
+    package private(set) var search: String?
+    package private(set) var sort: [(field: String, descending: Bool)] = []
 
-    init(_ parameters: QueryParameters) throws {
+    package init(_ parameters: QueryParameters) throws {
         for (name, text) in parameters.pairs {
             if name == "q" {
                 search = text.lowercased()
@@ -118,11 +118,11 @@ struct ListQuery: Sendable {
     }
 
     /// Adds `field=value` (a nested route's parent).
-    mutating func require(_ field: String, equals text: String) {
+    package mutating func require(_ field: String, equals text: String) {
         equal.append((field, [text]))
     }
 
-    static func regex(_ pattern: String) throws -> NSRegularExpression {
+    package static func regex(_ pattern: String) throws -> NSRegularExpression {
         do {
             return try NSRegularExpression(pattern: pattern, options: [.caseInsensitive])
         } catch {
@@ -131,7 +131,7 @@ struct ListQuery: Sendable {
     }
 
     /// The matching items, sorted (stable: ties keep the data's order).
-    func apply(to items: [JSONValue]) throws -> [JSONValue] {
+    package func apply(to items: [JSONValue]) throws -> [JSONValue] {
         let tests = try conditions.map { condition in (condition.field, try Self.test(condition.comparison, condition.text)) }
         var result = items.filter { matches($0, tests) }
         if !sort.isEmpty {
@@ -190,12 +190,12 @@ struct ListQuery: Sendable {
 
 /// The slice of a list that a request asks for: `_page` with `_limit`/`_per_page`, or
 /// `_start`/`_end`/`_limit`.
-struct Slice: Sendable {
-    var range: Range<Int>
+package struct Slice: Sendable {
+    package var range: Range<Int>
     /// Page links (`first`, `prev`, `next`, `last`) as query values of `_page`.
-    var pages: [(rel: String, page: Int)] = []
+    package var pages: [(rel: String, page: Int)] = []
 
-    init(_ parameters: QueryParameters, count: Int, defaultPageSize: Int) throws {
+    package init(_ parameters: QueryParameters, count: Int, defaultPageSize: Int) throws {
         if let page = try parameters.integer("_page", minimum: 1) {
             let size = try parameters.integer("_per_page", minimum: 1)
                 ?? parameters.integer("_limit", minimum: 1) ?? defaultPageSize

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Metrics
 import ModelSyncServer
+import ModelSyncServerPostgres
 import Prometheus
 
 /// `modelsync-server db.json --port 3000`: a json-server-compatible REST server over a file, or

@@ -3,6 +3,7 @@ import Logging
 import ModelSyncCore
 import ModelSyncJSON
 @testable import ModelSyncServer
+@testable import ModelSyncServerPostgres
 import Testing
 
 /// Single writes that arrive together commit together (``GroupCommit``); a group must answer

@@ -2,6 +2,7 @@ import Foundation
 import ModelSync
 import ModelSyncJSON
 import ModelSyncServer
+import ModelSyncServerPostgres
 import ModelSyncTesting
 import Testing
 

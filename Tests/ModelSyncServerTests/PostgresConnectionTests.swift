@@ -3,6 +3,7 @@ import Logging
 import ModelSyncJSON
 import PostgresNIO
 @testable import ModelSyncServer
+@testable import ModelSyncServerPostgres
 import Testing
 
 /// How the server reaches PostgreSQL: the URL forms it reads (libpq's), the Unix-domain socket,

@@ -2,6 +2,7 @@ import Foundation
 import ModelSyncJSON
 import NIOHTTP1
 import ModelSyncServer
+import ModelSyncServerPostgres
 import Testing
 
 /// A statement that PostgreSQL refuses while it runs, after it has described its rows, fails

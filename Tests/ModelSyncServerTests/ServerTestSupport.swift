@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ModelSyncJSON
 import ModelSyncServer
+import ModelSyncServerPostgres
 import ModelSyncTesting
 import NIOCore
 import NIOHTTP1

@@ -7,23 +7,30 @@ import ModelSyncJSON
 ///
 /// Every check comes before any change, so a write that throws leaves the data as it was: a
 /// batch goes on with its next operation on the same copy.
-enum ItemWrite: Sendable {
+package enum ItemWrite: Sendable {
     case create(collection: String, body: JSONObject)
     case update(collection: String, id: String, body: JSONObject, merge: Bool)
     case delete(collection: String, id: String)
 
     /// What a write answers.
-    struct Result: Sendable {
-        var status: Int
-        var body: JSONValue
-        var version: Int?
-        var replayed = false
+    package struct Result: Sendable {
+        package var status: Int
+        package var body: JSONValue
+        package var version: Int?
+        package var replayed = false
+
+        package init(status: Int, body: JSONValue, version: Int? = nil, replayed: Bool = false) {
+            self.status = status
+            self.body = body
+            self.version = version
+            self.replayed = replayed
+        }
     }
 }
 
 extension ItemWrite {
     /// The collection written to.
-    var collection: String {
+    package var collection: String {
         switch self {
         case .create(let collection, _), .update(let collection, _, _, _), .delete(let collection, _): collection
         }
@@ -31,7 +38,7 @@ extension ItemWrite {
 
     /// What an `Idempotency-Key` is bound to besides the collection: a create's body (as keys
     /// were stored when only creates took them), or the method, the id and the body.
-    var requestFingerprint: JSONValue {
+    package var requestFingerprint: JSONValue {
         switch self {
         case .create(_, let body): .object(body)
         case .update(_, let id, let body, let merge): ["method": .string(merge ? "PATCH" : "PUT"), "id": .string(id), "body": .object(body)]
@@ -40,13 +47,13 @@ extension ItemWrite {
     }
 
     /// Throws unless the body names no id or the item's own (byte for byte).
-    static func checkBodyID(_ body: JSONObject, matches id: String) throws {
+    package static func checkBodyID(_ body: JSONObject, matches id: String) throws {
         if let given = body["id"], try !(scalarText(normalizedID(given))?.isIdentical(to: id) ?? false) { throw APIError.idMismatch(given, id) }
     }
 
     /// What an update makes of `current`: a merge (PATCH) sets the body's members, a replacement
     /// (PUT) keeps only the id; the id never changes.
-    static func updated(_ current: JSONValue, with body: JSONObject, merge: Bool) -> JSONObject {
+    package static func updated(_ current: JSONValue, with body: JSONObject, merge: Bool) -> JSONObject {
         var updated = merge ? current.objectValue ?? JSONObject() : JSONObject([("id", current["id"] ?? .null)])
         for (key, value) in body where key != "id" { updated[key] = value }
         return updated

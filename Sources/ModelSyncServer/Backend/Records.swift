@@ -6,7 +6,7 @@ import ModelSyncJSON
 
 /// An id as it is stored: a whole number as an integer (`1.0` is id 1), a string as it is.
 /// Anything else is a 400: ids are integers or strings.
-func normalizedID(_ given: JSONValue) throws -> JSONValue {
+package func normalizedID(_ given: JSONValue) throws -> JSONValue {
     switch given {
     case .string: return given
     case .number:
@@ -17,17 +17,17 @@ func normalizedID(_ given: JSONValue) throws -> JSONValue {
 }
 
 /// A record's id as text (how routes and filters compare it).
-func recordID(of item: JSONValue) -> String? { item["id"].flatMap(scalarText) }
+package func recordID(of item: JSONValue) -> String? { item["id"].flatMap(scalarText) }
 
 /// Whether `item`'s id is `id`, byte for byte: ids that Swift calls equal but whose bytes differ
 /// (`é` precomposed and decomposed) are two records, as in PostgreSQL's `text`.
-func hasID(_ item: JSONValue, _ id: String) -> Bool {
+package func hasID(_ item: JSONValue, _ id: String) -> Bool {
     recordID(of: item)?.isIdentical(to: id) ?? false
 }
 
 /// Adds `_embed` children and `_expand` parents to `items`, the relations' records already read
 /// and keyed by the id bytes they point at: children by their owner's id, parents by their id.
-func attachRelations(
+package func attachRelations(
     _ items: [JSONValue], children: [(key: String, byOwner: [ExactText: [JSONValue]])], parents: [(key: String, byID: [ExactText: JSONValue])]
 ) -> [JSONValue] {
     items.map { item in
@@ -42,22 +42,22 @@ func attachRelations(
 }
 
 /// `posts` → `post`, `categories` → `category`.
-func singularName(_ name: String) -> String {
+package func singularName(_ name: String) -> String {
     if name.hasSuffix("ies") { return String(name.dropLast(3)) + "y" }
     return name.hasSuffix("s") ? String(name.dropLast()) : name
 }
 
 /// The field by which a child names its parent in `collection`: `posts` → `postId`.
-func foreignKey(of collection: String) -> String { singularName(collection) + "Id" }
+package func foreignKey(of collection: String) -> String { singularName(collection) + "Id" }
 
 /// A strong ETag of content that has no version: a hash of its bytes.
-func contentETag(_ bytes: [UInt8]) -> String {
+package func contentETag(_ bytes: [UInt8]) -> String {
     "\"" + stableHash(bytes) + "\""
 }
 
 /// FNV-1a (64 bits) of `bytes`, as 16 hexadecimal digits: the same in every process and
 /// version, unlike `Hasher`.
-func stableHash(_ bytes: some Sequence<UInt8>) -> String {
+package func stableHash(_ bytes: some Sequence<UInt8>) -> String {
     var hash: UInt64 = 0xcbf2_9ce4_8422_2325
     for byte in bytes {
         hash ^= UInt64(byte)
@@ -68,19 +68,19 @@ func stableHash(_ bytes: some Sequence<UInt8>) -> String {
 }
 
 /// The entity tags of an `If-None-Match` / `If-Match` list, as written (`*`, `W/"…"`, `"…"`).
-func etagList(_ header: String) -> [String] {
+package func etagList(_ header: String) -> [String] {
     header.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
 }
 
 /// Whether an `If-None-Match` / `If-Match` list names `etag` (weak or strong, or `*`).
-func etagListMatches(_ header: String, _ etag: String) -> Bool {
+package func etagListMatches(_ header: String, _ etag: String) -> Bool {
     etagList(header).contains { tag in tag == "*" || tag == etag || tag == "W/" + etag }
 }
 
 /// `If-Match` on a write: 412 when the item changed since the client read it. The answer
 /// carries the current record and its ETag, so that the client can resolve the conflict
 /// without another request.
-func checkIfMatch(_ current: JSONValue, version: Int?, _ ifMatch: String?) throws {
+package func checkIfMatch(_ current: JSONValue, version: Int?, _ ifMatch: String?) throws {
     guard let match = ifMatch else { return }
     let currentTag = version.map(versionETag) ?? contentETag(current.jsonBytes())
     guard etagListMatches(match, currentTag) else {
@@ -89,21 +89,21 @@ func checkIfMatch(_ current: JSONValue, version: Int?, _ ifMatch: String?) throw
 }
 
 extension APIError {
-    static let notAnObject = APIError.badRequest("the body must be a JSON object")
+    package static let notAnObject = APIError.badRequest("the body must be a JSON object")
 
-    static func missing(_ name: String, _ id: String) -> APIError { .notFound("\(name) has no item with id \(id)") }
+    package static func missing(_ name: String, _ id: String) -> APIError { .notFound("\(name) has no item with id \(id)") }
 
-    static func cannotExpand(_ parent: String) -> APIError {
+    package static func cannotExpand(_ parent: String) -> APIError {
         .badRequest("cannot expand \(parent): no collection named \(parent)s")
     }
 
-    static func duplicateID(_ name: String, _ id: JSONValue) -> APIError {
+    package static func duplicateID(_ name: String, _ id: JSONValue) -> APIError {
         APIError(status: 409, message: "\(name) already has an item with id \(id)")
     }
 
-    static let idempotencyKeyReused = APIError(status: 422, message: "this Idempotency-Key was sent with another request")
+    package static let idempotencyKeyReused = APIError(status: 422, message: "this Idempotency-Key was sent with another request")
 
-    static func idMismatch(_ given: JSONValue, _ id: String) -> APIError {
+    package static func idMismatch(_ given: JSONValue, _ id: String) -> APIError {
         .badRequest("the id in the body (\(given)) differs from the id in the URL (\(id))")
     }
 }

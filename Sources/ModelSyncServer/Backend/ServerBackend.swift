@@ -11,7 +11,7 @@ import ModelSyncProtocol
 ///   ETag is `"<version>"`) or its tombstone's, and the change feed is ordered by it.
 /// - A failed write changes nothing; in a batch, a failed operation changes nothing and the
 ///   others go on.
-protocol ServerBackend: Sendable {
+package protocol ServerBackend: Sendable {
     /// What a top-level name is, if anything.
     func resource(named name: String) async throws -> ResourceKind?
 
@@ -52,64 +52,72 @@ protocol ServerBackend: Sendable {
 }
 
 /// The strong ETag of a record's version.
-func versionETag(_ version: Int) -> String { SyncProtocol.etag(ofVersion: version) }
+package func versionETag(_ version: Int) -> String { SyncProtocol.etag(ofVersion: version) }
 
 /// What a top-level name of the data is.
-enum ResourceKind: Sendable {
+package enum ResourceKind: Sendable {
     case collection
     case singular
 }
 
 /// One write of a batch (or a request) with its `If-Match` and its `Idempotency-Key`.
-struct ItemOperation: Sendable {
-    var write: ItemWrite
-    var ifMatch: String? = nil
-    var idempotencyKey: String? = nil
+package struct ItemOperation: Sendable {
+    package var write: ItemWrite
+    package var ifMatch: String? = nil
+    package var idempotencyKey: String? = nil
 }
 
 /// What a list read asks for beyond the collection.
-struct ListRequest: Sendable {
-    var query: ListQuery
-    var parameters: QueryParameters
-    var defaultPageSize: Int
-    var embeds: [String]
-    var expands: [String]
+package struct ListRequest: Sendable {
+    package var query: ListQuery
+    package var parameters: QueryParameters
+    package var defaultPageSize: Int
+    package var embeds: [String]
+    package var expands: [String]
     /// For `/<parent>/<id>/<children>`: the parent's collection and id; the children are those
     /// whose `<singular parent>Id` is that id.
-    var owner: (collection: String, id: String)?
+    package var owner: (collection: String, id: String)?
 
     /// The slice of `count` matching records that the request asks for.
-    func slice(count: Int) throws -> Slice {
+    package func slice(count: Int) throws -> Slice {
         try Slice(parameters, count: count, defaultPageSize: defaultPageSize)
     }
 }
 
 /// A page of a list and what the response says about it.
-struct ListPage: Sendable {
-    var items: [JSONValue]
-    var total: Int
-    var slice: Slice
-    var modified: Date
+package struct ListPage: Sendable {
+    package var items: [JSONValue]
+    package var total: Int
+    package var slice: Slice
+    package var modified: Date
+
+    package init(items: [JSONValue], total: Int, slice: Slice, modified: Date) {
+        (self.items, self.total, self.slice, self.modified) = (items, total, slice, modified)
+    }
 }
 
 /// One record read by id.
-struct ItemRead: Sendable {
+package struct ItemRead: Sendable {
     /// The record, with embeds and expands when asked for.
-    var value: JSONValue
+    package var value: JSONValue
     /// The record's version (nil for a record that has none).
-    var version: Int?
-    var modified: Date
+    package var version: Int?
+    package var modified: Date
+
+    package init(value: JSONValue, version: Int?, modified: Date) {
+        (self.value, self.version, self.modified) = (value, version, modified)
+    }
 }
 
 /// Where a feed read starts.
-enum FeedCursor: Sendable, Equatable {
+package enum FeedCursor: Sendable, Equatable {
     /// After the given sequence value (0: from the start).
     case after(Int)
     /// After the current sequence value: only what comes next.
     case now
 
     /// A cursor as sent: absent or empty is 0, `now` the current sequence.
-    init(_ text: String?) throws {
+    package init(_ text: String?) throws {
         switch text {
         case nil, ""?: self = .after(0)
         case "now"?: self = .now
@@ -121,17 +129,21 @@ enum FeedCursor: Sendable, Equatable {
 }
 
 /// A page of the change feed.
-struct FeedPage: Sendable {
-    var changes: [SyncChange]
+package struct FeedPage: Sendable {
+    package var changes: [SyncChange]
     /// Whether more changes follow `next`.
-    var more: Bool
+    package var more: Bool
     /// The cursor to ask with next.
-    var next: Int
+    package var next: Int
+
+    package init(changes: [SyncChange], more: Bool, next: Int) {
+        (self.changes, self.more, self.next) = (changes, more, next)
+    }
 }
 
 extension APIError {
     /// A cursor older than the tombstones kept.
-    static func cursorTooOld(horizon: Int) -> APIError {
+    package static func cursorTooOld(horizon: Int) -> APIError {
         APIError(status: 410, message: "the cursor is older than the deletions the server keeps; read everything again",
                  details: ["horizon": .string(String(horizon))])
     }

@@ -57,25 +57,25 @@ public struct RecordedRequest: Sendable {
 
 /// The newest requests, at most `limit` of them. Trimmed only when it holds twice the limit, so
 /// that recording a request costs O(1) amortised rather than a shift of the whole log.
-struct RequestLog: Sendable {
-    let limit: Int
+package struct RequestLog: Sendable {
+    package let limit: Int
     /// What is held: the newest `limit` and up to `limit` older ones awaiting the next trim.
-    private(set) var recorded: [RecordedRequest] = []
+    package private(set) var recorded: [RecordedRequest] = []
 
-    init(limit: Int) {
+    package init(limit: Int) {
         self.limit = max(0, limit)
     }
 
     /// The newest `limit` requests, oldest first.
-    var entries: [RecordedRequest] { Array(recorded.suffix(limit)) }
+    package var entries: [RecordedRequest] { Array(recorded.suffix(limit)) }
 
-    mutating func append(_ request: RecordedRequest) {
+    package mutating func append(_ request: RecordedRequest) {
         guard limit > 0 else { return }
         if recorded.count - limit >= limit { recorded.removeFirst(recorded.count - limit) }
         recorded.append(request)
     }
 
-    mutating func removeAll() {
+    package mutating func removeAll() {
         recorded.removeAll()
     }
 }

@@ -9,10 +9,10 @@ import NIOCore
 /// Renders every error a handler throws as an ``APIError`` answer, so that the middleware
 /// outside it (metrics, logs, CORS, the app's own) sees an answer with a JSON body, never a
 /// bare error. Innermost of the server's middleware.
-struct ErrorAnswers: RouterMiddleware {
-    typealias Context = SyncServerContext
+package struct ErrorAnswers: RouterMiddleware {
+    package typealias Context = SyncServerContext
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let error as APIError {
@@ -34,10 +34,10 @@ struct ErrorAnswers: RouterMiddleware {
 
 /// The sync protocol's version check: a request that names a version (`ModelSync-Protocol`)
 /// gets the version spoken here back, or a 400 listing the versions spoken here.
-struct ProtocolNegotiation: RouterMiddleware {
-    typealias Context = SyncServerContext
+package struct ProtocolNegotiation: RouterMiddleware {
+    package typealias Context = SyncServerContext
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let spoken: Int?
         do {
             spoken = try SyncProtocol.negotiate(request.headers[.syncProtocol])
@@ -53,11 +53,11 @@ struct ProtocolNegotiation: RouterMiddleware {
 
 /// Refuses what the server never answers: a method outside ``ServerRoutes/allowedMethods``
 /// (405 with `Allow`, RFC 9110 §15.5.6), and, on a read-only server, every write (405).
-struct MethodGuard: RouterMiddleware {
-    typealias Context = SyncServerContext
-    let readOnly: Bool
+package struct MethodGuard: RouterMiddleware {
+    package typealias Context = SyncServerContext
+    package let readOnly: Bool
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard ServerRoutes.allowedMethods.contains(request.method) else {
             throw APIError.methodNotAllowed("\(request.method.rawValue) is not supported", allow: ServerRoutes.allowedMethods)
         }
@@ -72,14 +72,14 @@ struct MethodGuard: RouterMiddleware {
 /// `CORSMiddleware` (2.28) sends `Access-Control-Expose-Headers` on the preflight only, where
 /// browsers ignore it; the answer itself must carry it, or a web app cannot read an `ETag`,
 /// `X-Total-Count` or `Idempotent-Replayed`.
-struct ExposedHeaders: RouterMiddleware {
-    typealias Context = SyncServerContext
-    static let names = [
+package struct ExposedHeaders: RouterMiddleware {
+    package typealias Context = SyncServerContext
+    package static let names = [
         "ETag", "Link", "X-Total-Count", "Last-Modified", "Retry-After", SyncProtocol.replayedHeader, SyncProtocol.versionHeader,
     ]
     private static let value = names.joined(separator: ", ")
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard request.headers[.origin] != nil else { return try await next(request, context) }
         var response: Response
         do {
@@ -102,11 +102,11 @@ struct ExposedHeaders: RouterMiddleware {
 /// written, so the client sees the whole answer at once. What the client still sends is read
 /// and dropped (never kept) until it closes: a client that writes its whole body before reading
 /// (urllib, requests) would otherwise be reset and could lose the answer.
-struct DeclaredBodyLimit: RouterMiddleware {
-    typealias Context = SyncServerContext
-    let limit: Int
+package struct DeclaredBodyLimit: RouterMiddleware {
+    package typealias Context = SyncServerContext
+    package let limit: Int
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard ServerRoutes.bodyMethods.contains(request.method),
               let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit
         else { return try await next(request, context) }
@@ -131,13 +131,13 @@ struct DeclaredBodyLimit: RouterMiddleware {
 }
 
 extension HTTPField.Name {
-    static let totalCount = named("X-Total-Count")
-    static let syncProtocol = named(SyncProtocol.versionHeader)
-    static let link = named("Link")
-    static let allow = named("Allow")
-    static let lastEventID = named("Last-Event-ID")
-    static let idempotencyKey = named(SyncProtocol.idempotencyKeyHeader)
-    static let idempotentReplayed = named(SyncProtocol.replayedHeader)
+    package static let totalCount = named("X-Total-Count")
+    package static let syncProtocol = named(SyncProtocol.versionHeader)
+    package static let link = named("Link")
+    package static let allow = named("Allow")
+    package static let lastEventID = named("Last-Event-ID")
+    package static let idempotencyKey = named(SyncProtocol.idempotencyKeyHeader)
+    package static let idempotentReplayed = named(SyncProtocol.replayedHeader)
 
     /// A header name given as a literal token.
     private static func named(_ name: String) -> HTTPField.Name {

@@ -7,45 +7,45 @@ import NIOCore
 /// The one error type of the server's answers: a status, a message and the members a
 /// ``SyncErrorBody`` adds (`current` of a 412, `horizon` of a 410), sent as
 /// `{"error": "…", …}`. Handlers and backends throw it; the router renders it.
-struct APIError: HTTPResponseError {
-    var status: HTTPResponse.Status
-    var message: String
+package struct APIError: HTTPResponseError {
+    package var status: HTTPResponse.Status
+    package var message: String
     /// More members of the error body (`current` of a 412, `horizon` of a 410).
-    var details: JSONObject = JSONObject()
+    package var details: JSONObject = JSONObject()
     /// Header fields of the answer: a 412's `ETag`, a 405's `Allow`.
-    var headers = HTTPFields()
+    package var headers = HTTPFields()
 
-    init(status: HTTPResponse.Status, message: String, details: JSONObject = JSONObject()) {
+    package init(status: HTTPResponse.Status, message: String, details: JSONObject = JSONObject()) {
         self.status = status
         self.message = message
         self.details = details
     }
 
     /// A 412 with the current record.
-    init(status: HTTPResponse.Status, message: String, current: JSONValue, etag: String) {
+    package init(status: HTTPResponse.Status, message: String, current: JSONValue, etag: String) {
         self.init(status: status, message: message, details: ["current": current])
         headers[.eTag] = etag
     }
 
-    static func badRequest(_ message: String) -> APIError { APIError(status: .badRequest, message: message) }
-    static func notFound(_ message: String) -> APIError { APIError(status: .notFound, message: message) }
+    package static func badRequest(_ message: String) -> APIError { APIError(status: .badRequest, message: message) }
+    package static func notFound(_ message: String) -> APIError { APIError(status: .notFound, message: message) }
 
     /// A 405 naming the methods the resource answers.
-    static func methodNotAllowed(_ message: String, allow: [HTTPRequest.Method]) -> APIError {
+    package static func methodNotAllowed(_ message: String, allow: [HTTPRequest.Method]) -> APIError {
         var error = APIError(status: .methodNotAllowed, message: message)
         error.headers[.allow] = allow.map(\.rawValue).joined(separator: ", ")
         return error
     }
 
     /// The `ETag` the answer carries (a 412's current version).
-    var etag: String? { headers[.eTag] }
+    package var etag: String? { headers[.eTag] }
 
     /// The error's body, as every error answer has it.
-    var body: SyncErrorBody {
+    package var body: SyncErrorBody {
         SyncErrorBody(error: message, details: details)
     }
 
-    func response(from request: Request, context: some RequestContext) throws -> Response {
+    package func response(from request: Request, context: some RequestContext) throws -> Response {
         var response = ServerRoutes.json(body.json, status: status)
         response.headers.append(contentsOf: headers)
         return response

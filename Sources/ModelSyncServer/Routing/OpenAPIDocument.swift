@@ -14,8 +14,8 @@ extension SyncServer {
 
 /// The OpenAPI document, built once. Schemas of the sync messages follow the types of
 /// `ModelSyncProtocol`; `OpenAPITests` checks the paths against the routes the server answers.
-enum OpenAPIDocument {
-    static let value: JSONValue = [
+package enum OpenAPIDocument {
+    package static let value: JSONValue = [
         "openapi": "3.1.0",
         "info": [
             "title": "modelsync-server",
@@ -32,7 +32,7 @@ enum OpenAPIDocument {
     ]
 
     /// When the document was first served: its `Last-Modified`.
-    static let published = Date()
+    package static let published = Date()
 
     // MARK: Paths
 

@@ -17,7 +17,7 @@ import NIOCore
 ///
 /// An operation that fails (404, 409, 412, 422…) does not stop the others; it changes nothing.
 extension ServerRoutes {
-    func batch(_ body: JSONValue?) async throws -> Response {
+    package func batch(_ body: JSONValue?) async throws -> Response {
         let operations: [Swift.Result<SyncBatchOperation, SyncProtocolError>]
         do {
             operations = try SyncBatchRequest.operations(in: body ?? .null)

@@ -9,12 +9,12 @@ import ServiceLifecycle
 /// The change feed: `GET /_changes`, `GET /<collection>?_since=`, and the live stream
 /// `GET /_changes/stream` (Server-Sent Events).
 extension ServerRoutes {
-    static let defaultFeedLimit = 1_000
-    static let maximumFeedLimit = 10_000
+    package static let defaultFeedLimit = 1_000
+    package static let maximumFeedLimit = 10_000
 
     /// `{"changes": [...], "next": "<cursor>", "more": false}`: the changes after the cursor,
     /// oldest first. `collections` nil reads the `collections` parameter (all when absent).
-    func feed(_ parameters: QueryParameters, collections: Set<String>?) async throws -> Response {
+    package func feed(_ parameters: QueryParameters, collections: Set<String>?) async throws -> Response {
         let isCollection = collections != nil
         let cursor = try FeedCursor(parameters.values(isCollection ? "_since" : "since").first)
         let limitText = parameters.values(isCollection ? "_limit" : "limit").first
@@ -28,7 +28,7 @@ extension ServerRoutes {
 
     /// A `text/event-stream` of the changes after the cursor (`since`, or `Last-Event-ID`),
     /// then of every change as it is committed, until the client goes or the server stops.
-    func stream(_ parameters: QueryParameters, request: Request) async throws -> Response {
+    package func stream(_ parameters: QueryParameters, request: Request) async throws -> Response {
         let cursor = try FeedCursor(request.headers[.lastEventID] ?? parameters.values("since").first)
         let names = Self.collectionFilter(parameters)
         let backend = backend
@@ -100,7 +100,7 @@ extension ServerRoutes {
 
     /// `HEAD /_changes/stream`: the stream's headers, or the refusal a `GET` would meet (400,
     /// 410), without subscribing.
-    func streamHead(_ parameters: QueryParameters, request: Request) async throws -> Response {
+    package func streamHead(_ parameters: QueryParameters, request: Request) async throws -> Response {
         let cursor = try FeedCursor(request.headers[.lastEventID] ?? parameters.values("since").first)
         _ = try await backend.changes(after: cursor, in: Self.collectionFilter(parameters), limit: 1)
         return Response(status: .ok, headers: Self.streamHeaders)
@@ -113,14 +113,14 @@ extension ServerRoutes {
         return headers
     }
 
-    static func event(_ change: SyncChange) -> ByteBuffer {
+    package static func event(_ change: SyncChange) -> ByteBuffer {
         var bytes = Array("id: \(change.sequence)\nevent: change\ndata: ".utf8)
         bytes += change.json.jsonBytes()
         bytes += Array("\n\n".utf8)
         return ByteBuffer(bytes: bytes)
     }
 
-    static func collectionFilter(_ parameters: QueryParameters) -> Set<String>? {
+    package static func collectionFilter(_ parameters: QueryParameters) -> Set<String>? {
         let names = parameters.values("collections").flatMap { $0.split(separator: ",").map(String.init) }
         return names.isEmpty ? nil : Set(names)
     }

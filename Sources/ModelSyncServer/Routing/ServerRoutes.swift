@@ -11,22 +11,22 @@ import Prometheus
 /// The server's routes: json-server's (collections, items, nested children, singular
 /// resources, `/db`) and the sync extensions (`/_changes`, `/_changes/stream`, `/_batch`), each
 /// a handler on Hummingbird's router (``route(into:)``).
-struct ServerRoutes: Sendable {
-    let backend: any ServerBackend
-    let options: ServerOptions
+package struct ServerRoutes: Sendable {
+    package let backend: any ServerBackend
+    package let options: ServerOptions
 
-    typealias Handler = @Sendable (Request, SyncServerContext) async throws -> Response
+    package typealias Handler = @Sendable (Request, SyncServerContext) async throws -> Response
 
     /// A path and the handler of each method it answers; every other method of
     /// ``allowedMethods`` is answered 405 with `Allow`, and OPTIONS with 204 and `Allow`.
-    struct Route: Sendable {
-        var path: String
-        var handlers: [HTTPRequest.Method: Handler]
+    package struct Route: Sendable {
+        package var path: String
+        package var handlers: [HTTPRequest.Method: Handler]
     }
 
     /// Every route, reserved paths (the sync extensions, the OpenAPI document) before the
     /// templated ones.
-    var routes: [Route] {
+    package var routes: [Route] {
         var routes = [Route(path: "/\(Self.openAPIPath)", handlers: reads { request, _ in
             conditional(OpenAPIDocument.value, modified: OpenAPIDocument.published, request)
         })]
@@ -62,7 +62,7 @@ struct ServerRoutes: Sendable {
     }
 
     /// Adds every route to `router`.
-    func route(into router: Router<SyncServerContext>) {
+    package func route(into router: Router<SyncServerContext>) {
         for route in routes {
             let allow = Self.allowedMethods.filter { route.handlers[$0] != nil || $0 == .options }
             for method in Self.allowedMethods {
@@ -228,19 +228,19 @@ struct ServerRoutes: Sendable {
 
     /// A JSON response; with an `ETag` for stored items: their version, or (singular
     /// resources, which have none) a hash of the body.
-    static func written(_ value: JSONValue, status: HTTPResponse.Status, version: Int? = nil) -> Response {
+    package static func written(_ value: JSONValue, status: HTTPResponse.Status, version: Int? = nil) -> Response {
         let bytes = value.jsonBytes()
         var response = json(bytes: bytes, status: status)
         response.headers[.eTag] = version.map(versionETag) ?? contentETag(bytes)
         return response
     }
 
-    static func json(_ value: JSONValue, status: HTTPResponse.Status) -> Response {
+    package static func json(_ value: JSONValue, status: HTTPResponse.Status) -> Response {
         json(bytes: value.jsonBytes(), status: status)
     }
 
     /// A JSON response from already-serialised bytes.
-    static func json(bytes: [UInt8], status: HTTPResponse.Status) -> Response {
+    package static func json(bytes: [UInt8], status: HTTPResponse.Status) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
@@ -276,14 +276,14 @@ struct ServerRoutes: Sendable {
     }
 
     /// Where the server serves its OpenAPI document (``OpenAPIDocument``).
-    static let openAPIPath = "openapi.json"
+    package static let openAPIPath = "openapi.json"
 
     /// The methods the server answers; any other gets 405 with this list in `Allow`.
-    static let allowedMethods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .options]
+    package static let allowedMethods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete, .options]
     /// The methods that write (refused by a read-only server).
-    static let writeMethods: Set<HTTPRequest.Method> = [.post, .put, .patch, .delete]
+    package static let writeMethods: Set<HTTPRequest.Method> = [.post, .put, .patch, .delete]
     /// The methods whose body the server reads.
-    static let bodyMethods: Set<HTTPRequest.Method> = [.post, .put, .patch]
+    package static let bodyMethods: Set<HTTPRequest.Method> = [.post, .put, .patch]
 
     /// The Prometheus text exposition of `registry`.
     private static func metrics(_ registry: PrometheusCollectorRegistry) -> Response {
@@ -295,7 +295,7 @@ struct ServerRoutes: Sendable {
 
 extension SyncServerContext {
     /// A path segment the route names, percent-decoded (`/posts/a%2Fb` names the id `a/b`).
-    func segment(_ name: String) throws -> String {
+    package func segment(_ name: String) throws -> String {
         guard let raw = parameters.get(name) else { throw APIError.notFound("no route for this path") }
         return raw.removingPercentEncoding ?? raw
     }

@@ -2,6 +2,7 @@ import Foundation
 import ModelSync
 import ModelSyncTesting
 import ModelSyncServer
+import ModelSyncServerPostgres
 import Testing
 
 /// A server with stories by two authors, a SQLite file and a cached store over both.

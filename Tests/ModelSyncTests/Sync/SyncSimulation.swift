@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ModelSync
 import ModelSyncServer
+import ModelSyncServerPostgres
 import ModelSyncTesting
 import PostgresNIO
 

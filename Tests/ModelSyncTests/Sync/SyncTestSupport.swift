@@ -1,6 +1,7 @@
 import Foundation
 import ModelSync
 import ModelSyncServer
+import ModelSyncServerPostgres
 import ModelSyncTesting
 import Testing
 

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ModelSync
 import ModelSyncServer
+import ModelSyncServerPostgres
 import NIOCore
 import NIOHTTP1
 

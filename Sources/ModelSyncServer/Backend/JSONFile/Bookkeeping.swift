@@ -13,44 +13,54 @@ import ModelSyncProtocol
 ///   the record's version (its ETag is `"<version>"`), or its tombstone's.
 /// - Tombstones are kept for a bounded time and number; dropping one raises ``horizon``, and a
 ///   client whose cursor is below it must read everything again (410).
-struct Bookkeeping: Sendable {
-    static let member = "_modelsync"
+package struct Bookkeeping: Sendable {
+    package static let member = "_modelsync"
     /// Where idempotency keys were kept before there was bookkeeping (still read).
-    static let legacyIdempotencyMember = "_idempotency"
+    package static let legacyIdempotencyMember = "_idempotency"
 
     /// One deleted record.
-    struct Tombstone: Sendable {
-        var collection: String
-        var id: JSONValue
-        var sequence: Int
-        var at: Int
+    package struct Tombstone: Sendable {
+        package var collection: String
+        package var id: JSONValue
+        package var sequence: Int
+        package var at: Int
+
+        package init(collection: String, id: JSONValue, sequence: Int, at: Int) {
+            (self.collection, self.id, self.sequence, self.at) = (collection, id, sequence, at)
+        }
     }
 
     /// A record's version and its current value: the feed reads records from here, so that it
     /// never scans the data.
-    struct Stamp: Sendable {
-        var version: Int
-        var record: JSONValue
+    package struct Stamp: Sendable {
+        package var version: Int
+        package var record: JSONValue
         /// The `Idempotency-Key` of the create that made the record (see ``SyncChange/createdWith``).
-        var createdWith: String? = nil
+        package var createdWith: String? = nil
+
+        package init(version: Int, record: JSONValue, createdWith: String? = nil) {
+            (self.version, self.record, self.createdWith) = (version, record, createdWith)
+        }
     }
 
     /// The last sequence value handed out.
-    var sequence = 0
+    package var sequence = 0
     /// Each record's version and value, by collection and id (by the id's bytes).
-    var versions: [String: [ExactText: Stamp]] = [:]
+    package var versions: [String: [ExactText: Stamp]] = [:]
     /// Deleted records, oldest first.
-    var tombstones: [Tombstone] = []
+    package var tombstones: [Tombstone] = []
     /// The highest sequence of a dropped tombstone: cursors below it are too old.
-    var horizon = 0
+    package var horizon = 0
     /// The idempotency-key records (see ``IdempotencyKeys``).
-    var idempotency = JSONObject()
+    package var idempotency = JSONObject()
     /// The highest integer id deleted from each collection: new ids go above it, so that an id
     /// is never given to two records.
-    var deletedIDs: [String: Int] = [:]
+    package var deletedIDs: [String: Int] = [:]
+
+    package init() {}
 
     /// Whether a top-level member is bookkeeping rather than data.
-    static func isReserved(_ name: String) -> Bool {
+    package static func isReserved(_ name: String) -> Bool {
         name == member || name == legacyIdempotencyMember
     }
 
@@ -59,7 +69,7 @@ struct Bookkeeping: Sendable {
     /// Gives a written record (as it is now stored) the next version and returns it; a create
     /// names its `Idempotency-Key`, an update keeps the one the record was created with.
     @discardableResult
-    mutating func recordWrite(collection: String, record: JSONValue, createdWith: String? = nil) -> Int {
+    package mutating func recordWrite(collection: String, record: JSONValue, createdWith: String? = nil) -> Int {
         sequence += 1
         if let text = record["id"].flatMap(scalarText) {
             let id = ExactText(text)
@@ -71,7 +81,7 @@ struct Bookkeeping: Sendable {
 
     /// Replaces a deleted record's version with a tombstone, and drops the tombstones beyond
     /// the limits.
-    mutating func recordDelete(collection: String, id: JSONValue, now: Date, limits: FeedLimits) {
+    package mutating func recordDelete(collection: String, id: JSONValue, now: Date, limits: FeedLimits) {
         sequence += 1
         if let text = scalarText(id) { versions[collection]?.removeValue(forKey: ExactText(text)) }
         if let integer = id.intValue { deletedIDs[collection] = max(deletedIDs[collection] ?? 0, integer) }
@@ -86,7 +96,7 @@ struct Bookkeeping: Sendable {
     }
 
     /// The version of a record, if it has one.
-    func version(collection: String, id: String) -> Int? {
+    package func version(collection: String, id: String) -> Int? {
         versions[collection]?[ExactText(id)]?.version
     }
 
@@ -94,7 +104,7 @@ struct Bookkeeping: Sendable {
     /// has none (data written by json-server or by hand) the next one, in the data's order
     /// (collections by name): the same data always gets the same versions. Of two records with
     /// one id, the first counts, as for `GET /<collection>/<id>`.
-    mutating func adopt(_ root: JSONObject, savedVersions: [String: [ExactText: Int]]) {
+    package mutating func adopt(_ root: JSONObject, savedVersions: [String: [ExactText: Int]]) {
         versions = [:]
         for name in root.keys.sorted() {
             guard let items = root[name]?.arrayValue else { continue }
@@ -112,7 +122,7 @@ struct Bookkeeping: Sendable {
     // MARK: Saving and loading
 
     /// Takes the bookkeeping out of loaded data (leaving only the served data in `root`).
-    static func extract(from root: inout JSONObject) -> Bookkeeping {
+    package static func extract(from root: inout JSONObject) -> Bookkeeping {
         var book = Bookkeeping()
         if let legacy = root.removeValue(forKey: legacyIdempotencyMember)?.objectValue { book.idempotency = legacy }
         guard let saved = root.removeValue(forKey: member) else {
@@ -149,7 +159,7 @@ struct Bookkeeping: Sendable {
     }
 
     /// The bookkeeping as the member saved with the data.
-    var saved: JSONValue {
+    package var saved: JSONValue {
         var object = JSONObject()
         object["sequence"] = .number(JSONNumber(sequence))
         object["horizon"] = .number(JSONNumber(horizon))
@@ -177,7 +187,7 @@ struct Bookkeeping: Sendable {
     /// The changes after `since` in `collections` (all when nil), oldest first: each record at
     /// most once, in its current state, and the tombstones. At most `limit`; the flag says
     /// whether more follow.
-    func changes(after since: Int, in collections: Set<String>?, limit: Int) -> (changes: [SyncChange], more: Bool) {
+    package func changes(after since: Int, in collections: Set<String>?, limit: Int) -> (changes: [SyncChange], more: Bool) {
         var changes: [SyncChange] = []
         for (collection, ids) in versions where collections?.contains(collection) ?? true {
             for stamp in ids.values where stamp.version > since {

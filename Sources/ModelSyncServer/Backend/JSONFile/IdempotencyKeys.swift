@@ -16,12 +16,12 @@ import ModelSyncJSON
 /// keep one without the other. They are kept for ``retention`` and at most ``capacity`` of them
 /// (the oldest go first). Keys are stored by their UTF-8 bytes (hex), so that two keys Swift
 /// calls equal but whose bytes differ stay apart.
-enum IdempotencyKeys {
-    static let retention: TimeInterval = 24 * 60 * 60
-    static let capacity = 10_000
-    static let maximumLength = 255
+package enum IdempotencyKeys {
+    package static let retention: TimeInterval = 24 * 60 * 60
+    package static let capacity = 10_000
+    package static let maximumLength = 255
 
-    enum Lookup {
+    package enum Lookup {
         case unknown
         /// The first answer; its version is nil for a key remembered before versions were kept
         /// (the caller then reads the record's current one).
@@ -30,7 +30,7 @@ enum IdempotencyKeys {
     }
 
     /// The request's key, if it sent one; throws on an unusable one.
-    static func key(in headers: HTTPFields) throws -> String? {
+    package static func key(in headers: HTTPFields) throws -> String? {
         guard let key = headers[.idempotencyKey] else { return nil }
         return try validated(key)
     }
@@ -38,7 +38,7 @@ enum IdempotencyKeys {
     /// `key`, or a 400 for an unusable one: empty, longer than ``maximumLength`` bytes, or
     /// holding NUL (a batch's JSON can carry one; PostgreSQL's text cannot store it, and both
     /// backends must refuse the same keys).
-    static func validated(_ key: String) throws -> String {
+    package static func validated(_ key: String) throws -> String {
         guard !key.isEmpty, key.utf8.count <= maximumLength, !key.utf8.contains(0) else {
             throw APIError.badRequest("Idempotency-Key must have 1 to \(maximumLength) bytes and no NUL")
         }
@@ -46,12 +46,12 @@ enum IdempotencyKeys {
     }
 
     /// A key as it is stored: its bytes in hex.
-    static func storageKey(_ key: String) -> String {
+    package static func storageKey(_ key: String) -> String {
         key.utf8.map { byte in String(byte, radix: 16).count == 1 ? "0" + String(byte, radix: 16) : String(byte, radix: 16) }.joined()
     }
 
     /// What a remembered key says about `request` (``ItemWrite/requestFingerprint``).
-    static func lookup(_ record: JSONValue, collection: String, request: JSONValue) -> Lookup {
+    package static func lookup(_ record: JSONValue, collection: String, request: JSONValue) -> Lookup {
         guard record["collection"] == .string(collection), record["request"] == request, let body = record["response"] else {
             return .reusedForAnotherRequest
         }
@@ -59,13 +59,13 @@ enum IdempotencyKeys {
         return .replay(ItemWrite.Result(status: record["status"]?.intValue ?? 201, body: body, version: record["version"]?.intValue, replayed: true))
     }
 
-    static func lookup(_ key: String, collection: String, request: JSONValue, in records: JSONObject, now: Date) -> Lookup {
+    package static func lookup(_ key: String, collection: String, request: JSONValue, in records: JSONObject, now: Date) -> Lookup {
         guard let record = records[key], !isExpired(record, now: now) else { return .unknown }
         return lookup(record, collection: collection, request: request)
     }
 
     /// The record kept for a key.
-    static func record(collection: String, request: JSONValue, result: ItemWrite.Result, at now: Date) -> JSONValue {
+    package static func record(collection: String, request: JSONValue, result: ItemWrite.Result, at now: Date) -> JSONValue {
         var record = JSONValue.object(JSONObject())
         record["collection"] = .string(collection)
         record["request"] = request
@@ -76,7 +76,7 @@ enum IdempotencyKeys {
         return record
     }
 
-    static func remember(_ key: String, _ record: JSONValue, in records: inout JSONObject, now: Date) {
+    package static func remember(_ key: String, _ record: JSONValue, in records: inout JSONObject, now: Date) {
         // Insertion order is age order. Pruning rebuilds the object, so it runs only when the
         // oldest key expired or the capacity is reached, and then makes room for a tenth more:
         // a write costs O(1) on average, not O(keys).

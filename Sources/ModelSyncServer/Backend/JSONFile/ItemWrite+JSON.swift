@@ -7,7 +7,7 @@ import ModelSyncJSON
 /// batch goes on with its next operation on the same copy.
 extension ItemOperation {
     /// Applies the write, or replays the first answer of its `Idempotency-Key`.
-    func apply(to root: inout JSONObject, _ book: inout Bookkeeping, now: Date, limits: FeedLimits) throws -> ItemWrite.Result {
+    package func apply(to root: inout JSONObject, _ book: inout Bookkeeping, now: Date, limits: FeedLimits) throws -> ItemWrite.Result {
         let collection = write.collection
         guard let idempotencyKey else { return try write.apply(ifMatch: ifMatch, to: &root, &book, now: now, limits: limits) }
         let request = write.requestFingerprint
@@ -30,7 +30,7 @@ extension ItemOperation {
 
 extension ItemWrite {
     /// Applies the write; a create records `createdWith`, its `Idempotency-Key`, for the feed.
-    func apply(
+    package func apply(
         ifMatch: String?, createdWith: String? = nil, to root: inout JSONObject, _ book: inout Bookkeeping, now: Date, limits: FeedLimits
     ) throws -> Result {
         switch self {
@@ -75,7 +75,7 @@ extension ItemWrite {
     /// (`deleted`: ids are never given twice, so that a client's pending edit of a deleted record
     /// cannot land on a new one), or, when that is `Int.max` (data already stored can hold it),
     /// the smallest free positive integer. Never traps.
-    static func nextFreeID(in items: [JSONValue], above deleted: Int = 0) -> Int {
+    package static func nextFreeID(in items: [JSONValue], above deleted: Int = 0) -> Int {
         let highest = max(items.lazy.compactMap { $0["id"]?.intValue }.max() ?? 0, deleted)
         if highest < Int.max {
             // Free unless a string id spells it: one pass, no set built.

@@ -5,7 +5,7 @@ import ModelSyncJSON
 /// The JSON document as a backend: every read works on the current data in memory, every
 /// write on a copy that replaces it once saved.
 extension JSONFileBackend: ServerBackend {
-    func resource(named name: String) -> ResourceKind? {
+    package func resource(named name: String) -> ResourceKind? {
         switch root[name] {
         case .array?: .collection
         case .object?: .singular
@@ -13,7 +13,7 @@ extension JSONFileBackend: ServerBackend {
         }
     }
 
-    func list(_ collection: String, _ request: ListRequest) throws -> ListPage {
+    package func list(_ collection: String, _ request: ListRequest) throws -> ListPage {
         var query = request.query
         if let owner = request.owner {
             guard try Self.items(owner.collection, in: root).contains(where: { hasID($0, owner.id) }) else {
@@ -27,7 +27,7 @@ extension JSONFileBackend: ServerBackend {
         return ListPage(items: page, total: matching.count, slice: slice, modified: lastModified)
     }
 
-    func item(_ collection: String, id: String, embeds: [String], expands: [String]) throws -> ItemRead {
+    package func item(_ collection: String, id: String, embeds: [String], expands: [String]) throws -> ItemRead {
         guard let item = try Self.items(collection, in: root).first(where: { hasID($0, id) }) else {
             throw APIError.missing(collection, id)
         }
@@ -35,16 +35,16 @@ extension JSONFileBackend: ServerBackend {
         return ItemRead(value: value, version: book.version(collection: collection, id: id), modified: lastModified)
     }
 
-    func singular(_ name: String) -> (value: JSONValue, modified: Date)? {
+    package func singular(_ name: String) -> (value: JSONValue, modified: Date)? {
         guard let value = root[name], value.objectValue != nil else { return nil }
         return (value, lastModified)
     }
 
-    func everything() -> (value: JSONValue, modified: Date) {
+    package func everything() -> (value: JSONValue, modified: Date) {
         (.object(root), lastModified)
     }
 
-    func write(_ operations: [ItemOperation]) async throws -> [Result<ItemWrite.Result, APIError>] {
+    package func write(_ operations: [ItemOperation]) async throws -> [Result<ItemWrite.Result, APIError>] {
         let (now, limits) = (Date(), feedLimits)
         return try await write({ root, book in
             operations.map { operation in
@@ -62,7 +62,7 @@ extension JSONFileBackend: ServerBackend {
         })
     }
 
-    func writeSingular(_ name: String, body: JSONObject, merge: Bool, ifMatch: String?) async throws -> JSONValue {
+    package func writeSingular(_ name: String, body: JSONObject, merge: Bool, ifMatch: String?) async throws -> JSONValue {
         try await write { root, _ in
             let current = root[name] ?? .null
             try checkIfMatch(current, version: nil, ifMatch)
@@ -73,7 +73,7 @@ extension JSONFileBackend: ServerBackend {
         }
     }
 
-    func changes(after cursor: FeedCursor, in collections: Set<String>?, limit: Int) throws -> FeedPage {
+    package func changes(after cursor: FeedCursor, in collections: Set<String>?, limit: Int) throws -> FeedPage {
         let since: Int
         switch cursor {
         case .now: since = book.sequence
@@ -84,7 +84,7 @@ extension JSONFileBackend: ServerBackend {
         return FeedPage(changes: changes, more: more, next: more ? changes.last?.sequence ?? since : max(book.sequence, since))
     }
 
-    func close() async {
+    package func close() async {
         closeSubscriptions()
         await finishSaving()
     }
@@ -113,7 +113,7 @@ extension JSONFileBackend: ServerBackend {
         return attachRelations(items, children: children, parents: parents)
     }
 
-    static func items(_ name: String, in root: JSONObject) throws -> [JSONValue] {
+    package static func items(_ name: String, in root: JSONObject) throws -> [JSONValue] {
         guard let items = root[name]?.arrayValue else { throw APIError.notFound("no collection named \(name)") }
         return items
     }

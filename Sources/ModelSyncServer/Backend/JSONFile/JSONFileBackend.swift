@@ -9,16 +9,16 @@ import ModelSyncProtocol
 ///
 /// A write works on a copy; the copy replaces the data only once it is saved, so a failed save
 /// (or a rejected request) leaves both the file and the served data as they were.
-actor JSONFileBackend {
+package actor JSONFileBackend {
     /// The served data (bookkeeping taken out).
-    private(set) var root: JSONObject
+    package private(set) var root: JSONObject
     /// Versions, tombstones, idempotency keys: saved with the data, never served.
-    private(set) var book: Bookkeeping
+    package private(set) var book: Bookkeeping
     /// When the data last changed (second precision, for `Last-Modified`).
-    private(set) var lastModified: Date
+    package private(set) var lastModified: Date
     private let file: URL?
     /// How long deletions stay in the change feed.
-    let feedLimits: FeedLimits
+    package let feedLimits: FeedLimits
     /// The data the store started with, for `reset()`.
     private let initial: (root: JSONObject, book: Bookkeeping)
     /// The open change streams (`/_changes/stream`).
@@ -29,7 +29,7 @@ actor JSONFileBackend {
     /// A store over `root` as loaded (with or without a bookkeeping member). Records without a
     /// version get one, the same at every start (in the data's order), so the file is left as
     /// it is until the next write saves them.
-    init(root: JSONObject, file: URL?, feedLimits: FeedLimits) {
+    package init(root: JSONObject, file: URL?, feedLimits: FeedLimits) {
         var root = root
         let book = Bookkeeping.extract(from: &root)
         self.root = root
@@ -60,7 +60,7 @@ actor JSONFileBackend {
     ///
     /// `changed` tells whether the change did anything (a batch whose operations all failed did
     /// not): when it did not, nothing is saved.
-    func write<T: Sendable>(
+    package func write<T: Sendable>(
         _ change: @Sendable (inout JSONObject, inout Bookkeeping) throws -> T, changed: (T) -> Bool = { _ in true }
     ) async throws -> T {
         var copy = newest?.root ?? root
@@ -128,18 +128,18 @@ actor JSONFileBackend {
     }
 
     /// Waits for the saves under way: the server is shutting down.
-    func finishSaving() async {
+    package func finishSaving() async {
         await saver?.value
     }
 
     /// Puts back the data the store started with (saving it to the file, like any write).
-    func reset() async throws {
+    package func reset() async throws {
         let initial = initial
         try await write { root, book in (root, book) = (initial.root, initial.book) }
     }
 
     /// A stream of every change committed from now on; it ends when the server shuts down.
-    func subscribe() -> (id: Int, changes: AsyncStream<SyncChange>) {
+    package func subscribe() -> (id: Int, changes: AsyncStream<SyncChange>) {
         let (stream, continuation) = AsyncStream.makeStream(of: SyncChange.self, bufferingPolicy: .bufferingNewest(10_000))
         let id = nextSubscriber
         nextSubscriber += 1
@@ -147,25 +147,25 @@ actor JSONFileBackend {
         return (id, stream)
     }
 
-    func unsubscribe(_ id: Int) {
+    package func unsubscribe(_ id: Int) {
         subscribers.removeValue(forKey: id)?.finish()
     }
 
     /// Ends every change stream, and any opened later: the server is shutting down.
-    func closeSubscriptions() {
+    package func closeSubscriptions() {
         closed = true
         for subscriber in subscribers.values { subscriber.finish() }
         subscribers.removeAll()
     }
 
     /// The deepest nesting a database file may have (the parser's limit).
-    static let maxDepth = 512
+    package static let maxDepth = 512
     /// The deepest request body accepted: a create's answer kept for its idempotency key sits
     /// four levels down (`_modelsync.idempotency.<key>.response`), and must still load.
-    static let maxBodyDepth = maxDepth - 4
+    package static let maxBodyDepth = maxDepth - 4
 
     /// Reads a database file: a JSON object.
-    static func load(_ file: URL) throws -> JSONObject {
+    package static func load(_ file: URL) throws -> JSONObject {
         let bytes: [UInt8]
         do {
             bytes = Array(try Data(contentsOf: file))
@@ -184,7 +184,7 @@ actor JSONFileBackend {
 
     /// Writes `root` with its bookkeeping next to `file` and renames it over `file`, so that a
     /// crash leaves either the old file or the new one, never half of one.
-    static func save(_ root: JSONObject, _ book: Bookkeeping, to file: URL) throws {
+    package static func save(_ root: JSONObject, _ book: Bookkeeping, to file: URL) throws {
         var document = root
         document[Bookkeeping.member] = book.saved
         var bytes = JSONWriter.prettyPrinted(JSONValue.object(document).jsonBytes())
@@ -196,7 +196,7 @@ actor JSONFileBackend {
     }
 
     /// Removes temporary files that a crash during ``save(_:to:)`` left next to `file`.
-    static func removeStaleTemporaryFiles(of file: URL, logger: Logger) {
+    package static func removeStaleTemporaryFiles(of file: URL, logger: Logger) {
         let directory = file.deletingLastPathComponent().path
         let prefix = AtomicFile.temporaryPrefix + file.lastPathComponent + "-"
         do {

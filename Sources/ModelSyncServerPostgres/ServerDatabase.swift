@@ -1,8 +1,9 @@
 import Foundation
 import Logging
+import ModelSyncServer
 import PostgresNIO
 
-/// A PostgreSQL database for ``SyncServer`` to keep its data in, instead of a JSON file.
+/// A PostgreSQL database for ``/ModelSyncServer/SyncServer`` to keep its data in, instead of a JSON file.
 ///
 /// ```swift
 /// let database = try ServerDatabase(url: "postgres://app@127.0.0.1:5432/app")
@@ -46,7 +47,7 @@ public struct ServerDatabase: Sendable, Hashable, CustomStringConvertible {
     /// authority percent-encoded: `postgres://%2Fvar%2Frun%2Fpostgresql/app`) names the directory
     /// of the server's Unix-domain socket: on one machine, that skips TCP altogether.
     ///
-    /// - Throws: ``ServerError/invalidDatabaseURL(_:)`` when the text is not such a URL.
+    /// - Throws: ``/ModelSyncServer/ServerError/invalidDatabaseURL(_:)`` when the text is not such a URL.
     public init(url text: String) throws {
         guard let components = URLComponents(string: text), ["postgres", "postgresql"].contains(components.scheme ?? "") else {
             throw ServerError.invalidDatabaseURL(text)

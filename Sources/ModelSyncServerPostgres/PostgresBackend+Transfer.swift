@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ModelSyncCore
 import ModelSyncJSON
+import ModelSyncServer
 import PostgresNIO
 
 /// Moving data between a JSON document and PostgreSQL, bookkeeping included: records keep their

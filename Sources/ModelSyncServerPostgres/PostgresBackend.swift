@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ModelSyncCore
 import ModelSyncJSON
+import ModelSyncServer
 import PostgresNIO
 
 /// The data in PostgreSQL (see ``PostgresSchema`` for the tables): list queries become SQL over

@@ -1,6 +1,7 @@
 import Foundation
 import ModelSyncCore
 import ModelSyncJSON
+import ModelSyncServer
 import PostgresNIO
 
 /// Independent creates and updates (see ``GroupCommit``), alone or in a group, in one or two

@@ -1,6 +1,7 @@
 import Foundation
 import ModelSyncCore
 import ModelSyncJSON
+import ModelSyncServer
 import PostgresNIO
 
 /// SQL text with its bound values: every value goes in as a parameter, never into the text.

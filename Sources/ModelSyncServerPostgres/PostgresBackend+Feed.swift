@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ModelSyncJSON
 import ModelSyncProtocol
+import ModelSyncServer
 import PostgresNIO
 
 extension PostgresBackend {
@@ -80,7 +81,7 @@ extension PostgresBackend {
                 try await client.withConnection { connection in
                     let start = PostgresQuery(unsafeSQL: "SELECT sequence FROM \(schema.state)")
                     let stored: Int64? = try await connection.guardedFirst(start, as: Int64.self, logger: logger)
-                    var current = Int(stored ?? 0)
+                    let current = Int(stored ?? 0)
                     // Listening before the catch-up read: a write committed in between is notified.
                     // Cancelling the task ends the notifications; the pool must still be running
                     // then, for the UNLISTEN and the release (see `close()`).

@@ -1,5 +1,6 @@
 import Foundation
 import ModelSyncJSON
+import ModelSyncServer
 import PostgresNIO
 
 extension PostgresBackend {

@@ -1,5 +1,6 @@
 import Logging
 import ModelSyncCore
+import ModelSyncServer
 import PostgresNIO
 
 // postgres-nio (1.33.2) hands a query to its connection's channel without asking to hear of a

@@ -1,4 +1,5 @@
 import ModelSyncCore
+import ModelSyncServer
 
 /// Single writes that arrive while another is committing queue up, and then commit together in
 /// one transaction: every write holds the state row's lock (writes from every server go one at

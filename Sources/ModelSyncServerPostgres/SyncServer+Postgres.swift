@@ -1,0 +1,81 @@
+import Foundation
+import Logging
+import ModelSyncJSON
+import ModelSyncServer
+import PostgresNIO
+
+/// A ``/ModelSyncServer/SyncServer`` over PostgreSQL: start one over a database, and move data between a
+/// database and a JSON file.
+extension SyncServer {
+    /// Starts a server over a PostgreSQL database that holds data (see
+    /// ``/ModelSyncServer/SyncServer/importData(_:into:replacing:logger:)``). Several servers may serve one database.
+    ///
+    /// - Throws: ``/ModelSyncServer/ServerError`` when PostgreSQL cannot be reached, the schema holds no data,
+    ///   or the server cannot listen.
+    public static func start(
+        database: ServerDatabase, host: String = "127.0.0.1", port: Int = 0,
+        options: ServerOptions = ServerOptions(), logger: Logger = SyncServer.defaultLogger,
+        stopsOnSignals: Bool = false
+    ) async throws -> SyncServer {
+        let backend = try await PostgresBackend.open(database, initialData: nil, feedLimits: options.feedLimits, logger: logger)
+        return try await start(
+            backend: backend, host: host, port: port, options: options, logger: logger,
+            stopsOnSignals: stopsOnSignals)
+    }
+
+    /// Starts a server over a PostgreSQL database after replacing its data with `data` (for
+    /// tests: `TestServer.reset()` puts `data` back).
+    public static func start(
+        data: JSONValue, database: ServerDatabase, host: String = "127.0.0.1", port: Int = 0,
+        options: ServerOptions = ServerOptions(), logger: Logger = SyncServer.defaultLogger
+    ) async throws -> SyncServer {
+        let backend = try await PostgresBackend.open(database, initialData: data, feedLimits: options.feedLimits, logger: logger)
+        return try await start(backend: backend, host: host, port: port, options: options, logger: logger)
+    }
+
+    /// Loads a JSON document (as a JSON-file server saves it, bookkeeping included) into a
+    /// PostgreSQL database, in one transaction: records keep their versions, so clients' feed
+    /// cursors stay valid.
+    ///
+    /// - Throws: ``/ModelSyncServer/ServerError/cannotImport(_:)`` when the schema already holds data and
+    ///   `replacing` is false, or when PostgreSQL cannot hold the data as it is; nothing changes.
+    public static func importData(_ data: JSONValue, into database: ServerDatabase, replacing: Bool = false, logger: Logger = SyncServer.defaultLogger) async throws {
+        try await withClient(database, logger: logger) { client in
+            try await PostgresBackend.importData(data, schema: PostgresSchema(name: database.schema), client: client, replacing: replacing, logger: logger)
+        }
+    }
+
+    /// Loads a database file (as ``/ModelSyncServer/SyncServer/start(file:host:port:options:logger:stopsOnSignals:)``
+    /// serves it) into a PostgreSQL database: ``/ModelSyncServer/SyncServer/importData(_:into:replacing:logger:)``.
+    ///
+    /// - Throws: ``/ModelSyncServer/ServerError/unreadableFile(path:reason:)`` or ``/ModelSyncServer/ServerError/notAnObject``
+    ///   for a file that is not a JSON object, and what `importData` throws.
+    public static func importData(fromFile file: URL, into database: ServerDatabase, replacing: Bool = false, logger: Logger = SyncServer.defaultLogger) async throws {
+        try await importData(.object(JSONFileBackend.load(file)), into: database, replacing: replacing, logger: logger)
+    }
+
+    /// Writes the data of a PostgreSQL database to a database file, atomically, in the form a
+    /// JSON-file server saves: ``/ModelSyncServer/SyncServer/exportData(from:logger:)``.
+    public static func exportData(from database: ServerDatabase, toFile file: URL, logger: Logger = SyncServer.defaultLogger) async throws {
+        var bytes = JSONWriter.prettyPrinted(try await exportData(from: database, logger: logger).jsonBytes())
+        bytes.append(UInt8(ascii: "\n"))
+        try AtomicFile.replace(file, with: bytes, mode: nil)
+    }
+
+    /// The data of a PostgreSQL database as a JSON document that a JSON-file server (or
+    /// ``/ModelSyncServer/SyncServer/importData(_:into:replacing:logger:)``) reads back, bookkeeping included.
+    public static func exportData(from database: ServerDatabase, logger: Logger = SyncServer.defaultLogger) async throws -> JSONValue {
+        try await withClient(database, logger: logger) { client in
+            try await PostgresBackend.exportData(schema: PostgresSchema(name: database.schema), client: client, logger: logger)
+        }
+    }
+
+    private static func withClient<T: Sendable>(_ database: ServerDatabase, logger: Logger, _ body: (PostgresClient) async throws -> T) async throws -> T {
+        let (client, running) = try await PostgresClient.running(database, logger: logger)
+        let result: Result<T, any Error>
+        do { result = .success(try await body(client)) } catch { result = .failure(error) }
+        running.cancel()
+        await running.value
+        return try result.get()
+    }
+}
