@@ -38,6 +38,9 @@ public struct ServerOptions: Sendable {
     /// reach it once the process bootstraps `MetricsSystem` with a `PrometheusMetricsFactory`
     /// on it, as `modelsync-server --metrics` does.
     public var prometheus: PrometheusCollectorRegistry?
+    /// Accounts, tokens and access rules; nil leaves the server open to every client, as
+    /// json-server is.
+    public var access: AccessControl?
 
     /// Creates options; the defaults serve a writable database with no delay.
     public init(
@@ -51,8 +54,10 @@ public struct ServerOptions: Sendable {
         keepAliveInterval: Duration = .seconds(15),
         middleware: [any SyncServerMiddleware] = [],
         requestLogLevel: Logger.Level = .debug,
-        prometheus: PrometheusCollectorRegistry? = nil
+        prometheus: PrometheusCollectorRegistry? = nil,
+        access: AccessControl? = nil
     ) {
+        self.access = access
         self.middleware = middleware
         self.requestLogLevel = requestLogLevel
         self.prometheus = prometheus
@@ -83,6 +88,8 @@ public enum ServerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Data that cannot be imported into PostgreSQL as it is (two items with one id, a NUL
     /// character, a database that already holds data).
     case cannotImport(String)
+    /// A combination of options this server cannot honour.
+    case unsupported(String)
 
     /// A sentence saying what went wrong, for logs and the command line.
     public var description: String {
@@ -93,6 +100,7 @@ public enum ServerError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidDatabaseURL(let url): "not a PostgreSQL URL (postgres://user@host:port/database): \(url)"
         case .database(let reason): "PostgreSQL: \(reason)"
         case .cannotImport(let reason): "cannot import: \(reason)"
+        case .unsupported(let reason): "unsupported: \(reason)"
         }
     }
 }

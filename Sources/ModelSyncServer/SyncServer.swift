@@ -188,6 +188,7 @@ public final class SyncServer: Sendable {
         router.add(middleware: MethodGuard(readOnly: options.readOnly))
         router.add(middleware: DeclaredBodyLimit(limit: options.maxBodySize))
         for middleware in options.middleware { router.add(middleware: middleware) }
+        if let access = options.access { router.add(middleware: Authentication(tokens: access.tokens)) }
         router.add(middleware: ProtocolNegotiation())
         router.add(middleware: ErrorAnswers())
         ServerRoutes(backend: backend, options: options).route(into: router)
