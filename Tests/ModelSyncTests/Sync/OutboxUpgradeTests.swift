@@ -24,37 +24,9 @@ import Testing
         CREATE TABLE modelsync_counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
         """
 
-    /// The bookkeeping of the last release of raw SQL (`outbox_format` 1), as it created and
-    /// wrote it: its statements, copied (never edit: it is what apps have on disk).
+    /// The bookkeeping of the last release of raw SQL (`outbox_format` 1), as it made and wrote
+    /// it: its statements, copied (never edit: it is what apps have on disk).
     enum Format1Release {
-        static let schema = """
-            CREATE TABLE IF NOT EXISTS modelsync_outbox (
-                sequence INTEGER PRIMARY KEY AUTOINCREMENT,
-                model TEXT NOT NULL,
-                local_key TEXT NOT NULL,
-                operation TEXT NOT NULL,
-                body TEXT NOT NULL,
-                changed_fields TEXT NOT NULL,
-                base_values TEXT,
-                server_version TEXT,
-                idempotency_key TEXT,
-                temporary_key INTEGER NOT NULL DEFAULT 0,
-                attempts INTEGER NOT NULL DEFAULT 0,
-                state TEXT NOT NULL DEFAULT 'pending',
-                last_error TEXT,
-                field_errors TEXT
-            );
-            CREATE INDEX IF NOT EXISTS modelsync_outbox_row ON modelsync_outbox(model, local_key);
-            CREATE TABLE IF NOT EXISTS modelsync_key_rewrites (
-                model TEXT NOT NULL, temporary_key TEXT NOT NULL, server_key TEXT NOT NULL,
-                PRIMARY KEY (model, temporary_key)
-            ) WITHOUT ROWID;
-            CREATE TABLE IF NOT EXISTS modelsync_row_versions (
-                model TEXT NOT NULL, key TEXT NOT NULL, version TEXT NOT NULL, PRIMARY KEY (model, key)
-            ) WITHOUT ROWID;
-            CREATE TABLE IF NOT EXISTS modelsync_cursors (resource TEXT PRIMARY KEY, cursor TEXT NOT NULL) WITHOUT ROWID;
-            CREATE TABLE IF NOT EXISTS modelsync_counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
-            """
         static let step1 = """
             ALTER TABLE modelsync_outbox ADD COLUMN sent INTEGER NOT NULL DEFAULT 0;
             UPDATE modelsync_outbox SET sent = 1 WHERE attempts > 0;
@@ -74,9 +46,10 @@ import Testing
         static let setVersion = "INSERT OR REPLACE INTO modelsync_row_versions (model, key, version) VALUES (?, ?, ?)"
         static let setCursor = "INSERT OR REPLACE INTO modelsync_cursors (resource, cursor) VALUES (?, ?)"
 
-        /// What that release's `prepare` ran on a new file.
+        /// What that release's `prepare` ran on a file of the release before (on a new file it
+        /// ran the same tables' `CREATE … IF NOT EXISTS` first: the same tables).
         static func prepare(_ db: SQLiteConnection) throws {
-            try db.executeScript(schema)
+            try db.executeScript(OutboxUpgradeTests.releasedOutbox)
             try db.executeScript(step1)
             try db.execute(recordFormat, [.integer(1)])
         }
