@@ -118,6 +118,9 @@ extension OutboxRecord {
 
 /// The bookkeeping's queries and its migrations.
 enum SyncBookkeeping {
+    /// The bookkeeping models, whose tables ``migrator`` makes.
+    static let models: [any SQLModel.Type] = [OutboxRecord.self, RowVersion.self, PullCursor.self, KeyRewrite.self, SyncCounter.self]
+
     // MARK: Migrations
 
     /// The bookkeeping tables' migrations: ids under `modelsync:sync/` (see `Migrator`'s

@@ -254,11 +254,12 @@ public final class SyncStore: Sendable {
         }
     }
 
-    /// Brings the bookkeeping tables up to date (``SyncBookkeeping/migrator``), once per store:
-    /// before the first transaction that uses them (a migration runs outside transactions).
+    /// Brings the bookkeeping tables up to date (``SyncBookkeeping/migrator``) and checks the
+    /// models against them, once per store: before the first transaction that uses them (a
+    /// migration runs outside transactions), so that no push or pull pays for the check.
     func prepareBookkeeping() async throws {
         guard !state.withLock({ $0.tablesReady }) else { return }
-        try await database.migrate(SyncBookkeeping.migrator)
+        try await database.migrate(SyncBookkeeping.migrator, checking: SyncBookkeeping.models)
         state.withLock { $0.tablesReady = true }
     }
 
