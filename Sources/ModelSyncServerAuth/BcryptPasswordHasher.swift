@@ -120,6 +120,7 @@ public enum PasswordHashingError: Error, Sendable, Equatable, CustomStringConver
     /// A password with a NUL byte, where bcrypt would stop reading.
     case passwordContainsNUL
 
+    /// The reason, in a sentence for a log or a command line.
     public var description: String {
         switch self {
         case .costOutOfRange(let cost):

@@ -269,6 +269,7 @@ extension JWTAccessTokens {
         /// Issuing needs the HS256 secret, and none was given.
         case noSigningSecret
 
+        /// The reason, in a sentence for a log or a command line.
         public var description: String {
             switch self {
             case .noKeys: "no JWT secret and no JWKS: nothing to verify tokens with"
