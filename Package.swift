@@ -192,7 +192,12 @@ let package = Package(
         ),
         .testTarget(
             name: "ModelSyncServerAuthTests",
-            dependencies: ["ModelSyncServerAuth", "ModelSyncServer", .product(name: "JWTKit", package: "jwt-kit")]
+            dependencies: [
+                "ModelSyncServerAuth", "ModelSyncServer",
+                // jwt-kit signs the tests' tokens (forged ones too); NIOPosix gives bcrypt a pool of its own.
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "ModelSyncMacrosTests",
