@@ -150,6 +150,7 @@ let package = Package(
         .executableTarget(
             name: "modelsync-server",
             dependencies: [
+                "ModelSyncJSON",
                 "ModelSyncServer",
                 "ModelSyncServerPostgres",
                 "ModelSyncServerAuth",
@@ -179,7 +180,7 @@ let package = Package(
         .testTarget(
             name: "ModelSyncServerTests",
             dependencies: [
-                "ModelSyncServer", "ModelSyncServerPostgres", "ModelSyncProtocol", "ModelSyncTesting", "TestProcesses",
+                "ModelSyncServer", "ModelSyncServerPostgres", "ModelSyncServerAuth", "ModelSyncProtocol", "ModelSyncTesting", "TestProcesses",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

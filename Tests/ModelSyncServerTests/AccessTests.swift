@@ -1,6 +1,7 @@
 import Foundation
 import ModelSyncJSON
 @testable import ModelSyncServer
+import ModelSyncServerAuth
 import NIOHTTP1
 import Testing
 
@@ -268,4 +269,43 @@ struct TestTokens: AccessTokenVerifier, AccessTokenIssuer {
 struct TestPasswords: PasswordHasher {
     func hash(_ password: String) async throws -> String { "hashed:" + String(password.reversed()) }
     func verify(_ password: String, against hash: String) async throws -> Bool { hash == "hashed:" + String(password.reversed()) }
+}
+
+/// The rules with real tokens and passwords: JWTs signed and verified by jwt-kit, bcrypt
+/// hashes, over HTTP.
+@Suite struct AccessWithJWTTests {
+    static let secret = Data("a test secret of at least thirty-two bytes".utf8)
+
+    @Test func registerThenUseTheTokenAndRefuseForgeries() async throws {
+        let tokens = try await JWTAccessTokens(secret: Self.secret)
+        let access = AccessControl(
+            rules: try AccessRules(json: AccessTests.rules), tokens: tokens,
+            accounts: BuiltInAccounts(issuer: tokens, passwords: try BcryptPasswordHasher(cost: 10)))
+        let server = try await SyncServer.start(data: AccessTests.data, options: ServerOptions(access: access))
+        let base = server.baseURL.absoluteString
+        do {
+            let registered = try await send(.POST, base + "/register", body: #"{"email":"cy@example.com","password":"correct horse"}"#)
+            #expect(registered.status == 201)
+            let token = try #require(registered.json?["accessToken"]?.stringValue)
+            let id = try #require(registered.json?["user"]?["id"]?.intValue)
+            let created = try await send(.POST, base + "/messages", body: #"{"text":"mine"}"#, headers: [("Authorization", "Bearer \(token)")])
+            #expect(created.json?["userId"] == .number(JSONNumber(id)))
+            #expect(try await send(.GET, base + "/messages", headers: [("Authorization", "Bearer \(token)")]).ids == [created.json?["id"]?.intValue ?? -1])
+            // Signed with another secret, or not signed at all: 401.
+            let other = try await JWTAccessTokens(secret: Data("another secret of at least thirty-two bytes".utf8))
+            let forged = try await other.accessToken(for: String(id), role: "admin")
+            #expect(try await send(.GET, base + "/messages", headers: [("Authorization", "Bearer \(forged)")]).status == 401)
+            let parts = token.split(separator: ".")
+            let unsigned = Data(#"{"alg":"none","typ":"JWT"}"#.utf8).base64EncodedString()
+                .replacingOccurrences(of: "=", with: "").replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            let none = "\(unsigned).\(parts[1])."
+            #expect(try await send(.GET, base + "/messages", headers: [("Authorization", "Bearer \(none)")]).status == 401)
+            let login = try await send(.POST, base + "/login", body: #"{"email":"cy@example.com","password":"correct horse"}"#)
+            #expect(login.status == 200)
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+        await server.shutdown()
+    }
 }
