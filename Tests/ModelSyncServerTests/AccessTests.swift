@@ -249,6 +249,17 @@ import Testing
         #expect(editor.write == .everything && editor.ownerField == "authorId")
         #expect(rich.access(to: "posts", for: Caller(userID: "5")).write == .ownedBy(field: "authorId", userID: "5"))
     }
+
+    /// A token's `sub` that only looks like a number stays text in the rows it owns.
+    @Test func ownersKeepTheSubjectsSpelling() async throws {
+        try await withAccessServer { base async throws in
+            let created = try await send(.POST, "\(base)/messages", body: #"{"text":"x"}"#, headers: [("Authorization", "Bearer test:007:")])
+            #expect(created.status == 201 && created.json?["userId"] == "007")
+            let numeric = try await send(.POST, "\(base)/messages", body: #"{"text":"y"}"#, headers: [("Authorization", "Bearer test:7:")])
+            #expect(numeric.json?["userId"] == 7)
+            #expect(try await send(.GET, "\(base)/messages", headers: [("Authorization", "Bearer test:007:")]).ids == [created.json?["id"]?.intValue ?? -1])
+        }
+    }
 }
 
 /// Test tokens: `test:<user>:<role>`. Not cryptography: the rules are tested here, JWTs in

@@ -249,7 +249,7 @@ package struct ServerRoutes: Sendable {
                     throw APIError(status: .forbidden, message: "only an admin may create a row for another owner")
                 }
                 // The owner as the rows of the collection name it: an integer id stays an integer.
-                body[field] = Int(userID).map { .number(JSONNumber($0)) } ?? .string(userID)
+                body[field] = Int(userID).flatMap { String($0) == userID ? .number(JSONNumber($0)) : nil } ?? .string(userID)
             }
             if !access.write.admits(.object(body)) { throw access.refusal }
         }
