@@ -15,9 +15,10 @@ import Testing
         "messages": [["id": 1, "userId": 1, "text": "Ann's secret"], ["id": 2, "userId": 2, "text": "Bob's secret"]],
         "comments": [["id": 1, "postId": 1, "userId": 2, "body": "Bob on Ann's post"]],
         "secrets": [["id": 1, "code": "closed to all but admins"]],
+        "guestbook": [],
         "profile": ["name": "the site"],
     ]
-    static let rules: JSONValue = ["posts": 644, "messages": 600, "comments": 640, "profile": 644]
+    static let rules: JSONValue = ["posts": 644, "messages": 600, "comments": 640, "profile": 644, "guestbook": 666]
 
     enum Who: String, CaseIterable, CustomTestStringConvertible {
         case ann, bob, anonymous, admin
@@ -196,6 +197,36 @@ import Testing
             #expect(bob.json?["userId"] == 2 && bob.json?["id"] != ann.json?["id"])
             let again = try await send(.POST, "\(base)/messages", body: #"{"text":"same"}"#, headers: Who.ann.headers + [key])
             #expect(again.header("Idempotent-Replayed") == "true" && again.json?["id"] == ann.json?["id"])
+        }
+    }
+
+    /// No key an anonymous caller sends spells a user's scope: `1:1:k` is not user 1's `k`.
+    @Test func anonymousKeysCannotReplayAUsersAnswer() async throws {
+        try await withAccessServer { base async throws in
+            let ann = try await send(.POST, "\(base)/guestbook", body: #"{"text":"hi"}"#, headers: Who.ann.headers + [("Idempotency-Key", "k")])
+            #expect(ann.status == 201 && ann.json?["userId"] == 1)
+            let forged = try await send(
+                .POST, "\(base)/guestbook", body: #"{"text":"hi","userId":1}"#, headers: [("Idempotency-Key", "1:1:k")])
+            #expect(forged.status == 201)
+            #expect(forged.header("Idempotent-Replayed") == nil && forged.json?["id"] != ann.json?["id"])
+        }
+    }
+
+    /// A create's Idempotency-Key reaches only its owner's feed: another client would take
+    /// the row for its own lost create if it held the same key.
+    @Test func createKeysReachOnlyTheirOwner() async throws {
+        try await withAccessServer { base async throws in
+            let created = try await send(.POST, "\(base)/posts", body: #"{"title":"keyed"}"#, headers: Who.ann.headers + [("Idempotency-Key", "ann-key")])
+            let id = try #require(created.json?["id"])
+            func createdWith(_ who: Who) async throws -> JSONValue? {
+                let feed = try await get("\(base)/_changes?collections=posts", as: who).json?["changes"]?.arrayValue ?? []
+                return feed.first { $0["id"] == id }?["createdWith"]
+            }
+            #expect(try await createdWith(.ann) == "ann-key")
+            #expect(try await createdWith(.bob) == nil)
+            #expect(try await createdWith(.anonymous) == nil)
+            // The change itself still reaches every reader of the row.
+            #expect(try await get("\(base)/_changes?collections=posts", as: .bob).json?["changes"]?.arrayValue?.contains { $0["id"] == id } == true)
         }
     }
 

@@ -1,6 +1,5 @@
 import Foundation
 import Hummingbird
-import ModelSyncCore
 import ModelSyncJSON
 
 /// A built-in account's credentials, as a backend keeps them: never inside the user's record.
@@ -60,10 +59,13 @@ struct AccountService: Sendable {
     let collection: String
     /// A hash of no one's password, checked when a login names an unknown email, so that such
     /// a login takes as long as one with a wrong password (no account enumeration by timing).
-    private let decoy = DecoyHash()
+    /// Made when the routes are, so that the first such login waits no longer than the others.
+    private let decoy: Task<String, any Error>
 
     init(backend: any ServerBackend, accounts: BuiltInAccounts, collection: String) {
         (self.backend, self.accounts, self.collection) = (backend, accounts, collection)
+        let passwords = accounts.passwords
+        decoy = Task { try await passwords.hash(UUID().uuidString) }
     }
 
     func register(_ body: JSONValue) async throws -> Response {
@@ -83,7 +85,7 @@ struct AccountService: Sendable {
     func login(_ body: JSONValue) async throws -> Response {
         let (email, password) = try credentials(body)
         guard let (user, account) = try await backend.account(email: email, in: collection) else {
-            _ = try await accounts.passwords.verify(password, against: decoy.hash(accounts.passwords))
+            _ = try await accounts.passwords.verify(password, against: decoy.value)
             throw Self.incorrect
         }
         guard try await accounts.passwords.verify(password, against: account.passwordHash) else { throw Self.incorrect }
@@ -106,17 +108,5 @@ struct AccountService: Sendable {
     private func answer(user: JSONValue, account: StoredAccount, status: HTTPResponse.Status) async throws -> Response {
         let token = try await accounts.issuer.accessToken(for: account.userID, role: account.role)
         return ServerRoutes.json(["accessToken": .string(token), "user": user], status: status)
-    }
-}
-
-/// The decoy hash, made once, with the hasher's own cost.
-private final class DecoyHash: Sendable {
-    private let made = Locked<String?>(nil)
-
-    func hash(_ hasher: any PasswordHasher) async throws -> String {
-        if let hash = made.current { return hash }
-        let hash = try await hasher.hash(UUID().uuidString)
-        made.withLock { $0 = $0 ?? hash }
-        return made.current ?? hash
     }
 }

@@ -85,7 +85,10 @@ package struct ItemOperation: Sendable {
     /// replays another's answer.
     package var idempotencyScope: String? {
         guard let idempotencyKey else { return nil }
-        guard let userID = access?.caller.userID else { return idempotencyKey }
+        guard let access else { return idempotencyKey }
+        // Length-prefixed, so that no key one caller sends spells another's scope ("0:" is
+        // anonymous: a user's id is never empty).
+        let userID = access.caller.userID ?? ""
         return "\(userID.utf8.count):\(userID):\(idempotencyKey)"
     }
 
@@ -119,6 +122,21 @@ package struct Visibility: Sendable {
     /// The rows of `collection` the reader sees.
     package func rows(of collection: String) -> RowFilter {
         rules?.access(to: collection, for: caller).read ?? .everything
+    }
+
+    /// A record's change as this reader may see it: nil for a row it may not read; without the
+    /// create's `Idempotency-Key` unless the reader owns the row, since a client acknowledges its
+    /// own lost create by that key and must never take another user's row for it.
+    package func shown(_ change: SyncChange, rows: RowFilter) -> SyncChange? {
+        guard let rules, let record = change.record else { return change }
+        guard rows.admits(record) else { return nil }
+        guard change.createdWith != nil else { return change }
+        let owner = rules.access(to: change.collection, for: caller).ownerField
+        let owns = caller.userID.map { userID in owner.flatMap { record[$0] }.flatMap(scalarText)?.isIdentical(to: userID) ?? false } ?? false
+        guard !owns else { return change }
+        var shown = change
+        shown.createdWith = nil
+        return shown
     }
 }
 

@@ -83,8 +83,9 @@ extension ServerRoutes {
                 for await event in events {
                     switch event {
                     case .change(let change):
-                        guard change.sequence > sent, names?.contains(change.collection) ?? true, Self.shows(change, visibility) else { continue }
-                        try await writer.write(Self.event(change))
+                        guard change.sequence > sent, names?.contains(change.collection) ?? true,
+                              let shown = Self.shown(change, visibility) else { continue }
+                        try await writer.write(Self.event(shown))
                         sent = change.sequence
                     case .keepAlive:
                         try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
@@ -113,13 +114,13 @@ extension ServerRoutes {
         return headers
     }
 
-    /// Whether a live change reaches a reader: a record it may see, or a deletion in a
+    /// The live change as it reaches a reader, if it does: a record it may see, or a deletion in a
     /// collection whose every row it reads. (A deletion of one of its own rows among others'
     /// reaches it through the feed, whose tombstones name their owner: the live change does not.)
-    private static func shows(_ change: SyncChange, _ visibility: Visibility) -> Bool {
+    private static func shown(_ change: SyncChange, _ visibility: Visibility) -> SyncChange? {
         let rows = visibility.rows(of: change.collection)
-        guard let record = change.record else { return rows == .everything }
-        return rows.admits(record)
+        guard change.record != nil else { return rows == .everything ? change : nil }
+        return visibility.shown(change, rows: rows)
     }
 
     static func event(_ change: SyncChange) -> ByteBuffer {

@@ -104,8 +104,8 @@ package struct ServerRoutes: Sendable {
         let parameters = QueryParameters(request.uri.query)
         switch try await backend.resource(named: name) {
         case .collection?:
-            try requireReadable(name, context)
             if options.servesSyncExtensions && parameters.values("_since").first != nil {
+                try requireReadable(name, context)
                 return try await feed(parameters, collections: [name], visibility: visibility(context))
             }
             return try await list(name, parameters, owner: nil, request, context: context)

@@ -202,14 +202,23 @@ package struct Bookkeeping: Sendable {
     /// whether more follow.
     package func changes(after since: Int, in collections: Set<String>?, limit: Int, visibility: Visibility = .open) -> (changes: [SyncChange], more: Bool) {
         var changes: [SyncChange] = []
-        for (collection, ids) in versions where collections?.contains(collection) ?? true {
+        // Each collection's rows for this reader, worked out once (not per change).
+        var filters: [String: RowFilter] = [:]
+        func rows(of collection: String) -> RowFilter {
+            if let known = filters[collection] { return known }
             let rows = visibility.rows(of: collection)
-            for stamp in ids.values where stamp.version > since && rows.admits(stamp.record) {
-                changes.append(SyncChange(
-                    sequence: stamp.version, collection: collection, id: stamp.record["id"] ?? .null, record: stamp.record, createdWith: stamp.createdWith))
+            filters[collection] = rows
+            return rows
+        }
+        for (collection, ids) in versions where collections?.contains(collection) ?? true {
+            let rows = rows(of: collection)
+            for stamp in ids.values where stamp.version > since {
+                let change = SyncChange(
+                    sequence: stamp.version, collection: collection, id: stamp.record["id"] ?? .null, record: stamp.record, createdWith: stamp.createdWith)
+                if let shown = visibility.shown(change, rows: rows) { changes.append(shown) }
             }
         }
-        for stone in tombstones where stone.sequence > since && (collections?.contains(stone.collection) ?? true) && Self.shows(stone, visibility) {
+        for stone in tombstones where stone.sequence > since && (collections?.contains(stone.collection) ?? true) && Self.shows(stone, rows(of: stone.collection)) {
             changes.append(SyncChange(sequence: stone.sequence, collection: stone.collection, id: stone.id, record: nil))
         }
         changes.sort { $0.sequence < $1.sequence }
@@ -219,8 +228,8 @@ package struct Bookkeeping: Sendable {
 
     /// Whether a reader sees a deletion: one who reads every row of its collection, or its
     /// owner.
-    private static func shows(_ stone: Tombstone, _ visibility: Visibility) -> Bool {
-        switch visibility.rows(of: stone.collection) {
+    private static func shows(_ stone: Tombstone, _ rows: RowFilter) -> Bool {
+        switch rows {
         case .everything: true
         case .nothing: false
         case .ownedBy(_, let userID): stone.owner?.isIdentical(to: userID) ?? false
