@@ -31,8 +31,16 @@ public struct ServerOptions: Sendable {
     /// Middleware run on every request, in order, after CORS and before the routes: an app's
     /// own (authentication, logging) or the test hooks (``FaultInjection``, ``RequestRecorder``).
     public var middleware: [any SyncServerMiddleware]
-    /// The level at which each request and its answer are logged (to the server's logger).
+    /// The level at which each request and its answer are logged (to the server's logger). A
+    /// logger set to a higher level logs none, and the server then installs no request logging.
     public var requestLogLevel: Logger.Level
+    /// Whether requests are counted and timed through swift-metrics (Hummingbird's
+    /// `MetricsMiddleware`); on whenever ``prometheus`` is set. Off by default: it costs every
+    /// request a few lookups and locks, for metrics nobody reads unless a backend is bootstrapped.
+    public var recordsMetrics: Bool
+    /// Whether each request is a span of swift-distributed-tracing (Hummingbird's
+    /// `TracingMiddleware`), for a tracer the process bootstraps. Off by default, for the same reason.
+    public var traces: Bool
     /// A Prometheus registry to serve at `GET /_metrics`, in the text format; nil serves none.
     /// The server's request metrics (swift-metrics, through Hummingbird's `MetricsMiddleware`)
     /// reach it once the process bootstraps `MetricsSystem` with a `PrometheusMetricsFactory`
@@ -54,12 +62,16 @@ public struct ServerOptions: Sendable {
         keepAliveInterval: Duration = .seconds(15),
         middleware: [any SyncServerMiddleware] = [],
         requestLogLevel: Logger.Level = .debug,
+        recordsMetrics: Bool = false,
+        traces: Bool = false,
         prometheus: PrometheusCollectorRegistry? = nil,
         access: AccessControl? = nil
     ) {
         self.access = access
         self.middleware = middleware
         self.requestLogLevel = requestLogLevel
+        self.recordsMetrics = recordsMetrics
+        self.traces = traces
         self.prometheus = prometheus
         self.servesSyncExtensions = servesSyncExtensions
         self.feedLimits = feedLimits
