@@ -322,7 +322,7 @@ package enum OpenAPIDocument {
         let text: JSONValue = ["type": "string"]
         let count: JSONValue = ["type": "integer", "minimum": 0]
         let positive: JSONValue = ["type": "integer", "minimum": 1]
-        let cursor: JSONValue = ["type": "string", "pattern": "^([0-9]+|now)?$"]
+        let cursor: JSONValue = ["type": "string", "pattern": #"^([0-9]+(\.[0-9a-f]{16})?|now)?$"#]
         let table: [(String, String, String, JSONValue)] = [
             ("resource", "path", "A collection (a top-level array) or singular resource (a top-level object); see the examples", ["type": "string", "examples": ["posts"]]),
             ("id", "path", "A record's id", ["type": "string", "examples": ["1"]]),
