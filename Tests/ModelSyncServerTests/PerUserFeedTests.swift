@@ -87,6 +87,15 @@ import Testing
         }
     }
 
+    /// A cursor from a server under rules, sent after they were lifted, starts over too.
+    @Test func aTaggedCursorOnAnOpenServerStartsOver() async throws {
+        try await withServer(AccessTests.data) { _, base in
+            let gone = try await send(.GET, "\(base)/_changes?since=3.0123456789abcdef")
+            #expect(gone.status == 410 && gone.json?["horizon"]?.stringValue.flatMap { Int($0) } != nil)
+            #expect(try await send(.GET, "\(base)/_changes?since=3").status == 200)
+        }
+    }
+
     /// The tag names the reader and the rules: other rules, another user or role, another tag.
     @Test func theCursorTagNamesReaderAndRules() throws {
         let rules = try AccessRules(json: ["posts": 644, "messages": 600])

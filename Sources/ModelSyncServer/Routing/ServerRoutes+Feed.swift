@@ -27,15 +27,19 @@ extension ServerRoutes {
     }
 
     /// The cursor as sent. Under access rules a cursor names its reader (``Visibility/cursorTag``):
-    /// one issued to another user or role, under other rules, or before there were rules, is
+    /// one issued to another user or role, under other rules, before there were rules (or, on an
+    /// open server, under rules since lifted) is
     /// answered 410 with a horizon of now, so that the client reads everything it may see again
     /// (dropping what it may no longer read) and follows the feed from there. The beginning
     /// (absent, empty, `0`) and `now` suit any reader.
     func feedCursor(_ text: String?, _ visibility: Visibility) async throws -> FeedCursor {
-        guard let tag = visibility.cursorTag, let text, text != "now" else { return try FeedCursor(text) }
+        guard let text, text != "now" else { return try FeedCursor(text) }
         let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         let sequence = try FeedCursor(String(parts[0]))
-        if sequence == .after(0) || (parts.count == 2 && parts[1] == tag) { return sequence }
+        // A tagged cursor on an open server comes from before its rules were lifted.
+        let tag = visibility.cursorTag
+        let issuedHere = parts.count == 2 ? tag.map { parts[1] == $0 } ?? false : tag == nil
+        if sequence == .after(0) || issuedHere { return sequence }
         let now = try await backend.changes(after: .now, in: [], limit: 1, visibility: visibility).next
         throw APIError(status: 410, message: "the cursor was issued to another reader or under other access rules; read everything again",
                        details: ["horizon": .string(Self.cursorText(now, visibility))])
