@@ -64,6 +64,7 @@ public struct JWTAccessTokens: AccessTokenVerifier, AccessTokenIssuer {
     private let publicKeys: [PublicKey]
     /// Decodes a token's claims, with the role claim's path in its user info.
     private let parser: DefaultJWTParser
+    private let verified = VerifiedTokens()
 
     private struct PublicKey: Sendable {
         /// The JWK's `kid`, nil when it has none.
@@ -142,6 +143,7 @@ public struct JWTAccessTokens: AccessTokenVerifier, AccessTokenIssuer {
     public func caller(for token: String) async throws(AccessTokenError) -> Caller {
         // Bounded before parsing: the token comes from anyone who can reach the server.
         guard !token.isEmpty, token.utf8.count <= Self.maximumTokenLength else { throw .malformed }
+        if let caller = verified.caller(for: token, now: Date().timeIntervalSince1970) { return caller }
         let bytes = Array(token.utf8)
         let header: JWTHeader
         let claims: Claims
@@ -158,7 +160,11 @@ public struct JWTAccessTokens: AccessTokenVerifier, AccessTokenIssuer {
         try await verifySignature(bytes, algorithm: algorithm, kid: header.kid)
         try check(claims)
         guard let subject = claims.subject else { throw .noSubject }
-        return Caller(userID: subject, role: claims.role)
+        let caller = Caller(userID: subject, role: claims.role)
+        if let expiration = claims.expiration {
+            verified.remember(token, caller, validUntil: expiration + seconds(leeway), now: Date().timeIntervalSince1970)
+        }
+        return caller
     }
 
     /// Checks the signature with the key the header names, by jwt-kit.
@@ -181,10 +187,14 @@ public struct JWTAccessTokens: AccessTokenVerifier, AccessTokenIssuer {
         throw .badSignature
     }
 
+    private func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+    }
+
     /// Checks `exp`, `nbf`, `iss` and `aud`.
     private func check(_ claims: Claims) throws(AccessTokenError) {
         let now = Date().timeIntervalSince1970
-        let leeway = Double(leeway.components.seconds) + Double(leeway.components.attoseconds) * 1e-18
+        let leeway = seconds(leeway)
         // A token without `exp` would never expire: not one this server accepts.
         guard let expiration = claims.expiration else { throw .malformed }
         guard now - leeway < expiration else { throw .expired }
