@@ -50,6 +50,9 @@ package func scalarText(_ value: JSONValue) -> String? {
 
 /// The value at a dotted field path (`author.name`).
 package func value(of item: JSONValue, at field: String) -> JSONValue? {
+    // Most fields are no path: read without splitting, which allocated for every row a filter
+    // or sort looks at (it made `GET /posts?userId=` over 1,000 rows twice as slow).
+    guard field.utf8.contains(UInt8(ascii: ".")) else { return item[field] }
     var current: JSONValue? = item
     for key in field.split(separator: ".") { current = current?[String(key)] }
     return current
