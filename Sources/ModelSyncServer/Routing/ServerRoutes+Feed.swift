@@ -26,12 +26,11 @@ extension ServerRoutes {
         return Self.json(SyncFeedPage(changes: page.changes, next: Self.cursorText(page.next, visibility), more: page.more).json, status: .ok)
     }
 
-    /// The cursor as sent. Under access rules a cursor names its reader (``Visibility/cursorTag``):
-    /// one issued to another user or role, under other rules, before there were rules (or, on an
-    /// open server, under rules since lifted) is
-    /// answered 410 with a horizon of now, so that the client reads everything it may see again
-    /// (dropping what it may no longer read) and follows the feed from there. The beginning
-    /// (absent, empty, `0`) and `now` suit any reader.
+    /// The cursor as sent. Under access rules a cursor names its reader (``Visibility/cursorTag``).
+    /// One issued to another user or role, under other rules, before there were rules, or (on an
+    /// open server) under rules since lifted, is answered 410 with a horizon of now: the client
+    /// reads everything it may see again, dropping what it may no longer read, and follows the
+    /// feed from there. The beginning (absent, empty, `0`) and `now` suit any reader.
     func feedCursor(_ text: String?, _ visibility: Visibility) async throws -> FeedCursor {
         guard let text, text != "now" else { return try FeedCursor(text) }
         let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
