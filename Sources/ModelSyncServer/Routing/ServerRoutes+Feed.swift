@@ -46,7 +46,11 @@ extension ServerRoutes {
 
     /// The cursor of a sequence value as this reader gets it.
     static func cursorText(_ sequence: Int, _ visibility: Visibility) -> String {
-        visibility.cursorTag.map { "\(sequence).\($0)" } ?? String(sequence)
+        cursorText(sequence, tag: visibility.cursorTag)
+    }
+
+    static func cursorText(_ sequence: Int, tag: String?) -> String {
+        tag.map { "\(sequence).\($0)" } ?? String(sequence)
     }
 
     /// The backend's changes, a 410's horizon bound to the reader.
@@ -71,6 +75,7 @@ extension ServerRoutes {
         let cursor = try await feedCursor(request.headers[.lastEventID] ?? parameters.values("since").first, visibility)
         let names = Self.collectionFilter(parameters)
         let keepAlive = options.keepAliveInterval
+        let tag = visibility.cursorTag
         // Subscribed before the backlog is read, so that nothing committed in between is lost.
         let (subscription, live) = await backend.subscribe()
         var backlog: [SyncChange] = []
@@ -116,7 +121,7 @@ extension ServerRoutes {
             try await withGracefulShutdownHandler {
                 var sent = seen
                 for change in backlogChanges {
-                    try await writer.write(Self.event(change, visibility))
+                    try await writer.write(Self.event(change, tag: tag))
                     sent = max(sent, change.sequence)
                 }
                 for await event in events {
@@ -124,12 +129,12 @@ extension ServerRoutes {
                     case .change(let change) where change.sequence > sent && visibility.isOpen:
                         sent = change.sequence
                         guard names?.contains(change.collection) ?? true else { continue }
-                        try await writer.write(Self.event(change, visibility))
+                        try await writer.write(Self.event(change, tag: tag))
                     case .change(let change) where change.sequence > sent:
                         var more = true
                         while more {
                             let page = try await changes(after: .after(sent), in: names, limit: Self.maximumFeedLimit, visibility)
-                            for change in page.changes { try await writer.write(Self.event(change, visibility)) }
+                            for change in page.changes { try await writer.write(Self.event(change, tag: tag)) }
                             (sent, more) = (page.next, page.more)
                         }
                     case .change:
@@ -163,8 +168,8 @@ extension ServerRoutes {
 
     /// One change as an event, its id the reader's cursor after it (the `Last-Event-ID` to
     /// resume with).
-    static func event(_ change: SyncChange, _ visibility: Visibility) -> ByteBuffer {
-        var bytes = Array("id: \(cursorText(change.sequence, visibility))\nevent: change\ndata: ".utf8)
+    static func event(_ change: SyncChange, tag: String?) -> ByteBuffer {
+        var bytes = Array("id: \(cursorText(change.sequence, tag: tag))\nevent: change\ndata: ".utf8)
         bytes += change.json.jsonBytes()
         bytes += Array("\n\n".utf8)
         return ByteBuffer(bytes: bytes)
