@@ -168,6 +168,7 @@ actor ServerFleet {
 
     private var addresses: Addresses?
     private var processes: [Process] = []
+    private var quotas: [CPUQuota] = []
 
     func start() async throws -> Addresses {
         if let addresses { return addresses }
@@ -215,6 +216,8 @@ actor ServerFleet {
         }
         for process in processes where process.isRunning { kill(process.processIdentifier, SIGKILL) }
         processes = []
+        for quota in quotas { quota.remove() }
+        quotas = []
     }
 
     /// 1,000 posts by 100 users.
@@ -239,7 +242,7 @@ actor ServerFleet {
 
     /// Starts a process, stopped with the others by ``stop()``; for ours, returns the address it
     /// prints.
-    func launch(_ executable: URL, _ arguments: [String], announcesAddress: Bool = true) async throws -> String {
+    func launch(_ executable: URL, _ arguments: [String], announcesAddress: Bool = true, quota: CPUQuota? = nil) async throws -> String {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -248,6 +251,10 @@ actor ServerFleet {
         process.standardError = FileHandle.nullDevice
         try process.run()
         processes.append(process)
+        if let quota {
+            try quota.place(process.processIdentifier)
+            quotas.append(quota)
+        }
         guard announcesAddress else { return "" }
         let (lines, continuation) = AsyncStream<String>.makeStream()
         output.fileHandleForReading.readabilityHandler = { handle in
@@ -297,6 +304,15 @@ enum BenchmarkNotes {
 
     static func add(_ note: String) {
         lock.withLock { if !notes.contains(note) { notes.append(note) } }
+    }
+
+    /// Adds `note` in place of the one that starts with `prefix`, if any: a figure that grows
+    /// over the runs.
+    static func replace(prefix: String, with note: String) {
+        lock.withLock {
+            notes.removeAll { $0.hasPrefix(prefix) }
+            notes.append(note)
+        }
     }
 
     static var all: [String] { lock.withLock { notes } }
