@@ -1,5 +1,6 @@
 import Foundation
 import ModelSyncJSON
+import ModelSync
 @testable import ModelSyncServer
 import ModelSyncServerAuth
 import NIOHTTP1
@@ -294,6 +295,32 @@ import Testing
             // Bob, who had it meanwhile, sees it leave.
             let bobAfter = try await feed(.bob, after: bobCursor).changes.filter { $0["collection"] == "messages" }
             #expect(bobAfter.count == 1 && bobAfter.first?["deleted"] == true)
+        }
+    }
+
+    /// Departures are kept as long as tombstones: once dropped, an older cursor is gone (410).
+    @Test(arguments: [Backend.postgres]) func departuresArePrunedWithTheTombstones(backend: Backend) async throws {
+        var options = try Self.options()
+        options.feedLimits = FeedLimits(tombstoneCapacity: 1)
+        try await withServer(Self.data, options: options, backend: backend) { _, base async throws in
+            let cursor = try #require(try await get("\(base)/_changes?since=now", as: .ann).json?["next"]?.stringValue)
+            #expect(try await send(.PATCH, "\(base)/messages/1", body: #"{"userId":2}"#, headers: Who.admin.headers).status == 200)
+            #expect(try await get("\(base)/_changes?since=\(cursor)", as: .ann).status == 200)
+            #expect(try await send(.PATCH, "\(base)/messages/2", body: #"{"userId":1}"#, headers: Who.admin.headers).status == 200)
+            #expect(try await get("\(base)/_changes?since=\(cursor)", as: .ann).status == 410)
+        }
+    }
+
+    /// The live stream under rules carries a reader's rows, not others'.
+    @Test(.timeLimit(.minutes(1)), arguments: Backend.allCases) func theStreamCarriesOnlyReadableRows(backend: Backend) async throws {
+        try await withServer(Self.data, options: try Self.options(), backend: backend) { server, base async throws in
+            let cursor = try #require(try await get("\(base)/_changes?since=now", as: .ann).json?["next"]?.stringValue)
+            let url = try #require(URL(string: "\(base)/_changes/stream?since=\(cursor)&collections=messages"))
+            var events = RemoteStore(baseURL: server.baseURL).events(at: url, headers: ["Authorization": "Bearer test:1:"]).makeAsyncIterator()
+            #expect(try await send(.POST, "\(base)/messages", body: #"{"text":"Bob's live"}"#, headers: Who.bob.headers).status == 201)
+            #expect(try await send(.POST, "\(base)/messages", body: #"{"text":"Ann's live"}"#, headers: Who.ann.headers).status == 201)
+            let first = try #require(try await events.next())
+            #expect(try JSONValue(parsing: Array(first.data.utf8))["record"]?["text"] == "Ann's live")
         }
     }
 
