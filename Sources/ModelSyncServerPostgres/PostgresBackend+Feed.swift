@@ -132,15 +132,21 @@ extension PostgresBackend {
     /// after an error, and hands each committed change (of every server sharing the database)
     /// to the relay in sequence order.
     ///
-    /// Under access rules (`secured`) the connection reads every row (`modelsync.system`, for the
-    /// session: each request's transaction sets it back): the routes filter each stream's changes.
+    /// Under access rules (`security`) the connection reads every row (`modelsync.system`, for
+    /// the session, as the requests' role: each request's transaction sets both again): the
+    /// routes filter each stream's changes.
     static func listen(
-        _ schema: PostgresSchema, _ resources: [String: Resource], _ client: PostgresClient, _ relay: ChangeRelay, secured: Bool, _ logger: Logger
+        _ schema: PostgresSchema, _ resources: [String: Resource], _ client: PostgresClient, _ relay: ChangeRelay, security: RowSecurity?,
+        _ logger: Logger
     ) async {
         while !Task.isCancelled {
             do {
                 try await client.withConnection { connection in
-                    if secured { try await connection.guardedRun("SELECT set_config('modelsync.system', 'on', false)", logger: logger) }
+                    if let security {
+                        var system = BoundSQL("SELECT set_config('modelsync.system', 'on', false)")
+                        if let role = security.role { system.append(", set_config('role', \(system.bind(role)), false)") }
+                        try await connection.guardedRun(system.query, logger: logger)
+                    }
                     let start = PostgresQuery(unsafeSQL: "SELECT sequence FROM \(schema.state)")
                     let stored: Int64? = try await connection.guardedFirst(start, as: Int64.self, logger: logger)
                     let current = Int(stored ?? 0)

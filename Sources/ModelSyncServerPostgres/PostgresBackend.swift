@@ -74,8 +74,7 @@ final class PostgresBackend: ServerBackend {
         self.running = running
         let relay = ChangeRelay()
         self.relay = relay
-        let secured = rowSecurity != nil
-        listening = Task { [schema, resources, client, logger] in await Self.listen(schema, resources, client, relay, secured: secured, logger) }
+        listening = Task { [schema, resources, client, logger] in await Self.listen(schema, resources, client, relay, security: rowSecurity, logger) }
     }
 
     /// The collections' table names (unquoted), by collection.
