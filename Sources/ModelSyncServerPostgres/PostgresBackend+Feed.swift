@@ -7,10 +7,12 @@ import PostgresNIO
 
 extension PostgresBackend {
     func changes(after cursor: FeedCursor, in collections: Set<String>?, limit: Int, visibility: Visibility) async throws -> FeedPage {
-        try await reading { connection in try await changes(after: cursor, in: collections, limit: limit, connection) }
+        try await reading(as: visibility.caller) { connection in try await changes(after: cursor, in: collections, limit: limit, visibility, connection) }
     }
 
-    private func changes(after cursor: FeedCursor, in collections: Set<String>?, limit: Int, _ connection: PostgresConnection) async throws -> FeedPage {
+    private func changes(
+        after cursor: FeedCursor, in collections: Set<String>?, limit: Int, _ visibility: Visibility, _ connection: PostgresConnection
+    ) async throws -> FeedPage {
         let query = PostgresQuery(unsafeSQL: "SELECT sequence, horizon FROM \(schema.state)")
         let state = try await connection.guardedFirst(query, as: (Int64, Int64).self, logger: logger)
         let (sequence, horizon) = (Int(state?.0 ?? 0), Int(state?.1 ?? 0))
@@ -20,8 +22,9 @@ extension PostgresBackend {
         case .after(let value): since = value
         }
         guard since >= horizon else { throw APIError.cursorTooOld(horizon: horizon) }
-        let (changes, more) = try await Self.readChanges(
-            after: since, in: collections, limit: limit, schema: schema, resources: resources, connection, logger)
+        let (changes, more) = visibility.isOpen
+            ? try await Self.readChanges(after: since, in: collections, limit: limit, schema: schema, resources: resources, connection, logger)
+            : try await readChanges(after: since, in: collections, limit: limit, visibility, connection)
         return FeedPage(changes: changes, more: more, next: more ? changes.last?.sequence ?? since : max(sequence, since))
     }
 
@@ -42,13 +45,64 @@ extension PostgresBackend {
                 changes.append(SyncChange(sequence: Int(version), collection: name, id: record["id"] ?? .null, record: record, createdWith: createdWith))
             }
         }
-        var tombstones = BoundSQL("SELECT sequence, collection, id::text FROM \(schema.tombstones) WHERE sequence > ")
+        // Departures are deletions only for the former owner (see the feed under rules below).
+        var tombstones = BoundSQL("SELECT sequence, collection, id::text FROM \(schema.tombstones) WHERE NOT departed AND sequence > ")
         tombstones.append(tombstones.bind(since))
         if let collections { tombstones.append(" AND collection = ANY(\(tombstones.bind(Array(collections)))::text[])") }
         tombstones.append(" ORDER BY sequence LIMIT \(tombstones.bind(wanted))")
         for try await (sequence, collection, id) in try await connection.guardedQuery(tombstones.query, logger: logger).decode((Int64, String, String).self) {
             changes.append(SyncChange(sequence: Int(sequence), collection: collection, id: try JSONValue(parsing: Array(id.utf8)), record: nil))
         }
+        changes.sort { $0.sequence < $1.sequence }
+        return (Array(changes.prefix(limit)), changes.count > limit)
+    }
+
+    /// The changes after `since` that `visibility` admits, each collection's filtered in SQL:
+    /// the records the reader may read (without the create's key unless it owns them, see
+    /// ``Visibility/shown(_:rows:)``); the tombstones of collections it reads whole, and of its
+    /// own rows (the tombstone names the deleted row's owner); and, for a reader of its own rows
+    /// only, the departures of rows an admin gave to another owner, as deletions, unless it can
+    /// still read the row (then its record is there instead). At most `limit`, each record once.
+    private func readChanges(
+        after since: Int, in collections: Set<String>?, limit: Int, _ visibility: Visibility, _ connection: PostgresConnection
+    ) async throws -> (changes: [SyncChange], more: Bool) {
+        let wanted = min(limit, Int(Int32.max) - 1) + 1
+        var changes: [SyncChange] = []
+        var removals: [SyncChange] = []
+        for (name, resource) in resources.sorted(by: { $0.key < $1.key }) where resource.kind == .collection && (collections?.contains(name) ?? true) {
+            guard let table = resource.table else { continue }
+            let rows = visibility.rows(of: name)
+            if rows == .nothing { continue }
+            var select = BoundSQL("SELECT version, record::text, created_with FROM \(table) WHERE version > ")
+            select.append("\(select.bind(since)) AND \(rowCondition(rows, &select)) ORDER BY version LIMIT \(select.bind(wanted))")
+            for try await (version, text, createdWith) in try await connection.guardedQuery(select.query, logger: logger).decode((Int64, String, String?).self) {
+                let record = try JSONValue(parsing: Array(text.utf8))
+                let change = SyncChange(sequence: Int(version), collection: name, id: record["id"] ?? .null, record: record, createdWith: createdWith)
+                if let shown = visibility.shown(change, rows: rows) { changes.append(shown) }
+            }
+            var stones = BoundSQL("SELECT sequence, id::text FROM \(schema.tombstones) AS stone WHERE collection = ")
+            stones.append("\(stones.bind(name)) AND sequence > \(stones.bind(since))")
+            switch rows {
+            case .everything:
+                stones.append(" AND NOT departed")
+            case .ownedBy(_, let userID):
+                stones.append(" AND owner = \(stones.bind(userID)) AND (NOT departed OR NOT EXISTS (SELECT 1 FROM \(table) AS current ")
+                stones.append("WHERE current.id_text = \(schema.textFunction)(stone.id) AND \(rowCondition(rows, &stones, record: "current.record"))))")
+            case .nothing:
+                continue
+            }
+            stones.append(" ORDER BY sequence LIMIT \(stones.bind(wanted))")
+            for try await (sequence, id) in try await connection.guardedQuery(stones.query, logger: logger).decode((Int64, String).self) {
+                removals.append(SyncChange(sequence: Int(sequence), collection: name, id: try JSONValue(parsing: Array(id.utf8)), record: nil))
+            }
+        }
+        // A row that left twice, or left and was deleted: its last removal only.
+        var last: [String: Int] = [:]
+        for removal in removals {
+            let key = removal.collection + "\u{0}" + (scalarText(removal.id) ?? "")
+            last[key] = max(last[key] ?? 0, removal.sequence)
+        }
+        changes += removals.filter { last[$0.collection + "\u{0}" + (scalarText($0.id) ?? "")] == $0.sequence }
         changes.sort { $0.sequence < $1.sequence }
         return (Array(changes.prefix(limit)), changes.count > limit)
     }
@@ -61,22 +115,14 @@ extension PostgresBackend {
         await relay.unsubscribe(id)
     }
 
-    // Built-in accounts need access rules, which a PostgreSQL server refuses so far
-    // (`SyncServer.start(database:)`): these are never reached.
-    func register(email: String, passwordHash: String, profile: JSONObject, in collection: String) async throws -> (user: JSONValue, account: StoredAccount) {
-        throw ServerError.unsupported("built-in accounts are not kept in PostgreSQL yet")
-    }
-
-    func account(email: String, in collection: String) async throws -> (user: JSONValue, account: StoredAccount)? {
-        throw ServerError.unsupported("built-in accounts are not kept in PostgreSQL yet")
-    }
-
     func reset() async throws {
         guard let initialData else {
             throw ServerError.database("only a server started with data can be reset (SyncServer.start(data:database:))")
         }
         do {
             try await Self.replaceData(with: initialData, schema: schema, client: client, logger: logger)
+            // The tables were made again: so are their policies.
+            try await Self.installRowSecurity(rowSecurity, schema: schema, tables: Self.collectionTables(resources), client: client, logger: logger)
         } catch {
             throw Self.serverError(error)
         }
@@ -85,10 +131,22 @@ extension PostgresBackend {
     /// Follows `NOTIFY`s of the schema's channel for as long as the server runs, reconnecting
     /// after an error, and hands each committed change (of every server sharing the database)
     /// to the relay in sequence order.
-    static func listen(_ schema: PostgresSchema, _ resources: [String: Resource], _ client: PostgresClient, _ relay: ChangeRelay, _ logger: Logger) async {
+    ///
+    /// Under access rules (`security`) the connection reads every row (`modelsync.system`, for
+    /// the session, as the requests' role: each request's transaction sets both again): the
+    /// routes filter each stream's changes.
+    static func listen(
+        _ schema: PostgresSchema, _ resources: [String: Resource], _ client: PostgresClient, _ relay: ChangeRelay, security: RowSecurity?,
+        _ logger: Logger
+    ) async {
         while !Task.isCancelled {
             do {
                 try await client.withConnection { connection in
+                    if let security {
+                        var system = BoundSQL("SELECT set_config('modelsync.system', 'on', false)")
+                        if let role = security.role { system.append(", set_config('role', \(system.bind(role)), false)") }
+                        try await connection.guardedRun(system.query, logger: logger)
+                    }
                     let start = PostgresQuery(unsafeSQL: "SELECT sequence FROM \(schema.state)")
                     let stored: Int64? = try await connection.guardedFirst(start, as: Int64.self, logger: logger)
                     let current = Int(stored ?? 0)

@@ -54,7 +54,7 @@ extension PostgresBackend {
                 // The data put back may have fewer collections; `load` creates the functions it needs.
                 try await connection.guardedRun(PostgresQuery(unsafeSQL: "DROP FUNCTION IF EXISTS \(schema.writeFunctionSignature(table))"), logger: logger)
             }
-            for table in [schema.resources, schema.tombstones, schema.idempotencyKeys, schema.state] {
+            for table in [schema.resources, schema.tombstones, schema.idempotencyKeys, schema.accounts, schema.state] {
                 try await connection.guardedRun(PostgresQuery(unsafeSQL: "DELETE FROM \(table)"), logger: logger)
             }
             try await load(replaced, book, schema, connection, logger)
@@ -107,8 +107,9 @@ extension PostgresBackend {
             }
         }
         for stone in book.tombstones {
-            var insert = BoundSQL("INSERT INTO \(schema.tombstones) (sequence, collection, id, at) VALUES (")
-            insert.append("\(insert.bind(stone.sequence)), \(insert.bind(stone.collection)), \(insert.bind(json: stone.id)), \(insert.bind(Date(timeIntervalSince1970: TimeInterval(stone.at)))))")
+            var insert = BoundSQL("INSERT INTO \(schema.tombstones) (sequence, collection, id, at, owner) VALUES (")
+            insert.append("\(insert.bind(stone.sequence)), \(insert.bind(stone.collection)), \(insert.bind(json: stone.id)), \(insert.bind(Date(timeIntervalSince1970: TimeInterval(stone.at)))), ")
+            insert.append("\(insert.bindOrNull(stone.owner)))")
             try await connection.guardedRun(insert.query, logger: logger)
         }
         for (key, record) in book.idempotency {
@@ -117,6 +118,12 @@ extension PostgresBackend {
             insert.append("\(insert.bind(key)), \(insert.bind(collection)), \(insert.bind(json: request)), \(insert.bind(json: response)), ")
             insert.append("\(insert.bindOrNull(record["status"]?.intValue)), \(insert.bindOrNull(record["version"]?.intValue)), ")
             insert.append("\(insert.bind(Date(timeIntervalSince1970: record["at"]?.doubleValue ?? 0))))")
+            try await connection.guardedRun(insert.query, logger: logger)
+        }
+        for (email, account) in book.accounts {
+            var insert = BoundSQL("INSERT INTO \(schema.accounts) (email, collection, user_id, password_hash, role) VALUES (")
+            // The JSON backend keeps no collection per account: the default accounts collection.
+            insert.append("\(insert.bind(email)), 'users', \(insert.bind(account.userID)), \(insert.bind(account.passwordHash)), \(insert.bindOrNull(account.role)))")
             try await connection.guardedRun(insert.query, logger: logger)
         }
         try await connection.guardedRun(PostgresQuery(unsafeSQL: schema.allRecordsView(over: tables)), logger: logger)
@@ -130,6 +137,8 @@ extension PostgresBackend {
     static func exportData(schema: PostgresSchema, client: PostgresClient, logger: Logger) async throws -> JSONValue {
         do {
             return try await client.guardedTransaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger) { connection in
+                // Every row, whatever row-level security a server under access rules left on.
+                try await connection.guardedRun("SELECT set_config('modelsync.system', 'on', true)", logger: logger)
                 var book = Bookkeeping()
                 let state = PostgresQuery(unsafeSQL: "SELECT sequence, horizon FROM \(schema.state)")
                 if let (sequence, horizon) = try await connection.guardedFirst(state, as: (Int64, Int64).self, logger: logger) {
@@ -156,9 +165,15 @@ extension PostgresBackend {
                     }
                     root[name] = .array(items)
                 }
-                let stones = PostgresQuery(unsafeSQL: "SELECT sequence, collection, id::text, extract(epoch FROM at)::bigint FROM \(schema.tombstones) ORDER BY sequence")
-                for try await (sequence, collection, id, at) in try await connection.guardedQuery(stones, logger: logger).decode((Int64, String, String, Int64).self) {
-                    book.tombstones.append(Bookkeeping.Tombstone(collection: collection, id: try JSONValue(parsing: Array(id.utf8)), sequence: Int(sequence), at: Int(at)))
+                // Departures stay behind: the JSON file keeps no such record (see ``readChanges``).
+                let stones = PostgresQuery(unsafeSQL: "SELECT sequence, collection, id::text, extract(epoch FROM at)::bigint, owner FROM \(schema.tombstones) WHERE NOT departed ORDER BY sequence")
+                for try await (sequence, collection, id, at, owner) in try await connection.guardedQuery(stones, logger: logger).decode((Int64, String, String, Int64, String?).self) {
+                    book.tombstones.append(Bookkeeping.Tombstone(
+                        collection: collection, id: try JSONValue(parsing: Array(id.utf8)), sequence: Int(sequence), at: Int(at), owner: owner))
+                }
+                let accounts = PostgresQuery(unsafeSQL: "SELECT email, user_id, password_hash, role FROM \(schema.accounts) ORDER BY email")
+                for try await (email, userID, hash, role) in try await connection.guardedQuery(accounts, logger: logger).decode((String, String, String, String?).self) {
+                    book.accounts[email] = StoredAccount(userID: userID, passwordHash: hash, role: role)
                 }
                 let keys = PostgresQuery(unsafeSQL: "SELECT key, collection, request::text, response::text, status, version, extract(epoch FROM at)::bigint FROM \(schema.idempotencyKeys) ORDER BY at")
                 for try await (key, collection, request, response, status, version, at) in try await connection.guardedQuery(keys, logger: logger).decode((String, String, String, String, Int?, Int?, Int64).self) {

@@ -19,11 +19,23 @@ extension PostgresBackend {
     /// Runs `body` in a transaction that first locks the state row: writes from every server
     /// sharing the database go one at a time, in sequence order. When `body` changed anything,
     /// the state is saved and the other servers are told (`NOTIFY`, sent on commit).
-    func writing<T: Sendable>(_ body: (PostgresConnection, inout WriteState) async throws -> (T, changed: Bool)) async throws -> T {
+    ///
+    /// Under access rules the lock's statement also names `caller` for row-level security (each
+    /// operation names its own again, see ``apply(_:_:_:now:)``), at no extra round trip: the
+    /// settings take effect from the next statement on.
+    func writing<T: Sendable>(
+        as caller: Caller = .anonymous, system: Bool = false, _ body: (PostgresConnection, inout WriteState) async throws -> (T, changed: Bool)
+    ) async throws -> T {
         do {
             return try await client.guardedTransaction(logger: logger) { connection in
-                let lock = PostgresQuery(unsafeSQL: "SELECT sequence, horizon FROM \(schema.state) FOR UPDATE")
-                guard let (sequence, horizon) = try await connection.guardedFirst(lock, as: (Int64, Int64).self, logger: logger) else { throw ServerError.database("the state row of \(schema.name) is missing") }
+                var lock = BoundSQL("SELECT sequence, horizon")
+                if rowSecurity != nil {
+                    lock.append(", set_config('modelsync.user_id', \(lock.bind(caller.userID ?? "")), true), set_config('modelsync.role', \(lock.bind(caller.role ?? "")), true)")
+                    lock.append(", set_config('modelsync.system', \(lock.bind(system ? "on" : "")), true)")
+                    if let role = rowSecurity?.role { lock.append(", set_config('role', \(lock.bind(role)), true)") }
+                }
+                lock.append(" FROM \(schema.state) FOR UPDATE")
+                guard let (sequence, horizon) = try await connection.guardedFirst(lock.query, as: (Int64, Int64).self, logger: logger) else { throw ServerError.database("the state row of \(schema.name) is missing") }
                 var state = WriteState(sequence: Int(sequence), horizon: Int(horizon), start: Int(sequence))
                 let (result, changed) = try await body(connection, &state)
                 if changed {
@@ -80,7 +92,9 @@ extension PostgresBackend {
     /// while committing, every write of the group fails, since it may have been saved.
     func commitGroup(_ operations: [ItemOperation]) async -> [GroupCommit.Outcome] {
         do {
-            if let outcomes = try await writeTogether(operations) { return outcomes }
+            // Under access rules each write runs as its own caller: one by one in the group's
+            // transaction, each naming its caller (the one-statement ways write as one).
+            if rowSecurity == nil, let outcomes = try await writeTogether(operations) { return outcomes }
             if operations.count > 1 { return try await applyInTurn(operations) }
         } catch let error as ServerError where error == Self.commitOutcomeUnknown {
             return operations.map { _ in .failure(error) }
@@ -116,13 +130,18 @@ extension PostgresBackend {
     }
 
     /// Applies the write, or replays the first answer of its `Idempotency-Key`.
-    private func apply(_ operation: ItemOperation, _ connection: PostgresConnection, _ state: inout WriteState, now: Date) async throws -> ItemWrite.Result {
-        guard let given = operation.idempotencyKey else { return try await apply(operation.write, ifMatch: operation.ifMatch, connection, &state, now: now) }
-        let key = IdempotencyKeys.storageKey(given)
+    func apply(_ operation: ItemOperation, _ connection: PostgresConnection, _ state: inout WriteState, now: Date) async throws -> ItemWrite.Result {
+        if rowSecurity != nil, let access = operation.access {
+            // Row-level security sees this operation's caller (a group holds several callers').
+            try await connection.guardedRun(identityStatement(access.caller), logger: logger)
+        }
+        guard let given = operation.idempotencyKey, let scope = operation.idempotencyScope else { return try await apply(operation, connection, &state, now: now, createdWith: nil) }
+        // Per user under access rules: one user's key never replays another's answer.
+        let key = IdempotencyKeys.storageKey(scope)
         let collection = operation.write.collection
         let request = operation.write.requestFingerprint
         if let replay = try await replay(key, collection: collection, request: request, connection, now: now) { return replay }
-        let result = try await apply(operation.write, ifMatch: operation.ifMatch, createdWith: given, connection, &state, now: now)
+        let result = try await apply(operation, connection, &state, now: now, createdWith: given)
         var remember = BoundSQL("INSERT INTO \(schema.idempotencyKeys) (key, collection, request, response, status, version, at) VALUES (")
         remember.append("\(remember.bind(key)), \(remember.bind(collection)), \(remember.bind(json: request)), \(remember.bind(json: result.body)), ")
         remember.append("\(remember.bind(result.status)), \(remember.bindOrNull(result.version)), \(remember.bind(now)))")
@@ -134,15 +153,20 @@ extension PostgresBackend {
 
     /// Applies the write; a create records `createdWith`, its `Idempotency-Key`, for the feed.
     private func apply(
-        _ write: ItemWrite, ifMatch: String?, createdWith: String? = nil, _ connection: PostgresConnection, _ state: inout WriteState, now: Date
+        _ operation: ItemOperation, _ connection: PostgresConnection, _ state: inout WriteState, now: Date, createdWith: String?
     ) async throws -> ItemWrite.Result {
-        switch write {
+        let ifMatch = operation.ifMatch
+        // Under rules a row is read without `FOR UPDATE`, which row-level security admits only for
+        // rows the caller may write: a row it reads but may not write must get its 403, not a
+        // 404. Every write holds the state row's lock, so no other write moves the row meanwhile.
+        let locking = rowSecurity == nil
+        switch operation.write {
         case .create(let name, let given):
             let table = try table(of: name)
             var object = given
             if let given = object["id"], given != .null {
                 let id = try normalizedID(given)
-                if try await row(table, id: scalarText(id) ?? "", connection) != nil { throw APIError.duplicateID(name, given) }
+                if try await idTaken(table, scalarText(id) ?? "", connection) { throw APIError.duplicateID(name, given) }
                 object["id"] = id
             } else {
                 object["id"] = nil
@@ -158,18 +182,30 @@ extension PostgresBackend {
         case .update(let name, let id, let body, let merge):
             try ItemWrite.checkBodyID(body, matches: id)
             let table = try table(of: name)
-            guard let (rowID, version, current) = try await row(table, id: id, connection, locking: true) else { throw APIError.missing(name, id) }
+            guard let (rowID, version, current) = try await row(table, id: id, connection, locking: locking) else { throw APIError.missing(name, id) }
+            let updated = ItemWrite.updated(current, with: body, merge: merge, keeping: operation.access?.ownerField)
+            try operation.checkAccess(to: current, replacement: updated)
             try checkIfMatch(current, version: version, ifMatch)
-            let updated = ItemWrite.updated(current, with: body, merge: merge)
             try Self.checkStorable(.object(updated))
             let newVersion = state.next()
             var update = BoundSQL("UPDATE \(table) SET record = ")
             update.append("\(update.bind(json: .object(updated))), version = \(update.bind(newVersion)) WHERE row_id = \(update.bind(rowID)) RETURNING record::text")
             let stored = try await records(connection, update.query).first ?? .object(updated)
+            if let field = operation.access?.ownerField, let former = current[field].flatMap(scalarText),
+               !(updated[field].flatMap(scalarText)?.isIdentical(to: former) ?? false)
+            {
+                // Given to another owner (by an admin): the former owner's feed shows it leave.
+                var departure = BoundSQL("INSERT INTO \(schema.tombstones) (sequence, collection, id, at, owner, departed) VALUES (")
+                departure.append("\(departure.bind(newVersion)), \(departure.bind(name)), \(departure.bind(json: current["id"] ?? .null)), \(departure.bind(now)), ")
+                departure.append("\(departure.bind(former)), true)")
+                try await connection.guardedRun(departure.query, logger: logger)
+                try await dropOldTombstones(connection, &state, now: now)
+            }
             return ItemWrite.Result(status: 200, body: stored, version: newVersion)
         case .delete(let name, let id):
             let table = try table(of: name)
-            guard let (rowID, version, current) = try await row(table, id: id, connection, locking: true) else { throw APIError.missing(name, id) }
+            guard let (rowID, version, current) = try await row(table, id: id, connection, locking: locking) else { throw APIError.missing(name, id) }
+            try operation.checkAccess(to: current, replacement: nil)
             try checkIfMatch(current, version: version, ifMatch)
             let sequence = state.next()
             var delete = BoundSQL("DELETE FROM \(table) WHERE row_id = ")
@@ -181,8 +217,11 @@ extension PostgresBackend {
                 mark.append("\(mark.bind(deletedID))) WHERE name = \(mark.bind(name))")
                 try await connection.guardedRun(mark.query, logger: logger)
             }
-            var tombstone = BoundSQL("INSERT INTO \(schema.tombstones) (sequence, collection, id, at) VALUES (")
-            tombstone.append("\(tombstone.bind(sequence)), \(tombstone.bind(name)), \(tombstone.bind(json: current["id"] ?? .null)), \(tombstone.bind(now)))")
+            // The owner under access rules: whose feed shows the deletion.
+            let owner: String? = operation.access?.ownerField.flatMap { current[$0] }.flatMap(scalarText)
+            var tombstone = BoundSQL("INSERT INTO \(schema.tombstones) (sequence, collection, id, at, owner) VALUES (")
+            tombstone.append("\(tombstone.bind(sequence)), \(tombstone.bind(name)), \(tombstone.bind(json: current["id"] ?? .null)), \(tombstone.bind(now)), ")
+            tombstone.append("\(tombstone.bindOrNull(owner)))")
             try await connection.guardedRun(tombstone.query, logger: logger)
             try await dropOldTombstones(connection, &state, now: now)
             return ItemWrite.Result(status: 200, body: [:], version: nil)
@@ -224,20 +263,38 @@ extension PostgresBackend {
     private func nextFreeID(_ table: String, collection: String, _ connection: PostgresConnection) async throws -> Int {
         // The highest integer id (through its index), and whether a string id already spells
         // the one after it: one round trip in the usual case.
-        var highestQuery = BoundSQL("SELECT top.id::text, EXISTS (SELECT 1 FROM \(table) WHERE id_text = (greatest(coalesce(top.id, 0), 0) + 1)::text) ")
-        highestQuery.append("FROM (SELECT greatest(max(integer_id), (SELECT deleted_id FROM \(schema.resources) WHERE name = \(highestQuery.bind(collection)))) AS id ")
-        highestQuery.append("FROM \(table)) AS top")
+        var highestQuery = BoundSQL()
+        if rowSecurity != nil {
+            // Every row counts, those row-level security hides from the caller too.
+            let top = "\(schema.highestIDFunction)(\(highestQuery.bind(table))::regclass, 0, 0)"
+            highestQuery.append("SELECT top.id::text, \(schema.idTakenFunction)(\(highestQuery.bind(table))::regclass, (greatest(coalesce(top.id, 0), 0) + 1)::text) ")
+            highestQuery.append("FROM (SELECT \(top) AS id) AS top")
+        } else {
+            highestQuery.append("SELECT top.id::text, EXISTS (SELECT 1 FROM \(table) WHERE id_text = (greatest(coalesce(top.id, 0), 0) + 1)::text) ")
+            highestQuery.append("FROM (SELECT greatest(max(integer_id), (SELECT deleted_id FROM \(schema.resources) WHERE name = \(highestQuery.bind(collection)))) AS id ")
+            highestQuery.append("FROM \(table)) AS top")
+        }
         let found = try await connection.guardedFirst(highestQuery.query, as: (String?, Bool).self, logger: logger)
         let highest = found?.0.map { Int($0) ?? Int.max } ?? 0
         if highest < Int.max, found?.1 == false { return max(highest, 0) + 1 }
         var candidate = highest < Int.max ? max(highest, 0) + 1 : 1
         // Free unless a string id spells it; otherwise walk up (ends: each step skips a taken id).
         while true {
-            var taken = BoundSQL("SELECT 1 FROM \(table) WHERE id_text = ")
-            taken.append(taken.bind(String(candidate)))
-            guard try await connection.guardedFirst(taken.query, as: Int32.self, logger: logger) != nil else { return candidate }
+            guard try await idTaken(table, String(candidate), connection) else { return candidate }
             candidate = candidate == Int.max ? 1 : candidate + 1
         }
+    }
+
+    /// Whether a row of `table` has this id, whether the caller may see it or not.
+    private func idTaken(_ table: String, _ id: String, _ connection: PostgresConnection) async throws -> Bool {
+        var taken = BoundSQL()
+        if rowSecurity != nil {
+            taken.append("SELECT \(schema.idTakenFunction)(\(taken.bind(table))::regclass, \(taken.bind(id)))")
+        } else {
+            taken.append("SELECT EXISTS (SELECT 1 FROM \(table) WHERE id_text = \(taken.bind(id)))")
+        }
+        let found: Bool? = try await connection.guardedFirst(taken.query, as: Bool.self, logger: logger)
+        return found ?? false
     }
 
     /// The first answer of a write sent again with its `Idempotency-Key`; a 422 when the key

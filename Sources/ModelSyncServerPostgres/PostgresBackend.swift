@@ -27,6 +27,8 @@ final class PostgresBackend: ServerBackend {
     /// The data `reset()` puts back: what the server was started with, when it was.
     let initialData: JSONValue?
     let relay: ChangeRelay
+    /// Access rules and how row-level security holds them (nil: no rules, no policies).
+    let rowSecurity: RowSecurity?
     /// Single writes that arrive together commit together.
     let groupCommit = GroupCommit()
     /// How many times a group met another server's write and started again (for tests).
@@ -37,15 +39,20 @@ final class PostgresBackend: ServerBackend {
     private let listening: Task<Void, Never>
 
     /// Connects, optionally replaces the data with `initialData`, and reads the data's shape.
-    static func open(_ database: ServerDatabase, initialData: JSONValue?, feedLimits: FeedLimits, logger: Logger) async throws -> PostgresBackend {
+    static func open(
+        _ database: ServerDatabase, initialData: JSONValue?, feedLimits: FeedLimits, rules: AccessRules? = nil, logger: Logger
+    ) async throws -> PostgresBackend {
         let (client, running) = try await PostgresClient.running(database, logger: logger)
         let schema = PostgresSchema(name: database.schema)
+        let security = rules.map { RowSecurity(rules: $0, role: database.role) }
         do {
+            if let security { try await Self.checkRowSecurityRole(security, client: client, logger: logger) }
             if let initialData { try await Self.importData(initialData, schema: schema, client: client, replacing: true, logger: logger) }
             let resources = try await Self.readResources(schema, client, logger)
+            try await Self.installRowSecurity(security, schema: schema, tables: Self.collectionTables(resources), client: client, logger: logger)
             return PostgresBackend(
                 schema: schema, client: client, logger: logger, feedLimits: feedLimits, resources: resources,
-                initialData: initialData, running: running)
+                initialData: initialData, rowSecurity: security, running: running)
         } catch {
             running.cancel()
             await running.value
@@ -55,8 +62,9 @@ final class PostgresBackend: ServerBackend {
 
     private init(
         schema: PostgresSchema, client: PostgresClient, logger: Logger, feedLimits: FeedLimits, resources: [String: Resource],
-        initialData: JSONValue?, running: Task<Void, Never>
+        initialData: JSONValue?, rowSecurity: RowSecurity?, running: Task<Void, Never>
     ) {
+        self.rowSecurity = rowSecurity
         self.schema = schema
         self.client = client
         self.logger = logger
@@ -66,7 +74,12 @@ final class PostgresBackend: ServerBackend {
         self.running = running
         let relay = ChangeRelay()
         self.relay = relay
-        listening = Task { [schema, resources, client, logger] in await Self.listen(schema, resources, client, relay, logger) }
+        listening = Task { [schema, resources, client, logger] in await Self.listen(schema, resources, client, relay, security: rowSecurity, logger) }
+    }
+
+    /// The collections' table names (unquoted), by collection.
+    static func collectionTables(_ resources: [String: Resource]) -> [String: String] {
+        resources.compactMapValues { $0.kind == .collection ? $0.tableName : nil }
     }
 
     private static func readResources(_ schema: PostgresSchema, _ client: PostgresClient, _ logger: Logger) async throws -> [String: Resource] {
@@ -102,9 +115,11 @@ final class PostgresBackend: ServerBackend {
         exists.append("(SELECT coalesce(bool_and(coalesce(strpos((SELECT prosrc FROM pg_proc WHERE oid = to_regprocedure(signature)), ")
         exists.append(exists.bind(schema.notifyCall) + ") > 0 AND strpos((SELECT prosrc FROM pg_proc WHERE oid = to_regprocedure(signature)), ")
         exists.append(exists.bind(PostgresSchema.currentFunctionMarker) + ") > 0, false)), true) FROM unnest(")
-        exists.append(exists.bind(tables.map(schema.writeFunctionSignature)) + "::text[]) AS signature)")
-        guard let (view, function, writeFunctions) = try await client.guardedRows(exists.query, as: (Bool, Bool, Bool).self, logger: logger).first,
-              !view || !function || !writeFunctions
+        exists.append(exists.bind(tables.map(schema.writeFunctionSignature)) + "::text[]) AS signature), ")
+        // Made by this version with the accounts table and the tombstones' owner columns.
+        exists.append("to_regprocedure(\(exists.bind(schema.idTakenFunction + "(regclass, text)"))) IS NOT NULL")
+        guard let (view, function, writeFunctions, idTaken) = try await client.guardedRows(exists.query, as: (Bool, Bool, Bool, Bool).self, logger: logger).first,
+              !view || !function || !writeFunctions || !idTaken
         else { return }
         try await client.guardedTransaction(logger: logger) { connection in
             // The import's lock: no import changes the tables meanwhile.
@@ -168,9 +183,22 @@ final class PostgresBackend: ServerBackend {
         }
     }
 
+    /// Runs `body` as `reading` does, its statements made as `caller` for row-level security
+    /// (under access rules; without, as `reading`).
+    func reading<T: Sendable>(as caller: Caller, system: Bool = false, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+        guard rowSecurity != nil else { return try await reading(body) }
+        let identity = identityStatement(caller, system: system)
+        return try await reading { connection in
+            try await connection.guardedRun(identity, logger: logger)
+            return try await body(connection)
+        }
+    }
+
     /// Runs one statement's worth of reading outside a transaction: a single statement sees
-    /// one snapshot by itself.
-    func readingOnce<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+    /// one snapshot by itself. Under access rules, in a transaction that names the caller
+    /// first (one more round trip than without rules).
+    func readingOnce<T: Sendable>(as caller: Caller = .anonymous, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+        if rowSecurity != nil { return try await reading(as: caller, body) }
         do {
             return try await client.withConnection { connection in try await body(connection) }
         } catch {
@@ -185,30 +213,33 @@ final class PostgresBackend: ServerBackend {
     func list(_ collection: String, _ request: ListRequest) async throws -> ListPage {
         let table = try table(of: collection)
         let ownerTable = try request.owner.map { try self.table(of: $0.collection) }
+        let visibility = request.visibility
+        let rows = visibility.rows(of: collection)
         if request.owner == nil, request.embeds.isEmpty, request.expands.isEmpty,
            Self.slicingParameters.allSatisfy({ request.parameters.values($0).isEmpty })
         {
-            return try await readingOnce { connection in try await wholeList(table, request, connection) }
+            return try await readingOnce(as: visibility.caller) { connection in try await wholeList(table, request, rows, connection) }
         }
-        return try await reading { connection in
+        return try await reading(as: visibility.caller) { connection in
             var query = request.query
             if let owner = request.owner, let ownerTable {
                 var check = BoundSQL("SELECT 1 FROM \(ownerTable) WHERE id_text = ")
                 check.append(check.bind(owner.id))
+                check.append(" AND " + rowCondition(visibility.rows(of: owner.collection), &check))
                 guard try await connection.guardedFirst(check.query, as: Int32.self, logger: logger) != nil else { throw APIError.missing(owner.collection, owner.id) }
                 query.require(foreignKey(of: owner.collection), equals: owner.id)
             }
             var counting = BoundSQL("SELECT count(*), (SELECT modified FROM \(schema.state)) FROM \(table) WHERE ")
-            counting.append(condition(query, &counting))
+            counting.append(condition(query, &counting) + " AND " + rowCondition(rows, &counting))
             let counted = try await connection.guardedFirst(counting.query, as: (Int64, Date).self, logger: logger)
             let total = Int(counted?.0 ?? 0)
             let slice = try request.slice(count: total)
             var selecting = BoundSQL("SELECT record::text FROM \(table) WHERE ")
-            selecting.append(condition(query, &selecting))
+            selecting.append(condition(query, &selecting) + " AND " + rowCondition(rows, &selecting))
             selecting.append(" ORDER BY " + ordering(query, &selecting))
             selecting.append(" LIMIT \(selecting.bind(slice.range.count)) OFFSET \(selecting.bind(slice.range.lowerBound))")
             let items = try await records(connection, selecting.query)
-            let page = try await embed(items, of: collection, embeds: request.embeds, expands: request.expands, connection)
+            let page = try await embed(items, of: collection, embeds: request.embeds, expands: request.expands, visibility, connection)
             return ListPage(items: page, total: total, slice: slice, modified: counted?.1 ?? Date(timeIntervalSince1970: 0))
         }
     }
@@ -239,9 +270,9 @@ final class PostgresBackend: ServerBackend {
 
     /// Every matching record, in one statement: a list read without paging, nesting, embeds or
     /// expands (the common filter query) needs no count and no transaction.
-    private func wholeList(_ table: String, _ request: ListRequest, _ connection: PostgresConnection) async throws -> ListPage {
+    private func wholeList(_ table: String, _ request: ListRequest, _ rows: RowFilter, _ connection: PostgresConnection) async throws -> ListPage {
         var selecting = BoundSQL("SELECT record::text, (SELECT modified FROM \(schema.state)) FROM \(table) WHERE ")
-        selecting.append(condition(request.query, &selecting))
+        selecting.append(condition(request.query, &selecting) + " AND " + rowCondition(rows, &selecting))
         selecting.append(" ORDER BY " + ordering(request.query, &selecting))
         var items: [JSONValue] = []
         var modified: Date?
@@ -261,13 +292,21 @@ final class PostgresBackend: ServerBackend {
         guard let table = resources[collection]?.tableName else { throw APIError.notFound("no collection named \(collection)") }
         func read(_ connection: PostgresConnection) async throws -> ItemRead {
             var found: (Int64, String, Date)?
-            for row in try await connection.guardedExecute(RecordByID(table: table, id: id), logger: logger) { found = row }
+            if visibility.isOpen {
+                for row in try await connection.guardedExecute(RecordByID(table: table, id: id), logger: logger) { found = row }
+            } else {
+                // Not through the view (it reads as its owner): the table, and the caller's rows only.
+                var select = BoundSQL("SELECT version, record::text, (SELECT modified FROM \(schema.state)) FROM \(schema.table(table)) WHERE id_text = ")
+                select.append(select.bind(id) + " AND " + rowCondition(visibility.rows(of: collection), &select))
+                found = try await connection.guardedFirst(select.query, as: (Int64, String, Date).self, logger: logger)
+            }
+            // A row the reader may not see is missing to it: its existence is not revealed.
             guard let (version, text, modified) = found else { throw APIError.missing(collection, id) }
-            let value = try await embed([try JSONValue(parsing: Array(text.utf8))], of: collection, embeds: embeds, expands: expands, connection)[0]
+            let value = try await embed([try JSONValue(parsing: Array(text.utf8))], of: collection, embeds: embeds, expands: expands, visibility, connection)[0]
             return ItemRead(value: value, version: Int(version), modified: modified)
         }
         // Without embeds or expands the read is one statement, and needs no transaction.
-        return try await embeds.isEmpty && expands.isEmpty ? readingOnce(read) : reading(read)
+        return try await embeds.isEmpty && expands.isEmpty ? readingOnce(as: visibility.caller, read) : reading(as: visibility.caller, read)
     }
 
     func singular(_ name: String) async throws -> (value: JSONValue, modified: Date)? {
@@ -280,7 +319,8 @@ final class PostgresBackend: ServerBackend {
     }
 
     func everything() async throws -> (value: JSONValue, modified: Date) {
-        try await reading { connection in
+        // Under access rules only an admin reaches `/db` (the route refuses the others).
+        try await reading(as: Caller(userID: nil, role: Caller.adminRole)) { connection in
             (.object(try await everything(connection)), try await modified(connection))
         }
     }
@@ -364,14 +404,18 @@ final class PostgresBackend: ServerBackend {
     }
 
     /// Adds `_embed` children (by `<singular>Id`) and `_expand` parents (from `<name>s`).
-    private func embed(_ items: [JSONValue], of name: String, embeds: [String], expands: [String], _ connection: PostgresConnection) async throws -> [JSONValue] {
+    private func embed(
+        _ items: [JSONValue], of name: String, embeds: [String], expands: [String], _ visibility: Visibility, _ connection: PostgresConnection
+    ) async throws -> [JSONValue] {
         guard !embeds.isEmpty || !expands.isEmpty else { return items }
         let ids = items.compactMap(recordID(of:))
         var children: [(key: String, byOwner: [ExactText: [JSONValue]])] = []
         for child in embeds {
             var select = BoundSQL()
             let key = select.bind(foreignKey(of: name))
-            select.append("SELECT \(schema.textFunction)(record -> \(key)), record::text FROM \(try table(of: child)) WHERE \(schema.textFunction)(record -> \(key)) = ANY(\(select.bind(ids))::text[]) ORDER BY row_id")
+            select.append("SELECT \(schema.textFunction)(record -> \(key)), record::text FROM \(try table(of: child)) WHERE \(schema.textFunction)(record -> \(key)) = ANY(\(select.bind(ids))::text[])")
+            // Each relation shows the rows its own collection's rule admits.
+            select.append(" AND " + rowCondition(visibility.rows(of: child), &select) + " ORDER BY row_id")
             var byOwner: [ExactText: [JSONValue]] = [:]
             for try await (owner, text) in try await connection.guardedQuery(select.query, logger: logger).decode((String, String).self) {
                 byOwner[ExactText(owner), default: []].append(try JSONValue(parsing: Array(text.utf8)))
@@ -380,10 +424,12 @@ final class PostgresBackend: ServerBackend {
         }
         var parents: [(key: String, byID: [ExactText: JSONValue])] = []
         for parent in expands {
-            guard let table = resources[parent + "s"]?.table ?? resources[parent]?.table else { throw APIError.cannotExpand(parent) }
+            let parentName = resources[parent + "s"]?.table != nil ? parent + "s" : parent
+            guard let table = resources[parentName]?.table else { throw APIError.cannotExpand(parent) }
             let wanted = items.compactMap { $0[parent + "Id"].flatMap(scalarText) }
             var select = BoundSQL()
             select.append("SELECT id_text, record::text FROM \(table) WHERE id_text = ANY(\(select.bind(wanted))::text[])")
+            select.append(" AND " + rowCondition(visibility.rows(of: parentName), &select))
             var byID: [ExactText: JSONValue] = [:]
             for try await (id, text) in try await connection.guardedQuery(select.query, logger: logger).decode((String, String).self) {
                 byID[ExactText(id)] = try JSONValue(parsing: Array(text.utf8))

@@ -55,7 +55,11 @@ func quotePostgres(_ name: String) -> String {
 /// - `modelsync_all_records`: a view of every collection table, named by table, so that a read
 ///   by id is one statement whose text never changes: each connection prepares it once (its
 ///   `search_path` is the schema).
-/// - `modelsync_tombstones`: deleted records, kept for the feed limits.
+/// - `modelsync_tombstones`: deleted records, kept for the feed limits, with the deleted row's
+///   `owner` under access rules; and, `departed`, the rows an admin gave to another owner: the
+///   former owner's feed shows them as deletions (see ``PostgresBackend/readChanges``).
+/// - `modelsync_accounts`: the built-in accounts' credentials by normalized email (the user's
+///   id, the password's hash, the role). No route reads this table, and no collection holds it.
 /// - `modelsync_idempotency_keys`: the keys of writes and their first answers (status, body and
 ///   version).
 /// - `modelsync_text(jsonb)`: a value as the text filters compare (json-server's rules).
@@ -73,6 +77,8 @@ struct PostgresSchema: Sendable {
     let resources: String
     let tombstones: String
     let idempotencyKeys: String
+    let accounts: String
+    let idTakenFunction: String
     let textFunction: String
     let allRecords: String
     let highestIDFunction: String
@@ -89,6 +95,8 @@ struct PostgresSchema: Sendable {
         resources = quoted + ".modelsync_resources"
         tombstones = quoted + ".modelsync_tombstones"
         idempotencyKeys = quoted + ".modelsync_idempotency_keys"
+        accounts = quoted + ".modelsync_accounts"
+        idTakenFunction = quoted + ".modelsync_id_taken"
         textFunction = quoted + ".modelsync_text"
         allRecords = quoted + ".modelsync_all_records"
         highestIDFunction = quoted + ".modelsync_highest_id"
@@ -121,7 +129,12 @@ struct PostgresSchema: Sendable {
                 kind text NOT NULL CHECK (kind IN ('collection', 'singular', 'value')),
                 table_name text UNIQUE, value jsonb, deleted_id numeric NOT NULL DEFAULT 0)
             """,
-            "CREATE TABLE \(tombstones) (sequence bigint PRIMARY KEY, collection text NOT NULL, id jsonb NOT NULL, at timestamptz NOT NULL)",
+            """
+            CREATE TABLE \(tombstones) (
+                sequence bigint PRIMARY KEY, collection text NOT NULL, id jsonb NOT NULL, at timestamptz NOT NULL,
+                owner text, departed boolean NOT NULL DEFAULT false)
+            """,
+            accountsCreation,
             "CREATE INDEX ON \(tombstones) (at)",
             """
             CREATE TABLE \(idempotencyKeys) (
@@ -137,9 +150,33 @@ struct PostgresSchema: Sendable {
             $$
             """,
             highestIDCreation,
+            idTakenCreation,
         ]
     }
 
+    /// The credentials of the built-in accounts (see ``PostgresBackend/register(email:passwordHash:profile:in:)``).
+    var accountsCreation: String {
+        """
+        CREATE TABLE IF NOT EXISTS \(accounts) (
+            email text PRIMARY KEY, collection text NOT NULL, user_id text NOT NULL, password_hash text NOT NULL, role text)
+        """
+    }
+
+    /// Whether a collection table holds a row with this id, whoever may read it: a create with an
+    /// id must not land on a row row-level security hides (`modelsync.system` admits every row,
+    /// for this function's run only).
+    var idTakenCreation: String {
+        """
+        CREATE OR REPLACE FUNCTION \(idTakenFunction)(target regclass, wanted text) RETURNS boolean
+        LANGUAGE plpgsql VOLATILE SET modelsync.system = 'on' AS \(literal("""
+            DECLARE found boolean;
+            BEGIN
+                EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE id_text = $1)', target) INTO found USING wanted;
+                RETURN found;
+            END
+            """))
+        """
+    }
     /// The function behind ``highestIDFunction``; `lockTaken` only orders the call after the
     /// statement's update of the state row. Fails with 22003 when `creates` new ids would pass
     /// `Int.max`.
@@ -158,7 +195,7 @@ struct PostgresSchema: Sendable {
         // The body as a string literal, as the write functions': the schema's name inside cannot end it.
         return """
             CREATE FUNCTION \(highestIDFunction)(target regclass, creates integer, lock_taken bigint) RETURNS numeric
-            LANGUAGE plpgsql VOLATILE AS \(literal(body))
+            LANGUAGE plpgsql VOLATILE SET modelsync.system = 'on' AS \(literal(body))
             """
     }
 
@@ -178,6 +215,8 @@ struct PostgresSchema: Sendable {
         [
             "ALTER TABLE \(resources) ADD COLUMN IF NOT EXISTS deleted_id numeric NOT NULL DEFAULT 0",
             "ALTER TABLE \(idempotencyKeys) ADD COLUMN IF NOT EXISTS status integer, ADD COLUMN IF NOT EXISTS version bigint",
+            "ALTER TABLE \(tombstones) ADD COLUMN IF NOT EXISTS owner text, ADD COLUMN IF NOT EXISTS departed boolean NOT NULL DEFAULT false",
+            accountsCreation, idTakenCreation,
         ] + tables.map { "ALTER TABLE \(table($0)) ADD COLUMN IF NOT EXISTS created_with text" }
     }
 
@@ -302,7 +341,8 @@ struct PostgresSchema: Sendable {
                     END IF;
                 END
                 """),
-            "DROP TABLE IF EXISTS \(state), \(resources), \(tombstones), \(idempotencyKeys)",
+            "DROP TABLE IF EXISTS \(state), \(resources), \(tombstones), \(idempotencyKeys), \(accounts)",
+            "DROP FUNCTION IF EXISTS \(idTakenFunction)(regclass, text)",
             "DROP FUNCTION IF EXISTS \(textFunction)(jsonb)",
             "DROP FUNCTION IF EXISTS \(highestIDFunction)(regclass, integer, bigint)",
         ]
@@ -312,7 +352,7 @@ struct PostgresSchema: Sendable {
     /// earlier version for another channel) is made again.
     var notifyCall: String { "pg_notify(\(literal(channel)), " }
 
-    private func literal(_ text: String) -> String { "'" + text.replacingASCII(UInt8(ascii: "'"), with: "''") + "'" }
+    func literal(_ text: String) -> String { "'" + text.replacingASCII(UInt8(ascii: "'"), with: "''") + "'" }
 }
 
 extension JSONValue {

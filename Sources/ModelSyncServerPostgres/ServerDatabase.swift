@@ -26,6 +26,11 @@ public struct ServerDatabase: Sendable, Hashable, CustomStringConvertible {
     public var database: String?
     /// The schema that holds the server's tables (`public` unless the URL says `?schema=`).
     public var schema: String
+    /// The role a server under access rules takes for its requests (`?role=`, set per
+    /// transaction): one that row-level security binds, when the connecting role does not (a
+    /// superuser). The connecting role must be a member of it (a superuser is), and the server
+    /// grants it what it needs in the schema. Nil: the connecting role.
+    public var role: String?
     /// Whether the connection must use TLS (`?sslmode=require`), may (`prefer`, the default
     /// except on loopback) or must not (`disable`, the default on loopback). A Unix-domain socket
     /// never uses TLS, as with libpq.
@@ -63,6 +68,9 @@ public struct ServerDatabase: Sendable, Hashable, CustomStringConvertible {
         let name = String(components.path.drop(while: { $0 == "/" }))
         self.database = name.isEmpty ? nil : name.removingPercentEncoding
         self.schema = items.first { $0.name == "schema" }?.value ?? "public"
+        let role = items.first { $0.name == "role" }?.value
+        if let role, role.isEmpty || role.utf8.count > 63 || role.utf8.contains(0) { throw ServerError.invalidDatabaseURL(text) }
+        self.role = role
         let loopback = host == "localhost" || host.hasPrefix("127.") || host == "::1" || host.hasPrefix("/")
         guard let tls = TLSMode(rawValue: items.first { $0.name == "sslmode" }?.value ?? (loopback ? "disable" : "prefer")),
               !schema.isEmpty, schema.utf8.count <= 63, !schema.utf8.contains(0)
@@ -78,6 +86,13 @@ public struct ServerDatabase: Sendable, Hashable, CustomStringConvertible {
         usesUnixSocket
             ? "postgres://\(username)@:\(port)/\(database ?? "")?schema=\(schema)&host=\(host)"
             : "postgres://\(username)@\(host):\(port)/\(database ?? "")?schema=\(schema)"
+    }
+
+    /// The same database, taking another role for requests under access rules (see ``role``).
+    public func withRole(_ role: String?) -> ServerDatabase {
+        var copy = self
+        copy.role = role
+        return copy
     }
 
     /// The same database, another schema (tests give each server its own).

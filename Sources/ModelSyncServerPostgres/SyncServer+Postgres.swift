@@ -10,15 +10,19 @@ extension SyncServer {
     /// Starts a server over a PostgreSQL database that holds data (see
     /// ``importData(_:into:replacing:logger:)``). Several servers may serve one database.
     ///
+    /// Under access rules (``/ModelSyncServer/ServerOptions/access``) every read and write obeys
+    /// them, and row-level security holds them too: the collection tables get policies that say
+    /// the rules, and each request's transaction names its caller. Connect as a role that
+    /// row-level security binds (not a superuser, no `BYPASSRLS`), or name one with `?role=`.
+    ///
     /// - Throws: ``/ModelSyncServer/ServerError`` when PostgreSQL cannot be reached, the schema holds no data,
-    ///   or the server cannot listen.
+    ///   the server cannot listen, or (under access rules) the role bypasses row-level security.
     public static func start(
         database: ServerDatabase, host: String = "127.0.0.1", port: Int = 0,
         options: ServerOptions = ServerOptions(), logger: Logger = SyncServer.defaultLogger,
         stopsOnSignals: Bool = false
     ) async throws -> SyncServer {
-        try refuseAccessRules(options)
-        let backend = try await PostgresBackend.open(database, initialData: nil, feedLimits: options.feedLimits, logger: logger)
+        let backend = try await PostgresBackend.open(database, initialData: nil, feedLimits: options.feedLimits, rules: options.access?.rules, logger: logger)
         return try await start(
             backend: backend, host: host, port: port, options: options, logger: logger,
             stopsOnSignals: stopsOnSignals)
@@ -30,8 +34,7 @@ extension SyncServer {
         data: JSONValue, database: ServerDatabase, host: String = "127.0.0.1", port: Int = 0,
         options: ServerOptions = ServerOptions(), logger: Logger = SyncServer.defaultLogger
     ) async throws -> SyncServer {
-        try refuseAccessRules(options)
-        let backend = try await PostgresBackend.open(database, initialData: data, feedLimits: options.feedLimits, logger: logger)
+        let backend = try await PostgresBackend.open(database, initialData: data, feedLimits: options.feedLimits, rules: options.access?.rules, logger: logger)
         return try await start(backend: backend, host: host, port: port, options: options, logger: logger)
     }
 
@@ -69,14 +72,6 @@ extension SyncServer {
     public static func exportData(from database: ServerDatabase, logger: Logger = SyncServer.defaultLogger) async throws -> JSONValue {
         try await withClient(database, logger: logger) { client in
             try await PostgresBackend.exportData(schema: PostgresSchema(name: database.schema), client: client, logger: logger)
-        }
-    }
-
-    /// Access rules are enforced by the JSON-file backend only, so far: a PostgreSQL server
-    /// refuses them rather than serve every row to every caller.
-    private static func refuseAccessRules(_ options: ServerOptions) throws {
-        guard options.access == nil else {
-            throw ServerError.unsupported("access rules are not enforced over PostgreSQL yet; serve a JSON file, or put the server behind an API gateway")
         }
     }
 

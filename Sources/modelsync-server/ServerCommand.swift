@@ -22,7 +22,7 @@ struct ServerCommand: AsyncParsableCommand {
 
 /// Where the data is: a file or `--database`.
 struct DatabaseOption: ParsableArguments {
-    @Option(help: "A PostgreSQL database: postgres://user[:password]@host[:port]/database[?schema=name&sslmode=disable|prefer|require].")
+    @Option(help: "A PostgreSQL database: postgres://user[:password]@host[:port]/database[?schema=name&sslmode=disable|prefer|require&role=name]; role: the role requests take under --access.")
     var database: String?
 
     func parsed() throws -> ServerDatabase? {

@@ -141,6 +141,19 @@ enum TestPostgres {
         return components.string ?? ""
     }
 
+    /// The role servers under access rules take in the tests (see `ServerDatabase.role`).
+    static let accessRole = "modelsync_test_access"
+
+    /// Creates ``accessRole`` unless it exists (tests running at once may race to create it).
+    static func ensureAccessRole(_ database: ServerDatabase) async throws {
+        try await execute("""
+            DO $$ BEGIN
+                IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '\(accessRole)') THEN CREATE ROLE \(accessRole) NOLOGIN; END IF;
+            EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+            END $$
+            """, in: database)
+    }
+
     /// Drops a test's schema.
     static func drop(_ database: ServerDatabase) async {
         _ = try? await execute("DROP SCHEMA IF EXISTS \(quotedSchema(database)) CASCADE", in: database)
@@ -183,7 +196,12 @@ func withServer(
     case .jsonDocument:
         server = try await TestServer.start(data: data, options: options, delay: delay, requestLogLimit: requestLogLimit)
     case .postgres:
-        let fresh = try TestPostgres.database()
+        var fresh = try TestPostgres.database()
+        if options.access != nil {
+            // The tests connect as a superuser, whom row-level security does not bind.
+            try await TestPostgres.ensureAccessRole(fresh)
+            fresh = fresh.withRole(TestPostgres.accessRole)
+        }
         database = fresh
         server = try await TestServer.start(options: options, delay: delay, requestLogLimit: requestLogLimit) {
             try await SyncServer.start(data: data, database: fresh, options: $0, logger: TestPostgresLog.logger("server \(fresh.schema)"))

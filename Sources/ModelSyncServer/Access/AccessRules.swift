@@ -144,7 +144,7 @@ public struct AccessRules: Sendable, Equatable {
     }
 
     /// The rule for `collection`: its own, else `*`'s, else (for the accounts) 600, else none.
-    func rule(for collection: String) -> Rule? {
+    package func rule(for collection: String) -> Rule? {
         if let rule = rules[collection] ?? rules["*"] {
             return collection == accountsCollection ? Rule(mode: rule.mode, ownerField: "id", roles: rule.roles) : rule
         }

@@ -1,0 +1,185 @@
+import Foundation
+import Logging
+import ModelSyncCore
+import ModelSyncJSON
+import ModelSyncServer
+import PostgresNIO
+
+/// Access rules over PostgreSQL, in two layers.
+///
+/// 1. The queries: every read adds the caller's ``RowFilter`` of each collection to its `WHERE`
+///    (lists count and page only the rows the caller sees), and every write checks
+///    ``ItemOperation/checkAccess(to:replacement:)`` as the JSON backend does.
+/// 2. Row-level security, in case a query forgets: under rules every collection table has
+///    policies (`modelsync_read`, `_insert`, `_update`, `_delete`) that encode the same rule
+///    from transaction-local settings, `modelsync.user_id` and `modelsync.role`, which the
+///    server sets (``identityStatement(_:)``) at the start of every transaction it runs for a
+///    request, and once per operation in a write transaction (a group commit holds several
+///    callers' writes). A connection that forgot them reads as an anonymous caller.
+///
+/// `modelsync.system = 'on'` admits every row: the id functions set it for their own run only
+/// (a create's new id must not land on a row the caller cannot see), and the server sets it in
+/// its own work (the live stream's reader, accounts, export). The settings guard against a
+/// forgotten filter in the server's code, not against SQL run as the server's role, which may
+/// set them.
+///
+/// The bookkeeping tables (state, resources, tombstones, idempotency keys, accounts) have no
+/// policies: only the server reads them, and it serves them through no route; idempotency keys
+/// are scoped per user (``ItemOperation/idempotencyScope``).
+extension PostgresBackend {
+    /// How the server meets row-level security under access rules.
+    struct RowSecurity: Sendable {
+        var rules: AccessRules
+        /// The role each request's transaction takes (`SET LOCAL ROLE`), when the URL names one.
+        var role: String?
+    }
+
+    /// The statement that makes the transaction's statements run as `caller` (and, with a role
+    /// configured, as that role). `system` admits every row: the server's own work.
+    func identityStatement(_ caller: Caller, system: Bool = false) -> PostgresQuery {
+        var sql = BoundSQL("SELECT set_config('modelsync.user_id', ")
+        sql.append("\(sql.bind(caller.userID ?? "")), true), set_config('modelsync.role', \(sql.bind(caller.role ?? "")), true), ")
+        // Set every time: a session-wide value (the stream's connection) must not carry over.
+        sql.append("set_config('modelsync.system', \(sql.bind(system ? "on" : "")), true)")
+        if let role = rowSecurity?.role { sql.append(", set_config('role', \(sql.bind(role)), true)") }
+        return sql.query
+    }
+
+    /// The SQL condition on `record` of the rows `filter` admits.
+    func rowCondition(_ filter: RowFilter, _ sql: inout BoundSQL, record: String = "record") -> String {
+        switch filter {
+        case .everything: "true"
+        case .nothing: "false"
+        case .ownedBy(let field, let userID): "\(schema.textFunction)(\(record) -> \(sql.bind(field))) = \(sql.bind(userID))"
+        }
+    }
+
+    // MARK: Policies
+
+    /// Makes the collection tables' policies say `rules` (replacing earlier ones), forces them
+    /// on the tables' owner, and lets `role` reach the tables; without rules, removes them.
+    static func installRowSecurity(_ security: RowSecurity?, schema: PostgresSchema, tables: [String: String], client: PostgresClient, logger: Logger) async throws {
+        if security == nil {
+            // Only when an earlier server under rules left them: a start without rules costs one query.
+            var check = BoundSQL("SELECT coalesce(bool_or(relrowsecurity), false) FROM pg_class WHERE oid = ANY(ARRAY(SELECT to_regclass(name) FROM unnest(")
+            check.append(check.bind(tables.values.map(schema.table)) + "::text[]) AS name))")
+            let secured: [Bool] = try await client.guardedRows(check.query, as: Bool.self, logger: logger)
+            guard secured.first == true else { return }
+        }
+        try await client.guardedTransaction(logger: logger) { connection in
+            try await connection.guardedRun("SELECT pg_advisory_xact_lock(7400117)", logger: logger)
+            for statement in rowSecurityStatements(security, schema: schema, tables: tables) {
+                try await connection.guardedRun(PostgresQuery(unsafeSQL: statement), logger: logger)
+            }
+        }
+    }
+
+    /// The statements of ``installRowSecurity(_:schema:tables:client:logger:)``; `tables` maps
+    /// collection names to their tables' unquoted names.
+    static func rowSecurityStatements(_ security: RowSecurity?, schema: PostgresSchema, tables: [String: String]) -> [String] {
+        var statements: [String] = []
+        for (collection, table) in tables.sorted(by: { $0.key < $1.key }) {
+            let target = schema.table(table)
+            statements += ["read", "insert", "update", "delete"].map { "DROP POLICY IF EXISTS modelsync_\($0) ON \(target)" }
+            guard let security else {
+                statements.append("ALTER TABLE \(target) NO FORCE ROW LEVEL SECURITY, DISABLE ROW LEVEL SECURITY")
+                continue
+            }
+            let rule = security.rules.rule(for: collection)
+            let read = policyCondition(rule, needed: .read, schema: schema)
+            let write = policyCondition(rule, needed: .readWrite, schema: schema)
+            statements += [
+                "ALTER TABLE \(target) ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY",
+                "CREATE POLICY modelsync_read ON \(target) FOR SELECT USING (\(read))",
+                "CREATE POLICY modelsync_insert ON \(target) FOR INSERT WITH CHECK (\(write))",
+                "CREATE POLICY modelsync_update ON \(target) FOR UPDATE USING (\(write)) WITH CHECK (\(write))",
+                "CREATE POLICY modelsync_delete ON \(target) FOR DELETE USING (\(write))",
+            ]
+        }
+        if let role = security?.role {
+            let grantee = quotePostgres(role)
+            statements += [
+                "GRANT USAGE ON SCHEMA \(schema.quoted) TO \(grantee)",
+                "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA \(schema.quoted) TO \(grantee)",
+                "GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA \(schema.quoted) TO \(grantee)",
+                "GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA \(schema.quoted) TO \(grantee)",
+                // A view runs as its owner: through it the role would read as the owner does.
+                "REVOKE ALL ON \(schema.allRecords) FROM \(grantee)",
+            ]
+        }
+        return statements
+    }
+
+    /// A rule as a policy's condition on `record`: admins and the server's own work see every
+    /// row; otherwise the mode of the caller's role (or the rule's), digit by digit.
+    static func policyCondition(_ rule: AccessRules.Rule?, needed: AccessRules.Mode.Right, schema: PostgresSchema) -> String {
+        let user = "nullif(current_setting('modelsync.user_id', true), '')"
+        let role = "nullif(current_setting('modelsync.role', true), '')"
+        let bypass = "coalesce(current_setting('modelsync.system', true) = 'on', false) OR coalesce(\(role) = \(schema.literal(Caller.adminRole)), false)"
+        guard let rule else { return bypass }
+        func rows(_ mode: AccessRules.Mode) -> String {
+            if mode.everyone >= needed { return "true" }
+            if mode.signedIn >= needed { return "\(user) IS NOT NULL" }
+            if mode.owner >= needed { return "coalesce(\(schema.textFunction)(record -> \(schema.literal(rule.ownerField))) = \(user), false)" }
+            return "false"
+        }
+        let byRole = rule.roles.sorted { $0.key < $1.key }.map { "WHEN \(role) = \(schema.literal($0.key)) THEN \(rows($0.value))" }
+        let modes = byRole.isEmpty ? rows(rule.mode) : "CASE \(byRole.joined(separator: " ")) ELSE \(rows(rule.mode)) END"
+        return "\(bypass) OR (\(modes))"
+    }
+
+    /// Refuses access rules over a connection that row-level security does not bind (a
+    /// superuser, a role with `BYPASSRLS`): its policies would hold nothing back.
+    static func checkRowSecurityRole(_ security: RowSecurity, client: PostgresClient, logger: Logger) async throws {
+        var query = BoundSQL("SELECT rolname, rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = ")
+        let named = security.role.map { query.bind($0) } ?? "current_user"
+        query.append(named)
+        guard let (name, bypasses) = try await client.guardedRows(query.query, as: (String, Bool).self, logger: logger).first else {
+            throw ServerError.database("the role \(security.role ?? "") does not exist")
+        }
+        if bypasses {
+            throw ServerError.unsupported(
+                "access rules over PostgreSQL need a role that row-level security binds, and \(name) bypasses it (a superuser or BYPASSRLS): connect as another role, or name one with ?role=")
+        }
+    }
+
+    // MARK: Accounts
+
+    func register(email: String, passwordHash: String, profile: JSONObject, in collection: String) async throws -> (user: JSONValue, account: StoredAccount) {
+        let table = try table(of: collection)
+        let now = Date()
+        return try await writing(as: .anonymous, system: true) { connection, state in
+            // The email as the accounts table keys it, and as the records hold it (data imported with
+            // users but without accounts): one address, one account. The state row's lock, held
+            // from the start, makes the check and the insert one step for every server.
+            var taken = BoundSQL("SELECT EXISTS (SELECT 1 FROM \(schema.accounts) WHERE email = ")
+            let address = taken.bind(email)
+            taken.append("\(address)) OR EXISTS (SELECT 1 FROM \(table) WHERE lower(btrim(record ->> 'email')) = \(address))")
+            let exists: Bool? = try await connection.guardedFirst(taken.query, as: Bool.self, logger: logger)
+            if exists == true {
+                throw APIError(status: 409, message: "an account with this email exists")
+            }
+            let created = try await apply(ItemOperation(write: .create(collection: collection, body: profile)), connection, &state, now: now)
+            guard let userID = recordID(of: created.body) else { throw APIError(status: 500, message: "the account's record has no id") }
+            var insert = BoundSQL("INSERT INTO \(schema.accounts) (email, collection, user_id, password_hash) VALUES (")
+            insert.append("\(insert.bind(email)), \(insert.bind(collection)), \(insert.bind(userID)), \(insert.bind(passwordHash))) ON CONFLICT (email) DO NOTHING RETURNING 1")
+            // The primary key stands even for a writer that skipped the lock.
+            guard try await connection.guardedFirst(insert.query, as: Int32.self, logger: logger) != nil else {
+                throw APIError(status: 409, message: "an account with this email exists")
+            }
+            return ((user: created.body, account: StoredAccount(userID: userID, passwordHash: passwordHash)), changed: true)
+        }
+    }
+
+    func account(email: String, in collection: String) async throws -> (user: JSONValue, account: StoredAccount)? {
+        let table = try table(of: collection)
+        return try await reading(as: .anonymous, system: true) { connection in
+            var select = BoundSQL("SELECT a.user_id, a.password_hash, a.role, r.record::text FROM \(schema.accounts) AS a JOIN \(table) AS r ON r.id_text = a.user_id WHERE a.email = ")
+            select.append(select.bind(email))
+            guard let (userID, hash, role, text) = try await connection.guardedFirst(select.query, as: (String, String, String?, String).self, logger: logger) else {
+                return nil
+            }
+            return (user: try JSONValue(parsing: Array(text.utf8)), account: StoredAccount(userID: userID, passwordHash: hash, role: role))
+        }
+    }
+}
