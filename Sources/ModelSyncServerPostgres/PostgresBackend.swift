@@ -43,6 +43,7 @@ final class PostgresBackend: ServerBackend {
         do {
             if let initialData { try await Self.importData(initialData, schema: schema, client: client, replacing: true, logger: logger) }
             let resources = try await Self.readResources(schema, client, logger)
+            try await Self.addRefreshTokenTable(schema, client, logger)
             return PostgresBackend(
                 schema: schema, client: client, logger: logger, feedLimits: feedLimits, resources: resources,
                 initialData: initialData, running: running)
