@@ -37,7 +37,7 @@ extension PostgresBackend {
 
     // Built-in accounts are not kept in PostgreSQL yet (a server over PostgreSQL refuses access
     // rules): these two are never reached so far.
-    func account(userID: String) async throws -> StoredAccount? {
+    func account(userID: String, in collection: String) async throws -> StoredAccount? {
         throw ServerError.unsupported("built-in accounts are not kept in PostgreSQL yet")
     }
 

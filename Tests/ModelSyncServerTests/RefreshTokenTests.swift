@@ -192,6 +192,17 @@ import Testing
         }
     }
 
+    /// An account whose record an admin deleted refreshes no more (as it logs in no more).
+    @Test func aDeletedAccountRefreshesNoMore() async throws {
+        try await withAccounts(admins: ["root@example.org"]) { _, base async throws in
+            let root = try await register(base, "root@example.org")
+            let ann = try await register(base, "ann@example.org")
+            #expect(try await send(.DELETE, base + "/users/\(ann.id)", headers: [("Authorization", "Bearer \(root.accessToken)")]).status == 200)
+            #expect(try await refresh(base, ann.refreshToken).status == 401)
+            #expect(try await refresh(base, ann.refreshToken).status == 401)
+        }
+    }
+
     /// An operator's admin email that registered before the flag: its next login makes it one.
     @Test func theBootstrapAdminBecomesOneAtLogin() async throws {
         try await withDatabaseFile(#"{"users": []}"#) { file in

@@ -52,8 +52,14 @@ extension AccountService {
         case .invalid:
             throw Self.invalidGrant
         }
-        // The role as it is now: a change reaches the next access token.
-        guard let account = try await backend.account(userID: userID) else { throw Self.invalidGrant }
+        // The role as it is now: a change reaches the next access token. An account whose record
+        // is gone signs no one in (as at login): its tokens go.
+        guard let account = try await backend.account(userID: userID, in: collection) else {
+            if let family = try await backend.refreshToken(hash: RefreshToken(bytes: given).hash(policy.digest))?.family {
+                try await backend.revokeRefreshTokens(family: family)
+            }
+            throw Self.invalidGrant
+        }
         var answer = try await tokens(for: userID, role: account.role)
         answer["refreshToken"] = .string(RefreshToken(bytes: given).text)
         return ServerRoutes.json(.object(answer), status: .ok)

@@ -61,8 +61,9 @@ package protocol ServerBackend: Sendable {
 
     // MARK: Roles and refresh tokens of the built-in accounts (Access/RefreshTokens.swift)
 
-    /// The credentials of the account whose record has this id, if any.
-    func account(userID: String) async throws -> StoredAccount?
+    /// The credentials of the account whose record in `collection` has this id, if both exist
+    /// (an account whose record was deleted signs no one in).
+    func account(userID: String, in collection: String) async throws -> StoredAccount?
 
     /// Sets (nil: removes) the role of the account whose record has this id; nil when there is
     /// no such account.

@@ -4,8 +4,9 @@ import ModelSyncJSON
 /// Roles and refresh tokens in the bookkeeping (``Bookkeeping/accounts``,
 /// ``Bookkeeping/refreshTokens``), each change saved with the data by one atomic write.
 extension JSONFileBackend {
-    package func account(userID: String) -> StoredAccount? {
-        book.accounts.values.first { $0.userID == userID }
+    package func account(userID: String, in collection: String) -> StoredAccount? {
+        guard root[collection]?.arrayValue?.contains(where: { hasID($0, userID) }) == true else { return nil }
+        return book.accounts.values.first { $0.userID == userID }
     }
 
     package func setRole(_ role: String?, userID: String) async throws -> StoredAccount? {
