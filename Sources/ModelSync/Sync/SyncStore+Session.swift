@@ -14,19 +14,40 @@ extension SyncStore {
     /// let sync = SyncStore(remote: RemoteStore(baseURL: url, options: options), database: db, models: [Note.self])
     /// sync.use(session)
     /// ```
+    ///
+    /// A sign-in as *another* user does not resume the outbox: its changes are the last user's,
+    /// and must not reach the server as the new one's. Sign out with ``signOut(_:keepingLocalData:)``
+    /// (which clears them) before another user signs in, or call ``resume()`` knowingly.
     public func use(_ session: AccountSession) {
         let events = session.events()
+        let initialUser = session.tokens?.userID
         let watch = Task { [weak self] in
+            var lastUser = initialUser
             for await event in events {
-                switch event {
-                case .signedIn, .refreshed: self?.resume()
-                case .signedOut: break
+                if Self.resumes(after: event, lastUser: &lastUser) {
+                    self?.resume()
+                } else if case .signedIn = event {
+                    self?.logger.notice("another user signed in; the outbox keeps the last user's changes and stays paused")
                 }
             }
         }
         state.withLock { state in
             state.sessionWatch?.cancel()
             state.sessionWatch = watch
+        }
+    }
+
+    /// Whether `event` resumes the outbox: a refresh does, a sign-in as the user signed in
+    /// before (or the first) does, another user's does not; `lastUser` follows the sign-ins.
+    static func resumes(after event: AccountSessionEvent, lastUser: inout String?) -> Bool {
+        switch event {
+        case .refreshed:
+            return true
+        case .signedIn(let userID):
+            defer { lastUser = userID }
+            return lastUser == nil || lastUser == userID
+        case .signedOut:
+            return false
         }
     }
 

@@ -1,5 +1,5 @@
 import Foundation
-import ModelSync
+@testable import ModelSync
 import ModelSyncCore
 import ModelSyncServer
 import ModelSyncServerAuth
@@ -267,6 +267,17 @@ import Testing
             #expect(try await f.server.data["notes"]?.arrayValue?.compactMap { $0["title"]?.stringValue } == ["offline"])
             sync.stopAutomaticPush()
         }
+    }
+
+    /// Another user's sign-in leaves a paused outbox paused: its changes are the last user's.
+    @Test func onlyTheSameUsersSignInResumesTheOutbox() {
+        var lastUser: String? = nil
+        #expect(SyncStore.resumes(after: .signedIn(userID: "1"), lastUser: &lastUser))
+        #expect(SyncStore.resumes(after: .refreshed(userID: "1"), lastUser: &lastUser))
+        #expect(!SyncStore.resumes(after: .signedOut(nil), lastUser: &lastUser))
+        #expect(SyncStore.resumes(after: .signedIn(userID: "1"), lastUser: &lastUser))
+        #expect(!SyncStore.resumes(after: .signedIn(userID: "2"), lastUser: &lastUser))
+        #expect(lastUser == "2")
     }
 
     @Test func signingOutClearsTheLocalDataAndRevokesTheTokens() async throws {
