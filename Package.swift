@@ -50,6 +50,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
+        // SHA-256 of refresh tokens (already a dependency of jwt-kit's).
+        .package(url: "https://github.com/apple/swift-crypto.git", "4.1.0"..<"6.0.0"),
     ],
     targets: [
         // Core: the Model protocol, schemas and field types. No dependencies.
@@ -143,6 +145,7 @@ let package = Package(
                 "ModelSyncServer",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 // NIOThreadPool: bcrypt runs there, off the cooperative pool.
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -219,7 +222,7 @@ let package = Package(
         .testTarget(
             name: "ModelSyncTests",
             dependencies: [
-                "ModelSync", "ModelSyncServer", "ModelSyncServerPostgres", "ModelSyncTesting", "NameClashes", "TestProcesses",
+                "ModelSync", "ModelSyncServer", "ModelSyncServerPostgres", "ModelSyncServerAuth", "ModelSyncTesting", "NameClashes", "TestProcesses",
                 .product(name: "Logging", package: "swift-log"),
                 // The sync simulation drops the PostgreSQL schema it made.
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -221,6 +221,9 @@ public struct JWTAccessTokens: AccessTokenVerifier, AccessTokenIssuer {
         return try await secretKeys.sign(claims)
     }
 
+    /// ``lifetime``: the `expiresIn` of `/login`'s answer.
+    public var accessTokenLifetime: Duration? { lifetime }
+
     /// Loads the RS256 and ES256 keys of a JWKS document, each in a collection of its own.
     private static func loadKeys(_ jwks: Data) async throws(ConfigurationError) -> [PublicKey] {
         let document: LenientJWKS

@@ -50,6 +50,7 @@ final class PostgresBackend: ServerBackend {
             if let initialData { try await Self.importData(initialData, schema: schema, client: client, replacing: true, logger: logger) }
             let resources = try await Self.readResources(schema, client, logger)
             try await Self.installRowSecurity(security, schema: schema, tables: Self.collectionTables(resources), client: client, logger: logger)
+            try await Self.addRefreshTokenTable(schema, client, logger)
             return PostgresBackend(
                 schema: schema, client: client, logger: logger, feedLimits: feedLimits, resources: resources,
                 initialData: initialData, rowSecurity: security, running: running)

@@ -102,6 +102,15 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The claim that holds a user's role (admin bypasses the rules).")
     var roleClaim = JWTAccessTokens.defaultRoleClaim
 
+    @Option(help: "How long the built-in accounts' access tokens are valid, in seconds.")
+    var accessTokenLifetime = 60 * 60
+
+    @Option(help: "How long the built-in accounts' refresh tokens (POST /token) stay valid unused, in seconds (0: no refresh tokens).")
+    var refreshTokenLifetime = 30 * 24 * 60 * 60
+
+    @Option(help: "An email whose built-in account becomes an admin at registration or login (repeatable): the first admin, who sets others' roles.")
+    var admin: [String] = []
+
     @Flag(help: "Serve request metrics in Prometheus's text format at /_metrics.")
     var metrics = false
 
@@ -120,6 +129,12 @@ struct Serve: AsyncParsableCommand {
         }
         guard (0...1).contains(failRate), (0...1).contains(dropRate), (0...1).contains(loseAnswerRate) else {
             throw ValidationError("--fail-rate, --drop-rate and --lose-answer-rate must be between 0 and 1")
+        }
+        guard refreshTokenLifetime >= 0, accessTokenLifetime >= 1 else {
+            throw ValidationError("--refresh-token-lifetime must not be negative, --access-token-lifetime must be at least 1")
+        }
+        guard admin.allSatisfy({ StoredAccount.normalizedEmail($0) != nil }) else {
+            throw ValidationError("--admin takes an email address")
         }
         guard idleTimeout >= 0, maxConnections >= 0 else {
             throw ValidationError("--idle-timeout and --max-connections must not be negative")
@@ -211,12 +226,14 @@ extension Serve {
         do {
             tokens = try await JWTAccessTokens(
                 secret: secret, jwks: try jwks.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }, issuer: jwtIssuer, audience: jwtAudience,
-                roleClaim: roleClaim)
+                roleClaim: roleClaim, lifetime: .seconds(accessTokenLifetime))
         } catch {
             throw ValidationError("tokens: \(error)")
         }
         // The built-in accounts sign their tokens, so they need the secret.
-        let accounts = secret == nil ? nil : BuiltInAccounts(issuer: tokens, passwords: try BcryptPasswordHasher())
+        let refreshTokens = refreshTokenLifetime == 0 ? nil : RefreshTokenPolicy(digest: SHA256TokenDigest(), lifetime: .seconds(refreshTokenLifetime))
+        let accounts = secret == nil
+            ? nil : BuiltInAccounts(issuer: tokens, passwords: try BcryptPasswordHasher(), refreshTokens: refreshTokens, admins: admin)
         return AccessControl(rules: rules, tokens: tokens, accounts: accounts)
     }
 

@@ -64,6 +64,8 @@ public final class SyncStore: Sendable {
         var nextObserver = 0
         var automaticPush: Task<Void, Never>?
         var livePull: Task<Void, Never>?
+        /// Follows the session given to ``use(_:)``.
+        var sessionWatch: Task<Void, Never>?
     }
 
     let state = Locked(State())
@@ -96,6 +98,7 @@ public final class SyncStore: Sendable {
         state.withLock { state in
             state.automaticPush?.cancel()
             state.livePull?.cancel()
+            state.sessionWatch?.cancel()
         }
         wake.finish()
     }

@@ -41,12 +41,22 @@ public struct BuiltInAccounts: Sendable {
     public var passwords: any PasswordHasher
     /// The shortest password accepted at registration.
     public var minimumPasswordLength: Int
+    /// Refresh tokens (`POST /token`, `/logout`); nil hands out none, as json-server-auth.
+    public var refreshTokens: RefreshTokenPolicy?
+    /// The emails of the accounts that are admins from their registration or next login (the
+    /// first admin, who then sets others' roles with `PUT /_accounts/<id>/role`).
+    public var admins: Set<String>
 
     /// Creates the accounts' configuration.
-    public init(issuer: any AccessTokenIssuer, passwords: any PasswordHasher, minimumPasswordLength: Int = 8) {
+    public init(
+        issuer: any AccessTokenIssuer, passwords: any PasswordHasher, minimumPasswordLength: Int = 8,
+        refreshTokens: RefreshTokenPolicy? = nil, admins: [String] = []
+    ) {
         self.issuer = issuer
         self.passwords = passwords
         self.minimumPasswordLength = minimumPasswordLength
+        self.refreshTokens = refreshTokens
+        self.admins = Set(admins.compactMap(StoredAccount.normalizedEmail))
     }
 }
 

@@ -48,7 +48,7 @@ extension ServerRoutes {
         return [
             Route(path: "/register", handlers: [.post: register]), Route(path: "/signup", handlers: [.post: register]),
             Route(path: "/login", handlers: [.post: login]), Route(path: "/signin", handlers: [.post: login]),
-        ]
+        ] + sessionRoutes(service)
     }
 }
 
@@ -79,7 +79,7 @@ struct AccountService: Sendable {
         profile["email"] = .string(email)
         let hash = try await accounts.passwords.hash(password)
         let (user, account) = try await backend.register(email: email, passwordHash: hash, profile: profile, in: collection)
-        return try await answer(user: user, account: account, status: .created)
+        return try await answer(user: user, account: try await bootstrapAdmin(email, account), status: .created)
     }
 
     func login(_ body: JSONValue) async throws -> Response {
@@ -89,7 +89,7 @@ struct AccountService: Sendable {
             throw Self.incorrect
         }
         guard try await accounts.passwords.verify(password, against: account.passwordHash) else { throw Self.incorrect }
-        return try await answer(user: user, account: account, status: .ok)
+        return try await answer(user: user, account: try await bootstrapAdmin(email, account), status: .ok)
     }
 
     /// One answer for an unknown email and a wrong password.
@@ -105,8 +105,31 @@ struct AccountService: Sendable {
         return (email, password)
     }
 
+    /// The account, an admin when the operator named its email (``BuiltInAccounts/admins``).
+    /// Were the server to stop between the registration and this, the next login makes it one.
+    private func bootstrapAdmin(_ email: String, _ account: StoredAccount) async throws -> StoredAccount {
+        guard accounts.admins.contains(email), account.role != Caller.adminRole else { return account }
+        return try await backend.setRole(Caller.adminRole, userID: account.userID) ?? account
+    }
+
     private func answer(user: JSONValue, account: StoredAccount, status: HTTPResponse.Status) async throws -> Response {
-        let token = try await accounts.issuer.accessToken(for: account.userID, role: account.role)
-        return ServerRoutes.json(["accessToken": .string(token), "user": user], status: status)
+        var answer = try await tokens(for: account.userID, role: account.role)
+        answer["user"] = user
+        if let policy = accounts.refreshTokens {
+            // A new family: every token that descends from this sign-in.
+            let token = RefreshToken()
+            let family = RefreshToken().text
+            try await backend.storeRefreshToken(StoredRefreshToken(
+                hash: token.hash(policy.digest), userID: account.userID, family: family, expires: Date().addingTimeInterval(policy.lifetime.timeInterval)))
+            answer["refreshToken"] = .string(token.text)
+        }
+        return ServerRoutes.json(.object(answer), status: status)
+    }
+
+    /// An access token (and its lifetime, when the issuer tells it).
+    func tokens(for userID: String, role: String?) async throws -> JSONObject {
+        var answer: JSONObject = ["accessToken": .string(try await accounts.issuer.accessToken(for: userID, role: role))]
+        if let lifetime = accounts.issuer.accessTokenLifetime { answer["expiresIn"] = .number(JSONNumber(lifetime.components.seconds)) }
+        return answer
     }
 }

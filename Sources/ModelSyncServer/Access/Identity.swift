@@ -43,6 +43,14 @@ public protocol AccessTokenVerifier: Sendable {
 public protocol AccessTokenIssuer: Sendable {
     /// A signed access token naming `userID` (as `sub`) and `role`.
     func accessToken(for userID: String, role: String?) async throws -> String
+
+    /// How long an issued token is valid: `/login`, `/register` and `/token` answer it as
+    /// `expiresIn` (seconds), so that a client refreshes in time. Nil (the default) leaves it out.
+    var accessTokenLifetime: Duration? { get }
+}
+
+extension AccessTokenIssuer {
+    public var accessTokenLifetime: Duration? { nil }
 }
 
 /// Hashes and checks the built-in accounts' passwords (bcrypt in `ModelSyncServerAuth`).

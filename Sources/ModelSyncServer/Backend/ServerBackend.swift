@@ -58,6 +58,33 @@ package protocol ServerBackend: Sendable {
 
     /// Puts back the data the server started with.
     func reset() async throws
+
+    // MARK: Roles and refresh tokens of the built-in accounts (Access/RefreshTokens.swift)
+
+    /// The credentials of the account whose record in `collection` has this id, if both exist
+    /// (an account whose record was deleted signs no one in).
+    func account(userID: String, in collection: String) async throws -> StoredAccount?
+
+    /// Sets (nil: removes) the role of the account whose record has this id; nil when there is
+    /// no such account.
+    func setRole(_ role: String?, userID: String) async throws -> StoredAccount?
+
+    /// Keeps a new refresh token (and drops the expired ones).
+    func storeRefreshToken(_ token: StoredRefreshToken) async throws
+
+    /// The refresh token with this hash, if it is kept.
+    func refreshToken(hash: String) async throws -> StoredRefreshToken?
+
+    /// Exchanges the refresh token with this hash, in one write, as
+    /// ``RefreshTokenExchange/decide(_:successorUnused:now:retryWindow:)`` says: a rotation
+    /// stores the successor (`successorHash`, in the token's family, for its user) and marks the
+    /// token used; a reuse revokes the family.
+    func exchangeRefreshToken(
+        hash: String, successorHash: String, sealedSuccessor: String, successorExpires: Date, now: Date, retryWindow: Duration
+    ) async throws -> RefreshTokenExchange
+
+    /// Revokes every refresh token of a family (a sign-out, a reuse).
+    func revokeRefreshTokens(family: String) async throws
 }
 
 /// The strong ETag of a record's version.

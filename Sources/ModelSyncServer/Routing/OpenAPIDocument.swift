@@ -42,7 +42,7 @@ package enum OpenAPIDocument {
     // MARK: Paths
 
     private static var paths: JSONValue {
-        [
+        var all: JSONObject = [
             "/{resource}": [
                 "parameters": [parameter("resource")],
                 "get": read(
@@ -118,6 +118,67 @@ package enum OpenAPIDocument {
                 "options": preflight("preflightOpenAPI"),
             ],
         ]
+        for (path, item) in accountPaths { all[path] = item }
+        return .object(all)
+    }
+
+    // MARK: Built-in accounts
+
+    /// The built-in accounts' routes (`ServerOptions.access` with accounts; 404 without them):
+    /// `x-modelsync-requires` says which configuration serves them.
+    private static var accountPaths: JSONObject {
+        let register = account("register", "Create an account (json-server-auth): its record in the accounts collection, an access token and, with refresh tokens, a refresh token", created: true, codes: [400, 404, 409, 413])
+        let login = account("login", "Sign in (json-server-auth): an access token and, with refresh tokens, a refresh token", created: false, codes: [400, 404, 413])
+        return [
+            "/register": ["post": register, "options": preflight("preflightRegister")],
+            "/signup": ["post": renamed(register, "signup"), "options": preflight("preflightSignup")],
+            "/login": ["post": login, "options": preflight("preflightLogin")],
+            "/signin": ["post": renamed(login, "signin"), "options": preflight("preflightSignin")],
+            "/token": [
+                "post": [
+                    "operationId": "refreshToken", "x-modelsync-requires": "refreshTokens",
+                    "summary": "Exchange a refresh token for a new access token and a new refresh token; the one sent is used up",
+                    "description": "Sending a used refresh token again revokes every token of its sign-in (401), except within the server's retry window while its successor is unused: then the same successor is answered again (a lost answer).",
+                    "requestBody": ["required": true, "content": json(schema("RefreshTokenRequest"))],
+                    "responses": responses(["200": ["description": "the new tokens", "content": json(schema("TokenPair"))]], codes: [400, 401, 404, 413]),
+                ],
+                "options": preflight("preflightToken"),
+            ],
+            "/logout": [
+                "post": [
+                    "operationId": "logOut", "x-modelsync-requires": "refreshTokens",
+                    "summary": "Revoke a refresh token and every token of its sign-in (also answered 204 for a token already unknown)",
+                    "requestBody": ["required": true, "content": json(schema("RefreshTokenRequest"))],
+                    "responses": responses(["204": ["description": "signed out"]], codes: [400, 401, 404, 413]),
+                ],
+                "options": preflight("preflightLogout"),
+            ],
+            "/_accounts/{id}/role": [
+                "parameters": [parameter("id")],
+                "put": [
+                    "operationId": "setRole", "x-modelsync-requires": "accounts",
+                    "summary": "Set (null: remove) an account's role: admins only; it reaches the account's next access token",
+                    "requestBody": ["required": true, "content": json(schema("RoleRequest"))],
+                    "responses": responses(["200": ["description": "the account's role now", "content": json(schema("RoleAnswer"))]], codes: [400, 401, 403, 404, 405, 413]),
+                ],
+                "options": preflight("preflightRole"),
+            ],
+        ]
+    }
+
+    private static func account(_ id: String, _ summary: String, created: Bool, codes: [Int]) -> JSONValue {
+        [
+            "operationId": .string(id), "x-modelsync-requires": "accounts", "summary": .string(summary),
+            "requestBody": ["required": true, "content": json(schema("Credentials"))],
+            "responses": responses(
+                [created ? "201" : "200": ["description": "the account's tokens and record", "content": json(schema("SignedIn"))]], codes: codes),
+        ]
+    }
+
+    private static func renamed(_ operation: JSONValue, _ id: String) -> JSONValue {
+        var renamed = operation.objectValue ?? JSONObject()
+        renamed["operationId"] = .string(id)
+        return .object(renamed)
     }
 
     /// The query parameters of a list: filters, search, sorting, slicing, relations.
@@ -259,9 +320,9 @@ package enum OpenAPIDocument {
     private static var errorResponses: JSONValue {
         let meanings: [(String, String)] = [
             ("BadRequest", "A malformed request: body, parameter, feed cursor, Idempotency-Key, batch; or a ModelSync-Protocol version not spoken here (with supportedVersions)"),
-            ("Unauthorized", "Under access rules: a token is needed here, or the one sent is malformed, expired, wrongly signed or sent twice (WWW-Authenticate: Bearer)"),
-            ("Forbidden", "Under access rules: the signed-in caller may not do this here (write another's row, name another owner, read /db without being an admin)"),
-            ("NotFound", "No such collection, resource or record (or, under access rules, none the caller may read)"),
+            ("Unauthorized", "No valid credentials: a bearer token needed here that is missing, malformed, expired, wrongly signed or sent twice (WWW-Authenticate: Bearer), or a refresh token that is unknown, expired, revoked or used already"),
+            ("Forbidden", "The caller is signed in but may not do this under the access rules (write another's row, name another owner, read /db or set roles without being an admin)"),
+            ("NotFound", "No such collection, resource, record or account (under access rules, none the caller may read); or a route this server does not serve (built-in accounts, refresh tokens)"),
             ("MethodNotAllowed", "The method is not allowed here, or the server is read-only"),
             ("Conflict", "The collection already has a record with the body's id"),
             ("Gone", "The cursor is older than the deletions the server keeps: read everything again, then follow the feed from `horizon`"),
@@ -283,6 +344,26 @@ package enum OpenAPIDocument {
         return [
             "Record": ["type": "object", "description": "A record: a JSON object, with an id once stored", "properties": ["id": id]],
             "RecordList": ["type": "array", "items": schema("Record")],
+            "Credentials": [
+                "type": "object", "required": ["email", "password"],
+                "description": "Other members become the account's record; role and id are ignored",
+                "properties": ["email": ["type": "string"], "password": ["type": "string"]],
+            ],
+            "SignedIn": [
+                "type": "object", "required": ["accessToken", "user"],
+                "properties": [
+                    "accessToken": ["type": "string"], "user": schema("Record"),
+                    "refreshToken": ["type": "string", "description": "With refresh tokens: exchange it at POST /token"],
+                    "expiresIn": ["type": "integer", "description": "The access token's lifetime in seconds"],
+                ],
+            ],
+            "RefreshTokenRequest": ["type": "object", "required": ["refreshToken"], "properties": ["refreshToken": ["type": "string"]]],
+            "TokenPair": [
+                "type": "object", "required": ["accessToken", "refreshToken"],
+                "properties": ["accessToken": ["type": "string"], "refreshToken": ["type": "string"], "expiresIn": ["type": "integer"]],
+            ],
+            "RoleRequest": ["type": "object", "required": ["role"], "properties": ["role": ["type": ["string", "null"]]]],
+            "RoleAnswer": ["type": "object", "required": ["id", "role"], "properties": ["id": ["type": "string"], "role": ["type": ["string", "null"]]]],
             "Resource": ["type": "object", "description": "A singular resource"],
             "Database": ["type": "object", "description": "Every collection (an array) and singular resource (an object), by name", "additionalProperties": ["type": ["array", "object"]]],
             "Error": [

@@ -65,6 +65,8 @@ package struct Bookkeeping: Sendable {
     /// The built-in accounts' credentials by normalized email: the user's id, the password's
     /// hash and the role. Kept here, apart from the `users` records, so that no route serves them.
     package var accounts: [String: StoredAccount] = [:]
+    /// The built-in accounts' refresh tokens by hash (see ``StoredRefreshToken``).
+    package var refreshTokens: [String: StoredRefreshToken] = [:]
 
     package init() {}
 
@@ -176,6 +178,9 @@ package struct Bookkeeping: Sendable {
         for (email, account) in saved["accounts"]?.objectValue ?? JSONObject() {
             if let stored = StoredAccount(saved: account) { book.accounts[email] = stored }
         }
+        for (hash, token) in saved["refreshTokens"]?.objectValue ?? JSONObject() {
+            if let stored = StoredRefreshToken(hash: hash, saved: token) { book.refreshTokens[hash] = stored }
+        }
         for (collection, ids) in saved["createdWith"]?.objectValue ?? JSONObject() {
             for (id, key) in ids.objectValue ?? JSONObject() {
                 if let key = key.stringValue { book.versions[collection]?[ExactText(id)]?.createdWith = key }
@@ -209,6 +214,9 @@ package struct Bookkeeping: Sendable {
         object["idempotency"] = .object(idempotency)
         if !accounts.isEmpty {
             object["accounts"] = .object(JSONObject(accounts.sorted { $0.key < $1.key }.map { ($0.key, $0.value.saved) }))
+        }
+        if !refreshTokens.isEmpty {
+            object["refreshTokens"] = .object(JSONObject(refreshTokens.sorted { $0.key < $1.key }.map { ($0.key, $0.value.saved) }))
         }
         object["deletedIds"] = .object(JSONObject(deletedIDs.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.number(JSONNumber($0.value))) }))
         return .object(object)

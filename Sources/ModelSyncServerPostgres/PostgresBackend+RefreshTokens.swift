@@ -1,0 +1,129 @@
+import Foundation
+import Logging
+import ModelSyncServer
+import PostgresNIO
+
+/// The built-in accounts' refresh tokens in PostgreSQL: one table of its own,
+/// `modelsync_refresh_tokens` (hash, user, family, expiry, and once exchanged when, its
+/// successor's hash and the sealed successor), made when a server opens the schema.
+extension PostgresSchema {
+    var refreshTokens: String { quoted + ".modelsync_refresh_tokens" }
+
+    var refreshTokenCreation: [String] {
+        [
+            """
+            CREATE TABLE IF NOT EXISTS \(refreshTokens) (
+                hash text PRIMARY KEY, user_id text NOT NULL, family text NOT NULL, expires timestamptz NOT NULL,
+                rotated timestamptz, successor text, sealed_successor text)
+            """,
+            "CREATE INDEX IF NOT EXISTS modelsync_refresh_tokens_family ON \(refreshTokens) (family)",
+            "CREATE INDEX IF NOT EXISTS modelsync_refresh_tokens_expires ON \(refreshTokens) (expires)",
+        ]
+    }
+}
+
+extension PostgresBackend {
+    /// Makes the refresh tokens' table when it is missing (servers starting together take turns).
+    static func addRefreshTokenTable(_ schema: PostgresSchema, _ client: PostgresClient, _ logger: Logger) async throws {
+        var exists = BoundSQL("SELECT to_regclass(")
+        exists.append(exists.bind(schema.refreshTokens) + ") IS NOT NULL")
+        let found = try await client.guardedRows(exists.query, as: Bool.self, logger: logger).first ?? false
+        guard !found else { return }
+        try await client.guardedTransaction(logger: logger) { connection in
+            try await connection.guardedRun("SELECT pg_advisory_xact_lock(7400117)", logger: logger)
+            for statement in schema.refreshTokenCreation { try await connection.guardedRun(PostgresQuery(unsafeSQL: statement), logger: logger) }
+        }
+    }
+
+    // Built-in accounts are not kept in PostgreSQL yet (a server over PostgreSQL refuses access
+    // rules): these two are never reached so far.
+    func account(userID: String, in collection: String) async throws -> StoredAccount? {
+        throw ServerError.unsupported("built-in accounts are not kept in PostgreSQL yet")
+    }
+
+    func setRole(_ role: String?, userID: String) async throws -> StoredAccount? {
+        throw ServerError.unsupported("built-in accounts are not kept in PostgreSQL yet")
+    }
+
+    func storeRefreshToken(_ token: StoredRefreshToken) async throws {
+        try await refreshTokenTransaction { connection in
+            var drop = BoundSQL("DELETE FROM \(schema.refreshTokens) WHERE expires <= ")
+            drop.append(drop.bind(Date()))
+            try await connection.guardedRun(drop.query, logger: logger)
+            var insert = BoundSQL("INSERT INTO \(schema.refreshTokens) (hash, user_id, family, expires) VALUES (")
+            insert.append([insert.bind(token.hash), insert.bind(token.userID), insert.bind(token.family), insert.bind(token.expires)].joined(separator: ", ") + ")")
+            try await connection.guardedRun(insert.query, logger: logger)
+        }
+    }
+
+    func refreshToken(hash: String) async throws -> StoredRefreshToken? {
+        try await refreshTokenTransaction { connection in try await Self.readRefreshToken(hash, lock: false, schema, connection, logger) }
+    }
+
+    func exchangeRefreshToken(
+        hash: String, successorHash: String, sealedSuccessor: String, successorExpires: Date, now: Date, retryWindow: Duration
+    ) async throws -> RefreshTokenExchange {
+        try await refreshTokenTransaction { connection in
+            // The token's row stays locked to the commit: two exchanges of one token take turns.
+            let token = try await Self.readRefreshToken(hash, lock: true, schema, connection, logger)
+            var successorUnused = false
+            if let successor = token?.successor {
+                successorUnused = try await Self.readRefreshToken(successor, lock: false, schema, connection, logger).map { $0.rotated == nil } ?? false
+            }
+            switch RefreshTokenExchange.decide(token, successorUnused: successorUnused, now: now, retryWindow: retryWindow) {
+            case .invalid:
+                if token != nil {
+                    var delete = BoundSQL("DELETE FROM \(schema.refreshTokens) WHERE hash = ")
+                    delete.append(delete.bind(hash))
+                    try await connection.guardedRun(delete.query, logger: logger)
+                }
+                return .invalid
+            case .rotate:
+                guard let token else { return .invalid }
+                var update = BoundSQL("UPDATE \(schema.refreshTokens) SET rotated = ")
+                update.append(update.bind(now) + ", successor = " + update.bind(successorHash) + ", sealed_successor = " + update.bind(sealedSuccessor))
+                update.append(" WHERE hash = " + update.bind(hash))
+                try await connection.guardedRun(update.query, logger: logger)
+                var insert = BoundSQL("INSERT INTO \(schema.refreshTokens) (hash, user_id, family, expires) VALUES (")
+                insert.append([insert.bind(successorHash), insert.bind(token.userID), insert.bind(token.family), insert.bind(successorExpires)].joined(separator: ", ") + ")")
+                try await connection.guardedRun(insert.query, logger: logger)
+                return .rotated(userID: token.userID)
+            case .retry(let sealed):
+                return .retried(userID: token?.userID ?? "", sealedSuccessor: sealed)
+            case .revokeFamily:
+                guard let token else { return .invalid }
+                var delete = BoundSQL("DELETE FROM \(schema.refreshTokens) WHERE family = ")
+                delete.append(delete.bind(token.family))
+                try await connection.guardedRun(delete.query, logger: logger)
+                return .reused
+            }
+        }
+    }
+
+    func revokeRefreshTokens(family: String) async throws {
+        try await refreshTokenTransaction { connection in
+            var delete = BoundSQL("DELETE FROM \(schema.refreshTokens) WHERE family = ")
+            delete.append(delete.bind(family))
+            try await connection.guardedRun(delete.query, logger: logger)
+        }
+    }
+
+    private func refreshTokenTransaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        do {
+            return try await client.guardedTransaction(logger: logger) { connection in try await body(connection) }
+        } catch {
+            throw Self.serverError(error)
+        }
+    }
+
+    private static func readRefreshToken(
+        _ hash: String, lock: Bool, _ schema: PostgresSchema, _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> StoredRefreshToken? {
+        var select = BoundSQL("SELECT user_id, family, expires, rotated, successor, sealed_successor FROM \(schema.refreshTokens) WHERE hash = ")
+        select.append(select.bind(hash) + (lock ? " FOR UPDATE" : ""))
+        guard let (userID, family, expires, rotated, successor, sealed) = try await connection.guardedFirst(
+            select.query, as: (String, String, Date, Date?, String?, String?).self, logger: logger)
+        else { return nil }
+        return StoredRefreshToken(hash: hash, userID: userID, family: family, expires: expires, rotated: rotated, successor: successor, sealedSuccessor: sealed)
+    }
+}
