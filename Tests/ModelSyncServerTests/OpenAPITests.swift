@@ -134,7 +134,8 @@ import Testing
                 let status = try await status(of: method, base + url, operation: operation, headers: headers)
                 #expect(documented.contains(String(status)), "\(method.uppercased()) \(url) with \(token): \(status) is not documented")
                 answered.insert(status)
-                if token.hasSuffix(":admin") && path != "/_metrics" {
+                // The accounts' own routes take their own bodies (AccountSessionTests sends them).
+                if token.hasSuffix(":admin") && path != "/_metrics" && operation["x-modelsync-requires"] == nil {
                     #expect(status < 400 || status == 404 || status == 405, "\(method.uppercased()) \(url) as an admin: \(status)")
                 }
             }

@@ -27,8 +27,8 @@ import Testing
     }
 
     /// An admin gives Ann's message to Bob: Ann's feed removes it, Bob's adds it.
-    @Test func aRowGivenToAnotherOwnerLeavesTheFormerOwnersFeed() async throws {
-        try await AccessTests().withAccessServer { base async throws in
+    @Test(arguments: Backend.allCases) func aRowGivenToAnotherOwnerLeavesTheFormerOwnersFeed(backend: Backend) async throws {
+        try await AccessTests().withAccessServer(backend) { base async throws in
             let annCursor = try #require(try await feed(base, "collections=messages", as: .ann).json?["next"]?.stringValue)
             let bobCursor = try #require(try await feed(base, "collections=messages", as: .bob).json?["next"]?.stringValue)
             let adminCursor = try #require(try await feed(base, "collections=messages", as: .admin).json?["next"]?.stringValue)
@@ -46,8 +46,8 @@ import Testing
 
     /// A row given away and back is, for its owner, the record again (once), not a removal;
     /// and a reader of every row never sees a departure.
-    @Test func aRowGivenBackIsTheRecordAgain() async throws {
-        try await AccessTests().withAccessServer { base async throws in
+    @Test(arguments: Backend.allCases) func aRowGivenBackIsTheRecordAgain(backend: Backend) async throws {
+        try await AccessTests().withAccessServer(backend) { base async throws in
             let cursor = try #require(try await feed(base, "collections=messages,posts", as: .ann).json?["next"]?.stringValue)
             try await move("messages/1", to: 2, base)
             try await move("messages/1", to: 1, base)
@@ -63,8 +63,8 @@ import Testing
 
     /// A cursor serves only its reader: another user's, another role's, or one from before
     /// there were rules starts the reader over (410, with a horizon of now that is theirs).
-    @Test func aCursorIsOnlyItsReaders() async throws {
-        try await AccessTests().withAccessServer { base async throws in
+    @Test(arguments: Backend.allCases) func aCursorIsOnlyItsReaders(backend: Backend) async throws {
+        try await AccessTests().withAccessServer(backend) { base async throws in
             let annCursor = try #require(try await feed(base, "", as: .ann).json?["next"]?.stringValue)
             #expect(annCursor.contains("."))
             let stolen = try await feed(base, "since=\(annCursor)", as: .bob)
@@ -88,8 +88,8 @@ import Testing
     }
 
     /// A cursor from a server under rules, sent after they were lifted, starts over too.
-    @Test func aTaggedCursorOnAnOpenServerStartsOver() async throws {
-        try await withServer(AccessTests.data) { _, base in
+    @Test(arguments: Backend.allCases) func aTaggedCursorOnAnOpenServerStartsOver(backend: Backend) async throws {
+        try await withServer(AccessTests.data, backend: backend) { _, base in
             let gone = try await send(.GET, "\(base)/_changes?since=3.0123456789abcdef")
             #expect(gone.status == 410 && gone.json?["horizon"]?.stringValue.flatMap { Int($0) } != nil)
             #expect(try await send(.GET, "\(base)/_changes?since=3").status == 200)
@@ -113,8 +113,8 @@ import Testing
 
     /// The live stream sends a reader what its feed would: the deletion of its own row among
     /// others', and the removal of a row given away; its event ids are the reader's cursors.
-    @Test(.timeLimit(.minutes(1))) func theStreamSendsWhatTheFeedWould() async throws {
-        try await AccessTests().withAccessServer { base async throws in
+    @Test(.timeLimit(.minutes(1)), arguments: Backend.allCases) func theStreamSendsWhatTheFeedWould(backend: Backend) async throws {
+        try await AccessTests().withAccessServer(backend) { base async throws in
             let remote = RemoteStore(baseURL: try #require(URL(string: base)))
             // From each reader's cursor of now: whether the stream opens before or after the
             // writes below, they reach it (from the backlog or live).
