@@ -61,18 +61,25 @@ extension PostgresBackend {
     }
 
     func exchangeRefreshToken(
-        hash: String, successorHash: String, sealedSuccessor: String, successorExpires: Date, now: Date, retryWindow: Duration
+        hash: String, family: String, successorHash: String, sealedSuccessor: String, successorExpires: Date, now: Date, retryWindow: Duration
     ) async throws -> RefreshTokenExchange {
         try await refreshTokenTransaction { connection in
-            // The token's row stays locked to the commit: two exchanges of one token take turns.
-            let token = try await Self.readRefreshToken(hash, lock: true, schema, connection, logger)
+            // The family's rows stay locked to the commit: two exchanges in one family take turns.
+            var lock = BoundSQL("SELECT hash FROM \(schema.refreshTokens) WHERE family = ")
+            lock.append(lock.bind(family) + " FOR UPDATE")
+            var familyKnown = false
+            for try await _ in try await connection.guardedQuery(lock.query, logger: logger) { familyKnown = true }
+            let token = try await Self.readRefreshToken(hash, lock: false, schema, connection, logger)
             var successorUnused = false
             if let successor = token?.successor {
                 successorUnused = try await Self.readRefreshToken(successor, lock: false, schema, connection, logger).map { $0.rotated == nil } ?? false
             }
-            switch RefreshTokenExchange.decide(token, successorUnused: successorUnused, now: now, retryWindow: retryWindow) {
+            let decision = RefreshTokenExchange.decide(
+                token, family: family, familyKnown: familyKnown && token == nil, successorUnused: successorUnused, now: now, retryWindow: retryWindow)
+            switch decision {
             case .invalid:
-                if token != nil {
+                // Only an expired token goes.
+                if let token, token.expires <= now {
                     var delete = BoundSQL("DELETE FROM \(schema.refreshTokens) WHERE hash = ")
                     delete.append(delete.bind(hash))
                     try await connection.guardedRun(delete.query, logger: logger)
@@ -80,6 +87,10 @@ extension PostgresBackend {
                 return .invalid
             case .rotate:
                 guard let token else { return .invalid }
+                // The token before this one is of no use now (its successor is used): gone.
+                var prune = BoundSQL("DELETE FROM \(schema.refreshTokens) WHERE family = ")
+                prune.append(prune.bind(token.family) + " AND rotated IS NOT NULL")
+                try await connection.guardedRun(prune.query, logger: logger)
                 var update = BoundSQL("UPDATE \(schema.refreshTokens) SET rotated = ")
                 update.append(update.bind(now) + ", successor = " + update.bind(successorHash) + ", sealed_successor = " + update.bind(sealedSuccessor))
                 update.append(" WHERE hash = " + update.bind(hash))
@@ -91,9 +102,8 @@ extension PostgresBackend {
             case .retry(let sealed):
                 return .retried(userID: token?.userID ?? "", sealedSuccessor: sealed)
             case .revokeFamily:
-                guard let token else { return .invalid }
                 var delete = BoundSQL("DELETE FROM \(schema.refreshTokens) WHERE family = ")
-                delete.append(delete.bind(token.family))
+                delete.append(delete.bind(family))
                 try await connection.guardedRun(delete.query, logger: logger)
                 return .reused
             }

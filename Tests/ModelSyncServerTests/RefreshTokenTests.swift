@@ -131,6 +131,7 @@ import Testing
     @Test(arguments: [
         ("", 400), ("not a token", 401), (String(repeating: "A", count: 10 * 1024), 401), ("\u{0}" + String(repeating: "A", count: 42), 401),
         (String(repeating: "A", count: 43), 401), (String(repeating: "A", count: 42) + "=", 401),
+        (String(repeating: "A", count: 43) + "." + String(repeating: "A", count: 22), 401), (String(repeating: ".", count: 66), 401),
     ])
     func hostileRefreshTokensAreRefused(token: String, status: Int) async throws {
         try await withAccounts { _, base async throws in
@@ -270,30 +271,58 @@ import Testing
         try await withBackend(backend) { store in
             let now = Date()
             let later = now.addingTimeInterval(3600)
+            func exchange(_ hash: String, _ family: String, to successor: String, at time: Date = now) async throws -> RefreshTokenExchange {
+                try await store.exchangeRefreshToken(
+                    hash: hash, family: family, successorHash: successor, sealedSuccessor: "sealed-" + successor, successorExpires: later,
+                    now: time, retryWindow: .seconds(60))
+            }
             try await store.storeRefreshToken(StoredRefreshToken(hash: "a", userID: "1", family: "f", expires: later))
             try await store.storeRefreshToken(StoredRefreshToken(hash: "z", userID: "2", family: "g", expires: later))
             try await store.storeRefreshToken(StoredRefreshToken(hash: "old", userID: "2", family: "h", expires: now.addingTimeInterval(-1)))
             #expect(try await store.refreshToken(hash: "a")?.userID == "1")
-            #expect(try await store.exchangeRefreshToken(hash: "nope", successorHash: "n", sealedSuccessor: "s", successorExpires: later, now: now, retryWindow: .seconds(60)) == .invalid)
-            #expect(try await store.exchangeRefreshToken(hash: "old", successorHash: "n", sealedSuccessor: "s", successorExpires: later, now: now, retryWindow: .seconds(60)) == .invalid)
+            #expect(try await exchange("nope", "nofamily", to: "n") == .invalid)
+            #expect(try await exchange("old", "h", to: "n") == .invalid)
             #expect(try await store.refreshToken(hash: "old") == nil)
+            // A stored token named with another family is not that token.
+            #expect(try await exchange("a", "g", to: "n") == .invalid)
             // a → b, then a again within the window: b's sealed form, b unchanged.
-            #expect(try await store.exchangeRefreshToken(hash: "a", successorHash: "b", sealedSuccessor: "sealed-b", successorExpires: later, now: now, retryWindow: .seconds(60)) == .rotated(userID: "1"))
+            #expect(try await exchange("a", "f", to: "b") == .rotated(userID: "1"))
             #expect(try await store.refreshToken(hash: "b")?.family == "f")
-            #expect(try await store.exchangeRefreshToken(hash: "a", successorHash: "c", sealedSuccessor: "sealed-c", successorExpires: later, now: now.addingTimeInterval(1), retryWindow: .seconds(60)) == .retried(userID: "1", sealedSuccessor: "sealed-b"))
+            #expect(try await exchange("a", "f", to: "c", at: now.addingTimeInterval(1)) == .retried(userID: "1", sealedSuccessor: "sealed-b"))
             #expect(try await store.refreshToken(hash: "c") == nil)
-            // b is used: a is a reuse now, and the family goes (b's successor too); g stays.
-            #expect(try await store.exchangeRefreshToken(hash: "b", successorHash: "d", sealedSuccessor: "sealed-d", successorExpires: later, now: now, retryWindow: .seconds(60)) == .rotated(userID: "1"))
-            #expect(try await store.exchangeRefreshToken(hash: "a", successorHash: "e", sealedSuccessor: "sealed-e", successorExpires: later, now: now.addingTimeInterval(2), retryWindow: .seconds(60)) == .reused)
+            // b is used: a is of no use and goes; sent again, it is a reuse by its family, which
+            // goes (b's successor too); g stays.
+            #expect(try await exchange("b", "f", to: "d") == .rotated(userID: "1"))
+            #expect(try await store.refreshToken(hash: "a") == nil)
+            #expect(try await store.refreshToken(hash: "b")?.rotated != nil)
+            #expect(try await exchange("a", "f", to: "e", at: now.addingTimeInterval(2)) == .reused)
             for hash in ["a", "b", "d"] { #expect(try await store.refreshToken(hash: hash) == nil) }
+            #expect(try await exchange("a", "f", to: "e") == .invalid)
             // Out of the window, even with the successor unused: a reuse.
-            #expect(try await store.exchangeRefreshToken(hash: "z", successorHash: "y", sealedSuccessor: "sealed-y", successorExpires: later, now: now, retryWindow: .seconds(60)) == .rotated(userID: "2"))
-            #expect(try await store.exchangeRefreshToken(hash: "z", successorHash: "x", sealedSuccessor: "sealed-x", successorExpires: later, now: now.addingTimeInterval(61), retryWindow: .seconds(60)) == .reused)
+            #expect(try await exchange("z", "g", to: "y") == .rotated(userID: "2"))
+            #expect(try await exchange("z", "g", to: "x", at: now.addingTimeInterval(61)) == .reused)
             #expect(try await store.refreshToken(hash: "y") == nil)
             // Sign-out.
             try await store.storeRefreshToken(StoredRefreshToken(hash: "k", userID: "3", family: "k", expires: later))
             try await store.revokeRefreshTokens(family: "k")
             #expect(try await store.refreshToken(hash: "k") == nil)
+        }
+    }
+
+    /// However many times a family refreshes, it keeps two tokens: the storage does not grow
+    /// with the refreshes.
+    @Test(arguments: Backend.allCases) func aFamilyKeepsTwoTokens(backend: Backend) async throws {
+        try await withBackend(backend) { store in
+            let later = Date().addingTimeInterval(3600)
+            try await store.storeRefreshToken(StoredRefreshToken(hash: "t0", userID: "1", family: "f", expires: later))
+            for step in 0..<20 {
+                let outcome = try await store.exchangeRefreshToken(
+                    hash: "t\(step)", family: "f", successorHash: "t\(step + 1)", sealedSuccessor: "s", successorExpires: later, now: Date(),
+                    retryWindow: .seconds(60))
+                #expect(outcome == .rotated(userID: "1"))
+            }
+            let kept = try await (0...20).asyncFilter { try await store.refreshToken(hash: "t\($0)") != nil }
+            #expect(kept == [19, 20])
         }
     }
 
@@ -303,8 +332,8 @@ import Testing
         try await withBackend(backend) { store in
             let later = Date().addingTimeInterval(3600)
             try await store.storeRefreshToken(StoredRefreshToken(hash: "a", userID: "1", family: "f", expires: later))
-            async let first = store.exchangeRefreshToken(hash: "a", successorHash: "b1", sealedSuccessor: "s1", successorExpires: later, now: Date(), retryWindow: .seconds(60))
-            async let second = store.exchangeRefreshToken(hash: "a", successorHash: "b2", sealedSuccessor: "s2", successorExpires: later, now: Date(), retryWindow: .seconds(60))
+            async let first = store.exchangeRefreshToken(hash: "a", family: "f", successorHash: "b1", sealedSuccessor: "s1", successorExpires: later, now: Date(), retryWindow: .seconds(60))
+            async let second = store.exchangeRefreshToken(hash: "a", family: "f", successorHash: "b2", sealedSuccessor: "s2", successorExpires: later, now: Date(), retryWindow: .seconds(60))
             let outcomes = try await [first, second]
             #expect(outcomes.filter { if case .rotated = $0 { true } else { false } }.count == 1)
             #expect(outcomes.filter { if case .retried = $0 { true } else { false } }.count == 1)
@@ -328,6 +357,14 @@ import Testing
             await store.close()
             await TestPostgres.drop(database)
         }
+    }
+}
+
+extension Sequence {
+    fileprivate func asyncFilter(_ keep: (Element) async throws -> Bool) async rethrows -> [Element] {
+        var kept: [Element] = []
+        for element in self where try await keep(element) { kept.append(element) }
+        return kept
     }
 }
 

@@ -118,9 +118,8 @@ struct AccountService: Sendable {
         if let policy = accounts.refreshTokens {
             // A new family: every token that descends from this sign-in.
             let token = RefreshToken()
-            let family = RefreshToken().text
             try await backend.storeRefreshToken(StoredRefreshToken(
-                hash: token.hash(policy.digest), userID: account.userID, family: family, expires: Date().addingTimeInterval(policy.lifetime.timeInterval)))
+                hash: token.hash(policy.digest), userID: account.userID, family: token.family, expires: Date().addingTimeInterval(policy.lifetime.timeInterval)))
             answer["refreshToken"] = .string(token.text)
         }
         return ServerRoutes.json(.object(answer), status: status)

@@ -13,8 +13,9 @@ public protocol RefreshTokenDigest: Sendable {
 /// answer a `refreshToken`, which `POST /token` exchanges for a new access token and a new
 /// refresh token (the one sent is then used up), and `POST /logout` revokes.
 ///
-/// - Each token is 32 random bytes (base64url), stored only as its SHA-256: the data file or
-///   database alone signs no one in.
+/// - Each token is 32 random bytes (base64url) and its family's id, stored only as the bytes'
+///   SHA-256: the data file or database alone signs no one in. A family keeps two tokens at
+///   most (the current one and the one before), however long it lives.
 /// - Tokens rotate: a token is exchanged once. Sending a used token again revokes every token
 ///   descended from the same sign-in (its family), as the OAuth 2.0 security BCP asks: of a thief
 ///   and the app, the second to refresh reveals the theft and both are signed out.
@@ -95,10 +96,17 @@ package enum RefreshTokenExchange: Sendable, Equatable {
     /// No such token, or it has expired.
     case invalid
 
-    /// What to do with `token` (nil: unknown), whose successor `successorUnused` says is
-    /// unused, at `now`. The same rules for every backend.
-    package static func decide(_ token: StoredRefreshToken?, successorUnused: Bool, now: Date, retryWindow: Duration) -> Decision {
-        guard let token, token.expires > now else { return .invalid }
+    /// What to do with the token sent, stored as `token` (nil: not stored, or no longer) and
+    /// naming `family` (which `familyKnown` says still has tokens), whose successor
+    /// `successorUnused` says is unused, at `now`. The same rules for every backend.
+    ///
+    /// A family keeps only its current token and the one before (for the retry of a lost
+    /// answer): an older token of a live family is not stored, and is a reuse by its family.
+    package static func decide(
+        _ token: StoredRefreshToken?, family: String, familyKnown: Bool, successorUnused: Bool, now: Date, retryWindow: Duration
+    ) -> Decision {
+        guard let token else { return familyKnown ? .revokeFamily : .invalid }
+        guard token.family == family, token.expires > now else { return .invalid }
         guard let rotated = token.rotated else { return .rotate }
         if successorUnused, now.timeIntervalSince(rotated) < retryWindow.timeInterval, let sealed = token.sealedSuccessor {
             return .retry(sealedSuccessor: sealed)
@@ -114,27 +122,37 @@ package enum RefreshTokenExchange: Sendable, Equatable {
     }
 }
 
-/// A refresh token's bytes and text, and what is derived from them.
+/// A refresh token: 32 random bytes, and the id of its family (16 random bytes, shared by every
+/// token descended from one sign-in), as text `<bytes>.<family>` in base64url. Only the bytes
+/// are secret and hashed; the family lets the server recognise an old token of a live family
+/// (a reuse) without keeping every token it ever gave.
 package struct RefreshToken: Sendable {
     package static let byteCount = 32
+    package static let familyByteCount = 16
     package let bytes: [UInt8]
+    package let family: String
 
-    /// A new random token.
-    package init() {
-        var generator = SystemRandomNumberGenerator()
-        bytes = (0..<Self.byteCount).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+    /// A new random token of `family` (nil: of a new family).
+    package init(family: String? = nil) {
+        self.init(bytes: Self.random(Self.byteCount), family: family ?? Base64URL.encode(Self.random(Self.familyByteCount)))
     }
 
-    package init(bytes: [UInt8]) { self.bytes = bytes }
+    package init(bytes: [UInt8], family: String) {
+        (self.bytes, self.family) = (bytes, family)
+    }
 
-    /// The token a client sent, nil for text that is not one (any length, alphabet or padding
-    /// other than 43 base64url characters): such text never reaches storage.
+    /// The token a client sent, nil for text that is not one (any other length, alphabet,
+    /// padding or shape): such text never reaches storage.
     package init?(text: String) {
-        guard text.utf8.count == 43, let bytes = Base64URL.decode(text), bytes.count == Self.byteCount else { return nil }
-        self.bytes = bytes
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard text.utf8.count == 43 + 1 + 22, parts.count == 2,
+              let bytes = Base64URL.decode(String(parts[0])), bytes.count == Self.byteCount,
+              let family = Base64URL.decode(String(parts[1])), family.count == Self.familyByteCount
+        else { return nil }
+        self.init(bytes: bytes, family: String(parts[1]))
     }
 
-    package var text: String { Base64URL.encode(bytes) }
+    package var text: String { Base64URL.encode(bytes) + "." + family }
 
     /// The hash it is stored by.
     package func hash(_ digest: any RefreshTokenDigest) -> String {
@@ -146,6 +164,11 @@ package struct RefreshToken: Sendable {
     package func seal(_ successor: [UInt8], _ digest: any RefreshTokenDigest) -> [UInt8] {
         let key = digest.sha256(bytes + Array("modelsync successor".utf8))
         return zip(successor, key).map { $0 ^ $1 }
+    }
+
+    private static func random(_ count: Int) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
     }
 }
 

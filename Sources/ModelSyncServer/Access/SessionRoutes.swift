@@ -34,11 +34,11 @@ extension AccountService {
             // A token presented with someone else's access token is refused, and left alone.
             guard let stored = try await backend.refreshToken(hash: hash), stored.userID == caller.userID else { throw Self.invalidGrant }
         }
-        let successor = RefreshToken()
+        let successor = RefreshToken(family: token.family)
         let sealed = Base64URL.encode(token.seal(successor.bytes, policy.digest))
         let now = Date()
         let exchange = try await backend.exchangeRefreshToken(
-            hash: hash, successorHash: successor.hash(policy.digest), sealedSuccessor: sealed,
+            hash: hash, family: token.family, successorHash: successor.hash(policy.digest), sealedSuccessor: sealed,
             successorExpires: now.addingTimeInterval(policy.lifetime.timeInterval), now: now, retryWindow: policy.retryWindow)
         let (userID, given): (String, [UInt8])
         switch exchange {
@@ -55,13 +55,11 @@ extension AccountService {
         // The role as it is now: a change reaches the next access token. An account whose record
         // is gone signs no one in (as at login): its tokens go.
         guard let account = try await backend.account(userID: userID, in: collection) else {
-            if let family = try await backend.refreshToken(hash: RefreshToken(bytes: given).hash(policy.digest))?.family {
-                try await backend.revokeRefreshTokens(family: family)
-            }
+            try await backend.revokeRefreshTokens(family: token.family)
             throw Self.invalidGrant
         }
         var answer = try await tokens(for: userID, role: account.role)
-        answer["refreshToken"] = .string(RefreshToken(bytes: given).text)
+        answer["refreshToken"] = .string(RefreshToken(bytes: given, family: token.family).text)
         return ServerRoutes.json(.object(answer), status: .ok)
     }
 

@@ -75,12 +75,13 @@ package protocol ServerBackend: Sendable {
     /// The refresh token with this hash, if it is kept.
     func refreshToken(hash: String) async throws -> StoredRefreshToken?
 
-    /// Exchanges the refresh token with this hash, in one write, as
-    /// ``RefreshTokenExchange/decide(_:successorUnused:now:retryWindow:)`` says: a rotation
-    /// stores the successor (`successorHash`, in the token's family, for its user) and marks the
-    /// token used; a reuse revokes the family.
+    /// Exchanges the refresh token with this hash, of `family`, in one write, as
+    /// ``RefreshTokenExchange/decide(_:family:familyKnown:successorUnused:now:retryWindow:)``
+    /// says: a rotation stores the successor (`successorHash`, in the token's family, for its
+    /// user), marks the token used and drops the family's older tokens; a reuse revokes the
+    /// family.
     func exchangeRefreshToken(
-        hash: String, successorHash: String, sealedSuccessor: String, successorExpires: Date, now: Date, retryWindow: Duration
+        hash: String, family: String, successorHash: String, sealedSuccessor: String, successorExpires: Date, now: Date, retryWindow: Duration
     ) async throws -> RefreshTokenExchange
 
     /// Revokes every refresh token of a family (a sign-out, a reuse).

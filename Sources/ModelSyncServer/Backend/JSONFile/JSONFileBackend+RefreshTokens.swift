@@ -30,21 +30,26 @@ extension JSONFileBackend {
     }
 
     package func exchangeRefreshToken(
-        hash: String, successorHash: String, sealedSuccessor: String, successorExpires: Date, now: Date, retryWindow: Duration
+        hash: String, family: String, successorHash: String, sealedSuccessor: String, successorExpires: Date, now: Date, retryWindow: Duration
     ) async throws -> RefreshTokenExchange {
         try await write({ _, book -> (RefreshTokenExchange, Bool) in
             let token = book.refreshTokens[hash]
             let successorUnused = token?.successor.flatMap { book.refreshTokens[$0] }.map { $0.rotated == nil } ?? false
-            switch RefreshTokenExchange.decide(token, successorUnused: successorUnused, now: now, retryWindow: retryWindow) {
+            let familyKnown = token == nil && book.refreshTokens.values.contains { $0.family == family }
+            let decision = RefreshTokenExchange.decide(
+                token, family: family, familyKnown: familyKnown, successorUnused: successorUnused, now: now, retryWindow: retryWindow)
+            switch decision {
             case .invalid:
-                // Unknown text changes nothing (no file is written for it).
-                guard token != nil else { return (.invalid, false) }
-                book.refreshTokens[hash] = nil
+                // Only an expired token goes: anything else changes nothing (no file is written).
+                guard let token, token.expires <= now else { return (.invalid, false) }
+                book.refreshTokens[token.hash] = nil
                 return (.invalid, true)
             case .rotate:
                 guard var token else { return (.invalid, false) }
                 Self.dropExpiredRefreshTokens(&book, now: now)
                 (token.rotated, token.successor, token.sealedSuccessor) = (now, successorHash, sealedSuccessor)
+                // The token before this one is of no use now (its successor is used): gone.
+                book.refreshTokens = book.refreshTokens.filter { $0.value.family != token.family || $0.value.rotated == nil }
                 book.refreshTokens[hash] = token
                 book.refreshTokens[successorHash] = StoredRefreshToken(
                     hash: successorHash, userID: token.userID, family: token.family, expires: successorExpires)
@@ -52,7 +57,6 @@ extension JSONFileBackend {
             case .retry(let sealed):
                 return (.retried(userID: token?.userID ?? "", sealedSuccessor: sealed), false)
             case .revokeFamily:
-                let family = token?.family
                 book.refreshTokens = book.refreshTokens.filter { $0.value.family != family }
                 return (.reused, true)
             }
