@@ -35,14 +35,25 @@ extension PostgresBackend {
         }
     }
 
-    // Built-in accounts are not kept in PostgreSQL yet (a server over PostgreSQL refuses access
-    // rules): these two are never reached so far.
     func account(userID: String, in collection: String) async throws -> StoredAccount? {
-        throw ServerError.unsupported("built-in accounts are not kept in PostgreSQL yet")
+        let table = try table(of: collection)
+        return try await reading(as: .anonymous, system: true) { connection in
+            // Joined with the record: an account whose record was deleted signs no one in.
+            var select = BoundSQL("SELECT a.password_hash, a.role FROM \(schema.accounts) AS a JOIN \(table) AS r ON r.id_text = a.user_id WHERE a.user_id = ")
+            select.append("\(select.bind(userID)) AND a.collection = \(select.bind(collection))")
+            guard let (hash, role) = try await connection.guardedFirst(select.query, as: (String, String?).self, logger: logger) else { return nil }
+            return StoredAccount(userID: userID, passwordHash: hash, role: role)
+        }
     }
 
     func setRole(_ role: String?, userID: String) async throws -> StoredAccount? {
-        throw ServerError.unsupported("built-in accounts are not kept in PostgreSQL yet")
+        try await writing(as: .anonymous, system: true) { connection, _ in
+            var update = BoundSQL("UPDATE \(schema.accounts) SET role = ")
+            update.append("\(update.bindOrNull(role)) WHERE user_id = \(update.bind(userID)) RETURNING password_hash, role")
+            let row = try await connection.guardedFirst(update.query, as: (String, String?).self, logger: logger)
+            // No record changed: the sequence stays, no stream is told.
+            return (row.map { StoredAccount(userID: userID, passwordHash: $0.0, role: $0.1) }, changed: false)
+        }
     }
 
     func storeRefreshToken(_ token: StoredRefreshToken) async throws {

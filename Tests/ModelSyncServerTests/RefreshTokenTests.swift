@@ -22,11 +22,11 @@ import Testing
     }
 
     func withAccounts(
-        lifetime: Duration = .seconds(3600), retryWindow: Duration = .seconds(60), admins: [String] = [],
+        _ backend: Backend = .jsonDocument, lifetime: Duration = .seconds(3600), retryWindow: Duration = .seconds(60), admins: [String] = [],
         _ body: (TestServer, String) async throws -> Void
     ) async throws {
         let options = ServerOptions(access: try Self.access(lifetime: lifetime, retryWindow: retryWindow, admins: admins))
-        try await withServer(AccessTests.data, options: options) { server, base in try await body(server, base) }
+        try await withServer(AccessTests.data, options: options, backend: backend) { server, base in try await body(server, base) }
     }
 
     struct SignedIn {
@@ -47,8 +47,8 @@ import Testing
         try await send(.POST, base + "/token", body: JSONValue.object(["refreshToken": .string(token)]).jsonText, headers: headers)
     }
 
-    @Test func loginAndRegisterAnswerARefreshTokenThatRotates() async throws {
-        try await withAccounts { _, base async throws in
+    @Test(arguments: Backend.allCases) func loginAndRegisterAnswerARefreshTokenThatRotates(backend: Backend) async throws {
+        try await withAccounts(backend) { _, base async throws in
             let ann = try await register(base, "ann@example.org")
             #expect(RefreshToken(text: ann.refreshToken) != nil)
             let login = try await send(.POST, base + "/login", body: #"{"email":"ann@example.org","password":"long enough"}"#)
@@ -67,8 +67,8 @@ import Testing
         }
     }
 
-    @Test func reusingARotatedTokenRevokesItsWholeFamily() async throws {
-        try await withAccounts(retryWindow: .zero) { _, base async throws in
+    @Test(arguments: Backend.allCases) func reusingARotatedTokenRevokesItsWholeFamily(backend: Backend) async throws {
+        try await withAccounts(backend, retryWindow: .zero) { _, base async throws in
             let ann = try await register(base, "ann@example.org")
             let other = try await send(.POST, base + "/login", body: #"{"email":"ann@example.org","password":"long enough"}"#)
             let otherToken = try #require(other.json?["refreshToken"]?.stringValue)
@@ -83,8 +83,8 @@ import Testing
         }
     }
 
-    @Test func logoutRevokesTheFamilyAndIsIdempotent() async throws {
-        try await withAccounts { _, base async throws in
+    @Test(arguments: Backend.allCases) func logoutRevokesTheFamilyAndIsIdempotent(backend: Backend) async throws {
+        try await withAccounts(backend) { _, base async throws in
             let ann = try await register(base, "ann@example.org")
             let next = try #require(try await refresh(base, ann.refreshToken).json?["refreshToken"]?.stringValue)
             let body = JSONValue.object(["refreshToken": .string(next)]).jsonText
@@ -155,8 +155,8 @@ import Testing
         }
     }
 
-    @Test func anAdminSetsRolesAndTheNextAccessTokenCarriesThem() async throws {
-        try await withAccounts(admins: ["Root@Example.org"]) { _, base async throws in
+    @Test(arguments: Backend.allCases) func anAdminSetsRolesAndTheNextAccessTokenCarriesThem(backend: Backend) async throws {
+        try await withAccounts(backend, admins: ["Root@Example.org"]) { _, base async throws in
             let root = try await register(base, "root@example.org")
             #expect(root.accessToken.hasSuffix(":admin"))
             let ann = try await register(base, "ann@example.org")
@@ -180,8 +180,8 @@ import Testing
         }
     }
 
-    @Test func onlyAnAdminSetsRoles() async throws {
-        try await withAccounts { _, base async throws in
+    @Test(arguments: Backend.allCases) func onlyAnAdminSetsRoles(backend: Backend) async throws {
+        try await withAccounts(backend) { _, base async throws in
             let ann = try await register(base, "ann@example.org")
             let own = try await send(.PUT, base + "/_accounts/\(ann.id)/role", body: #"{"role":"admin"}"#, headers: [("Authorization", "Bearer \(ann.accessToken)")])
             #expect(own.status == 403)
@@ -194,8 +194,8 @@ import Testing
     }
 
     /// An account whose record an admin deleted refreshes no more (as it logs in no more).
-    @Test func aDeletedAccountRefreshesNoMore() async throws {
-        try await withAccounts(admins: ["root@example.org"]) { _, base async throws in
+    @Test(arguments: Backend.allCases) func aDeletedAccountRefreshesNoMore(backend: Backend) async throws {
+        try await withAccounts(backend, admins: ["root@example.org"]) { _, base async throws in
             let root = try await register(base, "root@example.org")
             let ann = try await register(base, "ann@example.org")
             #expect(try await send(.DELETE, base + "/users/\(ann.id)", headers: [("Authorization", "Bearer \(root.accessToken)")]).status == 200)
