@@ -1,10 +1,21 @@
 import Foundation
 import ModelSyncCore
 
-/// Responses to GET requests that carried `ETag` or `Last-Modified`, by URL, so that the next
-/// request for the URL can be conditional and a 304 can be answered from here.
+/// Responses to GET requests that carried `ETag` or `Last-Modified`, by URL and credentials, so
+/// that the next request for the URL can be conditional and a 304 can be answered from here.
 final class HTTPCache: Sendable {
-    private let entries = Locked<[URL: RemoteResponse]>([:])
+    /// A URL as one caller asked for it: another user's answer to the same URL holds other rows,
+    /// and a server's 304 ("not modified since") never says whose copy is current.
+    private struct Key: Hashable {
+        var url: URL
+        var authorization: String?
+
+        init(_ request: RemoteRequest) {
+            (url, authorization) = (request.url, request.headers["Authorization"])
+        }
+    }
+
+    private let entries = Locked<[Key: RemoteResponse]>([:])
     private let capacity: Int
 
     init(capacity: Int) {
@@ -13,7 +24,7 @@ final class HTTPCache: Sendable {
 
     /// Adds `If-None-Match` / `If-Modified-Since` for a cached URL, unless the caller set them.
     func addValidators(to request: inout RemoteRequest) {
-        guard request.method == .get, let cached = entries.withLock({ $0[request.url] }) else { return }
+        guard request.method == .get, let cached = entries.withLock({ $0[Key(request)] }) else { return }
         if request.headers["If-None-Match"] == nil, let etag = cached.headers["ETag"] {
             request.headers["If-None-Match"] = etag
         }
@@ -26,7 +37,8 @@ final class HTTPCache: Sendable {
     /// can be revalidated later).
     func resolve(_ response: RemoteResponse, for request: RemoteRequest) -> RemoteResponse {
         guard request.method == .get else { return response }
-        if response.status == 304, var cached = entries.withLock({ $0[request.url] }) {
+        let key = Key(request)
+        if response.status == 304, var cached = entries.withLock({ $0[key] }) {
             cached.isFromCache = true
             for field in response.headers where ["etag", "last-modified"].contains(field.name.lowercased()) {
                 cached.headers[field.name] = field.value
@@ -35,10 +47,10 @@ final class HTTPCache: Sendable {
         }
         if response.status == 200, response.headers["ETag"] != nil || response.headers["Last-Modified"] != nil {
             entries.withLock { entries in
-                if entries.count >= capacity, entries[request.url] == nil, let victim = entries.keys.first {
+                if entries.count >= capacity, entries[key] == nil, let victim = entries.keys.first {
                     entries[victim] = nil
                 }
-                entries[request.url] = response
+                entries[key] = response
             }
         }
         return response

@@ -169,6 +169,23 @@ struct BehaviourTests {
         }
     }
 
+    /// One user's cached answer is never another's: a 304 says the data did not change, not
+    /// whose copy of it the client holds.
+    @Test func cachedAnswersAreKeptPerCredentials() async throws {
+        try await withStore { store, server async throws in
+            let url = server.baseURL.appending(path: "posts/1")
+            func get(as user: String) async throws -> RemoteResponse {
+                try await store.send(RemoteRequest(method: .get, url: url, headers: ["Authorization": "Bearer \(user)"]))
+            }
+            #expect(try await get(as: "ann").isFromCache == false)
+            #expect(try await get(as: "ann").isFromCache == true)
+            // Bob's first request carries no validator of Ann's, so it gets a body of its own.
+            #expect(try await get(as: "bob").isFromCache == false)
+            #expect(server.recordedRequests.last?.header("If-None-Match") == nil)
+            #expect(try await get(as: "bob").isFromCache == true)
+        }
+    }
+
     @Test func cachingCanBeTurnedOff() async throws {
         try await withStore(configure: { $0.caching = false }) { store, server async throws in
             _ = try await store.fetch(Post.self, id: 1)

@@ -71,6 +71,13 @@ struct Authentication: RouterMiddleware {
     static let maximumHeaderLength = 16 * 1024
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response = try await authenticated(request, context: context, next: next)
+        // The answer depends on who asks: a shared cache must keep one caller's apart from another's.
+        response.headers[.vary] = response.headers[.vary].map { "\($0), Authorization" } ?? "Authorization"
+        return response
+    }
+
+    private func authenticated(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let headers = request.headers[values: .authorization]
         guard !headers.isEmpty else { return try await next(request, context) }
         guard headers.count == 1, let header = headers.first, header.utf8.count <= Self.maximumHeaderLength else {
