@@ -91,7 +91,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .executableTarget(name: "modelsync-demo", dependencies: ["ModelSync", "ModelSyncServer"]),
+        .executableTarget(name: "modelsync-demo", dependencies: ["ModelSync", "ModelSyncServer", "ModelSyncServerAuth"]),
 
         // Remote: RemoteStore over an HTTPTransport (AsyncHTTPClient by default, URLSession).
         .target(

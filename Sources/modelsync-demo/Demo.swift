@@ -17,6 +17,7 @@ struct Demo {
             try await StorageSection.run()
             try await IdentityCacheSection.run()
             try await OfflineWritesSection.run()
+            try await UsersAndAccessSection.run()
             print("\nDone.")
         } catch {
             print("\nThe demo failed: \(error)")
