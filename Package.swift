@@ -11,6 +11,8 @@ import PackageDescription
 //   ModelSyncJSON ← ModelSyncProtocol (the sync messages) ← {ModelSync, ModelSyncServer}.
 //   ModelSyncJSON ← ModelSyncServer ← ModelSyncServerPostgres ← modelsync-server (products of their
 //   own, not re-exported; only the PostgreSQL one builds postgres-nio).
+//   ModelSyncServer ← ModelSyncServerAuth (JWTs with jwt-kit, bcrypt) ← modelsync-server: the
+//   server itself builds no crypto package.
 //   ModelSync + ModelSyncServer ← ModelSyncTesting (for users' tests; not re-exported).
 let package = Package(
     name: "ModelSync",
@@ -28,6 +30,7 @@ let package = Package(
         .executable(name: "modelsync-demo", targets: ["modelsync-demo"]),
         .library(name: "ModelSyncServer", targets: ["ModelSyncServer"]),
         .library(name: "ModelSyncServerPostgres", targets: ["ModelSyncServerPostgres"]),
+        .library(name: "ModelSyncServerAuth", targets: ["ModelSyncServerAuth"]),
         .executable(name: "modelsync-server", targets: ["modelsync-server"]),
         .library(name: "ModelSyncTesting", targets: ["ModelSyncTesting"]),
     ],
@@ -45,6 +48,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
     ],
     targets: [
         // Core: the Model protocol, schemas and field types. No dependencies.
@@ -129,11 +134,26 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
+        // Access tokens (JWTs: an HS256 secret, RS256/ES256 keys from a JWKS) and bcrypt password
+        // hashes for the server's accounts: a target of its own, so that ModelSyncServer, a
+        // JWT-free app and the demo never build jwt-kit and swift-crypto.
+        .target(
+            name: "ModelSyncServerAuth",
+            dependencies: [
+                "ModelSyncServer",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                // NIOThreadPool: bcrypt runs there, off the cooperative pool.
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "modelsync-server",
             dependencies: [
+                "ModelSyncJSON",
                 "ModelSyncServer",
                 "ModelSyncServerPostgres",
+                "ModelSyncServerAuth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -160,7 +180,7 @@ let package = Package(
         .testTarget(
             name: "ModelSyncServerTests",
             dependencies: [
-                "ModelSyncServer", "ModelSyncServerPostgres", "ModelSyncProtocol", "ModelSyncTesting", "TestProcesses",
+                "ModelSyncServer", "ModelSyncServerPostgres", "ModelSyncServerAuth", "ModelSyncProtocol", "ModelSyncTesting", "TestProcesses",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -169,6 +189,15 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "ModelSyncServerAuthTests",
+            dependencies: [
+                "ModelSyncServerAuth", "ModelSyncServer",
+                // jwt-kit signs the tests' tokens (forged ones too); NIOPosix gives bcrypt a pool of its own.
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .testTarget(

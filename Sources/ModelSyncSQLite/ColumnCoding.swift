@@ -208,6 +208,31 @@ extension Decimal: SQLColumnCodable {
     public func sqlValue() throws -> SQLValue { .text(description) }
 }
 
+// MARK: - Any JSON
+
+/// A ``/ModelSyncJSON/JSONValue`` field is a `TEXT` column of its JSON text (`NULL` for JSON
+/// `null`), as any value stored as JSON is; having a column form, it can also be compared
+/// and set in queries. Two values compare equal when their texts are equal: the same JSON
+/// written the same way (`1` and `1.0` differ).
+extension JSONValue: SQLColumnCodable {
+    public static func decodeSQL(_ column: SQLColumn) throws -> JSONValue {
+        switch column.storageClass {
+        case SQLITE_NULL:
+            return .null
+        case SQLITE_TEXT:
+            guard let value = try? JSONValue(parsing: column.text) else { throw column.mismatch("JSON text") }
+            return value
+        default:
+            throw column.mismatch("JSON text")
+        }
+    }
+
+    public func sqlValue() throws -> SQLValue {
+        if case .null = self { return .null }
+        return .text(String(decoding: jsonBytes(), as: UTF8.self))
+    }
+}
+
 // MARK: - Optionals and enums
 
 extension Optional: SQLColumnDecodable where Wrapped: SQLColumnDecodable {

@@ -286,6 +286,18 @@ public final class Database: Sendable {
         try await withWriter { connection in try connection.transaction { try body(connection) } }
     }
 
+    /// Runs `migrator`'s pending migrations, then checks the tables of `models` against them
+    /// on the writer (once per connection, as a first write would), for an async caller: the
+    /// task suspends (no thread waits) until the writer is free. (Not an async overload of a
+    /// public method, which would make every unawaited call of the synchronous one in async
+    /// code an error.)
+    package func migrate(_ migrator: Migrator, checking models: [any SQLModel.Type] = []) async throws {
+        try await withWriter { connection in
+            try migrator.migrate(connection)
+            for model in models { try model.prepareTable(connection) }
+        }
+    }
+
     /// ``read(_:)`` for async callers: the task suspends (no thread waits) until a reader is
     /// free, then runs `body` on its own thread. Cancellation works as for
     /// ``write(_:)-10iz``.

@@ -18,6 +18,26 @@ import ModelSyncCore
 /// is a ``SQLiteError`` of kind ``SQLiteError/Kind/migrationFailed(id:)`` whose
 /// ``SQLiteError/underlyingError`` is what the migration threw. The record is the
 /// table `modelsync_migrations` in the database itself.
+///
+/// ## ModelSync's own migrations
+///
+/// ModelSync keeps bookkeeping of its own in the app's database file (`SyncStore`'s outbox,
+/// row versions and feed cursors), made and changed by migrators of its own that record their
+/// steps in the same `modelsync_migrations` table. Their ids start with
+/// ``reservedPrefix`` (`modelsync:`), followed by the part of ModelSync that owns them
+/// (`modelsync:sync/1-outbox-format-1`), so that the two never mix up:
+///
+/// - your migrator leaves recorded ids that start with `modelsync:` alone: they are neither
+///   "unknown migrations" to it nor listed by ``appliedMigrations(_:)``;
+/// - your migrator refuses to register an id that starts with `modelsync:`
+///   (``SQLiteError/Kind/misuse`` when migrating), so no id of yours can clash with one of
+///   ModelSync's, today's or a later release's;
+/// - ModelSync's migrators see only their own ids, so your migrations, whatever their ids,
+///   never stop theirs.
+///
+/// Both kinds run on the same file in any order and any number of times: `Database` runs
+/// yours when it opens the file, a `SyncStore` runs its own on first use. A database is
+/// "brand-new" for ``setUpNewDatabase`` when it has no table at all, ModelSync's included.
 public struct Migrator: Sendable {
     /// One registered step.
     struct Migration: Sendable {
@@ -37,11 +57,33 @@ public struct Migrator: Sendable {
     /// The table holding the record of applied migrations.
     public static let recordTable = "modelsync_migrations"
 
+    /// The start of the ids of ModelSync's own migrations: an app's migrator leaves them alone
+    /// and may not register such ids (see "ModelSync's own migrations" above).
+    public static let reservedPrefix = "modelsync:"
+
+    /// The start of the ids this migrator owns: nil for an app's migrator (every id without
+    /// ``reservedPrefix``), `modelsync:<part>/` for one of ModelSync's.
+    let namespace: String?
+
     /// Creates an empty migrator.
-    public init() {}
+    public init() {
+        namespace = nil
+    }
+
+    /// A migrator of ModelSync's own bookkeeping: its ids start with `modelsync:<part>/`, and
+    /// it sees only those among the recorded ids.
+    package init(reservedPart part: String) {
+        namespace = Self.reservedPrefix + part + "/"
+    }
 
     /// The registered ids, in order.
     public var ids: [String] { migrations.map(\.id) }
+
+    /// Whether a recorded id is this migrator's to know.
+    private func owns(_ id: String) -> Bool {
+        if let namespace { return id.hasPrefix(namespace) }
+        return !id.hasPrefix(Self.reservedPrefix)
+    }
 
     /// Registers a migration; ids must be unique (a repeated id is rejected when migrating).
     public mutating func register(_ id: String, _ migrate: @escaping @Sendable (SQLiteConnection) throws -> Void) {
@@ -53,10 +95,11 @@ public struct Migrator: Sendable {
         register(id) { try $0.executeScript(sql) }
     }
 
-    /// The ids of the migrations recorded as applied in `db`, in the order they ran.
+    /// The ids of the migrations recorded as applied in `db`, in the order they ran; those of
+    /// ModelSync's own migrations (``reservedPrefix``) are left out.
     public func appliedMigrations(_ db: SQLiteConnection) throws -> [String] {
         guard try db.tableExists(Self.recordTable) else { return [] }
-        return try db.rows("SELECT id FROM \(quoteIdentifier(Self.recordTable)) ORDER BY rowid").compactMap { $0[0].textValue }
+        return try db.rows("SELECT id FROM \(quoteIdentifier(Self.recordTable)) ORDER BY rowid").compactMap { $0[0].textValue }.filter(owns)
     }
 
     /// Runs the pending migrations on `database`'s writer connection.
@@ -66,9 +109,19 @@ public struct Migrator: Sendable {
 
     /// Runs the pending migrations on `db`, which must not be in a transaction.
     public func migrate(_ db: SQLiteConnection) throws {
-        guard !db.isInTransaction else { throw SQLiteError.misuse("migrations cannot run inside a transaction") }
+        // ModelSync's own steps create plain tables (no foreign keys to suspend), so they may
+        // also run as savepoints of an open transaction: a test's rollback scope that uses a
+        // `SyncStore`.
+        guard !db.isInTransaction || namespace != nil else { throw SQLiteError.misuse("migrations cannot run inside a transaction") }
         let duplicates = Dictionary(grouping: ids, by: { $0 }).filter { $0.value.count > 1 }.keys.sorted()
         guard duplicates.isEmpty else { throw SQLiteError.misuse("migration ids registered twice: \(duplicates.joined(separator: ", "))") }
+        let foreign = ids.filter { !owns($0) }
+        guard foreign.isEmpty else {
+            throw SQLiteError.misuse(
+                namespace == nil
+                    ? "migration ids starting with '\(Self.reservedPrefix)' are ModelSync's own: \(foreign.joined(separator: ", "))"
+                    : "migration ids outside '\(namespace ?? "")': \(foreign.joined(separator: ", "))")
+        }
 
         let isNew = try db.scalar("SELECT count(*) FROM sqlite_master") == .integer(0)
         try db.transaction { try createRecordTable(db) }

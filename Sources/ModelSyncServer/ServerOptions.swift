@@ -31,13 +31,24 @@ public struct ServerOptions: Sendable {
     /// Middleware run on every request, in order, after CORS and before the routes: an app's
     /// own (authentication, logging) or the test hooks (``FaultInjection``, ``RequestRecorder``).
     public var middleware: [any SyncServerMiddleware]
-    /// The level at which each request and its answer are logged (to the server's logger).
+    /// The level at which each request and its answer are logged (to the server's logger). A
+    /// logger set to a higher level logs none, and the server then installs no request logging.
     public var requestLogLevel: Logger.Level
+    /// Whether requests are counted and timed through swift-metrics (Hummingbird's
+    /// `MetricsMiddleware`); on whenever ``prometheus`` is set. Off by default: it costs every
+    /// request a few lookups and locks, for metrics nobody reads unless a backend is bootstrapped.
+    public var recordsMetrics: Bool
+    /// Whether each request is a span of swift-distributed-tracing (Hummingbird's
+    /// `TracingMiddleware`), for a tracer the process bootstraps. Off by default, for the same reason.
+    public var traces: Bool
     /// A Prometheus registry to serve at `GET /_metrics`, in the text format; nil serves none.
     /// The server's request metrics (swift-metrics, through Hummingbird's `MetricsMiddleware`)
     /// reach it once the process bootstraps `MetricsSystem` with a `PrometheusMetricsFactory`
     /// on it, as `modelsync-server --metrics` does.
     public var prometheus: PrometheusCollectorRegistry?
+    /// Accounts, tokens and access rules; nil leaves the server open to every client, as
+    /// json-server is.
+    public var access: AccessControl?
 
     /// Creates options; the defaults serve a writable database with no delay.
     public init(
@@ -51,10 +62,16 @@ public struct ServerOptions: Sendable {
         keepAliveInterval: Duration = .seconds(15),
         middleware: [any SyncServerMiddleware] = [],
         requestLogLevel: Logger.Level = .debug,
-        prometheus: PrometheusCollectorRegistry? = nil
+        recordsMetrics: Bool = false,
+        traces: Bool = false,
+        prometheus: PrometheusCollectorRegistry? = nil,
+        access: AccessControl? = nil
     ) {
+        self.access = access
         self.middleware = middleware
         self.requestLogLevel = requestLogLevel
+        self.recordsMetrics = recordsMetrics
+        self.traces = traces
         self.prometheus = prometheus
         self.servesSyncExtensions = servesSyncExtensions
         self.feedLimits = feedLimits
@@ -83,6 +100,8 @@ public enum ServerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Data that cannot be imported into PostgreSQL as it is (two items with one id, a NUL
     /// character, a database that already holds data).
     case cannotImport(String)
+    /// A combination of options this server cannot honour.
+    case unsupported(String)
 
     /// A sentence saying what went wrong, for logs and the command line.
     public var description: String {
@@ -93,6 +112,7 @@ public enum ServerError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidDatabaseURL(let url): "not a PostgreSQL URL (postgres://user@host:port/database): \(url)"
         case .database(let reason): "PostgreSQL: \(reason)"
         case .cannotImport(let reason): "cannot import: \(reason)"
+        case .unsupported(let reason): "unsupported: \(reason)"
         }
     }
 }

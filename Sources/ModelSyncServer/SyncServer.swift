@@ -95,7 +95,7 @@ public final class SyncServer: Sendable {
         let shutdownSignals: [UnixSignal] = stopsOnSignals ? [.sigint, .sigterm] : []
         let (events, continuation) = AsyncStream<Result<Int, any Error>>.makeStream()
         let application = Application(
-            router: router(backend: backend, options: options),
+            router: router(backend: backend, options: options, logger: logger),
             server: .http1(configuration: HTTP1Channel.Configuration(idleTimeout: options.idleTimeout.map(TimeAmount.init))),
             configuration: ApplicationConfiguration(
                 address: .hostname(host, port: port), serverName: "modelsync-server",
@@ -168,13 +168,13 @@ public final class SyncServer: Sendable {
     }
 
     /// The router: the middleware every request passes, outermost first, then the routes.
-    private static func router(backend: any ServerBackend, options: ServerOptions) -> Router<SyncServerContext> {
+    private static func router(backend: any ServerBackend, options: ServerOptions, logger: Logger) -> Router<SyncServerContext> {
         let router = Router(context: SyncServerContext.self)
-        // Observability first, so that it sees every answer, refusals included. Without a
-        // bootstrapped metrics or tracing system these cost a lookup each.
-        router.add(middleware: MetricsMiddleware())
-        router.add(middleware: TracingMiddleware())
-        router.add(middleware: LogRequestsMiddleware(options.requestLogLevel))
+        // Observability first, so that it sees every answer, refusals included; each only when
+        // asked for, since each costs every request (measured: docs/PERFORMANCE.md).
+        if options.recordsMetrics || options.prometheus != nil { router.add(middleware: MetricsMiddleware()) }
+        if options.traces { router.add(middleware: TracingMiddleware()) }
+        if logger.logLevel <= options.requestLogLevel { router.add(middleware: LogRequestsMiddleware(options.requestLogLevel)) }
         router.add(middleware: CORSMiddleware(
             allowOrigin: .originBased,
             allowHeaders: [
@@ -188,6 +188,7 @@ public final class SyncServer: Sendable {
         router.add(middleware: MethodGuard(readOnly: options.readOnly))
         router.add(middleware: DeclaredBodyLimit(limit: options.maxBodySize))
         for middleware in options.middleware { router.add(middleware: middleware) }
+        if let access = options.access { router.add(middleware: Authentication(tokens: access.tokens)) }
         router.add(middleware: ProtocolNegotiation())
         router.add(middleware: ErrorAnswers())
         ServerRoutes(backend: backend, options: options).route(into: router)

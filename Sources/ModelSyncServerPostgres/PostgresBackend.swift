@@ -257,7 +257,7 @@ final class PostgresBackend: ServerBackend {
         return ListPage(items: items, total: items.count, slice: slice, modified: lastModified)
     }
 
-    func item(_ collection: String, id: String, embeds: [String], expands: [String]) async throws -> ItemRead {
+    func item(_ collection: String, id: String, embeds: [String], expands: [String], visibility: Visibility) async throws -> ItemRead {
         guard let table = resources[collection]?.tableName else { throw APIError.notFound("no collection named \(collection)") }
         func read(_ connection: PostgresConnection) async throws -> ItemRead {
             var found: (Int64, String, Date)?

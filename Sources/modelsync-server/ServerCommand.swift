@@ -2,7 +2,9 @@ import ArgumentParser
 import Foundation
 import Logging
 import Metrics
+import ModelSyncJSON
 import ModelSyncServer
+import ModelSyncServerAuth
 import ModelSyncServerPostgres
 import Prometheus
 
@@ -82,6 +84,24 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Apply a share of requests (0–1), then drop the connection unanswered, for testing clients.")
     var loseAnswerRate = 0.0
 
+    @Option(help: "Access rules per collection, a JSON file ({\"posts\": 644, \"messages\": 600}): requests then need tokens.")
+    var access: String?
+
+    @Option(help: "An HS256 secret (at least 32 bytes) that signs and verifies tokens; without it, --access signs with a random one.")
+    var jwtSecretFile: String?
+
+    @Option(help: "A JWKS file of an identity provider's public keys (RS256, ES256) that verify tokens.")
+    var jwks: String?
+
+    @Option(help: "The iss that tokens must have.")
+    var jwtIssuer: String?
+
+    @Option(help: "The aud that tokens must include.")
+    var jwtAudience: String?
+
+    @Option(help: "The claim that holds a user's role (admin bypasses the rules).")
+    var roleClaim = JWTAccessTokens.defaultRoleClaim
+
     @Flag(help: "Serve request metrics in Prometheus's text format at /_metrics.")
     var metrics = false
 
@@ -106,6 +126,9 @@ struct Serve: AsyncParsableCommand {
         }
         guard tombstoneRetention >= 0, tombstoneCapacity >= 0 else {
             throw ValidationError("--tombstone-retention and --tombstone-capacity must not be negative")
+        }
+        guard access != nil || (jwtSecretFile == nil && jwks == nil) else {
+            throw ValidationError("--jwt-secret-file and --jwks need --access")
         }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
@@ -138,6 +161,11 @@ struct Serve: AsyncParsableCommand {
             if loseAnswerRate > 0 { faults.inject(Fault(.loseAnswer, fraction: loseAnswerRate)) }
             options.middleware.append(faults)
         }
+        options.access = try await accessControl()
+        if options.access == nil && !Self.isLoopback(host) {
+            FileHandle.standardError.write(Data(
+                "modelsync-server: warning: \(host) is not a loopback address and there is no --access: anyone who reaches it reads and writes every row\n".utf8))
+        }
         let server: SyncServer
         let source: String
         if let database = try database.parsed() {
@@ -156,6 +184,44 @@ struct Serve: AsyncParsableCommand {
         // A supervising process reads the address from a pipe, where stdout is block-buffered.
         fflush(nil)
         await server.waitUntilStopped()
+    }
+}
+
+extension Serve {
+    /// The rules and tokens of `--access`: the secret signs the built-in accounts' tokens (a
+    /// random one, valid until the process ends, when none is given), the JWKS verifies an
+    /// identity provider's.
+    func accessControl() async throws -> AccessControl? {
+        guard let access else { return nil }
+        let rules: AccessRules
+        do {
+            rules = try AccessRules(json: try JSONValue(parsing: Array(try Data(contentsOf: URL(fileURLWithPath: access)))))
+        } catch {
+            throw ValidationError("--access \(access): \(error)")
+        }
+        var secret = try jwtSecretFile.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+        // A file written by echo ends in a newline that the other issuers do not sign with.
+        while let last = secret?.last, last == UInt8(ascii: "\n") || last == UInt8(ascii: "\r") { secret?.removeLast() }
+        if secret == nil && jwks == nil {
+            var random = SystemRandomNumberGenerator()
+            secret = Data((0..<32).map { _ in UInt8.random(in: 0...255, using: &random) })
+            FileHandle.standardError.write(Data("modelsync-server: signing tokens with a random secret: they end with this process (--jwt-secret-file keeps them)\n".utf8))
+        }
+        let tokens: JWTAccessTokens
+        do {
+            tokens = try await JWTAccessTokens(
+                secret: secret, jwks: try jwks.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }, issuer: jwtIssuer, audience: jwtAudience,
+                roleClaim: roleClaim)
+        } catch {
+            throw ValidationError("tokens: \(error)")
+        }
+        // The built-in accounts sign their tokens, so they need the secret.
+        let accounts = secret == nil ? nil : BuiltInAccounts(issuer: tokens, passwords: try BcryptPasswordHasher())
+        return AccessControl(rules: rules, tokens: tokens, accounts: accounts)
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 }
 

@@ -115,6 +115,41 @@ struct MigrationTests {
         #expect(sqliteError { try duplicated.migrate(db) }?.kind == .misuse)
     }
 
+    /// ModelSync's own migrators record ids under `modelsync:` in the same table: an app's
+    /// migrator neither counts them as unknown nor lists them, and may not register such ids;
+    /// ModelSync's see only their own part of the record.
+    @Test func modelSyncsOwnMigrationsAndTheAppsShareTheRecord() throws {
+        let db = try Database(inMemory: [])
+        var own = Migrator(reservedPart: "part")
+        own.registerSQL("modelsync:part/1-create", "CREATE TABLE modelsync_part (id INTEGER PRIMARY KEY)")
+        try own.migrate(db)
+        let app = baseMigrations()
+        try app.migrate(db)
+        try own.migrate(db)
+        try app.migrate(db)
+        #expect(try db.read { try app.appliedMigrations($0) } == ["1-create-people", "2-add-email"])
+        #expect(try db.read { try own.appliedMigrations($0) } == ["modelsync:part/1-create"])
+        #expect(try db.read { try $0.rows("SELECT id FROM modelsync_migrations ORDER BY rowid").compactMap { $0[0].textValue } }
+            == ["modelsync:part/1-create", "1-create-people", "2-add-email"])
+
+        // Each still finds what it does not know among its own ids.
+        var olderApp = Migrator()
+        olderApp.registerSQL("1-create-people", "CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT NOT NULL)")
+        #expect(sqliteError { try olderApp.migrate(db) }?.kind == .unknownMigrations(ids: ["2-add-email"]))
+        let olderOwn = Migrator(reservedPart: "part")
+        #expect(sqliteError { try olderOwn.migrate(db) }?.kind == .unknownMigrations(ids: ["modelsync:part/1-create"]))
+        // Another part of ModelSync does not see this one's ids.
+        try Migrator(reservedPart: "other").migrate(db)
+
+        // The reserved prefix is ModelSync's alone, and a part's ids stay in the part.
+        var reserved = Migrator()
+        reserved.registerSQL("modelsync:mine", "SELECT 1")
+        #expect(sqliteError { try reserved.migrate(db) }?.kind == .misuse)
+        var stray = Migrator(reservedPart: "part")
+        stray.registerSQL("2-outside", "SELECT 1")
+        #expect(sqliteError { try stray.migrate(db) }?.kind == .misuse)
+    }
+
     @Test func hooksAndSetupOfABrandNewDatabase() throws {
         let journal = Journal()
         var migrations = baseMigrations()

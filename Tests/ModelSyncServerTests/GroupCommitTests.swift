@@ -41,7 +41,7 @@ import Testing
     @Test func aGroupAnswersAndChangesWhatTheWritesOneByOneDo() async throws {
         try await withBackends { grouped, serial in
             // The If-Match of a current version, the same in both (same data, same sequence).
-            let current = try await serial.item("posts", id: "5", embeds: [], expands: [])
+            let current = try await serial.item("posts", id: "5", embeds: [], expands: [], visibility: .open)
             let operations = Self.independent + [
                 ItemOperation(write: .update(collection: "posts", id: "5", body: ["views": 6], merge: true), ifMatch: current.version.map(versionETag))
             ]
@@ -85,9 +85,9 @@ import Testing
                 return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
             }
             #expect(finals.count == 16)
-            let feed = try await backend.changes(after: .after(0), in: ["posts"], limit: 1_000)
+            let feed = try await backend.changes(after: .after(0), in: ["posts"], limit: 1_000, visibility: .open)
             for (id, version) in finals {
-                let read = try await backend.item("posts", id: id, embeds: [], expands: [])
+                let read = try await backend.item("posts", id: id, embeds: [], expands: [], visibility: .open)
                 #expect(read.version == version)
                 #expect(read.value["edit"] == 5)
                 #expect(feed.changes.filter { scalarText($0.id) == id }.map(\.sequence) == [version])
@@ -108,7 +108,7 @@ import Testing
                         var done = 0
                         var created = 0
                         while done < 15 {
-                            let read = try await backend.item("posts", id: "1", embeds: [], expands: [])
+                            let read = try await backend.item("posts", id: "1", embeds: [], expands: [], visibility: .open)
                             let views = read.value["views"]?.intValue ?? 0
                             let update = ItemWrite.update(collection: "posts", id: "1", body: ["views": .number(JSONNumber(views + 1))], merge: true)
                             switch try await backend.write([ItemOperation(write: update, ifMatch: read.version.map(versionETag))])[0] {
@@ -124,7 +124,7 @@ import Testing
                 }
                 return try await group.reduce(0, +)
             }
-            #expect(try await second.item("posts", id: "1", embeds: [], expands: []).value["views"] == 130)
+            #expect(try await second.item("posts", id: "1", embeds: [], expands: [], visibility: .open).value["views"] == 130)
             let comments = try #require(try await first.everything().value["comments"]?.arrayValue)
             #expect(comments.count == 3 + created)
             let ids = comments.compactMap { $0["id"]?.intValue }
@@ -159,7 +159,7 @@ import Testing
     /// any, or none): one statement through the collection's write function, no read first.
     @Test func aGroupOfOneCollectionIsWrittenWithoutReadingFirst() async throws {
         try await withBackends { grouped, serial in
-            let current = try #require(try await serial.item("posts", id: "2", embeds: [], expands: []).version.map(versionETag))
+            let current = try #require(try await serial.item("posts", id: "2", embeds: [], expands: [], visibility: .open).version.map(versionETag))
             let operations = [
                 ItemOperation(write: .create(collection: "posts", body: ["title": "new"])),
                 ItemOperation(write: .update(collection: "posts", id: "1", body: ["title": "A", "extra": ["deep": true]], merge: true)),
@@ -263,7 +263,7 @@ import Testing
             let created = try await backend.write([ItemOperation(write: .create(collection: "posts", body: ["title": "new"]))])
             #expect(try created[0].get().body["id"] == 6)
             #expect(backend.groupsWrittenUnread.current == 2)
-            #expect(try await backend.item("posts", id: "6", embeds: [], expands: []).value["title"] == "new")
+            #expect(try await backend.item("posts", id: "6", embeds: [], expands: [], visibility: .open).value["title"] == "new")
         } catch {
             Issue.record(error)
         }
@@ -361,8 +361,8 @@ import Testing
     /// The same records, versions and feed.
     private func expectSameData(_ grouped: PostgresBackend, _ serial: PostgresBackend) async throws {
         #expect(try await grouped.everything().value == serial.everything().value)
-        let groupedFeed = try await grouped.changes(after: .after(0), in: nil, limit: 1_000)
-        let serialFeed = try await serial.changes(after: .after(0), in: nil, limit: 1_000)
+        let groupedFeed = try await grouped.changes(after: .after(0), in: nil, limit: 1_000, visibility: .open)
+        let serialFeed = try await serial.changes(after: .after(0), in: nil, limit: 1_000, visibility: .open)
         #expect(groupedFeed.changes.map(\.json) == serialFeed.changes.map(\.json))
         #expect(groupedFeed.next == serialFeed.next)
     }

@@ -64,8 +64,8 @@ import Testing
             try await PostgresBackend.replaceData(with: replaced, schema: backend.schema, client: backend.client, logger: backend.logger)
             // The backend's table names stay valid: the data's shape is the same.
             try await readConcurrently(backend, expecting: "replaced")
-            #expect(try await backend.item("posts", id: "a/../b", embeds: [], expands: []).value["title"] == "path")
-            await #expect(throws: APIError.self) { try await backend.item("posts", id: "1", embeds: [], expands: []) }
+            #expect(try await backend.item("posts", id: "a/../b", embeds: [], expands: [], visibility: .open).value["title"] == "path")
+            await #expect(throws: APIError.self) { try await backend.item("posts", id: "1", embeds: [], expands: [], visibility: .open) }
         } catch {
             Issue.record(error)
         }
@@ -82,7 +82,7 @@ import Testing
         do {
             let second = try await PostgresBackend.open(database, initialData: nil, feedLimits: FeedLimits(), logger: Logger(label: "test"))
             try await readConcurrently(second, expecting: "gamma ray")
-            #expect(try await second.item("users", id: "2", embeds: [], expands: []).value["name"] == "Ervin")
+            #expect(try await second.item("users", id: "2", embeds: [], expands: [], visibility: .open).value["name"] == "Ervin")
             await second.close()
         } catch {
             Issue.record(error)
@@ -92,7 +92,7 @@ import Testing
 
     private func readConcurrently(_ backend: PostgresBackend, expecting title: JSONValue) async throws {
         try await withThrowingTaskGroup(of: JSONValue?.self) { group in
-            for _ in 0..<40 { group.addTask { try await backend.item("posts", id: "3", embeds: [], expands: []).value["title"] } }
+            for _ in 0..<40 { group.addTask { try await backend.item("posts", id: "3", embeds: [], expands: [], visibility: .open).value["title"] } }
             for try await read in group { #expect(read == title) }
         }
     }

@@ -17,15 +17,15 @@ struct OutboxDependencies {
     var row: Row
     var references: [Row]
 
-    init(_ entry: OutboxTable.Row, _ models: [String: any SyncedModel.Type]) throws {
-        row = Row(model: entry.model, key: OutboxTable.text(entry.localKey))
+    init(_ entry: OutboxRecord, _ models: [String: any SyncedModel.Type]) throws {
+        row = Row(model: entry.model, key: entry.localKey.jsonText)
         guard entry.operation != .delete, let type = models[entry.model] else {
             references = []
             return
         }
         references = Self.foreignKeys(of: type).compactMap { foreignKey in
             guard let value = entry.body[foreignKey.path], value != .null else { return nil }
-            return Row(model: foreignKey.parent, key: OutboxTable.text(value))
+            return Row(model: foreignKey.parent, key: value.jsonText)
         }
     }
 

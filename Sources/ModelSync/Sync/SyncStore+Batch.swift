@@ -11,9 +11,9 @@ import ModelSyncSQLite
 extension SyncStore {
     /// Sends `entries` as one batch; a server without `/_batch` (404, 405) is remembered and
     /// gets them one by one.
-    func sendBatch(_ entries: [OutboxTable.Row]) async -> [(OutboxTable.Row, Result<SendOutcome, any Error>)] {
-        var prepared: [(entry: OutboxTable.Row, type: any SyncedModel.Type, request: RemoteRequest, options: RequestOptions)] = []
-        var alone: [OutboxTable.Row] = []
+    func sendBatch(_ entries: [OutboxRecord]) async -> [(OutboxRecord, Result<SendOutcome, any Error>)] {
+        var prepared: [(entry: OutboxRecord, type: any SyncedModel.Type, request: RemoteRequest, options: RequestOptions)] = []
+        var alone: [OutboxRecord] = []
         var operations: [SyncBatchOperation] = []
         for entry in entries {
             guard let type = state.withLock({ $0.models[entry.model] }),
@@ -25,7 +25,7 @@ extension SyncStore {
             prepared.append((entry, type, request, options))
             operations.append(operation)
         }
-        var outcomes: [(OutboxTable.Row, Result<SendOutcome, any Error>)] = []
+        var outcomes: [(OutboxRecord, Result<SendOutcome, any Error>)] = []
         if prepared.count > 1 {
             let batch = RemoteRequest(
                 method: .post, url: remote.baseURL.appendingPathComponent("_batch"), body: SyncBatchRequest(operations: operations).json.jsonBytes())
@@ -44,7 +44,7 @@ extension SyncStore {
                 state.withLock { $0.takesBatches = true }
                 // Every applied operation is acknowledged in one transaction; the others
                 // (conflicts, refusals) are handled one by one, as if sent alone.
-                var acknowledged: [(OutboxTable.Row, Acknowledgement)] = []
+                var acknowledged: [(OutboxRecord, Acknowledgement)] = []
                 for (item, result) in zip(prepared, results) {
                     let answer = answer(result, to: item.request, item.type)
                     // A replay goes alone: its acknowledgement reads the record as it is now.
@@ -81,17 +81,17 @@ extension SyncStore {
         return outcomes
     }
 
-    private func requestOfAny(_ type: any SyncedModel.Type, _ entry: OutboxTable.Row) async throws -> (RemoteRequest, RequestOptions) {
+    private func requestOfAny(_ type: any SyncedModel.Type, _ entry: OutboxRecord) async throws -> (RemoteRequest, RequestOptions) {
         func open<M: SyncedModel>(_ type: M.Type) async throws -> (RemoteRequest, RequestOptions) { try await request(M.self, for: entry) }
         return try await open(type)
     }
 
-    private func acknowledgementOfAny(_ type: any SyncedModel.Type, _ entry: OutboxTable.Row, _ answer: WriteAnswer) throws -> Acknowledgement {
+    private func acknowledgementOfAny(_ type: any SyncedModel.Type, _ entry: OutboxRecord, _ answer: WriteAnswer) throws -> Acknowledgement {
         func open<M: SyncedModel>(_ type: M.Type) throws -> Acknowledgement { try acknowledgement(M.self, entry, answer) }
         return try open(type)
     }
 
-    private func handleAny(_ type: any SyncedModel.Type, _ entry: OutboxTable.Row, _ answer: Result<WriteAnswer, any Error>) async -> Result<SendOutcome, any Error> {
+    private func handleAny(_ type: any SyncedModel.Type, _ entry: OutboxRecord, _ answer: Result<WriteAnswer, any Error>) async -> Result<SendOutcome, any Error> {
         func open<M: SyncedModel>(_ type: M.Type) async -> Result<SendOutcome, any Error> {
             do { return .success(try await handle(M.self, entry, answer)) } catch { return .failure(error) }
         }

@@ -56,7 +56,7 @@ extension SyncStore {
             return etag
         case .field(let name):
             guard let value = record?[JSONPath(parsing: name)], value != .null else { return nil }
-            return "\"" + (value.stringValue ?? OutboxTable.text(value)) + "\""
+            return "\"" + (value.stringValue ?? value.jsonText) + "\""
         }
     }
 
@@ -75,14 +75,14 @@ extension SyncStore {
         decoded: M? = nil, _ db: SQLiteConnection
     ) throws -> (RowOutcome<M>, SyncConflict?) {
         let codec = self.codec
-        if let pendingKeys, !pendingKeys.contains(OutboxTable.text(keyValue)) {
+        if let pendingKeys, !pendingKeys.contains(keyValue.jsonText) {
             // No pending change (the caller read which rows have one): the record is the row.
-            let stored = try storedVersions.map { $0[OutboxTable.text(keyValue)] } ?? OutboxTable.version(model: key.model, keyValue, db)
+            let stored = try storedVersions.map { $0[keyValue.jsonText] } ?? SyncBookkeeping.version(model: key.model, keyValue, db)
             if let version, rawServer != nil, stored == version {
                 // The version the row has already (the echo of this client's own write).
                 return (.unchanged, nil)
             }
-            try OutboxTable.setVersion(rawServer == nil ? nil : version, model: key.model, keyValue, db)
+            try SyncBookkeeping.setVersion(rawServer == nil ? nil : version, model: key.model, keyValue, db)
             guard let serverModel = try rawServer == nil ? nil : decoded ?? codec.decode(M.self, rawServer) else {
                 return (try deleteRow(key, keyValue, exists: nil, db), nil)
             }
@@ -93,7 +93,7 @@ extension SyncStore {
             try serverModel.upsert(db, validate: false)
             return (.stored(serverModel), nil)
         }
-        if sending == nil, try OutboxTable.hasSentEntry(model: key.model, keyValue, db) {
+        if sending == nil, try SyncBookkeeping.hasSentEntry(model: key.model, keyValue, db) {
             // A change of the row was sent and its outcome is unknown: the push settles the row
             // when it learns the outcome (a replay's acknowledgement reads the record as it is then).
             return (.unchanged, nil)
@@ -104,7 +104,7 @@ extension SyncStore {
         let localModel = try M.find(key: [keyValue.primaryKeySQLValue(model: key.model)], db)
         let local = try localModel.map(codec.encode)
         let open = try openEntries(key, keyValue, db, including: sending)
-        try OutboxTable.setVersion(server == nil ? nil : version, model: key.model, keyValue, db)
+        try SyncBookkeeping.setVersion(server == nil ? nil : version, model: key.model, keyValue, db)
         guard var entry = open.first else {
             if server == local { return (.unchanged, nil) }
             if let serverModel {
@@ -115,13 +115,12 @@ extension SyncStore {
         }
         if server == entry.baseValues {
             // Nothing moved under the local changes (a pending create meets no record either).
-            try db.execute("UPDATE modelsync_outbox SET server_version = ? WHERE model = ? AND local_key = ?",
-                           [version.map(SQLValue.text) ?? .null, .text(key.model), .text(OutboxTable.text(keyValue))])
+            try SyncBookkeeping.setServerVersion(version, model: key.model, keyValue, db)
             return (.unchanged, nil)
         }
         let resolved = try configuration(for: M.self).resolve(entry.baseValues, local, server, codec)
         let conflict = SyncConflict(model: key.model, key: keyValue, base: entry.baseValues, local: local, server: server, resolved: resolved)
-        for later in open.dropFirst() { try OutboxTable.delete(later.sequence, db) }
+        for later in open.dropFirst() { try later.delete(db) }
         entry.baseValues = server
         entry.serverVersion = server == nil ? nil : version
         let outcome: RowOutcome<M>
@@ -132,12 +131,12 @@ extension SyncStore {
             outcome = .stored(model)
             let fields = Set(resolved.objectValue?.keys ?? []).union(server.objectValue?.keys ?? []).filter { resolved[$0] != server[$0] }.sorted()
             if fields.isEmpty {
-                try OutboxTable.delete(entry.sequence, db)
+                try entry.delete(db)
             } else {
                 var body = JSONValue.object(JSONObject())
                 for field in fields { body[field] = resolved[field] ?? .null }
                 (entry.operation, entry.body, entry.changedFields) = (.update, body, fields)
-                try OutboxTable.rewrite(entry, db)
+                try entry.rewrite(db)
             }
         case (let resolved?, nil):
             // Kept locally, gone on the server: created again, under the same key.
@@ -146,14 +145,14 @@ extension SyncStore {
             outcome = .stored(model)
             (entry.operation, entry.body, entry.changedFields) = (.create, resolved, resolved.objectValue?.keys ?? [])
             entry.temporaryKey = false
-            try OutboxTable.rewrite(entry, db)
+            try entry.rewrite(db)
         case (nil, .some):
             outcome = try deleteRow(key, keyValue, exists: localModel != nil, db)
             (entry.operation, entry.body, entry.changedFields) = (.delete, .object(JSONObject()), [])
-            try OutboxTable.rewrite(entry, db)
+            try entry.rewrite(db)
         case (nil, nil):
             outcome = try deleteRow(key, keyValue, exists: localModel != nil, db)
-            try OutboxTable.delete(entry.sequence, db)
+            try entry.delete(db)
         }
         return (outcome, conflict)
     }
@@ -171,9 +170,7 @@ extension SyncStore {
 
     /// The keys (as JSON text) of `key`'s rows that have outbox entries.
     func pendingKeys(_ key: SyncKey, _ db: SQLiteConnection) throws -> Set<String> {
-        Set(try db.rows("SELECT DISTINCT local_key FROM modelsync_outbox WHERE model = ?", [.text(key.model)]).compactMap { row in
-            if case .text(let text)? = row.first { return text } else { return nil }
-        })
+        try SyncBookkeeping.keysWithEntries(model: key.model, db)
     }
 
     /// Tells the status observers and the log about a resolved conflict.
@@ -185,8 +182,8 @@ extension SyncStore {
         }
         for conflict in conflicts {
             logger.info("conflict resolved", metadata: [
-                "model": "\(conflict.model)", "key": "\(OutboxTable.text(conflict.key))",
-                "kept": "\(conflict.resolved.map(OutboxTable.text) ?? "deleted")"])
+                "model": "\(conflict.model)", "key": "\(conflict.key.jsonText)",
+                "kept": "\(conflict.resolved.map(\.jsonText) ?? "deleted")"])
         }
         changed()
     }

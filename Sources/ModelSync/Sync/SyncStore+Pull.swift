@@ -48,10 +48,8 @@ extension SyncStore {
         let key = try SyncKey(M.self)
         return try await withPushGate(.pulling) {
             var summary = PullSummary()
-            var cursor = try await database.write { db in
-                try self.prepareTables(db)
-                return try OutboxTable.cursor(key.model, db)
-            } ?? "0"
+            try await prepareBookkeeping()
+            var cursor = try await database.write { db in try SyncBookkeeping.cursor(key.model, db) } ?? "0"
             while true {
                 let url = try await remote.resourceURL(for: M.self).appending(queryItems: [
                     URLQueryItem(name: "_since", value: cursor), URLQueryItem(name: "_limit", value: String(Self.feedPageSize)),
@@ -112,8 +110,7 @@ extension SyncStore {
             let pending = try self.pendingKeys(key, db)
             var ownCreates = try self.sentCreates(key, db)
             // The rows' versions in one statement, to skip the echoes of this client's own writes.
-            let stored = try OutboxTable.versions(
-                model: key.model, keys: changes.map { OutboxTable.text($0.record?[key.path] ?? $0.id) }, db)
+            let stored = try SyncBookkeeping.versions(model: key.model, keys: changes.map { $0.record?[key.path] ?? $0.id }, db)
             for (change, model) in zip(changes, models) {
                 let record = change.record
                 let keyValue = record?[key.path] ?? change.id
@@ -133,7 +130,7 @@ extension SyncStore {
                 outcomes.append(outcome)
                 if let conflict { conflicts.append(conflict) }
             }
-            try OutboxTable.setCursor(cursor, key.model, db)
+            try SyncBookkeeping.setCursor(cursor, key.model, db)
             return (outcomes, conflicts, followUps)
         }
         finish(outcomes, conflicts, &summary)
@@ -141,9 +138,9 @@ extension SyncStore {
     }
 
     /// This client's creates that were sent and not acknowledged, by idempotency key.
-    private func sentCreates(_ key: SyncKey, _ db: SQLiteConnection) throws -> [String: OutboxTable.Row] {
-        var creates: [String: OutboxTable.Row] = [:]
-        for entry in try OutboxTable.entries(db, where: "model = ? AND operation = 'create' AND sent = 1", [.text(key.model)]) {
+    private func sentCreates(_ key: SyncKey, _ db: SQLiteConnection) throws -> [String: OutboxRecord] {
+        var creates: [String: OutboxRecord] = [:]
+        for entry in try SyncBookkeeping.sentCreates(model: key.model, db) {
             if let idempotencyKey = entry.idempotencyKey { creates[idempotencyKey] = entry }
         }
         return creates
@@ -154,10 +151,9 @@ extension SyncStore {
     /// the create's own (replayed) answer gives, so the push acknowledges it then. Returns the
     /// identity-map part, to run after the commit.
     private func acknowledgeFromFeed<M: SyncedModel>(
-        _ create: OutboxTable.Row, key: SyncKey, _ serverKey: JSONValue, _ value: M, version: String?, _ db: SQLiteConnection
+        _ create: OutboxRecord, key: SyncKey, _ serverKey: JSONValue, _ value: M, version: String?, _ db: SQLiteConnection
     ) throws -> (@Sendable () -> Void)? {
-        let later = try OutboxTable.entries(
-            db, where: "model = ? AND local_key = ? AND sequence != ?", [.text(key.model), .text(OutboxTable.text(create.localKey)), .integer(create.sequence)])
+        let later = try SyncBookkeeping.entries(model: key.model, create.localKey, db).filter { $0.sequence != create.sequence }
         guard later.isEmpty else { return nil }
         let (stored, children) = try acknowledgeCreate(create, key: key, serverKey: serverKey, value, version: version, db)
         return afterCreate(create, stored: stored, children: children)
@@ -186,7 +182,7 @@ extension SyncStore {
             let pending = try self.pendingKeys(key, db)
             for record in serverRecords {
                 guard let keyValue = record[key.path], keyValue != .null else { continue }
-                seen.insert(OutboxTable.text(keyValue))
+                seen.insert(keyValue.jsonText)
                 let (outcome, conflict) = try self.rebase(
                     M.self, key: key, keyValue, server: record, version: self.version(M.self, etag: nil, record: record), pendingKeys: pending, db)
                 outcomes.append(outcome)
@@ -195,12 +191,12 @@ extension SyncStore {
             // Local rows the server no longer has, except those created locally and not sent yet.
             let column = quoteIdentifier(key.column)
             for row in try db.rows("SELECT \(column) FROM \(quoteIdentifier(key.table))") {
-                guard let value = row.first, let keyValue = JSONValue(primaryKey: value), !seen.contains(OutboxTable.text(keyValue)) else { continue }
+                guard let value = row.first, let keyValue = JSONValue(primaryKey: value), !seen.contains(keyValue.jsonText) else { continue }
                 let (outcome, conflict) = try self.rebase(M.self, key: key, keyValue, server: nil, version: nil, pendingKeys: pending, db)
                 outcomes.append(outcome)
                 if let conflict { conflicts.append(conflict) }
             }
-            if let feedCursor { try OutboxTable.setCursor(feedCursor, key.model, db) }
+            if let feedCursor { try SyncBookkeeping.setCursor(feedCursor, key.model, db) }
             return (outcomes, conflicts)
         }
         finish(outcomes, conflicts, &summary)

@@ -30,7 +30,7 @@ extension SyncStore {
         var stop: (any Error)?
         let width = min(max(1, maxConcurrentRequests), PushWindow.size / 2)
         var window = PushWindow()
-        try await withThrowingTaskGroup(of: [(OutboxTable.Row, Result<SendOutcome, any Error>)].self) { group in
+        try await withThrowingTaskGroup(of: [(OutboxRecord, Result<SendOutcome, any Error>)].self) { group in
             // Requests (or batches) in flight.
             var running = 0
             while true {
@@ -40,7 +40,7 @@ extension SyncStore {
                 // request, `width` in flight.
                 let batching = maxBatchSize > 1 && state.withLock({ $0.takesBatches }) != false
                 if stop == nil && running < (batching ? min(2, width) : width) {
-                    let started: [OutboxTable.Row]
+                    let started: [OutboxRecord]
                     do {
                         started = try await startIndependentEntries(limit: batching ? maxBatchSize : width - running, &window)
                     } catch {
@@ -100,7 +100,7 @@ extension SyncStore {
     /// when every entry in it has started.
     struct PushWindow {
         static let size = 256
-        var entries: [(row: OutboxTable.Row, dependencies: OutboxDependencies)] = []
+        var entries: [(row: OutboxRecord, dependencies: OutboxDependencies)] = []
         var generation = -1
         /// Whether the read stopped at ``size``: more entries may follow.
         var truncated = false
@@ -116,7 +116,7 @@ extension SyncStore {
     /// parent's create (and its real key), a parent's delete waits for its children's writes.
     /// A parked entry holds back the same. Independent entries go out concurrently; each row's
     /// changes stay in order.
-    func startIndependentEntries(limit: Int, _ window: inout PushWindow) async throws -> [OutboxTable.Row] {
+    func startIndependentEntries(limit: Int, _ window: inout PushWindow) async throws -> [OutboxRecord] {
         while true {
             let (generation, inFlight) = state.withLock { ($0.outboxGeneration, $0.inFlight) }
             if generation != window.generation {
@@ -124,7 +124,7 @@ extension SyncStore {
                 continue
             }
             var earlier: [OutboxDependencies] = []
-            var started: [OutboxTable.Row] = []
+            var started: [OutboxRecord] = []
             var waiting = false
             for (entry, dependencies) in window.entries where !window.finished.contains(entry.sequence) {
                 guard started.count < limit else { break }
@@ -152,7 +152,7 @@ extension SyncStore {
             let sequences = started.filter { !$0.sent }.map(\.sequence)
             if !sequences.isEmpty {
                 do {
-                    try await database.write { db in try OutboxTable.markSent(sequences, db) }
+                    try await database.write { db in try SyncBookkeeping.markSent(sequences, db) }
                 } catch {
                     state.withLock { $0.inFlight.subtract(started.map(\.sequence)) }
                     throw error
@@ -168,11 +168,11 @@ extension SyncStore {
 
     private func readWindow() async throws -> PushWindow {
         let models = state.withLock { $0.models }
+        try await prepareBookkeeping()
         return try await database.write { db in
-            try self.prepareTables(db)
             // Read inside the transaction: a change after it bumps the generation again.
             let generation = self.state.withLock { $0.outboxGeneration }
-            let rows = try OutboxTable.queue(db, limit: PushWindow.size)
+            let rows = try SyncBookkeeping.queue(db, limit: PushWindow.size)
             let pending = rows.filter { $0.state == .pending }.count
             return PushWindow(
                 entries: try rows.map { ($0, try OutboxDependencies($0, models)) }, generation: generation,
@@ -181,7 +181,7 @@ extension SyncStore {
     }
 
     /// Records a failure; returns true when the entry was parked and the push may go on.
-    private func handleFailure(_ error: any Error, of entry: OutboxTable.Row) async throws -> Bool {
+    private func handleFailure(_ error: any Error, of entry: OutboxRecord) async throws -> Bool {
         let text = "\(error)"
         let status = (error as? RemoteError)?.status
         if case .status(let failure)? = error as? RemoteError, failure.status == 400,
@@ -204,12 +204,9 @@ extension SyncStore {
             let fieldErrors = errors
             try await database.write { db in
                 // Refused, so not applied: open again for the app's fix, which is another request.
-                try db.execute(
-                    """
-                    UPDATE modelsync_outbox SET state = 'parked', attempts = attempts + 1, last_error = ?, field_errors = ?, sent = 0,
-                        idempotency_key = ? WHERE sequence = ?
-                    """,
-                    [.text(text), .text(OutboxTable.text(fieldErrors)), .text(OutboxTable.newIdempotencyKey()), .integer(entry.sequence)])
+                try OutboxRecord.where(\.id == entry.id).updateAll(
+                    db, .set(\.state, to: .parked), .set(\.attempts) { $0.attempts + 1 }, .set(\.lastError, to: text),
+                    .set(\.fieldErrors, to: fieldErrors), .set(\.sent, to: false), .set(\.idempotencyKey, to: SyncBookkeeping.newIdempotencyKey()))
                 self.outboxChanged()
             }
             state.withLock { $0.lastError = text }
@@ -225,8 +222,7 @@ extension SyncStore {
             throw SyncError.paused(status: status ?? 401)
         default:
             try await database.write { db in
-                try db.execute("UPDATE modelsync_outbox SET attempts = attempts + 1, last_error = ? WHERE sequence = ?",
-                               [.text(text), .integer(entry.sequence)])
+                try OutboxRecord.where(\.id == entry.id).updateAll(db, .set(\.attempts) { $0.attempts + 1 }, .set(\.lastError, to: text))
             }
             state.withLock { $0.lastError = text }
             return false
@@ -242,7 +238,7 @@ extension SyncStore {
     }
 
     /// Sends one entry in a request of its own.
-    func sendAlone(_ entry: OutboxTable.Row) async -> Result<SendOutcome, any Error> {
+    func sendAlone(_ entry: OutboxRecord) async -> Result<SendOutcome, any Error> {
         do {
             guard let type = state.withLock({ $0.models[entry.model] }) else { throw SyncError.unknownModel(entry.model) }
             return .success(try await send(type, entry))
@@ -251,7 +247,7 @@ extension SyncStore {
         }
     }
 
-    private func send<M: SyncedModel>(_ type: M.Type, _ entry: OutboxTable.Row) async throws -> SendOutcome {
+    private func send<M: SyncedModel>(_ type: M.Type, _ entry: OutboxRecord) async throws -> SendOutcome {
         let (request, options) = try await request(M.self, for: entry)
         let answer: Result<WriteAnswer, any Error>
         do {
@@ -263,7 +259,7 @@ extension SyncStore {
     }
 
     /// The request that carries an entry.
-    func request<M: SyncedModel>(_ type: M.Type, for entry: OutboxTable.Row) async throws -> (RemoteRequest, RequestOptions) {
+    func request<M: SyncedModel>(_ type: M.Type, for entry: OutboxRecord) async throws -> (RemoteRequest, RequestOptions) {
         let key = try SyncKey(M.self)
         var headers = Self.protocolHeaders
         switch entry.operation {
@@ -289,7 +285,7 @@ extension SyncStore {
 
     /// Applies the server's answer to an entry (or rethrows its failure, for the caller's
     /// failure handling): an acknowledgement, or a conflict resolved by the policy.
-    func handle<M: SyncedModel>(_ type: M.Type, _ entry: OutboxTable.Row, _ answer: Result<WriteAnswer, any Error>) async throws -> SendOutcome {
+    func handle<M: SyncedModel>(_ type: M.Type, _ entry: OutboxRecord, _ answer: Result<WriteAnswer, any Error>) async throws -> SendOutcome {
         let key = try SyncKey(M.self)
         let response: WriteAnswer?
         do {
@@ -342,7 +338,7 @@ extension SyncStore {
     /// record already gone). `current` is the record as it is now, when the answer was a replay:
     /// if it moved since, the row is rebased on it, as a pull would.
     func acknowledgement<M: SyncedModel>(
-        _ type: M.Type, _ entry: OutboxTable.Row, _ response: WriteAnswer?, current: CurrentRecord? = nil
+        _ type: M.Type, _ entry: OutboxRecord, _ response: WriteAnswer?, current: CurrentRecord? = nil
     ) throws -> Acknowledgement {
         let key = try SyncKey(M.self)
         let identityMap = identityMap
@@ -404,7 +400,7 @@ extension SyncStore {
     /// server's fields go into the row unless newer local changes wait, the entry goes.
     /// Returns the stored value and the local rows whose foreign keys were rewritten.
     func acknowledgeCreate<M: SyncedModel>(
-        _ entry: OutboxTable.Row, key: SyncKey, serverKey: JSONValue, _ value: M, version: String?, _ db: SQLiteConnection
+        _ entry: OutboxRecord, key: SyncKey, serverKey: JSONValue, _ value: M, version: String?, _ db: SQLiteConnection
     ) throws -> (M?, [any SyncedModel]) {
         var children: [any SyncedModel] = []
         if entry.temporaryKey && serverKey != entry.localKey {
@@ -417,7 +413,7 @@ extension SyncStore {
 
     /// The identity-map part of an acknowledged create, to run after the commit: the temporary
     /// key goes, the stored value and the rewritten children come in.
-    func afterCreate<M: SyncedModel>(_ entry: OutboxTable.Row, stored: M?, children: [any SyncedModel]) -> @Sendable () -> Void {
+    func afterCreate<M: SyncedModel>(_ entry: OutboxRecord, stored: M?, children: [any SyncedModel]) -> @Sendable () -> Void {
         let identityMap = identityMap
         return {
             if entry.temporaryKey, let key = entry.localKey.identityKey(of: M.self) { identityMap.remove(M.self, key: key) }
@@ -436,15 +432,13 @@ extension SyncStore {
     /// Deletes the entry, records the row's new server version (later entries of the row are
     /// now based on it) and, when no later change of the row waits and the row still exists,
     /// stores the server's value. Returns the stored value.
-    private func acknowledge<M: SyncedModel>(_ entry: OutboxTable.Row, key: SyncKey, _ value: M?, version: String?, _ db: SQLiteConnection) throws -> M? {
-        try OutboxTable.delete(entry.sequence, db)
-        try OutboxTable.setVersion(version, model: key.model, entry.localKey, db)
-        try db.execute("UPDATE modelsync_outbox SET server_version = ? WHERE model = ? AND local_key = ?",
-                       [version.map(SQLValue.text) ?? .null, .text(key.model), .text(OutboxTable.text(entry.localKey))])
-        if db.changes > 0 { outboxChanged() }
-        guard let value else { return nil }
-        let later = try OutboxTable.entries(db, where: "model = ? AND local_key = ?", [.text(key.model), .text(OutboxTable.text(entry.localKey))])
-        guard later.isEmpty, try M.find(key: [entry.localKey.primaryKeySQLValue(model: key.model)], db) != nil else { return nil }
+    private func acknowledge<M: SyncedModel>(_ entry: OutboxRecord, key: SyncKey, _ value: M?, version: String?, _ db: SQLiteConnection) throws -> M? {
+        try entry.delete(db)
+        try SyncBookkeeping.setVersion(version, model: key.model, entry.localKey, db)
+        let rebased = try SyncBookkeeping.setServerVersion(version, model: key.model, entry.localKey, db)
+        if rebased > 0 { outboxChanged() }
+        // Stored only when no later change of the row waits (each would have been rebased above).
+        guard let value, rebased == 0, try M.find(key: [entry.localKey.primaryKeySQLValue(model: key.model)], db) != nil else { return nil }
         try value.upsert(db, validate: false)
         return value
     }
@@ -475,22 +469,19 @@ extension SyncStore {
         } else {
             try db.execute("UPDATE \(table) SET \(keyColumn) = ? WHERE \(keyColumn) = ?", [new, old])
         }
-        let oldText = OutboxTable.text(temporary)
         // The row's later entries (the acknowledged one is deleted next).
-        let later = try OutboxTable.entries(db, where: "model = ? AND local_key = ? AND sequence != ?", [.text(key.model), .text(oldText), .integer(acknowledged)])
+        let later = try SyncBookkeeping.entries(model: key.model, temporary, db).filter { $0.sequence != acknowledged }
         for var entry in later {
             if entry.body[key.path] != nil { entry.body[key.path] = server }
             // The base is compared with the server's record: it names the real key too.
             if entry.baseValues?[key.path] != nil { entry.baseValues?[key.path] = server }
             entry.localKey = server
-            try OutboxTable.replace(entry, db)
-            try db.execute("UPDATE modelsync_outbox SET local_key = ?, temporary_key = 0 WHERE sequence = ?",
-                           [.text(OutboxTable.text(server)), .integer(entry.sequence)])
+            entry.temporaryKey = false
+            try entry.update(db, only: [\.body, \.baseValues, \.localKey, \.temporaryKey], validate: false)
         }
         if !later.isEmpty { outboxChanged() }
-        try db.execute("INSERT OR REPLACE INTO modelsync_key_rewrites (model, temporary_key, server_key) VALUES (?, ?, ?)",
-                       [.text(key.model), .text(oldText), .text(OutboxTable.text(server))])
-        logger.debug("temporary key replaced by the server's", metadata: ["model": "\(key.model)", "temporary": "\(oldText)", "server": "\(OutboxTable.text(server))"])
+        try KeyRewrite(model: key.model, temporaryKey: temporary, serverKey: server).upsert(db, validate: false)
+        logger.debug("temporary key replaced by the server's", metadata: ["model": "\(key.model)", "temporary": "\(temporary.jsonText)", "server": "\(server.jsonText)"])
         var children: [any SyncedModel] = []
         for child in state.withLock({ Array($0.models.values) }) {
             children += try rewriteForeignKeys(child, parent: M.self, from: temporary, to: server, db)
@@ -511,17 +502,10 @@ extension SyncStore {
             try db.execute("UPDATE \(quoteIdentifier(Child.schema.table)) SET \(column) = ? WHERE \(column) = ?", [new, old])
             if db.changes > 0 { rewritten += try Child.all(db, where: "\(column) = ?", [new]) }
             let path = JSONPath(parsing: field.jsonKey)
-            // Only entries whose body holds the temporary key (SQLite's JSON path of the key).
-            let sqlPath = "$" + path.components.map { component in
-                switch component {
-                case .key(let name): ".\"" + name.replacingASCII(UInt8(ascii: "\""), with: "\\\"") + "\""
-                case .index(let index): "[\(index)]"
-                }
-            }.joined()
-            for var entry in try OutboxTable.entries(db, where: "model = ? AND json_extract(body, ?) = ?", [.text(Child.schema.name), .text(sqlPath), old])
-            where entry.body[path] == temporary {
+            // Only entries whose body holds the temporary key.
+            for var entry in try SyncBookkeeping.entries(model: Child.schema.name, holding: old, at: path, db) where entry.body[path] == temporary {
                 entry.body[path] = server
-                try OutboxTable.replace(entry, db)
+                try entry.saveRequest(db)
                 outboxChanged()
             }
         }
@@ -546,8 +530,8 @@ extension SyncStore {
     /// the parked entry).
     public func retry(_ entry: OutboxEntry) async throws {
         try await database.write { db in
-            try db.execute("UPDATE modelsync_outbox SET state = 'pending', field_errors = NULL WHERE sequence = ?", [.integer(entry.sequence)])
-            if db.changes == 0 { throw SyncError.noSuchEntry(entry.sequence) }
+            let changed = try OutboxRecord.where(\.id == entry.sequence).updateAll(db, .set(\.state, to: .pending), .set(\.fieldErrors, to: nil))
+            if changed == 0 { throw SyncError.noSuchEntry(entry.sequence) }
             self.outboxChanged()
         }
         changed()
@@ -578,10 +562,9 @@ extension SyncStore {
         }
         let restored = serverValue
         try await database.write { db in
-            let rows = try OutboxTable.entries(db, where: "model = ? AND local_key = ? AND sequence >= ?",
-                                               [.text(key.model), .text(OutboxTable.text(entry.localKey)), .integer(entry.sequence)])
+            let rows = try SyncBookkeeping.entries(model: key.model, entry.localKey, db).filter { $0.sequence >= entry.sequence }
             guard rows.first?.sequence == entry.sequence else { throw SyncError.noSuchEntry(entry.sequence) }
-            for row in rows { try OutboxTable.delete(row.sequence, db) }
+            for row in rows { try row.delete(db) }
             self.outboxChanged()
             if let restored {
                 try restored.upsert(db, validate: false)

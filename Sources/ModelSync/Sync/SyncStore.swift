@@ -117,8 +117,8 @@ public final class SyncStore: Sendable {
         let decoder = remote.options.decoder
         let value = model
         let json = try encoder.encodeToValue(model)
+        try await prepareBookkeeping()
         let saved: M = try await database.write { db in
-            try self.prepareTables(db)
             var json = json
             var row = value
             var keyValue = json[key.path] ?? .null
@@ -132,11 +132,11 @@ public final class SyncStore: Sendable {
                 } else {
                     // A key type of its own, which the schema cannot tell: the other form.
                     keyValue = keyValue.stringValue == nil
-                        ? .string("local-" + UUID().uuidString.lowercased()) : .number(JSONNumber(try OutboxTable.nextTemporaryKey(db)))
+                        ? .string("local-" + UUID().uuidString.lowercased()) : .number(JSONNumber(try SyncBookkeeping.nextTemporaryKey(db)))
                     json[key.path] = keyValue
                     row = try decoder.decode(M.self, from: json.jsonBytes())
                 }
-            } else if let serverKey = try OutboxTable.rewrittenKey(model: key.model, keyValue, db) {
+            } else if let serverKey = try SyncBookkeeping.rewrittenKey(model: key.model, keyValue, db) {
                 keyValue = serverKey
                 json[key.path] = serverKey
                 row = try decoder.decode(M.self, from: json.jsonBytes())
@@ -162,9 +162,9 @@ public final class SyncStore: Sendable {
         let encoder = remote.options.encoder
         let givenKey = try encoder.encodeToValue(model)[key.path] ?? .null
         guard givenKey != .null else { throw RemoteError.missingID(model: key.model) }
+        try await prepareBookkeeping()
         let keyValue = try await database.write { db in
-            try self.prepareTables(db)
-            let keyValue = try OutboxTable.rewrittenKey(model: key.model, givenKey, db) ?? givenKey
+            let keyValue = try SyncBookkeeping.rewrittenKey(model: key.model, givenKey, db) ?? givenKey
             let before = try M.find(key: [keyValue.primaryKeySQLValue(model: key.model)], db)
             if let before { try before.delete(db) }
             try self.recordDelete(key: key, keyValue, before: before.map(encoder.encodeToValue), db)
@@ -178,14 +178,14 @@ public final class SyncStore: Sendable {
 
     /// The row's queued entries that may still change: all but the ones being sent or ever sent
     /// (except `including`, an entry whose sending is being resolved).
-    func openEntries(_ key: SyncKey, _ keyValue: JSONValue, _ db: SQLiteConnection, including: Int64? = nil) throws -> [OutboxTable.Row] {
+    func openEntries(_ key: SyncKey, _ keyValue: JSONValue, _ db: SQLiteConnection, including: Int64? = nil) throws -> [OutboxRecord] {
         // The caller changes these entries: one step with reading what is in flight, so that a
         // push either started an entry before (and it is left alone) or sees the change.
         let inFlight = state.withLock { state in
             state.outboxGeneration += 1
             return state.inFlight
         }
-        return try OutboxTable.entries(db, where: "model = ? AND local_key = ?", [.text(key.model), .text(OutboxTable.text(keyValue))])
+        return try SyncBookkeeping.entries(model: key.model, keyValue, db)
             .filter { (!inFlight.contains($0.sequence) && !$0.sent) || $0.sequence == including }
     }
 
@@ -198,12 +198,12 @@ public final class SyncStore: Sendable {
                 deleted.operation = .update
                 deleted.body = after
                 deleted.changedFields = allFields
-                return try OutboxTable.replace(deleted, db)
+                return try deleted.saveRequest(db)
             }
-            return try OutboxTable.insert(OutboxTable.Row(
-                sequence: 0, model: key.model, localKey: keyValue, operation: .create, body: after, changedFields: allFields,
-                baseValues: nil, idempotencyKey: OutboxTable.newIdempotencyKey(), temporaryKey: temporary, attempts: 0,
-                state: .pending, lastError: nil, fieldErrors: [:]), db)
+            var entry = OutboxRecord.queued(
+                model: key.model, localKey: keyValue, operation: .create, body: after, changedFields: allFields, baseValues: nil,
+                temporaryKey: temporary)
+            return try entry.insert(db, validate: false)
         }
         let beforeFields = before.objectValue?.keys ?? []
         let changedFields = (allFields + beforeFields.filter { !allFields.contains($0) }).filter { before[$0] != after[$0] }
@@ -215,14 +215,14 @@ public final class SyncStore: Sendable {
             } else {
                 for field in changedFields { pending.body[field] = after[field] ?? .null }
             }
-            return try OutboxTable.replace(pending, db)
+            return try pending.saveRequest(db)
         }
         var body = JSONValue.object(JSONObject())
         for field in changedFields { body[field] = after[field] ?? .null }
-        try OutboxTable.insert(OutboxTable.Row(
-            sequence: 0, model: key.model, localKey: keyValue, operation: .update, body: body, changedFields: changedFields,
-            baseValues: before, idempotencyKey: OutboxTable.newIdempotencyKey(), temporaryKey: false, attempts: 0, state: .pending, lastError: nil,
-            fieldErrors: [:], serverVersion: try OutboxTable.version(model: key.model, keyValue, db)), db)
+        var entry = OutboxRecord.queued(
+            model: key.model, localKey: keyValue, operation: .update, body: body, changedFields: changedFields, baseValues: before,
+            serverVersion: try SyncBookkeeping.version(model: key.model, keyValue, db))
+        try entry.insert(db, validate: false)
     }
 
     private func recordDelete(key: SyncKey, _ keyValue: JSONValue, before: JSONValue?, _ db: SQLiteConnection) throws {
@@ -230,20 +230,20 @@ public final class SyncStore: Sendable {
         if open.contains(where: { $0.operation == .create }) {
             // The create was never sent, so the server never saw the row: nothing to send. (A
             // create ever sent is not open: the delete queues behind it.)
-            for entry in open { try OutboxTable.delete(entry.sequence, db) }
+            for entry in open { try entry.delete(db) }
             return
         }
         if var last = open.last {
-            for entry in open.dropLast() { try OutboxTable.delete(entry.sequence, db) }
+            for entry in open.dropLast() { try entry.delete(db) }
             last.operation = .delete
             last.body = .object(JSONObject())
             last.changedFields = []
-            return try OutboxTable.replace(last, db)
+            return try last.saveRequest(db)
         }
-        try OutboxTable.insert(OutboxTable.Row(
-            sequence: 0, model: key.model, localKey: keyValue, operation: .delete, body: .object(JSONObject()), changedFields: [],
-            baseValues: before, idempotencyKey: OutboxTable.newIdempotencyKey(), temporaryKey: false, attempts: 0, state: .pending, lastError: nil,
-            fieldErrors: [:], serverVersion: try OutboxTable.version(model: key.model, keyValue, db)), db)
+        var entry = OutboxRecord.queued(
+            model: key.model, localKey: keyValue, operation: .delete, body: .object(JSONObject()), changedFields: [], baseValues: before,
+            serverVersion: try SyncBookkeeping.version(model: key.model, keyValue, db))
+        try entry.insert(db, validate: false)
     }
 
     // MARK: Bookkeeping
@@ -254,9 +254,12 @@ public final class SyncStore: Sendable {
         }
     }
 
-    func prepareTables(_ db: SQLiteConnection) throws {
+    /// Brings the bookkeeping tables up to date (``SyncBookkeeping/migrator``) and checks the
+    /// models against them, once per store: before the first transaction that uses them (a
+    /// migration runs outside transactions), so that no push or pull pays for the check.
+    func prepareBookkeeping() async throws {
         guard !state.withLock({ $0.tablesReady }) else { return }
-        try OutboxTable.prepare(db)
+        try await database.migrate(SyncBookkeeping.migrator, checking: SyncBookkeeping.models)
         state.withLock { $0.tablesReady = true }
     }
 
@@ -288,9 +291,9 @@ public final class SyncStore: Sendable {
 
     /// The outbox's status now.
     public func status() async throws -> SyncStatus {
+        try await prepareBookkeeping()
         let (pending, parked) = try await database.write { db in
-            try self.prepareTables(db)
-            return (try OutboxTable.pendingCount(db), try OutboxTable.entries(db, where: "state = 'parked'").map(\.publicEntry))
+            (try SyncBookkeeping.pendingCount(db), try SyncBookkeeping.parked(db).map(\.publicEntry))
         }
         return state.withLock { state in
             SyncStatus(pendingCount: pending, activity: state.activity, isPaused: state.pausedStatus != nil,
@@ -366,7 +369,7 @@ struct SyncKey: Sendable {
         switch type {
         case .string: .string("local-" + UUID().uuidString.lowercased())
         case .uuid: .string(UUID().uuidString.lowercased())
-        default: .number(JSONNumber(try OutboxTable.nextTemporaryKey(db)))
+        default: .number(JSONNumber(try SyncBookkeeping.nextTemporaryKey(db)))
         }
     }
 

@@ -422,6 +422,11 @@ extension Dictionary: JSONEncodable where Key == String, Value: JSONEncodable {
     }
 }
 
+/// Any JSON as a model field: itself in JSON; in SQLite, a `TEXT` column of its JSON text.
+extension JSONValue: FieldValue {
+    public static var fieldType: FieldType { .custom(name: "JSONValue") }
+}
+
 extension JSONValue: JSONCodable {
     public static func decodeJSON(_ node: Int, _ context: inout JSONDecodingContext) throws -> JSONValue {
         try context.value(node)

@@ -36,6 +36,14 @@ extension ItemWrite {
         }
     }
 
+    /// The id written to (nil for a create).
+    package var id: String? {
+        switch self {
+        case .create: nil
+        case .update(_, let id, _, _), .delete(_, let id): id
+        }
+    }
+
     /// What an `Idempotency-Key` is bound to besides the collection: a create's body (as keys
     /// were stored when only creates took them), or the method, the id and the body.
     package var requestFingerprint: JSONValue {
@@ -52,9 +60,11 @@ extension ItemWrite {
     }
 
     /// What an update makes of `current`: a merge (PATCH) sets the body's members, a replacement
-    /// (PUT) keeps only the id; the id never changes.
-    package static func updated(_ current: JSONValue, with body: JSONObject, merge: Bool) -> JSONObject {
+    /// (PUT) keeps only the id (and the owner field `keeping`, under access rules, unless the
+    /// body names one); the id never changes.
+    package static func updated(_ current: JSONValue, with body: JSONObject, merge: Bool, keeping ownerField: String? = nil) -> JSONObject {
         var updated = merge ? current.objectValue ?? JSONObject() : JSONObject([("id", current["id"] ?? .null)])
+        if !merge, let ownerField, let owner = current[ownerField] { updated[ownerField] = owner }
         for (key, value) in body where key != "id" { updated[key] = value }
         return updated
     }

@@ -19,9 +19,10 @@ package protocol ServerBackend: Sendable {
     /// sliced as asked. Throws a 404 ``APIError`` when the collection (or the parent) is missing.
     func list(_ collection: String, _ request: ListRequest) async throws -> ListPage
 
-    /// One record, with the embedded children and expanded parents asked for. Throws a 404
-    /// ``APIError`` when it is missing.
-    func item(_ collection: String, id: String, embeds: [String], expands: [String]) async throws -> ItemRead
+    /// One record, with the embedded children and expanded parents asked for, each relation
+    /// only with the rows `visibility` admits. Throws a 404 ``APIError`` when it is missing or
+    /// not visible.
+    func item(_ collection: String, id: String, embeds: [String], expands: [String], visibility: Visibility) async throws -> ItemRead
 
     /// A singular resource's value (nil when there is none) and when the data last changed.
     func singular(_ name: String) async throws -> (value: JSONValue, modified: Date)?
@@ -36,9 +37,10 @@ package protocol ServerBackend: Sendable {
     func writeSingular(_ name: String, body: JSONObject, merge: Bool, ifMatch: String?) async throws -> JSONValue
 
     /// The changes after `cursor` in `collections` (all when nil), oldest first: each record at
-    /// most once, in its current state, and the tombstones; at most `limit`. Throws a 410
-    /// ``APIError`` (with the `horizon`) when the cursor is older than the tombstones kept.
-    func changes(after cursor: FeedCursor, in collections: Set<String>?, limit: Int) async throws -> FeedPage
+    /// most once, in its current state, and the tombstones; at most `limit`, of those
+    /// `visibility` admits. Throws a 410 ``APIError`` (with the `horizon`) when the cursor is
+    /// older than the tombstones kept.
+    func changes(after cursor: FeedCursor, in collections: Set<String>?, limit: Int, visibility: Visibility) async throws -> FeedPage
 
     /// A stream of every change committed from now on (by any server sharing the data); it ends
     /// when the server shuts down.
@@ -46,6 +48,13 @@ package protocol ServerBackend: Sendable {
     func unsubscribe(_ id: Int) async
     /// Ends every change stream and releases what the backend holds: the server is stopping.
     func close() async
+
+    /// Creates a built-in account in one write: a record in `collection` (`profile` with a new
+    /// id) and its credentials. Throws a 409 ``APIError`` when the email is taken.
+    func register(email: String, passwordHash: String, profile: JSONObject, in collection: String) async throws -> (user: JSONValue, account: StoredAccount)
+
+    /// The record and credentials of the account with this (normalized) email, if any.
+    func account(email: String, in collection: String) async throws -> (user: JSONValue, account: StoredAccount)?
 
     /// Puts back the data the server started with.
     func reset() async throws
@@ -60,11 +69,75 @@ package enum ResourceKind: Sendable {
     case singular
 }
 
-/// One write of a batch (or a request) with its `If-Match` and its `Idempotency-Key`.
+/// One write of a batch (or a request) with its `If-Match`, its `Idempotency-Key`, and what its
+/// caller may do in the collection (nil: no access rules).
 package struct ItemOperation: Sendable {
     package var write: ItemWrite
     package var ifMatch: String? = nil
     package var idempotencyKey: String? = nil
+    package var access: CollectionAccess? = nil
+
+    package init(write: ItemWrite, ifMatch: String? = nil, idempotencyKey: String? = nil, access: CollectionAccess? = nil) {
+        (self.write, self.ifMatch, self.idempotencyKey, self.access) = (write, ifMatch, idempotencyKey, access)
+    }
+
+    /// Where the key is remembered: per user under access rules, so that one user's key never
+    /// replays another's answer.
+    package var idempotencyScope: String? {
+        guard let idempotencyKey else { return nil }
+        guard let access else { return idempotencyKey }
+        // Length-prefixed, so that no key one caller sends spells another's scope ("0:" is
+        // anonymous: a user's id is never empty).
+        let userID = access.caller.userID ?? ""
+        return "\(userID.utf8.count):\(userID):\(idempotencyKey)"
+    }
+
+    /// Refuses the update or delete of `current` that the caller may not make: 404 for a row
+    /// it cannot read (its existence is not revealed), 401 or 403 for one it reads but may not
+    /// write, 403 for an update that would give the row to another owner (admins may).
+    package func checkAccess(to current: JSONValue, replacement: JSONObject?) throws {
+        guard let access else { return }
+        guard access.read.admits(current) else { throw APIError.missing(write.collection, write.id ?? "") }
+        guard access.write.admits(current) else { throw access.refusal }
+        if let replacement, let field = access.ownerField, !access.caller.isAdmin, replacement[field] != current[field] {
+            throw APIError(status: .forbidden, message: "only an admin may give a row to another owner")
+        }
+    }
+}
+
+/// Which rows each collection shows its reader: all of them without access rules.
+package struct Visibility: Sendable {
+    package var rules: AccessRules?
+    package var caller: Caller
+
+    package init(rules: AccessRules?, caller: Caller) {
+        (self.rules, self.caller) = (rules, caller)
+    }
+
+    /// No rules: every row of every collection.
+    package static let open = Visibility(rules: nil, caller: .anonymous)
+
+    package var isOpen: Bool { rules == nil }
+
+    /// The rows of `collection` the reader sees.
+    package func rows(of collection: String) -> RowFilter {
+        rules?.access(to: collection, for: caller).read ?? .everything
+    }
+
+    /// A record's change as this reader may see it: nil for a row it may not read; without the
+    /// create's `Idempotency-Key` unless the reader owns the row, since a client acknowledges its
+    /// own lost create by that key and must never take another user's row for it.
+    package func shown(_ change: SyncChange, rows: RowFilter) -> SyncChange? {
+        guard let rules, let record = change.record else { return change }
+        guard rows.admits(record) else { return nil }
+        guard change.createdWith != nil else { return change }
+        let owner = rules.access(to: change.collection, for: caller).ownerField
+        let owns = caller.userID.map { userID in owner.flatMap { record[$0] }.flatMap(scalarText)?.isIdentical(to: userID) ?? false } ?? false
+        guard !owns else { return change }
+        var shown = change
+        shown.createdWith = nil
+        return shown
+    }
 }
 
 /// What a list read asks for beyond the collection.
@@ -77,6 +150,8 @@ package struct ListRequest: Sendable {
     /// For `/<parent>/<id>/<children>`: the parent's collection and id; the children are those
     /// whose `<singular parent>Id` is that id.
     package var owner: (collection: String, id: String)?
+    /// The rows the reader may see, of the collection and of its relations.
+    package var visibility: Visibility = .open
 
     /// The slice of `count` matching records that the request asks for.
     package func slice(count: Int) throws -> Slice {

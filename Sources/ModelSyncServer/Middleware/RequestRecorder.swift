@@ -15,10 +15,12 @@ public final class RequestRecorder: RouterMiddleware, Sendable {
     public typealias Context = SyncServerContext
 
     private let log: Locked<RequestLog>
+    private let records: Bool
 
-    /// Creates a recorder that keeps the newest `limit` requests.
+    /// Creates a recorder that keeps the newest `limit` requests (0 or less: none).
     public init(limit: Int = 1_000) {
         log = Locked(RequestLog(limit: limit))
+        records = limit > 0
     }
 
     /// The most recent requests received, oldest first.
@@ -30,6 +32,7 @@ public final class RequestRecorder: RouterMiddleware, Sendable {
     }
 
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard records else { return try await next(request, context) }
         let entry = RecordedRequest(
             method: request.method.rawValue,
             uri: request.uri.description,

@@ -25,9 +25,11 @@ package struct ErrorAnswers: RouterMiddleware {
         } catch is CancellationError {
             throw CancellationError()
         } catch {
-            // A failed save: the data and the file are unchanged (see JSONFileBackend.write).
+            // A failed save or read (the data and the file are unchanged: see JSONFileBackend.write).
+            // The details go to the log, not to the client: a database's message can name its
+            // tables and statements.
             context.logger.error("request failed", metadata: ["uri": "\(request.uri)", "error": "\(error)"])
-            return try APIError(status: .internalServerError, message: "could not save the data: \(error)").response(from: request, context: context)
+            return try APIError(status: .internalServerError, message: "the server could not complete the request").response(from: request, context: context)
         }
     }
 }

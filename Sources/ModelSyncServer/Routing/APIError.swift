@@ -30,6 +30,13 @@ package struct APIError: HTTPResponseError {
     package static func badRequest(_ message: String) -> APIError { APIError(status: .badRequest, message: message) }
     package static func notFound(_ message: String) -> APIError { APIError(status: .notFound, message: message) }
 
+    /// A 401: the request needs a valid bearer token (RFC 6750).
+    package static func unauthenticated(_ message: String, invalidToken: Bool = false) -> APIError {
+        var error = APIError(status: .unauthorized, message: message)
+        error.headers[.wwwAuthenticate] = invalidToken ? #"Bearer error="invalid_token""# : "Bearer"
+        return error
+    }
+
     /// A 405 naming the methods the resource answers.
     package static func methodNotAllowed(_ message: String, allow: [HTTPRequest.Method]) -> APIError {
         var error = APIError(status: .methodNotAllowed, message: message)

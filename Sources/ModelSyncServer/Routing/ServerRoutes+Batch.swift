@@ -17,7 +17,7 @@ import NIOCore
 ///
 /// An operation that fails (404, 409, 412, 422…) does not stop the others; it changes nothing.
 extension ServerRoutes {
-    package func batch(_ body: JSONValue?) async throws -> Response {
+    func batch(_ body: JSONValue?, context: SyncServerContext) async throws -> Response {
         let operations: [Swift.Result<SyncBatchOperation, SyncProtocolError>]
         do {
             operations = try SyncBatchRequest.operations(in: body ?? .null)
@@ -30,7 +30,7 @@ extension ServerRoutes {
         // Malformed operations are answered 400 in their place; the others still run, in one
         // transaction of the backend.
         let parsed: [Swift.Result<ItemOperation, APIError>] = operations.map { operation in
-            do { return .success(try Self.parse(try operation.get())) } catch let error as APIError { return .failure(error) } catch {
+            do { return .success(try parse(try operation.get(), context: context)) } catch let error as APIError { return .failure(error) } catch {
                 return .failure(APIError.badRequest("\(error)"))
             }
         }
@@ -46,21 +46,23 @@ extension ServerRoutes {
         return Self.json(SyncBatchResponse(results: results).json, status: .ok)
     }
 
-    private static func parse(_ operation: SyncBatchOperation) throws -> ItemOperation {
+    /// An operation as the single request would make it, checked against the caller's access.
+    private func parse(_ operation: SyncBatchOperation, context: SyncServerContext) throws -> ItemOperation {
         let segments = operation.path.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }
         let key = try operation.header(SyncProtocol.idempotencyKeyHeader).map(IdempotencyKeys.validated)
         let ifMatch = operation.header("If-Match")
         switch (operation.method, segments.count) {
         case ("POST", 1):
             guard let body = operation.body?.objectValue else { throw APIError.notAnObject }
-            return ItemOperation(write: .create(collection: segments[0], body: body), idempotencyKey: key)
+            return try creation(in: segments[0], body: body, context: context, idempotencyKey: key)
         case ("PUT", 2), ("PATCH", 2):
             guard let body = operation.body?.objectValue else { throw APIError.notAnObject }
             return ItemOperation(
                 write: .update(collection: segments[0], id: segments[1], body: body, merge: operation.method == "PATCH"), ifMatch: ifMatch,
-                idempotencyKey: key)
+                idempotencyKey: key, access: access(to: segments[0], context))
         case ("DELETE", 2):
-            return ItemOperation(write: .delete(collection: segments[0], id: segments[1]), ifMatch: ifMatch, idempotencyKey: key)
+            return ItemOperation(
+                write: .delete(collection: segments[0], id: segments[1]), ifMatch: ifMatch, idempotencyKey: key, access: access(to: segments[0], context))
         default:
             throw APIError.badRequest(
                 "a batch holds POST /<collection>, PUT, PATCH and DELETE /<collection>/<id>; got \(operation.method) \(operation.path)")

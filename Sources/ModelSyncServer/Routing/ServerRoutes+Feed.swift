@@ -14,7 +14,7 @@ extension ServerRoutes {
 
     /// `{"changes": [...], "next": "<cursor>", "more": false}`: the changes after the cursor,
     /// oldest first. `collections` nil reads the `collections` parameter (all when absent).
-    package func feed(_ parameters: QueryParameters, collections: Set<String>?) async throws -> Response {
+    func feed(_ parameters: QueryParameters, collections: Set<String>?, visibility: Visibility) async throws -> Response {
         let isCollection = collections != nil
         let cursor = try FeedCursor(parameters.values(isCollection ? "_since" : "since").first)
         let limitText = parameters.values(isCollection ? "_limit" : "limit").first
@@ -22,13 +22,13 @@ extension ServerRoutes {
             throw APIError.badRequest("the feed's limit must be a positive integer")
         }
         let names = collections ?? Self.collectionFilter(parameters)
-        let page = try await backend.changes(after: cursor, in: names, limit: min(limit, Self.maximumFeedLimit))
+        let page = try await backend.changes(after: cursor, in: names, limit: min(limit, Self.maximumFeedLimit), visibility: visibility)
         return Self.json(SyncFeedPage(changes: page.changes, next: String(page.next), more: page.more).json, status: .ok)
     }
 
     /// A `text/event-stream` of the changes after the cursor (`since`, or `Last-Event-ID`),
     /// then of every change as it is committed, until the client goes or the server stops.
-    package func stream(_ parameters: QueryParameters, request: Request) async throws -> Response {
+    func stream(_ parameters: QueryParameters, request: Request, visibility: Visibility) async throws -> Response {
         let cursor = try FeedCursor(request.headers[.lastEventID] ?? parameters.values("since").first)
         let names = Self.collectionFilter(parameters)
         let backend = backend
@@ -38,10 +38,10 @@ extension ServerRoutes {
         var backlog: [SyncChange] = []
         var since: Int
         do {
-            var page = try await backend.changes(after: cursor, in: names, limit: Self.maximumFeedLimit)
+            var page = try await backend.changes(after: cursor, in: names, limit: Self.maximumFeedLimit, visibility: visibility)
             backlog = page.changes
             while page.more {
-                page = try await backend.changes(after: .after(page.next), in: names, limit: Self.maximumFeedLimit)
+                page = try await backend.changes(after: .after(page.next), in: names, limit: Self.maximumFeedLimit, visibility: visibility)
                 backlog += page.changes
             }
             // What the client has seen: its cursor, resolved (`now` is the current sequence).
@@ -83,8 +83,9 @@ extension ServerRoutes {
                 for await event in events {
                     switch event {
                     case .change(let change):
-                        guard change.sequence > sent, names?.contains(change.collection) ?? true else { continue }
-                        try await writer.write(Self.event(change))
+                        guard change.sequence > sent, names?.contains(change.collection) ?? true,
+                              let shown = Self.shown(change, visibility) else { continue }
+                        try await writer.write(Self.event(shown))
                         sent = change.sequence
                     case .keepAlive:
                         try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
@@ -100,9 +101,9 @@ extension ServerRoutes {
 
     /// `HEAD /_changes/stream`: the stream's headers, or the refusal a `GET` would meet (400,
     /// 410), without subscribing.
-    package func streamHead(_ parameters: QueryParameters, request: Request) async throws -> Response {
+    func streamHead(_ parameters: QueryParameters, request: Request, visibility: Visibility) async throws -> Response {
         let cursor = try FeedCursor(request.headers[.lastEventID] ?? parameters.values("since").first)
-        _ = try await backend.changes(after: cursor, in: Self.collectionFilter(parameters), limit: 1)
+        _ = try await backend.changes(after: cursor, in: Self.collectionFilter(parameters), limit: 1, visibility: visibility)
         return Response(status: .ok, headers: Self.streamHeaders)
     }
 
@@ -113,7 +114,16 @@ extension ServerRoutes {
         return headers
     }
 
-    package static func event(_ change: SyncChange) -> ByteBuffer {
+    /// The live change as it reaches a reader, if it does: a record it may see, or a deletion in a
+    /// collection whose every row it reads. (A deletion of one of its own rows among others'
+    /// reaches it through the feed, whose tombstones name their owner: the live change does not.)
+    private static func shown(_ change: SyncChange, _ visibility: Visibility) -> SyncChange? {
+        let rows = visibility.rows(of: change.collection)
+        guard change.record != nil else { return rows == .everything ? change : nil }
+        return visibility.shown(change, rows: rows)
+    }
+
+    static func event(_ change: SyncChange) -> ByteBuffer {
         var bytes = Array("id: \(change.sequence)\nevent: change\ndata: ".utf8)
         bytes += change.json.jsonBytes()
         bytes += Array("\n\n".utf8)

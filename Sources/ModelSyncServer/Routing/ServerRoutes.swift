@@ -35,13 +35,20 @@ package struct ServerRoutes: Sendable {
         }
         if options.servesSyncExtensions {
             routes += [
-                Route(path: "/_batch", handlers: [.post: { request, _ in try await batch(try await readBody(request)) }]),
-                Route(path: "/_changes", handlers: reads { request, _ in try await feed(QueryParameters(request.uri.query), collections: nil) }),
+                Route(path: "/_batch", handlers: [.post: { request, context in try await batch(try await readBody(request), context: context) }]),
+                Route(path: "/_changes", handlers: reads { request, context in
+                    try await feed(QueryParameters(request.uri.query), collections: nil, visibility: visibility(context))
+                }),
                 Route(path: "/_changes/stream", handlers: [
-                    .get: { request, _ in try await stream(QueryParameters(request.uri.query), request: request) },
-                    .head: { request, _ in try await streamHead(QueryParameters(request.uri.query), request: request) },
+                    .get: { request, context in try await stream(QueryParameters(request.uri.query), request: request, visibility: visibility(context)) },
+                    .head: { request, context in
+                        try await streamHead(QueryParameters(request.uri.query), request: request, visibility: visibility(context))
+                    },
                 ]),
             ]
+        }
+        if let access = options.access, let accounts = access.accounts {
+            routes += accountRoutes(accounts, rules: access.rules)
         }
         let resourceWrite: Handler = { request, context in try await writeResource(request, context: context) }
         routes += [
@@ -55,7 +62,7 @@ package struct ServerRoutes: Sendable {
                 ]) { $1 }),
             Route(path: "/:resource/:id/:children", handlers: reads { request, context in
                 let (parent, id, children) = try (context.segment("resource"), context.segment("id"), context.segment("children"))
-                return try await list(children, QueryParameters(request.uri.query), owner: (parent, id), request)
+                return try await list(children, QueryParameters(request.uri.query), owner: (parent, id), request, context: context)
             }.merging([.post: { request, context in try await createChild(request, context: context) }]) { $1 }),
         ]
         return routes
@@ -97,12 +104,18 @@ package struct ServerRoutes: Sendable {
         let parameters = QueryParameters(request.uri.query)
         switch try await backend.resource(named: name) {
         case .collection?:
-            if options.servesSyncExtensions && parameters.values("_since").first != nil { return try await feed(parameters, collections: [name]) }
-            return try await list(name, parameters, owner: nil, request)
+            if options.servesSyncExtensions && parameters.values("_since").first != nil {
+                try requireReadable(name, context)
+                return try await feed(parameters, collections: [name], visibility: visibility(context))
+            }
+            return try await list(name, parameters, owner: nil, request, context: context)
         case .singular?:
+            if let access = access(to: name, context), access.read != .everything { throw access.refusal }
             guard let (value, modified) = try await backend.singular(name) else { throw APIError.notFound("no resource named \(name)") }
             return conditional(value, modified: modified, request)
         case nil where name == "db":
+            // The whole data, every user's rows: for admins only under access rules.
+            if options.access != nil && !context.caller.isAdmin { throw CollectionAccess.refusal(of: context.caller, "only an admin reads /db") }
             let (value, modified) = try await backend.everything()
             return conditional(value, modified: modified, request)
         case nil:
@@ -118,8 +131,9 @@ package struct ServerRoutes: Sendable {
         switch (try await backend.resource(named: name), request.method) {
         case (.collection?, .post):
             guard let given = body.objectValue else { throw APIError.notAnObject }
-            return try await apply(ItemOperation(write: .create(collection: name, body: given), idempotencyKey: try IdempotencyKeys.key(in: request.headers)))
+            return try await apply(try creation(in: name, body: given, context: context, idempotencyKey: try IdempotencyKeys.key(in: request.headers)))
         case (.singular?, .put), (.singular?, .patch):
+            if let access = access(to: name, context), access.write != .everything { throw access.refusal }
             guard let object = body.objectValue else { throw APIError.notAnObject }
             let stored = try await backend.writeSingular(name, body: object, merge: request.method == .patch, ifMatch: request.headers[.ifMatch])
             return Self.written(stored, status: .ok)
@@ -140,7 +154,8 @@ package struct ServerRoutes: Sendable {
         let (name, id) = try (context.segment("resource"), context.segment("id"))
         let parameters = QueryParameters(request.uri.query)
         let (embeds, expands) = (parameters.values("_embed"), parameters.values("_expand"))
-        let read = try await backend.item(name, id: id, embeds: embeds, expands: expands)
+        try requireReadable(name, context)
+        let read = try await backend.item(name, id: id, embeds: embeds, expands: expands, visibility: visibility(context))
         // The version is the item's ETag; an embedded read is another representation.
         let version = embeds.isEmpty && expands.isEmpty ? read.version.map(versionETag) : nil
         return conditional(read.value, modified: read.modified, request, etag: version)
@@ -150,17 +165,20 @@ package struct ServerRoutes: Sendable {
     private func createChild(_ request: Request, context: SyncServerContext) async throws -> Response {
         let (parentName, id, childName) = try (context.segment("resource"), context.segment("id"), context.segment("children"))
         guard var object = try await readBody(request).objectValue else { throw APIError.notAnObject }
-        let parent = try await backend.item(parentName, id: id, embeds: [], expands: [])
+        let parent = try await backend.item(parentName, id: id, embeds: [], expands: [], visibility: visibility(context))
         object[foreignKey(of: parentName)] = parent.value["id"] ?? .null
-        return try await apply(ItemOperation(write: .create(collection: childName, body: object), idempotencyKey: try IdempotencyKeys.key(in: request.headers)))
+        return try await apply(try creation(in: childName, body: object, context: context, idempotencyKey: try IdempotencyKeys.key(in: request.headers)))
     }
 
     // MARK: Reads
 
-    private func list(_ name: String, _ parameters: QueryParameters, owner: (String, String)?, _ request: Request) async throws -> Response {
+    private func list(
+        _ name: String, _ parameters: QueryParameters, owner: (String, String)?, _ request: Request, context: SyncServerContext
+    ) async throws -> Response {
+        try requireReadable(name, context)
         let listRequest = ListRequest(
             query: try ListQuery(parameters), parameters: parameters, defaultPageSize: options.defaultPageSize,
-            embeds: parameters.values("_embed"), expands: parameters.values("_expand"), owner: owner)
+            embeds: parameters.values("_embed"), expands: parameters.values("_expand"), owner: owner, visibility: visibility(context))
         let page = try await backend.list(name, listRequest)
         var response = conditional(.array(page.items), modified: page.modified, request)
         response.headers[.totalCount] = String(page.total)
@@ -200,6 +218,44 @@ package struct ServerRoutes: Sendable {
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
+    // MARK: Access
+
+    /// What the caller may do in `collection`; nil when the server has no access rules.
+    func access(to collection: String, _ context: SyncServerContext) -> CollectionAccess? {
+        options.access?.rules.access(to: collection, for: context.caller)
+    }
+
+    /// Refuses a read of a collection none of whose rows the caller may read: 401 anonymous,
+    /// 403 signed in. (Where some rows are readable, an unreadable one is simply missing.)
+    func requireReadable(_ collection: String, _ context: SyncServerContext) throws {
+        if let access = access(to: collection, context), access.read == .nothing { throw access.refusal }
+    }
+
+    /// The rows the caller sees.
+    func visibility(_ context: SyncServerContext) -> Visibility {
+        options.access.map { Visibility(rules: $0.rules, caller: context.caller) } ?? .open
+    }
+
+    /// A create in `collection` as the caller may make it: under access rules the row's owner
+    /// is the caller (a body naming another owner is refused, unless the caller is an admin).
+    func creation(in collection: String, body: JSONObject, context: SyncServerContext, idempotencyKey: String?) throws -> ItemOperation {
+        var body = body
+        let access = access(to: collection, context)
+        if let access {
+            let caller = access.caller
+            if access.write == .nothing { throw access.refusal }
+            if let field = access.ownerField, let userID = caller.userID, field != "id", !caller.isAdmin {
+                if let named = body[field], named != .null, !(scalarText(named)?.isIdentical(to: userID) ?? false) {
+                    throw APIError(status: .forbidden, message: "only an admin may create a row for another owner")
+                }
+                // The owner as the rows of the collection name it: an integer id stays an integer.
+                body[field] = Int(userID).flatMap { String($0) == userID ? .number(JSONNumber($0)) : nil } ?? .string(userID)
+            }
+            if !access.write.admits(.object(body)) { throw access.refusal }
+        }
+        return ItemOperation(write: .create(collection: collection, body: body), idempotencyKey: idempotencyKey, access: access)
+    }
+
     // MARK: Writes
 
     private func update(_ request: Request, context: SyncServerContext, merge: Bool) async throws -> Response {
@@ -207,13 +263,14 @@ package struct ServerRoutes: Sendable {
         guard let object = try await readBody(request).objectValue else { throw APIError.notAnObject }
         return try await apply(ItemOperation(
             write: .update(collection: name, id: id, body: object, merge: merge), ifMatch: request.headers[.ifMatch],
-            idempotencyKey: try IdempotencyKeys.key(in: request.headers)))
+            idempotencyKey: try IdempotencyKeys.key(in: request.headers), access: access(to: name, context)))
     }
 
     private func delete(_ request: Request, context: SyncServerContext) async throws -> Response {
         let (name, id) = try (context.segment("resource"), context.segment("id"))
         return try await apply(ItemOperation(
-            write: .delete(collection: name, id: id), ifMatch: request.headers[.ifMatch], idempotencyKey: try IdempotencyKeys.key(in: request.headers)))
+            write: .delete(collection: name, id: id), ifMatch: request.headers[.ifMatch], idempotencyKey: try IdempotencyKeys.key(in: request.headers),
+            access: access(to: name, context)))
     }
 
     private func apply(_ operation: ItemOperation) async throws -> Response {
@@ -247,7 +304,7 @@ package struct ServerRoutes: Sendable {
     }
 
     /// The request's JSON body, read whole (up to ``ServerOptions/maxBodySize``).
-    private func readBody(_ request: Request) async throws -> JSONValue {
+    func readBody(_ request: Request) async throws -> JSONValue {
         let limit = options.maxBodySize
         // A declared length over the limit is refused without keeping any of the body.
         var tooLarge = request.headers[.contentLength].flatMap(Int.init).map { $0 > limit } ?? false

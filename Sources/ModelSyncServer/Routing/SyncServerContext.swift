@@ -9,6 +9,9 @@ public struct SyncServerContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The connection the request came on.
     public let channel: any Channel
+    /// Who makes the request: set from its bearer token when the server has
+    /// ``ServerOptions/access``; anonymous otherwise.
+    public var caller = Caller.anonymous
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = CoreRequestContextStorage(source: source)

@@ -209,15 +209,16 @@ struct SyncSimulator {
 /// One run of a plan against one server.
 final class SimulationRun {
     /// Where a write transaction can be made to fail, as a process killed there: a trigger on
-    /// each of these writes raises an error while the point is armed (`sim_crash`).
-    static let crashPoints: [(name: String, trigger: String)] = [
-        ("entry deleted", "AFTER DELETE ON modelsync_outbox"),
-        ("entry changed", "AFTER UPDATE ON modelsync_outbox"),
-        ("version stored", "AFTER INSERT ON modelsync_row_versions"),
-        ("key rewritten", "AFTER INSERT ON modelsync_key_rewrites"),
-        ("row stored", "AFTER INSERT ON \"\(SimulatedItem.schema.table)\""),
-        ("row changed", "AFTER UPDATE ON \"\(SimulatedItem.schema.table)\""),
-        ("cursor stored", "AFTER INSERT ON modelsync_cursors"),
+    /// each of these writes raises an error while the point is armed (`sim_crash`). A record
+    /// stored by an upsert is an insert or an update: its point has a trigger for each.
+    static let crashPoints: [(name: String, triggers: [String])] = [
+        ("entry deleted", ["AFTER DELETE ON modelsync_outbox"]),
+        ("entry changed", ["AFTER UPDATE ON modelsync_outbox"]),
+        ("version stored", ["AFTER INSERT ON modelsync_row_versions", "AFTER UPDATE ON modelsync_row_versions"]),
+        ("key rewritten", ["AFTER INSERT ON modelsync_key_rewrites", "AFTER UPDATE ON modelsync_key_rewrites"]),
+        ("row stored", ["AFTER INSERT ON \"\(SimulatedItem.schema.table)\""]),
+        ("row changed", ["AFTER UPDATE ON \"\(SimulatedItem.schema.table)\""]),
+        ("cursor stored", ["AFTER INSERT ON modelsync_cursors", "AFTER UPDATE ON modelsync_cursors"]),
     ]
 
     struct Client {
@@ -262,11 +263,13 @@ final class SimulationRun {
             try db.execute("CREATE TABLE IF NOT EXISTS sim_crash (point INTEGER NOT NULL)")
             try db.execute("DELETE FROM sim_crash")
             for (index, point) in crashPoints.enumerated() {
-                try db.execute("""
-                    CREATE TRIGGER IF NOT EXISTS sim_crash_\(index) \(point.trigger)
-                    WHEN EXISTS (SELECT 1 FROM sim_crash WHERE point = \(index))
-                    BEGIN SELECT RAISE(ABORT, 'simulated crash'); END
-                    """)
+                for (number, trigger) in point.triggers.enumerated() {
+                    try db.execute("""
+                        CREATE TRIGGER IF NOT EXISTS sim_crash_\(index)_\(number) \(trigger)
+                        WHEN EXISTS (SELECT 1 FROM sim_crash WHERE point = \(index))
+                        BEGIN SELECT RAISE(ABORT, 'simulated crash'); END
+                        """)
+                }
             }
         }
     }

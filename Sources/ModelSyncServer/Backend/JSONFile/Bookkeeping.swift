@@ -24,9 +24,11 @@ package struct Bookkeeping: Sendable {
         package var id: JSONValue
         package var sequence: Int
         package var at: Int
+        /// The deleted row's owner (under access rules): whose feed shows the deletion.
+        package var owner: String?
 
-        package init(collection: String, id: JSONValue, sequence: Int, at: Int) {
-            (self.collection, self.id, self.sequence, self.at) = (collection, id, sequence, at)
+        package init(collection: String, id: JSONValue, sequence: Int, at: Int, owner: String? = nil) {
+            (self.collection, self.id, self.sequence, self.at, self.owner) = (collection, id, sequence, at, owner)
         }
     }
 
@@ -56,6 +58,9 @@ package struct Bookkeeping: Sendable {
     /// The highest integer id deleted from each collection: new ids go above it, so that an id
     /// is never given to two records.
     package var deletedIDs: [String: Int] = [:]
+    /// The built-in accounts' credentials by normalized email: the user's id, the password's
+    /// hash and the role. Kept here, apart from the `users` records, so that no route serves them.
+    package var accounts: [String: StoredAccount] = [:]
 
     package init() {}
 
@@ -81,11 +86,11 @@ package struct Bookkeeping: Sendable {
 
     /// Replaces a deleted record's version with a tombstone, and drops the tombstones beyond
     /// the limits.
-    package mutating func recordDelete(collection: String, id: JSONValue, now: Date, limits: FeedLimits) {
+    package mutating func recordDelete(collection: String, id: JSONValue, owner: String? = nil, now: Date, limits: FeedLimits) {
         sequence += 1
         if let text = scalarText(id) { versions[collection]?.removeValue(forKey: ExactText(text)) }
         if let integer = id.intValue { deletedIDs[collection] = max(deletedIDs[collection] ?? 0, integer) }
-        tombstones.append(Tombstone(collection: collection, id: id, sequence: sequence, at: Int(now.timeIntervalSince1970)))
+        tombstones.append(Tombstone(collection: collection, id: id, sequence: sequence, at: Int(now.timeIntervalSince1970), owner: owner))
         let oldest = Int(now.timeIntervalSince1970) - Int(min(limits.tombstoneRetention, Double(Int32.max)))
         var dropped = 0
         while dropped < tombstones.count, tombstones.count - dropped > limits.tombstoneCapacity || tombstones[dropped].at < oldest {
@@ -142,13 +147,16 @@ package struct Bookkeeping: Sendable {
         book.adopt(root, savedVersions: savedVersions)
         book.tombstones = (saved["tombstones"]?.arrayValue ?? []).compactMap { stone in
             guard let collection = stone["collection"]?.stringValue, let id = stone["id"], let sequence = stone["seq"]?.intValue else { return nil }
-            return Tombstone(collection: collection, id: id, sequence: sequence, at: stone["at"]?.intValue ?? 0)
+            return Tombstone(collection: collection, id: id, sequence: sequence, at: stone["at"]?.intValue ?? 0, owner: stone["owner"]?.stringValue)
         }
         if let keys = saved["idempotency"]?.objectValue {
             for (key, record) in keys { book.idempotency[key] = record }
         }
         for (collection, id) in saved["deletedIds"]?.objectValue ?? JSONObject() {
             if let id = id.intValue { book.deletedIDs[collection] = id }
+        }
+        for (email, account) in saved["accounts"]?.objectValue ?? JSONObject() {
+            if let stored = StoredAccount(saved: account) { book.accounts[email] = stored }
         }
         for (collection, ids) in saved["createdWith"]?.objectValue ?? JSONObject() {
             for (id, key) in ids.objectValue ?? JSONObject() {
@@ -175,9 +183,14 @@ package struct Bookkeeping: Sendable {
         }
         object["createdWith"] = .object(origins)
         object["tombstones"] = .array(tombstones.map { stone in
-            ["collection": .string(stone.collection), "id": stone.id, "seq": .number(JSONNumber(stone.sequence)), "at": .number(JSONNumber(stone.at))]
+            var saved: JSONObject = ["collection": .string(stone.collection), "id": stone.id, "seq": .number(JSONNumber(stone.sequence)), "at": .number(JSONNumber(stone.at))]
+            if let owner = stone.owner { saved["owner"] = .string(owner) }
+            return .object(saved)
         })
         object["idempotency"] = .object(idempotency)
+        if !accounts.isEmpty {
+            object["accounts"] = .object(JSONObject(accounts.sorted { $0.key < $1.key }.map { ($0.key, $0.value.saved) }))
+        }
         object["deletedIds"] = .object(JSONObject(deletedIDs.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.number(JSONNumber($0.value))) }))
         return .object(object)
     }
@@ -187,20 +200,40 @@ package struct Bookkeeping: Sendable {
     /// The changes after `since` in `collections` (all when nil), oldest first: each record at
     /// most once, in its current state, and the tombstones. At most `limit`; the flag says
     /// whether more follow.
-    package func changes(after since: Int, in collections: Set<String>?, limit: Int) -> (changes: [SyncChange], more: Bool) {
+    package func changes(after since: Int, in collections: Set<String>?, limit: Int, visibility: Visibility = .open) -> (changes: [SyncChange], more: Bool) {
         var changes: [SyncChange] = []
+        // Each collection's rows for this reader, worked out once (not per change).
+        var filters: [String: RowFilter] = [:]
+        func rows(of collection: String) -> RowFilter {
+            if let known = filters[collection] { return known }
+            let rows = visibility.rows(of: collection)
+            filters[collection] = rows
+            return rows
+        }
         for (collection, ids) in versions where collections?.contains(collection) ?? true {
+            let rows = rows(of: collection)
             for stamp in ids.values where stamp.version > since {
-                changes.append(SyncChange(
-                    sequence: stamp.version, collection: collection, id: stamp.record["id"] ?? .null, record: stamp.record, createdWith: stamp.createdWith))
+                let change = SyncChange(
+                    sequence: stamp.version, collection: collection, id: stamp.record["id"] ?? .null, record: stamp.record, createdWith: stamp.createdWith)
+                if let shown = visibility.shown(change, rows: rows) { changes.append(shown) }
             }
         }
-        for stone in tombstones where stone.sequence > since && (collections?.contains(stone.collection) ?? true) {
+        for stone in tombstones where stone.sequence > since && (collections?.contains(stone.collection) ?? true) && Self.shows(stone, rows(of: stone.collection)) {
             changes.append(SyncChange(sequence: stone.sequence, collection: stone.collection, id: stone.id, record: nil))
         }
         changes.sort { $0.sequence < $1.sequence }
         let more = changes.count > limit
         return (Array(changes.prefix(limit)), more)
+    }
+
+    /// Whether a reader sees a deletion: one who reads every row of its collection, or its
+    /// owner.
+    private static func shows(_ stone: Tombstone, _ rows: RowFilter) -> Bool {
+        switch rows {
+        case .everything: true
+        case .nothing: false
+        case .ownedBy(_, let userID): stone.owner?.isIdentical(to: userID) ?? false
+        }
     }
 }
 

@@ -9,9 +9,9 @@ extension ItemOperation {
     /// Applies the write, or replays the first answer of its `Idempotency-Key`.
     package func apply(to root: inout JSONObject, _ book: inout Bookkeeping, now: Date, limits: FeedLimits) throws -> ItemWrite.Result {
         let collection = write.collection
-        guard let idempotencyKey else { return try write.apply(ifMatch: ifMatch, to: &root, &book, now: now, limits: limits) }
+        guard let idempotencyKey, let scope = idempotencyScope else { return try write.apply(self, to: &root, &book, now: now, limits: limits) }
         let request = write.requestFingerprint
-        let storageKey = IdempotencyKeys.storageKey(idempotencyKey)
+        let storageKey = IdempotencyKeys.storageKey(scope)
         switch IdempotencyKeys.lookup(storageKey, collection: collection, request: request, in: book.idempotency, now: now) {
         case .replay(var first):
             if first.version == nil, first.status == 201 {
@@ -21,7 +21,7 @@ extension ItemOperation {
         case .reusedForAnotherRequest: throw APIError.idempotencyKeyReused
         case .unknown: break
         }
-        let result = try write.apply(ifMatch: ifMatch, createdWith: idempotencyKey, to: &root, &book, now: now, limits: limits)
+        let result = try write.apply(self, createdWith: idempotencyKey, to: &root, &book, now: now, limits: limits)
         let record = IdempotencyKeys.record(collection: collection, request: request, result: result, at: now)
         IdempotencyKeys.remember(storageKey, record, in: &book.idempotency, now: now)
         return result
@@ -29,10 +29,12 @@ extension ItemOperation {
 }
 
 extension ItemWrite {
-    /// Applies the write; a create records `createdWith`, its `Idempotency-Key`, for the feed.
+    /// Applies the write of `operation` (its `If-Match` and access checked); a create records
+    /// `createdWith`, its `Idempotency-Key`, for the feed.
     package func apply(
-        ifMatch: String?, createdWith: String? = nil, to root: inout JSONObject, _ book: inout Bookkeeping, now: Date, limits: FeedLimits
+        _ operation: ItemOperation, createdWith: String? = nil, to root: inout JSONObject, _ book: inout Bookkeeping, now: Date, limits: FeedLimits
     ) throws -> Result {
+        let ifMatch = operation.ifMatch
         switch self {
         case .create(let name, let given):
             var object = given
@@ -56,15 +58,19 @@ extension ItemWrite {
             try Self.checkBodyID(object, matches: id)
             var items = try JSONFileBackend.items(name, in: root)
             guard let index = items.firstIndex(where: { hasID($0, id) }) else { throw APIError.missing(name, id) }
+            let updated = Self.updated(items[index], with: object, merge: merge, keeping: operation.access?.ownerField)
+            try operation.checkAccess(to: items[index], replacement: updated)
             try checkIfMatch(items[index], version: book.version(collection: name, id: id), ifMatch)
-            items[index] = .object(Self.updated(items[index], with: object, merge: merge))
+            items[index] = .object(updated)
             root[name] = .array(items)
             return Result(status: 200, body: items[index], version: book.recordWrite(collection: name, record: items[index]))
         case .delete(let name, let id):
             var items = try JSONFileBackend.items(name, in: root)
             guard let index = items.firstIndex(where: { hasID($0, id) }) else { throw APIError.missing(name, id) }
+            try operation.checkAccess(to: items[index], replacement: nil)
             try checkIfMatch(items[index], version: book.version(collection: name, id: id), ifMatch)
-            book.recordDelete(collection: name, id: items[index]["id"] ?? .null, now: now, limits: limits)
+            let owner = operation.access?.ownerField.flatMap { items[index][$0] }.flatMap(scalarText)
+            book.recordDelete(collection: name, id: items[index]["id"] ?? .null, owner: owner, now: now, limits: limits)
             items.remove(at: index)
             root[name] = .array(items)
             return Result(status: 200, body: [:], version: nil)

@@ -15,23 +15,26 @@ extension JSONFileBackend: ServerBackend {
 
     package func list(_ collection: String, _ request: ListRequest) throws -> ListPage {
         var query = request.query
+        let visibility = request.visibility
         if let owner = request.owner {
-            guard try Self.items(owner.collection, in: root).contains(where: { hasID($0, owner.id) }) else {
+            let parents = visibility.rows(of: owner.collection)
+            guard try Self.items(owner.collection, in: root).contains(where: { hasID($0, owner.id) && parents.admits($0) }) else {
                 throw APIError.missing(owner.collection, owner.id)
             }
             query.require(foreignKey(of: owner.collection), equals: owner.id)
         }
-        let matching = try query.apply(to: Self.items(collection, in: root))
+        let matching = try query.apply(to: Self.visible(Self.items(collection, in: root), visibility.rows(of: collection)))
         let slice = try request.slice(count: matching.count)
-        let page = try embed(Array(matching[slice.range]), of: collection, embeds: request.embeds, expands: request.expands)
+        let page = try embed(Array(matching[slice.range]), of: collection, embeds: request.embeds, expands: request.expands, visibility: visibility)
         return ListPage(items: page, total: matching.count, slice: slice, modified: lastModified)
     }
 
-    package func item(_ collection: String, id: String, embeds: [String], expands: [String]) throws -> ItemRead {
-        guard let item = try Self.items(collection, in: root).first(where: { hasID($0, id) }) else {
+    package func item(_ collection: String, id: String, embeds: [String], expands: [String], visibility: Visibility) throws -> ItemRead {
+        // A row the reader may not see is missing to it: its existence is not revealed.
+        guard let item = try Self.items(collection, in: root).first(where: { hasID($0, id) }), visibility.rows(of: collection).admits(item) else {
             throw APIError.missing(collection, id)
         }
-        let value = try embed([item], of: collection, embeds: embeds, expands: expands)[0]
+        let value = try embed([item], of: collection, embeds: embeds, expands: expands, visibility: visibility)[0]
         return ItemRead(value: value, version: book.version(collection: collection, id: id), modified: lastModified)
     }
 
@@ -73,15 +76,40 @@ extension JSONFileBackend: ServerBackend {
         }
     }
 
-    package func changes(after cursor: FeedCursor, in collections: Set<String>?, limit: Int) throws -> FeedPage {
+    package func changes(after cursor: FeedCursor, in collections: Set<String>?, limit: Int, visibility: Visibility) throws -> FeedPage {
         let since: Int
         switch cursor {
         case .now: since = book.sequence
         case .after(let value): since = value
         }
         guard since >= book.horizon else { throw APIError.cursorTooOld(horizon: book.horizon) }
-        let (changes, more) = book.changes(after: since, in: collections, limit: limit)
+        let (changes, more) = book.changes(after: since, in: collections, limit: limit, visibility: visibility)
         return FeedPage(changes: changes, more: more, next: more ? changes.last?.sequence ?? since : max(book.sequence, since))
+    }
+
+    package func register(
+        email: String, passwordHash: String, profile: JSONObject, in collection: String
+    ) async throws -> (user: JSONValue, account: StoredAccount) {
+        let (now, limits) = (Date(), feedLimits)
+        return try await write { root, book in
+            let records = root[collection]?.arrayValue ?? []
+            let taken = records.contains { $0["email"]?.stringValue.flatMap(StoredAccount.normalizedEmail) == email }
+            guard book.accounts[email] == nil, !taken else { throw APIError(status: 409, message: "an account with this email exists") }
+            if root[collection] == nil { root[collection] = .array([]) }
+            let created = try ItemWrite.create(collection: collection, body: profile)
+                .apply(ItemOperation(write: .create(collection: collection, body: profile)), to: &root, &book, now: now, limits: limits)
+            guard let userID = recordID(of: created.body) else { throw APIError(status: 500, message: "the account's record has no id") }
+            let account = StoredAccount(userID: userID, passwordHash: passwordHash)
+            book.accounts[email] = account
+            return (created.body, account)
+        }
+    }
+
+    package func account(email: String, in collection: String) -> (user: JSONValue, account: StoredAccount)? {
+        guard let account = book.accounts[email],
+              let user = root[collection]?.arrayValue?.first(where: { hasID($0, account.userID) })
+        else { return nil }
+        return (user, account)
     }
 
     package func close() async {
@@ -92,25 +120,31 @@ extension JSONFileBackend: ServerBackend {
     // MARK: Helpers
 
     /// Adds `_embed` children (by `<singular>Id`) and `_expand` parents (from `<name>s`).
-    private func embed(_ items: [JSONValue], of name: String, embeds: [String], expands: [String]) throws -> [JSONValue] {
+    private func embed(_ items: [JSONValue], of name: String, embeds: [String], expands: [String], visibility: Visibility) throws -> [JSONValue] {
         guard !embeds.isEmpty || !expands.isEmpty else { return items }
         let key = foreignKey(of: name)
         // One pass over each relation's records, keyed by id bytes (not one per item).
         let children = try embeds.map { child in
             var byOwner: [ExactText: [JSONValue]] = [:]
-            for record in try Self.items(child, in: root) {
+            for record in try Self.visible(Self.items(child, in: root), visibility.rows(of: child)) {
                 if let owner = record[key].flatMap(scalarText) { byOwner[ExactText(owner), default: []].append(record) }
             }
             return (key: child, byOwner: byOwner)
         }
         let parents = try expands.map { parent in
-            guard let records = (root[parent + "s"] ?? root[parent])?.arrayValue else { throw APIError.cannotExpand(parent) }
+            let name = root[parent + "s"] != nil ? parent + "s" : parent
+            guard let records = root[name]?.arrayValue.map({ Self.visible($0, visibility.rows(of: name)) }) else { throw APIError.cannotExpand(parent) }
             var byID: [ExactText: JSONValue] = [:]
             // The first record with an id wins, as a search from the start would find.
             for record in records { if let id = recordID(of: record), byID[ExactText(id)] == nil { byID[ExactText(id)] = record } }
             return (key: parent, byID: byID)
         }
         return attachRelations(items, children: children, parents: parents)
+    }
+
+    /// The rows of `items` that `rows` admits.
+    private static func visible(_ items: [JSONValue], _ rows: RowFilter) -> [JSONValue] {
+        rows == .everything ? items : items.filter(rows.admits)
     }
 
     package static func items(_ name: String, in root: JSONObject) throws -> [JSONValue] {

@@ -1,0 +1,89 @@
+/// Who makes a request: a user (the `sub` of a verified token) and their role, or nobody.
+public struct Caller: Sendable, Hashable, CustomStringConvertible {
+    /// The user's id, as a string (a token's `sub`); nil for an anonymous request.
+    public var userID: String?
+    /// The user's role (a token's role claim); `admin` bypasses the access rules.
+    public var role: String?
+
+    /// Creates a caller.
+    public init(userID: String?, role: String? = nil) {
+        self.userID = userID
+        self.role = role
+    }
+
+    /// A request without a token.
+    public static let anonymous = Caller(userID: nil)
+
+    /// The role that bypasses every access rule.
+    public static let adminRole = "admin"
+
+    /// Whether the caller is signed in.
+    public var isSignedIn: Bool { userID != nil }
+
+    /// Whether the caller's role bypasses the access rules.
+    public var isAdmin: Bool { role == Self.adminRole }
+
+    public var description: String {
+        guard let userID else { return "anonymous" }
+        return role.map { "user \(userID) (\($0))" } ?? "user \(userID)"
+    }
+}
+
+/// Verifies a bearer token and names its caller. `ModelSyncServerAuth` has one for JWTs (HS256
+/// secrets, RS256/ES256 keys from a JWKS); an app may bring its own.
+public protocol AccessTokenVerifier: Sendable {
+    /// The caller the token names.
+    ///
+    /// - Throws: ``AccessTokenError`` when the token is malformed, wrongly signed, expired, not
+    ///   yet valid, or for another issuer or audience. The server answers 401 to any error.
+    func caller(for token: String) async throws -> Caller
+}
+
+/// Signs access tokens for the built-in accounts (`POST /login`).
+public protocol AccessTokenIssuer: Sendable {
+    /// A signed access token naming `userID` (as `sub`) and `role`.
+    func accessToken(for userID: String, role: String?) async throws -> String
+}
+
+/// Hashes and checks the built-in accounts' passwords (bcrypt in `ModelSyncServerAuth`).
+public protocol PasswordHasher: Sendable {
+    /// A salted hash of `password`, to store.
+    func hash(_ password: String) async throws -> String
+    /// Whether `password` matches the stored `hash`; false (never an error) for a hash that is
+    /// not one this hasher made.
+    func verify(_ password: String, against hash: String) async throws -> Bool
+}
+
+/// Why a token was refused. Every case is answered 401 with `WWW-Authenticate: Bearer`.
+public enum AccessTokenError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Not a token at all: not three base64url parts, a header or payload that is not JSON, too
+    /// long.
+    case malformed
+    /// An algorithm the verifier does not accept (`none` among them).
+    case unsupportedAlgorithm(String)
+    /// A key id (`kid`) the verifier has no key for.
+    case unknownKey
+    /// The signature does not verify.
+    case badSignature
+    /// `exp` has passed.
+    case expired
+    /// `nbf` is still to come.
+    case notYetValid
+    /// `iss` or `aud` is not the one configured.
+    case wrongIssuerOrAudience
+    /// No `sub`, or one that is not a string or number.
+    case noSubject
+
+    public var description: String {
+        switch self {
+        case .malformed: "the token is malformed"
+        case .unsupportedAlgorithm(let algorithm): "the token's algorithm \(algorithm) is not accepted"
+        case .unknownKey: "the token names an unknown key"
+        case .badSignature: "the token's signature does not verify"
+        case .expired: "the token has expired"
+        case .notYetValid: "the token is not valid yet"
+        case .wrongIssuerOrAudience: "the token is for another issuer or audience"
+        case .noSubject: "the token names no subject"
+        }
+    }
+}
