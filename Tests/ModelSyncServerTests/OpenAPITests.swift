@@ -99,6 +99,48 @@ import Testing
         }
     }
 
+    /// Under access rules, each caller's answers are documented too (401, 403, 404 among them),
+    /// and an admin's succeed.
+    @Test func aServerWithAccessRulesAnswersAsDocumented() async throws {
+        let access = AccessControl(
+            rules: try AccessRules(json: ["posts": 600, "comments": 640, "profile": 644]), tokens: TestTokens(),
+            accounts: BuiltInAccounts(issuer: TestTokens(), passwords: TestPasswords()))
+        var options = ServerOptions(access: access)
+        // A stream with nothing for its caller answers a keep-alive soon.
+        options.keepAliveInterval = .milliseconds(50)
+        try await withServer(options: options) { _, base in
+            var answered: Set<Int> = []
+            // The admin last: its deletes would take the others' rows away.
+            for token in ["", "forged", "test:1:", "test:2:", "test:9:admin"] {
+                answered.formUnion(try await Self.answersAsDocumented(base, token: token))
+            }
+            #expect(answered.isSuperset(of: [200, 401, 403, 404]))
+        }
+    }
+
+    /// Sends every documented operation with `token` (empty: none), expecting each status to be
+    /// documented (and an admin's to succeed); returns the statuses.
+    static func answersAsDocumented(_ base: String, token: String) async throws -> Set<Int> {
+        let paths = document["paths"]?.objectValue ?? [:]
+        let operations = paths.flatMap { path, item in
+            methods.compactMap { method in item[method].map { (path: path, method: method, operation: $0) } }
+        }.sorted { phase($0.method, $0.path) < phase($1.method, $1.path) }
+        let headers = token.isEmpty ? [] : [("Authorization", "Bearer \(token)")]
+        var answered: Set<Int> = []
+        for (path, method, operation) in operations {
+            let documented = Set(operation["responses"]?.objectValue?.keys ?? [])
+            for url in instances(of: path) {
+                let status = try await status(of: method, base + url, operation: operation, headers: headers)
+                #expect(documented.contains(String(status)), "\(method.uppercased()) \(url) with \(token): \(status) is not documented")
+                answered.insert(status)
+                if token.hasSuffix(":admin") && path != "/_metrics" {
+                    #expect(status < 400 || status == 404 || status == 405, "\(method.uppercased()) \(url) as an admin: \(status)")
+                }
+            }
+        }
+        return answered
+    }
+
     static func phase(_ method: String, _ path: String) -> Int {
         path == "/_changes/stream" ? 2 : method == "delete" ? 1 : 0
     }
@@ -112,9 +154,12 @@ import Testing
     }
 
     /// Sends the operation with a body its schema takes; a stream's status is read from its head.
-    static func status(of method: String, _ url: String, operation: JSONValue) async throws -> Int {
+    static func status(of method: String, _ url: String, operation: JSONValue, headers: [(String, String)] = []) async throws -> Int {
         if operation["responses"]?["200"]?["content"]?["text/event-stream"] != nil {
-            let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
+            var request = HTTPClientRequest(url: url)
+            for (name, value) in headers { request.headers.add(name: name, value: value) }
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+            guard response.status == .ok else { return Int(response.status.code) }
             #expect(response.headers.first(name: "Content-Type") == "text/event-stream")
             // The backlog's first event, then the stream is dropped (which cancels it).
             for try await _ in response.body { break }
@@ -126,7 +171,7 @@ import Testing
         case .some: #"{"title": "x"}"#
         case nil: nil
         }
-        return try await send(HTTPMethod(rawValue: method.uppercased()), url, body: body).status
+        return try await send(HTTPMethod(rawValue: method.uppercased()), url, body: body, headers: headers).status
     }
 
     /// Every `$ref` in `value`.

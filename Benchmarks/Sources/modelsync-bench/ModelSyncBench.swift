@@ -8,6 +8,7 @@ extension Workload {
         JSONWorkloads.encode,
     ] + StreamingWorkloads.all + SQLiteWorkloads.all + QueryWorkloads.all + RelationWorkloads.all + ObservationWorkloads.all + RemoteWorkloads.all
         + StorageWorkloads.all + IdentityWorkloads.all + ConcurrentAsyncWorkloads.all + SyncWorkloads.all + ServerWorkloads.all
+        + AccessWorkloads.all
 }
 
 /// `modelsync-bench`: times ModelSync against its peers and prints a table and `RESULT` lines.
@@ -51,6 +52,12 @@ struct ModelSyncBench: AsyncParsableCommand {
     @Option(help: .hidden)
     var serve: String?
 
+    @Option(help: .hidden)
+    var serveAccess: String?
+
+    @Option(help: .hidden)
+    var serveSecret: String?
+
     func validate() throws {
         if serve != nil { return }
         let known = Set(Workload.all.map(\.name))
@@ -71,7 +78,7 @@ struct ModelSyncBench: AsyncParsableCommand {
     func run() async throws {
         // The server workloads start this binary as their server processes.
         if let serve {
-            try await BenchServe.run(serve)
+            try await BenchServe.run(serve, access: serveAccess, secret: serveSecret)
             return
         }
         if list {

@@ -129,6 +129,20 @@ public struct AccessRules: Sendable, Equatable {
         return rule
     }
 
+    /// The rules written out in one canonical order: equal rules give equal text, whatever the
+    /// file's order. Feed cursors carry a digest of it, so that a cursor read under other rules
+    /// starts the reader over (a rule that no longer admits a row must remove it from devices).
+    package var canonicalText: String {
+        var text = "accounts=\(accountsCollection.utf8.count):\(accountsCollection)"
+        for (name, rule) in rules.sorted(by: { Array($0.key.utf8).lexicographicallyPrecedes($1.key.utf8) }) {
+            text += ";\(name.utf8.count):\(name)=\(rule.mode),\(rule.ownerField.utf8.count):\(rule.ownerField)"
+            for (role, mode) in rule.roles.sorted(by: { Array($0.key.utf8).lexicographicallyPrecedes($1.key.utf8) }) {
+                text += ",\(role.utf8.count):\(role)=\(mode)"
+            }
+        }
+        return text
+    }
+
     /// The rule for `collection`: its own, else `*`'s, else (for the accounts) 600, else none.
     func rule(for collection: String) -> Rule? {
         if let rule = rules[collection] ?? rules["*"] {

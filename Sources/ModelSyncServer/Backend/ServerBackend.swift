@@ -105,6 +105,16 @@ package struct ItemOperation: Sendable {
     }
 }
 
+extension ItemOperation {
+    /// The owner an update takes `current` from, if it gives the row to another owner (only an
+    /// admin may): that owner's feed must show the row deleted. Nil without access rules.
+    package func departure(from current: JSONValue, to replacement: JSONObject) -> String? {
+        guard let field = access?.ownerField, let former = current[field].flatMap(scalarText) else { return nil }
+        let next = replacement[field].flatMap(scalarText)
+        return next?.isIdentical(to: former) == true ? nil : former
+    }
+}
+
 /// Which rows each collection shows its reader: all of them without access rules.
 package struct Visibility: Sendable {
     package var rules: AccessRules?
@@ -118,6 +128,23 @@ package struct Visibility: Sendable {
     package static let open = Visibility(rules: nil, caller: .anonymous)
 
     package var isOpen: Bool { rules == nil }
+
+    /// What a feed cursor carries under access rules beside its sequence value: a digest of the
+    /// reader (user and role) and of the rules; nil without rules. It is no secret (the feed is
+    /// filtered by the token either way): a cursor read by another user, or under other rules,
+    /// must start its reader over, or that reader would keep rows it may no longer read and
+    /// miss rows it now may.
+    package var cursorTag: String? {
+        guard let rules else { return nil }
+        func counted(_ text: String?) -> String { text.map { "\($0.utf8.count):\($0)" } ?? "-" }
+        // FNV-1a, 64 bits: stable across processes and builds, unlike `Hasher`.
+        var digest: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in "\(counted(caller.userID));\(counted(caller.role));\(rules.canonicalText)".utf8 {
+            digest = (digest ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        let hex = String(digest, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
 
     /// The rows of `collection` the reader sees.
     package func rows(of collection: String) -> RowFilter {

@@ -24,9 +24,14 @@ package enum OpenAPIDocument {
                 A json-server-compatible REST API over a JSON document (every top-level array a \
                 collection, every top-level object a singular resource) with the ModelSync sync \
                 protocol (docs/PROTOCOL.md). Every answer allows any origin (CORS); every request \
-                may name its protocol version in ModelSync-Protocol.
+                may name its protocol version in ModelSync-Protocol. A server started with access \
+                rules names each caller by a bearer token (none: anonymous) and answers only what \
+                its rules allow: 401 for a token needed or not valid, 403 for a right the caller \
+                lacks, 404 for a row it may not read.
                 """,
         ],
+        // A token is optional: without one a request is anonymous.
+        "security": [[:], ["bearer": []]],
         "paths": paths,
         "components": components,
     ]
@@ -185,7 +190,8 @@ package enum OpenAPIDocument {
 
     /// `OPTIONS`: a CORS preflight, answered on every path.
     private static func preflight(_ id: String) -> JSONValue {
-        ["operationId": .string(id), "summary": "CORS preflight", "responses": ["204": ["description": "the CORS headers"]]]
+        // A preflight carries no token; a request that sends a forged one still meets 401.
+        ["operationId": .string(id), "summary": "CORS preflight", "responses": ["204": ["description": "the CORS headers"], "401": response("Unauthorized")]]
     }
 
     private static func feedRead() -> JSONValue {
@@ -224,28 +230,38 @@ package enum OpenAPIDocument {
 
     private static var protocolHeader: JSONValue { ["ModelSync-Protocol": header("ModelSync-Protocol")] }
 
-    /// `answers` plus the error answers of `codes`.
+    /// `answers` plus the error answers of `codes`, and of access rules (401, 403).
     private static func responses(_ answers: JSONObject, codes: [Int]) -> JSONValue {
         var all = answers
-        for code in codes { all[String(code)] = response(errorNames[code] ?? "BadRequest") }
+        for code in codes + [401, 403] { all[String(code)] = response(errorNames[code] ?? "BadRequest") }
         return .object(all)
     }
 
     // MARK: Components
 
     private static let errorNames: [Int: String] = [
-        400: "BadRequest", 404: "NotFound", 405: "MethodNotAllowed", 409: "Conflict", 410: "Gone", 412: "PreconditionFailed",
+        400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed", 409: "Conflict", 410: "Gone", 412: "PreconditionFailed",
         413: "ContentTooLarge", 422: "UnprocessableContent",
     ]
 
     private static var components: JSONValue {
-        ["schemas": schemas, "parameters": parameters, "headers": headers, "responses": errorResponses]
+        [
+            "schemas": schemas, "parameters": parameters, "headers": headers, "responses": errorResponses,
+            "securitySchemes": [
+                "bearer": [
+                    "type": "http", "scheme": "bearer", "bearerFormat": "JWT",
+                    "description": "An access token: the server's own (/login) or an identity provider's, when the server has access rules",
+                ],
+            ],
+        ]
     }
 
     private static var errorResponses: JSONValue {
         let meanings: [(String, String)] = [
             ("BadRequest", "A malformed request: body, parameter, feed cursor, Idempotency-Key, batch; or a ModelSync-Protocol version not spoken here (with supportedVersions)"),
-            ("NotFound", "No such collection, resource or record"),
+            ("Unauthorized", "Under access rules: a token is needed here, or the one sent is malformed, expired, wrongly signed or sent twice (WWW-Authenticate: Bearer)"),
+            ("Forbidden", "Under access rules: the signed-in caller may not do this here (write another's row, name another owner, read /db without being an admin)"),
+            ("NotFound", "No such collection, resource or record (or, under access rules, none the caller may read)"),
             ("MethodNotAllowed", "The method is not allowed here, or the server is read-only"),
             ("Conflict", "The collection already has a record with the body's id"),
             ("Gone", "The cursor is older than the deletions the server keeps: read everything again, then follow the feed from `horizon`"),
@@ -322,7 +338,7 @@ package enum OpenAPIDocument {
         let text: JSONValue = ["type": "string"]
         let count: JSONValue = ["type": "integer", "minimum": 0]
         let positive: JSONValue = ["type": "integer", "minimum": 1]
-        let cursor: JSONValue = ["type": "string", "pattern": "^([0-9]+|now)?$"]
+        let cursor: JSONValue = ["type": "string", "pattern": #"^([0-9]+(\.[0-9a-f]{16})?|now)?$"#]
         let table: [(String, String, String, JSONValue)] = [
             ("resource", "path", "A collection (a top-level array) or singular resource (a top-level object); see the examples", ["type": "string", "examples": ["posts"]]),
             ("id", "path", "A record's id", ["type": "string", "examples": ["1"]]),

@@ -16,32 +16,67 @@ extension ServerRoutes {
     /// oldest first. `collections` nil reads the `collections` parameter (all when absent).
     func feed(_ parameters: QueryParameters, collections: Set<String>?, visibility: Visibility) async throws -> Response {
         let isCollection = collections != nil
-        let cursor = try FeedCursor(parameters.values(isCollection ? "_since" : "since").first)
+        let cursor = try await feedCursor(parameters.values(isCollection ? "_since" : "since").first, visibility)
         let limitText = parameters.values(isCollection ? "_limit" : "limit").first
         guard let limit = limitText.map(Int.init) ?? Self.defaultFeedLimit, limit > 0 else {
             throw APIError.badRequest("the feed's limit must be a positive integer")
         }
         let names = collections ?? Self.collectionFilter(parameters)
-        let page = try await backend.changes(after: cursor, in: names, limit: min(limit, Self.maximumFeedLimit), visibility: visibility)
-        return Self.json(SyncFeedPage(changes: page.changes, next: String(page.next), more: page.more).json, status: .ok)
+        let page = try await changes(after: cursor, in: names, limit: min(limit, Self.maximumFeedLimit), visibility)
+        return Self.json(SyncFeedPage(changes: page.changes, next: Self.cursorText(page.next, visibility), more: page.more).json, status: .ok)
+    }
+
+    /// The cursor as sent. Under access rules a cursor names its reader (``Visibility/cursorTag``):
+    /// one issued to another user or role, under other rules, or before there were rules, is
+    /// answered 410 with a horizon of now, so that the client reads everything it may see again
+    /// (dropping what it may no longer read) and follows the feed from there. The beginning
+    /// (absent, empty, `0`) and `now` suit any reader.
+    func feedCursor(_ text: String?, _ visibility: Visibility) async throws -> FeedCursor {
+        guard let tag = visibility.cursorTag, let text, text != "now" else { return try FeedCursor(text) }
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let sequence = try FeedCursor(String(parts[0]))
+        if sequence == .after(0) || (parts.count == 2 && parts[1] == tag) { return sequence }
+        let now = try await backend.changes(after: .now, in: [], limit: 1, visibility: visibility).next
+        throw APIError(status: 410, message: "the cursor was issued to another reader or under other access rules; read everything again",
+                       details: ["horizon": .string(Self.cursorText(now, visibility))])
+    }
+
+    /// The cursor of a sequence value as this reader gets it.
+    static func cursorText(_ sequence: Int, _ visibility: Visibility) -> String {
+        visibility.cursorTag.map { "\(sequence).\($0)" } ?? String(sequence)
+    }
+
+    /// The backend's changes, a 410's horizon bound to the reader.
+    private func changes(after cursor: FeedCursor, in names: Set<String>?, limit: Int, _ visibility: Visibility) async throws -> FeedPage {
+        do {
+            return try await backend.changes(after: cursor, in: names, limit: limit, visibility: visibility)
+        } catch var error as APIError where error.status == .gone && visibility.cursorTag != nil {
+            if let horizon = error.details["horizon"]?.stringValue.flatMap({ Int($0) }) {
+                error.details["horizon"] = .string(Self.cursorText(horizon, visibility))
+            }
+            throw error
+        }
     }
 
     /// A `text/event-stream` of the changes after the cursor (`since`, or `Last-Event-ID`),
     /// then of every change as it is committed, until the client goes or the server stops.
+    ///
+    /// Under access rules a committed change only wakes the stream, which then reads its
+    /// reader's feed from where it is: the feed alone knows whose deletion a tombstone is and
+    /// whose view a row has left, so the stream sends exactly what the feed would.
     func stream(_ parameters: QueryParameters, request: Request, visibility: Visibility) async throws -> Response {
-        let cursor = try FeedCursor(request.headers[.lastEventID] ?? parameters.values("since").first)
+        let cursor = try await feedCursor(request.headers[.lastEventID] ?? parameters.values("since").first, visibility)
         let names = Self.collectionFilter(parameters)
-        let backend = backend
         let keepAlive = options.keepAliveInterval
         // Subscribed before the backlog is read, so that nothing committed in between is lost.
         let (subscription, live) = await backend.subscribe()
         var backlog: [SyncChange] = []
         var since: Int
         do {
-            var page = try await backend.changes(after: cursor, in: names, limit: Self.maximumFeedLimit, visibility: visibility)
+            var page = try await changes(after: cursor, in: names, limit: Self.maximumFeedLimit, visibility)
             backlog = page.changes
             while page.more {
-                page = try await backend.changes(after: .after(page.next), in: names, limit: Self.maximumFeedLimit, visibility: visibility)
+                page = try await changes(after: .after(page.next), in: names, limit: Self.maximumFeedLimit, visibility)
                 backlog += page.changes
             }
             // What the client has seen: its cursor, resolved (`now` is the current sequence).
@@ -49,6 +84,7 @@ extension ServerRoutes {
             case .after(let given): since = given
             case .now: since = backlog.first.map { $0.sequence - 1 } ?? page.next
             }
+            if !visibility.isOpen { since = max(since, page.next) }
         } catch {
             await backend.unsubscribe(subscription)
             throw error
@@ -77,16 +113,24 @@ extension ServerRoutes {
             try await withGracefulShutdownHandler {
                 var sent = seen
                 for change in backlogChanges {
-                    try await writer.write(Self.event(change))
-                    sent = change.sequence
+                    try await writer.write(Self.event(change, visibility))
+                    sent = max(sent, change.sequence)
                 }
                 for await event in events {
                     switch event {
-                    case .change(let change):
-                        guard change.sequence > sent, names?.contains(change.collection) ?? true,
-                              let shown = Self.shown(change, visibility) else { continue }
-                        try await writer.write(Self.event(shown))
+                    case .change(let change) where change.sequence > sent && visibility.isOpen:
                         sent = change.sequence
+                        guard names?.contains(change.collection) ?? true else { continue }
+                        try await writer.write(Self.event(change, visibility))
+                    case .change(let change) where change.sequence > sent:
+                        var more = true
+                        while more {
+                            let page = try await changes(after: .after(sent), in: names, limit: Self.maximumFeedLimit, visibility)
+                            for change in page.changes { try await writer.write(Self.event(change, visibility)) }
+                            (sent, more) = (page.next, page.more)
+                        }
+                    case .change:
+                        continue
                     case .keepAlive:
                         try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
                     }
@@ -102,8 +146,8 @@ extension ServerRoutes {
     /// `HEAD /_changes/stream`: the stream's headers, or the refusal a `GET` would meet (400,
     /// 410), without subscribing.
     func streamHead(_ parameters: QueryParameters, request: Request, visibility: Visibility) async throws -> Response {
-        let cursor = try FeedCursor(request.headers[.lastEventID] ?? parameters.values("since").first)
-        _ = try await backend.changes(after: cursor, in: Self.collectionFilter(parameters), limit: 1, visibility: visibility)
+        let cursor = try await feedCursor(request.headers[.lastEventID] ?? parameters.values("since").first, visibility)
+        _ = try await changes(after: cursor, in: Self.collectionFilter(parameters), limit: 1, visibility)
         return Response(status: .ok, headers: Self.streamHeaders)
     }
 
@@ -114,17 +158,10 @@ extension ServerRoutes {
         return headers
     }
 
-    /// The live change as it reaches a reader, if it does: a record it may see, or a deletion in a
-    /// collection whose every row it reads. (A deletion of one of its own rows among others'
-    /// reaches it through the feed, whose tombstones name their owner: the live change does not.)
-    private static func shown(_ change: SyncChange, _ visibility: Visibility) -> SyncChange? {
-        let rows = visibility.rows(of: change.collection)
-        guard change.record != nil else { return rows == .everything ? change : nil }
-        return visibility.shown(change, rows: rows)
-    }
-
-    static func event(_ change: SyncChange) -> ByteBuffer {
-        var bytes = Array("id: \(change.sequence)\nevent: change\ndata: ".utf8)
+    /// One change as an event, its id the reader's cursor after it (the `Last-Event-ID` to
+    /// resume with).
+    static func event(_ change: SyncChange, _ visibility: Visibility) -> ByteBuffer {
+        var bytes = Array("id: \(cursorText(change.sequence, visibility))\nevent: change\ndata: ".utf8)
         bytes += change.json.jsonBytes()
         bytes += Array("\n\n".utf8)
         return ByteBuffer(bytes: bytes)

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ModelSync
 import ModelSyncServer
+import ModelSyncServerAuth
 import ModelSyncServerPostgres
 import NIOCore
 import NIOHTTP1
@@ -87,7 +88,7 @@ enum ServerWorkloads {
 
 /// The posts a `POST` run created, deleted (untimed) before the next run so that every run
 /// starts from the same data.
-private actor CreatedPosts {
+actor CreatedPosts {
     private var urls: [String] = []
 
     func add(_ url: String) { urls.append(url) }
@@ -102,7 +103,7 @@ private actor CreatedPosts {
 }
 
 /// Sends a run's requests, 16 in flight.
-private enum Load {
+enum Load {
     static let client: HTTPClient = {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = ServerWorkloads.concurrency
@@ -111,7 +112,7 @@ private enum Load {
 
     /// Runs `count` requests over `bases` (alternating by worker); returns the number answered
     /// 2xx, and throws on any other answer.
-    static func run(bases: [String], count: Int, request: @escaping ServerWorkloads.MakeRequest, created: CreatedPosts) async throws -> Int {
+    static func run(bases: [String], count: Int, request: @escaping ServerWorkloads.MakeRequest, created: CreatedPosts? = nil) async throws -> Int {
         let workers = ServerWorkloads.concurrency
         return try await withThrowingTaskGroup(of: Int.self) { group in
             for worker in 0..<workers {
@@ -126,7 +127,7 @@ private enum Load {
                             throw BenchmarkError("\(method) \(url) answered \(status): \(String(decoding: bytes, as: UTF8.self).prefix(200))")
                         }
                         if method == .POST, let id = try? JSONValue(parsing: bytes)["id"] {
-                            await created.add("\(base)/posts/\(id)")
+                            await created?.add("\(base)/posts/\(id)")
                         }
                         if method == .PATCH, let id = Int(url.split(separator: "/").last ?? ""), let etag = headersOut["ETag"].first {
                             etags[id] = etag
@@ -217,7 +218,7 @@ actor ServerFleet {
     }
 
     /// 1,000 posts by 100 users.
-    private static func data() -> JSONValue {
+    static func data() -> JSONValue {
         let posts = (1...ServerWorkloads.postCount).map { id -> JSONValue in
             [
                 "id": .number(JSONNumber(id)), "userId": .number(JSONNumber((id - 1) % ServerWorkloads.userCount + 1)),
@@ -236,8 +237,9 @@ actor ServerFleet {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    /// Starts a process; for ours, returns the address it prints.
-    private func launch(_ executable: URL, _ arguments: [String], announcesAddress: Bool = true) async throws -> String {
+    /// Starts a process, stopped with the others by ``stop()``; for ours, returns the address it
+    /// prints.
+    func launch(_ executable: URL, _ arguments: [String], announcesAddress: Bool = true) async throws -> String {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -300,11 +302,18 @@ enum BenchmarkNotes {
     static var all: [String] { lock.withLock { notes } }
 }
 
-/// `modelsync-bench --serve <file or postgres URL>`: the server the server workloads time.
+/// `modelsync-bench --serve <file or postgres URL>`: the server the server workloads time;
+/// with `--serve-access <rules file> --serve-secret <file>`, under those access rules, its
+/// tokens HS256 JWTs of that secret.
 enum BenchServe {
-    static func run(_ source: String) async throws {
+    static func run(_ source: String, access: String? = nil, secret: String? = nil) async throws {
         let server: SyncServer
-        let options = ServerOptions()
+        var options = ServerOptions()
+        if let access, let secret {
+            let rules = try AccessRules(json: JSONValue(parsing: Array(try Data(contentsOf: URL(fileURLWithPath: access)))))
+            let tokens = try await JWTAccessTokens(secret: try Data(contentsOf: URL(fileURLWithPath: secret)))
+            options.access = AccessControl(rules: rules, tokens: tokens)
+        }
         if source.hasPrefix("postgres://") || source.hasPrefix("postgresql://") {
             server = try await SyncServer.start(
                 database: try ServerDatabase(url: source), options: options, logger: quietLogger, stopsOnSignals: true)

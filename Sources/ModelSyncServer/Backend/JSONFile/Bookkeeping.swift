@@ -18,17 +18,21 @@ package struct Bookkeeping: Sendable {
     /// Where idempotency keys were kept before there was bookkeeping (still read).
     package static let legacyIdempotencyMember = "_idempotency"
 
-    /// One deleted record.
+    /// One deleted record, or (``departed``) a record that left its owner's view.
     package struct Tombstone: Sendable {
         package var collection: String
         package var id: JSONValue
         package var sequence: Int
         package var at: Int
-        /// The deleted row's owner (under access rules): whose feed shows the deletion.
+        /// The deleted row's owner (under access rules): whose feed shows the deletion. For a
+        /// departure, the owner the row was taken from.
         package var owner: String?
+        /// Whether the row lives on under another owner: only its former owner's feed shows it
+        /// deleted, and only while that reader cannot read the row.
+        package var departed = false
 
-        package init(collection: String, id: JSONValue, sequence: Int, at: Int, owner: String? = nil) {
-            (self.collection, self.id, self.sequence, self.at, self.owner) = (collection, id, sequence, at, owner)
+        package init(collection: String, id: JSONValue, sequence: Int, at: Int, owner: String? = nil, departed: Bool = false) {
+            (self.collection, self.id, self.sequence, self.at, self.owner, self.departed) = (collection, id, sequence, at, owner, departed)
         }
     }
 
@@ -90,7 +94,19 @@ package struct Bookkeeping: Sendable {
         sequence += 1
         if let text = scalarText(id) { versions[collection]?.removeValue(forKey: ExactText(text)) }
         if let integer = id.intValue { deletedIDs[collection] = max(deletedIDs[collection] ?? 0, integer) }
-        tombstones.append(Tombstone(collection: collection, id: id, sequence: sequence, at: Int(now.timeIntervalSince1970), owner: owner))
+        keep(Tombstone(collection: collection, id: id, sequence: sequence, at: Int(now.timeIntervalSince1970), owner: owner), now: now, limits: limits)
+    }
+
+    /// Records that the write just recorded (``recordWrite(collection:record:createdWith:)``)
+    /// gave a row away from `formerOwner`: that owner's feed shows it deleted. Under the write's
+    /// own sequence value, so that one write is one change.
+    package mutating func recordDeparture(collection: String, id: JSONValue, formerOwner: String, now: Date, limits: FeedLimits) {
+        keep(Tombstone(collection: collection, id: id, sequence: sequence, at: Int(now.timeIntervalSince1970), owner: formerOwner, departed: true), now: now, limits: limits)
+    }
+
+    /// Adds a tombstone and drops those beyond the limits, raising the horizon past them.
+    private mutating func keep(_ stone: Tombstone, now: Date, limits: FeedLimits) {
+        tombstones.append(stone)
         let oldest = Int(now.timeIntervalSince1970) - Int(min(limits.tombstoneRetention, Double(Int32.max)))
         var dropped = 0
         while dropped < tombstones.count, tombstones.count - dropped > limits.tombstoneCapacity || tombstones[dropped].at < oldest {
@@ -147,7 +163,9 @@ package struct Bookkeeping: Sendable {
         book.adopt(root, savedVersions: savedVersions)
         book.tombstones = (saved["tombstones"]?.arrayValue ?? []).compactMap { stone in
             guard let collection = stone["collection"]?.stringValue, let id = stone["id"], let sequence = stone["seq"]?.intValue else { return nil }
-            return Tombstone(collection: collection, id: id, sequence: sequence, at: stone["at"]?.intValue ?? 0, owner: stone["owner"]?.stringValue)
+            return Tombstone(
+                collection: collection, id: id, sequence: sequence, at: stone["at"]?.intValue ?? 0, owner: stone["owner"]?.stringValue,
+                departed: stone["departed"]?.boolValue ?? false)
         }
         if let keys = saved["idempotency"]?.objectValue {
             for (key, record) in keys { book.idempotency[key] = record }
@@ -185,6 +203,7 @@ package struct Bookkeeping: Sendable {
         object["tombstones"] = .array(tombstones.map { stone in
             var saved: JSONObject = ["collection": .string(stone.collection), "id": stone.id, "seq": .number(JSONNumber(stone.sequence)), "at": .number(JSONNumber(stone.at))]
             if let owner = stone.owner { saved["owner"] = .string(owner) }
+            if stone.departed { saved["departed"] = .bool(true) }
             return .object(saved)
         })
         object["idempotency"] = .object(idempotency)
@@ -218,7 +237,20 @@ package struct Bookkeeping: Sendable {
                 if let shown = visibility.shown(change, rows: rows) { changes.append(shown) }
             }
         }
+        // A row that left a reader's view shows as its deletion, once (its latest departure), and
+        // not while the reader can read it again.
+        var departures: [String: [ExactText: Tombstone]] = [:]
         for stone in tombstones where stone.sequence > since && (collections?.contains(stone.collection) ?? true) && Self.shows(stone, rows(of: stone.collection)) {
+            guard stone.departed else {
+                changes.append(SyncChange(sequence: stone.sequence, collection: stone.collection, id: stone.id, record: nil))
+                continue
+            }
+            guard let text = scalarText(stone.id) else { continue }
+            let id = ExactText(text)
+            if let current = versions[stone.collection]?[id]?.record, rows(of: stone.collection).admits(current) { continue }
+            departures[stone.collection, default: [:]][id] = stone
+        }
+        for stone in departures.values.flatMap(\.values) {
             changes.append(SyncChange(sequence: stone.sequence, collection: stone.collection, id: stone.id, record: nil))
         }
         changes.sort { $0.sequence < $1.sequence }
@@ -227,10 +259,10 @@ package struct Bookkeeping: Sendable {
     }
 
     /// Whether a reader sees a deletion: one who reads every row of its collection, or its
-    /// owner.
+    /// owner. A departure only its former owner, for whom the row is gone.
     private static func shows(_ stone: Tombstone, _ rows: RowFilter) -> Bool {
         switch rows {
-        case .everything: true
+        case .everything: !stone.departed
         case .nothing: false
         case .ownedBy(_, let userID): stone.owner?.isIdentical(to: userID) ?? false
         }

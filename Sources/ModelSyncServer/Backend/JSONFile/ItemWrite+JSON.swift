@@ -61,9 +61,14 @@ extension ItemWrite {
             let updated = Self.updated(items[index], with: object, merge: merge, keeping: operation.access?.ownerField)
             try operation.checkAccess(to: items[index], replacement: updated)
             try checkIfMatch(items[index], version: book.version(collection: name, id: id), ifMatch)
+            let formerOwner = operation.departure(from: items[index], to: updated)
             items[index] = .object(updated)
             root[name] = .array(items)
-            return Result(status: 200, body: items[index], version: book.recordWrite(collection: name, record: items[index]))
+            let version = book.recordWrite(collection: name, record: items[index])
+            if let formerOwner {
+                book.recordDeparture(collection: name, id: items[index]["id"] ?? .null, formerOwner: formerOwner, now: now, limits: limits)
+            }
+            return Result(status: 200, body: items[index], version: version)
         case .delete(let name, let id):
             var items = try JSONFileBackend.items(name, in: root)
             guard let index = items.firstIndex(where: { hasID($0, id) }) else { throw APIError.missing(name, id) }
