@@ -89,6 +89,29 @@ struct QueryShapeCacheTests {
         #expect(try Item.where(\.flags == 12).sql != Item.where(literal == 12).sql)
     }
 
+    /// Threads that resolve a table's key paths for the first time race to remember them (the
+    /// table keeps the field of each key path object it saw, read without a lock): every query
+    /// still names its own column, whether its key path is a literal or one built at run time
+    /// (a new object each time, so the remembered slots also run out mid-race).
+    @Test func firstLookupsOfOneTableFromManyThreadsNameTheirOwnColumns() async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    // Key paths are not Sendable: each task names its own (the same objects).
+                    let literals = ShapeCacheWide.columnKeyPaths
+                    for round in 0..<200 {
+                        let (literal, column) = literals[(task + round) % literals.count]
+                        let keyPath =
+                            round.isMultiple(of: 3) ? (\ShapeCacheWide.self as KeyPath<ShapeCacheWide, ShapeCacheWide>).appending(path: literal) : literal
+                        let sql = try ShapeCacheWide.where(keyPath == round).sql
+                        #expect(sql.hasSuffix(#"WHERE "\#(column)" = ?"#), "\(sql)")
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
     /// Readers of a pool run one shape with other values at the same time: each connection's
     /// cache is its own, and every lookup finds its own row.
     @Test func concurrentReadersOfOneShape() async throws {
@@ -114,5 +137,25 @@ struct QueryShapeCacheTests {
             }
             try await group.waitForAll()
         }
+    }
+}
+
+/// A model only ``QueryShapeCacheTests/firstLookupsOfOneTableFromManyThreadsNameTheirOwnColumns()``
+/// queries, so that its table has resolved no key path before that test.
+@Model(table: "shape_cache_wide")
+struct ShapeCacheWide: SQLModel {
+    var id: Int?
+    var a = 0
+    var b = 0
+    var c = 0
+    var d = 0
+    var e = 0
+    var f = 0
+    var g = 0
+    var h = 0
+
+    /// Each Int field's key path literal and column.
+    static var columnKeyPaths: [(KeyPath<ShapeCacheWide, Int>, String)] {
+        [(\.a, "a"), (\.b, "b"), (\.c, "c"), (\.d, "d"), (\.e, "e"), (\.f, "f"), (\.g, "g"), (\.h, "h")]
     }
 }
