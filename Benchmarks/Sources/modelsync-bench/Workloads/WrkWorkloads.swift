@@ -428,12 +428,13 @@ func runProcess(_ executable: String, _ arguments: [String], environment: [Strin
     process.standardOutput = output
     process.standardError = output
     // A child inherits its spawning thread's signal mask, and Dispatch's threads block SIGALRM,
-    // which ends `pgbench -T` (it ran on for minutes): spawn with it unblocked.
-    var alarm = sigset_t()
+    // which ends `pgbench -T` (it ran on for minutes), and SIGTERM and SIGINT (a stray child
+    // ignored `kill`): spawn with them unblocked.
+    var unblocked = sigset_t()
     var previous = sigset_t()
-    sigemptyset(&alarm)
-    sigaddset(&alarm, SIGALRM)
-    pthread_sigmask(SIG_UNBLOCK, &alarm, &previous)
+    sigemptyset(&unblocked)
+    for signal in [SIGALRM, SIGTERM, SIGINT] { sigaddset(&unblocked, signal) }
+    pthread_sigmask(SIG_UNBLOCK, &unblocked, &previous)
     defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
     try process.run()
     let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
