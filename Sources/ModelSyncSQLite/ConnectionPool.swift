@@ -264,20 +264,32 @@ final class ConnectionPool: @unchecked Sendable {
 
 /// Whether a connection's body was cancelled: raised by the cancellation handler, checked
 /// before each statement starts (`sqlite3_interrupt` only stops statements that are running).
-final class InterruptionFlag: @unchecked Sendable {
+final class InterruptionFlag: Sendable {
+    private let raised = AtomicWord()
+
+    var isRaised: Bool { raised.value != 0 }
+    func raise() { raised.value = 1 }
+    func lower() { raised.value = 0 }
+}
+
+/// A word read and written atomically (acquire / release), for flags checked on every statement
+/// or query, where a lock's two calls would cost more than the check (Swift's `Atomic` needs
+/// newer Apple platforms).
+final class AtomicWord: @unchecked Sendable {
     /// Read and written only through the shim's atomic loads and stores.
-    private let raised: UnsafeMutablePointer<Int32>
+    private let word: UnsafeMutablePointer<UInt>
 
     init() {
-        raised = .allocate(capacity: 1)
-        raised.initialize(to: 0)
+        word = .allocate(capacity: 1)
+        word.initialize(to: 0)
     }
 
-    deinit { raised.deallocate() }
+    deinit { word.deallocate() }
 
-    var isRaised: Bool { modelsync_flag_load(raised) != 0 }
-    func raise() { modelsync_flag_store(raised, 1) }
-    func lower() { modelsync_flag_store(raised, 0) }
+    var value: UInt {
+        get { modelsync_word_load(word) }
+        set { modelsync_word_store(word, newValue) }
+    }
 }
 
 /// A thread that runs the jobs given to it one at a time, in order.

@@ -39,6 +39,9 @@ public final class SQLTable: Sendable {
     let transformedColumns: [TransformedColumn?]
     /// Whether any field is stored through its transformer.
     let hasTransforms: Bool
+    /// Whether the model is a ``SoftDeletableModel``, which every query of it asks (see
+    /// ``SQLModel/liveRowsScope``).
+    let softDeletable = TypeAnswerMemo()
 
     /// The statements ActiveRecord runs; connections cache them by kind, which is cheaper to
     /// look up than the SQL text.
@@ -205,5 +208,25 @@ extension FieldType {
     var isInteger: Bool {
         if case .integer = self { return true }
         return false
+    }
+}
+
+/// A yes-or-no question about a model type, asked of the runtime once and then read from one
+/// atomic word: a metatype cast per query (a conformance lookup) cost more than the query's
+/// shape check, and a lock's two calls would too. The word holds the type's identity with the
+/// answer in its low bit, so a table that ever answered for another type asks again.
+final class TypeAnswerMemo: Sendable {
+    /// 0 until answered.
+    private let word = AtomicWord()
+
+    /// The answer for `type`, from `ask` the first time.
+    func answer(for type: Any.Type, _ ask: () -> Bool) -> Bool {
+        // Metadata is pointer-aligned, so the low bit is free.
+        let identity = UInt(bitPattern: ObjectIdentifier(type))
+        let stored = word.value
+        if stored & ~1 == identity { return stored & 1 == 1 }
+        let answer = ask()
+        word.value = identity | (answer ? 1 : 0)
+        return answer
     }
 }

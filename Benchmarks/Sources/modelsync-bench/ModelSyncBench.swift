@@ -58,11 +58,20 @@ struct ModelSyncBench: AsyncParsableCommand {
     @Option(help: .hidden)
     var serveSecret: String?
 
+    @Flag(help: .hidden)
+    var serveConstant = false
+
+    @Option(help: ArgumentHelp("Seconds per wrk run in the *_wrk rows (default: 5, or 2 with --quick).", valueName: "seconds"))
+    var duration: Int?
+
     func validate() throws {
-        if serve != nil { return }
-        let known = Set(Workload.all.map(\.name))
+        if serve != nil || serveConstant { return }
+        let known = Set(Workload.all.map(\.name) + WrkWorkloads.names)
         if let unknown = workloads.first(where: { !known.contains($0) }) {
-            throw ValidationError("unknown workload '\(unknown)'; known: \(Workload.all.map(\.name).joined(separator: ", "))")
+            throw ValidationError("unknown workload '\(unknown)'; known: \((Workload.all.map(\.name) + WrkWorkloads.names).joined(separator: ", "))")
+        }
+        if let duration, duration < 1 {
+            throw ValidationError("--duration must be at least 1")
         }
         if let runs, runs < 1 {
             throw ValidationError("--runs must be at least 1")
@@ -81,15 +90,21 @@ struct ModelSyncBench: AsyncParsableCommand {
             try await BenchServe.run(serve, access: serveAccess, secret: serveSecret)
             return
         }
+        if serveConstant {
+            try await ConstantServe.run()
+            return
+        }
         if list {
             for workload in Workload.all {
                 let sizes = workload.sizes.map { $0.label + ($0.quick ? " (quick)" : "") }.joined(separator: ", ")
                 print("\(workload.name)  [\(sizes); \(workload.unit.rawValue)]\n    \(workload.summary)")
             }
+            print(WrkWorkloads.list())
             return
         }
 
         let selected = workloads.isEmpty ? Workload.all : Workload.all.filter { workloads.contains($0.name) }
+        let selectedWrk = workloads.isEmpty ? WrkWorkloads.rows : WrkWorkloads.rows.filter { workloads.contains($0.name) }
         let plan = RunPlan(
             runs: runs ?? (quick ? 3 : 7),
             warmUp: quick ? .milliseconds(50) : .milliseconds(200),
@@ -101,6 +116,7 @@ struct ModelSyncBench: AsyncParsableCommand {
         print("runs:    \(plan.runs) timed per contender after warm-up; median reported; ratio = peer / ours\n")
 
         var results: [WorkloadResult] = []
+        var wrkResults: [WrkWorkloads.Result] = []
         do {
             for workload in selected {
                 for workloadSize in workload.sizes where chosen(workloadSize) {
@@ -110,18 +126,30 @@ struct ModelSyncBench: AsyncParsableCommand {
                     results.append(result)
                 }
             }
+            if !selectedWrk.isEmpty {
+                // wrk runs for a duration, not a count: rounds of ours and each contender in turn.
+                wrkResults = try await WrkWorkloads.run(
+                    selectedWrk, rounds: runs ?? (quick ? 1 : 3), seconds: duration ?? (quick ? 2 : 5), log: log)
+                for line in WrkWorkloads.resultLines(wrkResults) { log("  " + line) }
+            }
         } catch {
             await ServerFleet.shared.stop()
             throw error
         }
-        guard !results.isEmpty else {
+        guard !results.isEmpty || !wrkResults.isEmpty else {
             throw ValidationError("no workload has a size matching \(size.joined(separator: ", "))")
         }
 
         await ServerFleet.shared.stop()
-        print(TextReport.table(results))
-        print()
-        for line in TextReport.resultLines(results) { print(line) }
+        if !results.isEmpty {
+            print(TextReport.table(results))
+            print()
+        }
+        if !wrkResults.isEmpty {
+            print(WrkWorkloads.table(wrkResults))
+            print()
+        }
+        for line in TextReport.resultLines(results) + WrkWorkloads.resultLines(wrkResults) { print(line) }
         for note in BenchmarkNotes.all { print("note: " + note) }
         if let json {
             let command = CommandLine.arguments.joined(separator: " ")

@@ -28,6 +28,15 @@ extension String {
     /// equivalent spellings, `"é"` and `"e\u{301}"`). One `memcmp`: this runs on every
     /// statement-cache and key lookup.
     package func isIdentical(to other: String) -> Bool {
+        // One representation (the same storage, or the same small string) is one content:
+        // the usual case in the caches, where a query's SQL is the string it was cached under.
+        let sameRepresentation = withUnsafeBytes(of: self) { left in
+            withUnsafeBytes(of: other) { right in
+                guard let a = left.baseAddress, let b = right.baseAddress else { return false }
+                return memcmp(a, b, left.count) == 0
+            }
+        }
+        if sameRepresentation { return true }
         var (lhs, rhs) = (self, other)
         guard lhs.utf8.count == rhs.utf8.count else { return false }
         return lhs.withUTF8 { left in

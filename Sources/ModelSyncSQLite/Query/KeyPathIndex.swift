@@ -1,3 +1,5 @@
+import CSQLite
+import Foundation
 import ModelSyncCore
 
 /// The field of each key path of a model, built once per ``SQLTable``, so that the builder
@@ -19,6 +21,10 @@ struct KeyPathIndex: @unchecked Sendable {  // key paths are immutable; `AnyKeyP
     private static let maximumNesting = 4
 
     private var targets: [AnyKeyPath: Target] = [:]
+    /// The fields of key path objects seen before, by identity: a key path literal is one object
+    /// wherever it runs, so a query built per call finds its column by comparing pointers
+    /// instead of hashing the path (which walks its components).
+    private let seen = KeyPathIdentities()
 
     /// `transformed`: the fields whose columns hold a transformer's representation, whose JSON
     /// text (if any) is not the nested model's, so their nested key paths are not columns.
@@ -47,12 +53,61 @@ struct KeyPathIndex: @unchecked Sendable {  // key paths are immutable; `AnyKeyP
         }
     }
 
-    subscript(_ keyPath: AnyKeyPath) -> Target? { targets[keyPath] }
+    subscript(_ keyPath: AnyKeyPath) -> Target? {
+        if let field = seen.field(of: keyPath) { return .field(field) }
+        let target = targets[keyPath]
+        if case .field(let field)? = target { seen.remember(keyPath, field: field) }
+        return target
+    }
 
     /// The schema index of a field's own key path; nil for anything else.
     func field(_ keyPath: AnyKeyPath) -> Int? {
-        guard case .field(let index)? = targets[keyPath] else { return nil }
+        guard case .field(let index)? = self[keyPath] else { return nil }
         return index
+    }
+}
+
+/// The fields of the first few key path objects a table was asked about, by identity, readable
+/// from any thread without a lock: slots fill in order, each written once (its field before its
+/// identity) under a lock that only writers take. The objects are kept, so that an identity is
+/// never reused by another key path.
+final class KeyPathIdentities: @unchecked Sendable {
+    /// Enough for the columns a model's queries name; beyond, lookups hash as before.
+    static let capacity = 32
+
+    /// Per slot: the key path's identity (0 while free), then its field.
+    private let words: UnsafeMutablePointer<UInt>
+    private let writer = NSLock()
+    /// Used under `writer`.
+    private var kept: [AnyKeyPath] = []
+
+    init() {
+        words = .allocate(capacity: 2 * Self.capacity)
+        words.initialize(repeating: 0, count: 2 * Self.capacity)
+    }
+
+    deinit { words.deallocate() }
+
+    /// The field remembered for `keyPath`, if any.
+    func field(of keyPath: AnyKeyPath) -> Int? {
+        let identity = UInt(bitPattern: ObjectIdentifier(keyPath))
+        for slot in 0..<Self.capacity {
+            let stored = modelsync_word_load(words + 2 * slot)
+            if stored == 0 { return nil }
+            if stored == identity { return Int(modelsync_word_load(words + 2 * slot + 1)) }
+        }
+        return nil
+    }
+
+    /// Remembers `keyPath`'s field, while there is room.
+    func remember(_ keyPath: AnyKeyPath, field: Int) {
+        writer.lock()
+        defer { writer.unlock() }
+        guard kept.count < Self.capacity, !kept.contains(where: { $0 === keyPath }) else { return }
+        let slot = kept.count
+        kept.append(keyPath)
+        modelsync_word_store(words + 2 * slot + 1, UInt(field))
+        modelsync_word_store(words + 2 * slot, UInt(bitPattern: ObjectIdentifier(keyPath)))
     }
 }
 

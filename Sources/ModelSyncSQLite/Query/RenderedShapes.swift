@@ -60,7 +60,13 @@ extension SQLNode {
 
 extension [SQLNode] {
     func rendersLike(_ other: [SQLNode]) -> Bool {
-        count == other.count && zip(self, other).allSatisfy { $0.rendersLike($1) }
+        guard count == other.count else { return false }
+        // One buffer holds one list: a model's select list is the table's own array in every
+        // query of it, so its (long) column list is not compared.
+        let sameBuffer = withUnsafeBufferPointer { nodes in
+            other.withUnsafeBufferPointer { otherNodes in nodes.baseAddress == otherNodes.baseAddress }
+        }
+        return sameBuffer || zip(self, other).allSatisfy { $0.rendersLike($1) }
     }
 }
 
@@ -75,10 +81,11 @@ extension SQLNode? {
 }
 
 extension SelectStatement {
-    /// Whether the two statements render the same SQL text, whatever values they bind.
-    func rendersLike(_ other: SelectStatement) -> Bool {
+    /// Whether the two statements render the same SQL text, whatever values they bind; this one
+    /// as its ``firstRowOnly`` form when `firstRowOnly` is set.
+    func rendersLike(_ other: SelectStatement, firstRowOnly: Bool = false) -> Bool {
         guard table.isIdentical(to: other.table), isDistinct == other.isDistinct,
-            (limit == nil) == (other.limit == nil), (offset == nil) == (other.offset == nil)
+            (firstRowOnly || limit != nil) == (other.limit != nil), (offset == nil) == (other.offset == nil)
         else { return false }
         switch (source, other.source) {
         case let (.table(name), .table(otherName)):
@@ -116,9 +123,10 @@ struct RecentSelects {
 
     private var entries: [Entry] = []
 
-    /// A recent statement that renders like `select`, marked most recent.
-    mutating func entry(renderingLike select: SelectStatement) -> Entry? {
-        guard let index = entries.lastIndex(where: { $0.select.rendersLike(select) }) else { return nil }
+    /// A recent statement that renders like `select` (as its first-row form when `firstRowOnly`
+    /// is set), marked most recent.
+    mutating func entry(renderingLike select: SelectStatement, firstRowOnly: Bool) -> Entry? {
+        guard let index = entries.lastIndex(where: { select.rendersLike($0.select, firstRowOnly: firstRowOnly) }) else { return nil }
         let entry = entries[index]
         if index != entries.count - 1 {
             entries.remove(at: index)
@@ -142,8 +150,9 @@ extension SQLiteConnection {
     /// renders like one rendered here recently, that one's statement (its entry's own when it
     /// is free, else one from the cache) is bound straight from the tree: no SQL text and no
     /// argument list are built. Otherwise the select is rendered and becomes a recent one.
-    func withSelect<T>(_ select: SelectStatement, _ body: (SQLStatement) throws -> T) throws -> T {
-        if let entry = recentSelects.entry(renderingLike: select) {
+    /// `firstRowOnly` runs the select's ``SelectStatement/firstRowOnly`` form.
+    func withSelect<T>(_ select: SelectStatement, firstRowOnly: Bool, _ body: (SQLStatement) throws -> T) throws -> T {
+        if let entry = recentSelects.entry(renderingLike: select, firstRowOnly: firstRowOnly) {
             let prepared: SQLStatement
             if let statement = entry.prepared, !statement.isInUse {
                 prepared = statement
@@ -153,13 +162,14 @@ extension SQLiteConnection {
             }
             return try withUnbound(prepared) { statement in
                 var renderer = SQLRenderer(binding: statement)
-                try renderer.append(select)
+                try renderer.append(select, firstRowOnly: firstRowOnly)
                 try renderer.finishBinding()
                 return try body(statement)
             }
         }
-        let fragment = try select.rendered()
-        let entry = recentSelects.add(select, sql: fragment.sql)
+        let running = firstRowOnly ? select.firstRowOnly : select
+        let fragment = try running.rendered()
+        let entry = recentSelects.add(running, sql: fragment.sql)
         return try withStatement(fragment.sql, fragment.arguments) { statement in
             if entry.prepared == nil { entry.prepared = statement }
             return try body(statement)

@@ -189,6 +189,19 @@ struct SelectStatement: Sendable {
         return tables
     }
 
+    /// The statement with `LIMIT 1` (a smaller limit stays): what a fetch of the first row runs.
+    var firstRowOnly: SelectStatement {
+        var first = self
+        first.limit = Self.limit(limit, firstRowOnly: true)
+        return first
+    }
+
+    /// The limit the statement runs with, as itself or as ``firstRowOnly`` (which a query
+    /// fetching one row renders and compares without copying the statement).
+    static func limit(_ limit: Int?, firstRowOnly: Bool) -> Int? {
+        firstRowOnly ? Swift.min(limit ?? 1, 1) : limit
+    }
+
     /// What the `WHERE` clause holds: `scope AND filter`.
     var condition: SQLNode? {
         guard let scope else { return filter }
@@ -290,7 +303,8 @@ struct SQLRenderer {
         case operand
     }
 
-    mutating func append(_ select: SelectStatement) throws {
+    /// Appends `select`, or its ``SelectStatement/firstRowOnly`` form.
+    mutating func append(_ select: SelectStatement, firstRowOnly: Bool = false) throws {
         // Only the text needs the tables (to qualify columns); binding allocates nothing.
         if writesSQL { tables.append(select.table) }
         defer { if writesSQL { tables.removeLast() } }
@@ -316,7 +330,7 @@ struct SQLRenderer {
             emit(" ORDER BY ")
             try appendOrderings(select.orderings)
         }
-        if let limit = select.limit {
+        if let limit = SelectStatement.limit(select.limit, firstRowOnly: firstRowOnly) {
             emit(" LIMIT ?")
             try argument(.integer(Int64(limit)))
         } else if select.offset != nil {

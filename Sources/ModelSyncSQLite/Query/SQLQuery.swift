@@ -14,12 +14,29 @@ import ModelSyncCore
 /// ```
 public struct SQLQuery<Root: SQLModel, Element>: Sendable {
     var statement: SelectStatement
-    /// Reads one row into an element (the generated `init(row:)` for models).
-    @usableFromInline let decodeRow: @Sendable (inout SQLRowDecoder) throws -> Element
+    /// Reads one row into an element; nil for models, read by their generated `init(row:)`
+    /// (a closure calling it would be allocated per query, since it captures `Root`).
+    @usableFromInline let decodeRow: (@Sendable (inout SQLRowDecoder) throws -> Element)?
 
-    init(statement: SelectStatement, decodeRow: @escaping @Sendable (inout SQLRowDecoder) throws -> Element) {
+    init(statement: SelectStatement, decodeRow: (@Sendable (inout SQLRowDecoder) throws -> Element)?) {
         self.statement = statement
         self.decodeRow = decodeRow
+    }
+
+    /// Reads the current row of `row` into an element.
+    @inlinable
+    func decode(_ row: inout SQLRowDecoder) throws -> Element {
+        if let decodeRow { return try decodeRow(&row) }
+        // Specialized for models, where `Element` is `Root`, the cast is gone.
+        guard let element = try Root(row: &row) as? Element else { throw Self.noRowReader() }
+        return element
+    }
+
+    /// What reading a row fails with when the elements are not models and there is no reader
+    /// (no builder makes such a query).
+    @usableFromInline
+    static func noRowReader() -> SQLiteError {
+        .misuse("a query of \(Element.self) has no way to read its rows")
     }
 
     /// The statement as SQL text and its arguments, in order. Throws when the query names
@@ -43,7 +60,9 @@ public struct SQLQuery<Root: SQLModel, Element>: Sendable {
     /// the query when one of them changes.
     public var readTables: Set<String> { statement.readTables }
 
-    func with(_ change: (inout SelectStatement) -> Void) -> Self {
+    // Consuming: a chain of builder calls (`Post.where(…).limit(1)`) changes one statement in
+    // place instead of copying it at each step.
+    consuming func with(_ change: (inout SelectStatement) -> Void) -> Self {
         var copy = self
         change(&copy.statement)
         return copy
@@ -56,7 +75,7 @@ extension SQLQuery where Element == Root {
         let table = Root.sqlTable
         var statement = SelectStatement(table: table.name, columns: table.selectedColumns)
         statement.scope = Root.liveRowsScope
-        self.init(statement: statement) { try Root(row: &$0) }
+        self.init(statement: statement, decodeRow: nil)
     }
 
     /// The models read from the rows of a raw `SELECT`, matched to fields by column name (the
@@ -66,9 +85,7 @@ extension SQLQuery where Element == Root {
     public init(sql: String, _ arguments: [SQLValue] = [], tables: Set<String>? = nil) {
         let table = Root.sqlTable
         let source = SQLSource.statement(SQLFragment(sql, arguments), tables: tables ?? [table.name])
-        self.init(statement: SelectStatement(table: table.name, source: source, columns: table.selectedColumns)) {
-            try Root(row: &$0)
-        }
+        self.init(statement: SelectStatement(table: table.name, source: source, columns: table.selectedColumns), decodeRow: nil)
     }
 }
 
@@ -76,23 +93,23 @@ extension SQLQuery where Element == Root {
 
 extension SQLQuery {
     /// Keeps the rows that meet `condition` (and every condition given before).
-    public func `where`(_ condition: SQLCondition<Root>) -> Self {
+    public consuming func `where`(_ condition: SQLCondition<Root>) -> Self {
         with { $0.addFilter(condition.conditionNode) }
     }
 
     /// Keeps the rows that meet the condition built from the model's columns:
     /// `.where { $0.title.hasPrefix("Swift") || $0.views > 100 }`.
-    public func `where`(_ condition: (SQLQueryColumns<Root>) -> SQLCondition<Root>) -> Self {
+    public consuming func `where`(_ condition: (SQLQueryColumns<Root>) -> SQLCondition<Root>) -> Self {
         `where`(condition(SQLQueryColumns()))
     }
 
     /// Keeps the rows whose boolean column is true: `.where(\.isPinned)`.
-    public func `where`(_ keyPath: KeyPath<Root, Bool>) -> Self {
+    public consuming func `where`(_ keyPath: KeyPath<Root, Bool>) -> Self {
         `where`(SQLCondition(keyPath))
     }
 
     /// Keeps the rows that meet a raw SQL condition with its own arguments.
-    public func `where`(sql: String, _ arguments: [SQLValue] = []) -> Self {
+    public consuming func `where`(sql: String, _ arguments: [SQLValue] = []) -> Self {
         `where`(SQLCondition.sql(sql, arguments))
     }
 
@@ -143,7 +160,7 @@ extension SQLQuery {
     }
 
     /// Sorts by `orderings`, the first one first. Replaces any previous ordering.
-    public func order(_ orderings: [SQLOrdering<Root>]) -> Self {
+    public consuming func order(_ orderings: [SQLOrdering<Root>]) -> Self {
         with { $0.orderings = orderings.map(\.term) }
     }
 
@@ -153,7 +170,7 @@ extension SQLQuery {
     }
 
     /// At most `limit` rows, after skipping `offset`.
-    public func limit(_ limit: Int, offset: Int? = nil) -> Self {
+    public consuming func limit(_ limit: Int, offset: Int? = nil) -> Self {
         with {
             $0.limit = limit
             // Nil keeps an offset set earlier (`.offset(20).limit(10)`).
@@ -162,12 +179,12 @@ extension SQLQuery {
     }
 
     /// Skips the first `offset` rows.
-    public func offset(_ offset: Int) -> Self {
+    public consuming func offset(_ offset: Int) -> Self {
         with { $0.offset = offset }
     }
 
     /// Drops duplicate rows (`SELECT DISTINCT`).
-    public func distinct() -> Self {
+    public consuming func distinct() -> Self {
         with { $0.isDistinct = true }
     }
 

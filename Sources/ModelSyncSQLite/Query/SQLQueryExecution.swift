@@ -32,7 +32,7 @@ extension SQLQuery {
         // The decoder holds only the statement and the table, so one serves every row.
         var row = SQLRowDecoder(statement: statement.handle, table: Root.sqlTable)
         while try statement.step() {
-            elements.append(try decodeRow(&row))
+            elements.append(try decode(&row))
         }
         return elements
     }
@@ -42,7 +42,7 @@ extension SQLQuery {
     func readFirst(_ statement: SQLStatement) throws -> Element? {
         guard try statement.step() else { return nil }
         var row = SQLRowDecoder(statement: statement.handle, table: Root.sqlTable)
-        return try decodeRow(&row)
+        return try decode(&row)
     }
 
     /// The element whose primary key is `key`, among those the query reads, or nil.
@@ -77,11 +77,7 @@ extension SQLQuery {
     }
 
     /// The statement with `LIMIT 1`.
-    var firstStatement: SelectStatement {
-        var first = statement
-        first.limit = Swift.min(first.limit ?? 1, 1)
-        return first
-    }
+    var firstStatement: SelectStatement { statement.firstRowOnly }
 
     /// The statement ``fetchCount(_:)-(SQLiteConnection)`` runs, and its arguments.
     public func renderedCount() throws -> SQLFragment {
@@ -117,7 +113,7 @@ extension SQLQuery {
         let fragment = try statement.rendered()
         let statement = try translatingUnknownColumns { try db.statement(for: fragment.sql) }
         db.recordReads(of: statement)
-        return try SQLCursor(statement: statement, arguments: fragment.arguments, table: Root.sqlTable, decodeRow: decodeRow)
+        return try SQLCursor(statement: statement, arguments: fragment.arguments, table: Root.sqlTable, decodeRow: decode)
     }
 
     /// Runs `fragment` on a cached statement.
@@ -126,10 +122,10 @@ extension SQLQuery {
     }
 
     /// Runs the whole query (`all`) or its first row's statement through the connection's
-    /// recent selects (see `withSelect(_:_:)`).
+    /// recent selects (see `withSelect(_:firstRowOnly:_:)`).
     @usableFromInline
     func runSelect(all: Bool, _ db: SQLiteConnection, _ body: (SQLStatement) throws -> Void) throws {
-        try translatingUnknownColumns { try db.withSelect(all ? statement : firstStatement, body) }
+        try translatingUnknownColumns { try db.withSelect(statement, firstRowOnly: !all, body) }
     }
 
     /// SQLite's "no such column" as a ``SQLiteError/Kind/unknownColumn(table:column:)`` error,

@@ -3,8 +3,8 @@ import Foundation
 import ModelSync
 
 /// Queries through the builder, where its own cost shows: many small queries. Each lookup
-/// builds a query from a key path, renders its SQL, takes the connection's cached statement,
-/// binds, steps and decodes one row; the raw C peer prepares the same `SELECT` once and only
+/// builds a query from a key path, finds its shape among the connection's recent ones (whose
+/// SQL was rendered once), binds its values to that shape's statement, steps and decodes one row; the raw C peer prepares the same `SELECT` once and only
 /// binds, steps and resets it per lookup. Both read the same file inside one read transaction.
 enum QueryWorkloads {
     static let lookup = Workload(
