@@ -67,8 +67,8 @@ public enum AccountSessionState: Sendable, Equatable {
 public enum AccountSessionEvent: Sendable, Equatable {
     /// Signed in (``AccountSession/logIn(email:password:)``, ``AccountSession/register(email:password:profile:)``).
     case signedIn(userID: String?)
-    /// A new access token: requests refused before may succeed now (``/ModelSync/SyncStore``
-    /// resumes its outbox).
+    /// A new access token: requests refused before may succeed now (a `SyncStore` following the
+    /// session resumes its outbox).
     case refreshed(userID: String?)
     /// Signed out: by the app (nil), or because the server refused the refresh token.
     case signedOut(AccountSessionError?)
@@ -142,9 +142,11 @@ public final class AccountSession: RemoteInterceptor, Sendable {
     /// Creates a session with the server at `baseURL`.
     ///
     /// - Parameters:
+    ///   - baseURL: The server: `/register`, `/login`, `/token` and `/logout` are below it.
     ///   - transport: Sends the session's own requests (sign-in, refresh, sign-out).
     ///   - storage: Keeps the tokens; the session reads it on first use.
     ///   - refreshMargin: How long before its expiry an access token is refreshed; 30 seconds.
+    ///   - logger: Where sign-ins, refreshes and refusals are logged.
     public init(
         baseURL: URL, transport: any HTTPTransport = AsyncHTTPClientTransport(), storage: any SessionTokenStorage = InMemorySessionTokenStorage(),
         refreshMargin: Duration = .seconds(30), logger: Logger = Logger(label: "modelsync.session")
