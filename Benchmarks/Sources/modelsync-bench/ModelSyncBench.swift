@@ -8,7 +8,7 @@ extension Workload {
         JSONWorkloads.encode,
     ] + StreamingWorkloads.all + SQLiteWorkloads.all + QueryWorkloads.all + RelationWorkloads.all + ObservationWorkloads.all + RemoteWorkloads.all
         + StorageWorkloads.all + IdentityWorkloads.all + ConcurrentAsyncWorkloads.all + SyncWorkloads.all + ServerWorkloads.all
-        + AccessWorkloads.all
+        + AccessWorkloads.all + InitialSyncWorkloads.all
 }
 
 /// `modelsync-bench`: times ModelSync against its peers and prints a table and `RESULT` lines.
@@ -122,6 +122,7 @@ struct ModelSyncBench: AsyncParsableCommand {
         print(TextReport.table(results))
         print()
         for line in TextReport.resultLines(results) { print(line) }
+        for line in ExtraReportLines.all { print(line) }
         for note in BenchmarkNotes.all { print("note: " + note) }
         if let json {
             let command = CommandLine.arguments.joined(separator: " ")
