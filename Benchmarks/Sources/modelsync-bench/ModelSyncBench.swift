@@ -8,7 +8,7 @@ extension Workload {
         JSONWorkloads.encode,
     ] + StreamingWorkloads.all + SQLiteWorkloads.all + QueryWorkloads.all + RelationWorkloads.all + ObservationWorkloads.all + RemoteWorkloads.all
         + StorageWorkloads.all + IdentityWorkloads.all + ConcurrentAsyncWorkloads.all + SyncWorkloads.all + ServerWorkloads.all
-        + AccessWorkloads.all + ScaleOutWorkloads.all
+        + AccessWorkloads.all + ScaleOutWorkloads.all + InitialSyncWorkloads.all
 }
 
 /// `modelsync-bench`: times ModelSync against its peers and prints a table and `RESULT` lines.
@@ -150,6 +150,7 @@ struct ModelSyncBench: AsyncParsableCommand {
             print()
         }
         for line in TextReport.resultLines(results) + WrkWorkloads.resultLines(wrkResults) { print(line) }
+        for line in ExtraReportLines.all { print(line) }
         for note in BenchmarkNotes.all { print("note: " + note) }
         if let json {
             let command = CommandLine.arguments.joined(separator: " ")

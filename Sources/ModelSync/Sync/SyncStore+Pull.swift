@@ -44,65 +44,124 @@ extension SyncStore {
     ///   `SQLiteError`.
     @discardableResult
     public func pull<M: SyncedModel>(_ type: M.Type) async throws -> PullSummary {
+        try await pull(M.self, stages: nil)
+    }
+
+    /// ``pull(_:)``, timing where its time goes (for benchmarks; the plain `pull` times
+    /// nothing).
+    @_spi(Benchmarks)
+    public func pullTimingStages<M: SyncedModel>(_ type: M.Type) async throws -> (summary: PullSummary, stages: PullStageTimes) {
+        let clock = PullStageClock()
+        let summary = try await pull(M.self, stages: clock)
+        return (summary, clock.times)
+    }
+
+    /// One answer of the feed, read: a page and its records decoded, or what to do instead.
+    private enum FetchedFeed<M: SyncedModel>: Sendable {
+        case page(SyncFeedPage, [M?])
+        /// The cursor is older than the server's tombstones: resync, then follow the feed from here.
+        case gone(horizon: String)
+        /// The server ignored `_since`: it has no feed.
+        case noFeed
+    }
+
+    private func pull<M: SyncedModel>(_ type: M.Type, stages: PullStageClock?) async throws -> PullSummary {
         register(M.self)
         let key = try SyncKey(M.self)
         return try await withPushGate(.pulling) {
             var summary = PullSummary()
             try await prepareBookkeeping()
-            var cursor = try await database.write { db in try SyncBookkeeping.cursor(key.model, db) } ?? "0"
+            let start = try await database.write { db in try SyncBookkeeping.cursor(key.model, db) } ?? "0"
+            var fetched = await fetchFeed(M.self, key: key, after: start, stages: stages)
+            summary.requests += 1
             while true {
-                let url = try await remote.resourceURL(for: M.self).appending(queryItems: [
-                    URLQueryItem(name: "_since", value: cursor), URLQueryItem(name: "_limit", value: String(Self.feedPageSize)),
-                ])
-                let response: RemoteResponse
-                summary.requests += 1
-                do {
-                    response = try await remote.send(RemoteRequest(method: .get, url: url), options: RequestOptions(headers: Self.protocolHeaders))
-                } catch let error as RemoteError where error.status == 410 {
-                    // Tombstones older than the cursor are gone: read everything, then follow
-                    // the feed from its horizon.
-                    guard case .status(let failure) = error, let body = try? JSONValue(parsing: failure.response.body),
-                          let horizon = try? SyncFeedGone(json: body).horizon else {
-                        throw error
-                    }
+                switch try fetched.get() {
+                case .gone(let horizon):
                     try await reconcile(M.self, key: key, feedCursor: horizon, &summary)
-                    cursor = horizon
-                    continue
-                }
-                // Parsed once: records decode straight from the document's bytes (not from each
-                // record written out again), the rest is read as values.
-                let document = try JSONDocument(bytes: response.body)
-                let body = try JSONValue(document: document)
-                guard SyncFeedPage.isFeedPage(body) else {
-                    // The server ignored `_since` (a plain list, or a paged envelope): it has no feed.
+                    fetched = await fetchFeed(M.self, key: key, after: horizon, stages: stages)
+                    summary.requests += 1
+                case .noFeed:
                     try await reconcile(M.self, key: key, feedCursor: nil, &summary)
-                    break
+                    return summary
+                case .page(let page, let models):
+                    guard page.more else {
+                        try await apply(M.self, key: key, changes: page.changes, models: models, cursor: page.next, stages: stages, &summary)
+                        return finished(key, summary)
+                    }
+                    // The next page is fetched and decoded while this one is written: the
+                    // server's and the decoder's time hide behind the database's, and at most
+                    // two pages are in memory. A write that fails cancels the fetch.
+                    async let following = fetchFeed(M.self, key: key, after: page.next, stages: stages)
+                    try await apply(M.self, key: key, changes: page.changes, models: models, cursor: page.next, stages: stages, &summary)
+                    let waitStart = stages?.now
+                    fetched = await following
+                    stages?.add(\.waiting, since: waitStart)
+                    summary.requests += 1
                 }
-                let page: SyncFeedPage
-                do {
-                    page = try SyncFeedPage(json: body)
-                } catch {
-                    throw SyncError.unexpectedFeed(model: key.model, reason: "\(error)")
-                }
-                let decoder = remote.options.decoder
-                let models = try page.changes.indices.map { index -> M? in
-                    guard !page.changes[index].isDeletion else { return nil }
-                    return try decoder.decode(M.self, from: document, at: JSONPath([.key("changes"), .index(index), .key("record")]))
-                }
-                try await apply(M.self, key: key, changes: page.changes, models: models, cursor: page.next, &summary)
-                cursor = page.next
-                guard page.more else { break }
             }
-            logger.debug("pull finished", metadata: [
-                "model": "\(key.model)", "upserted": "\(summary.upserted)", "deleted": "\(summary.deleted)", "conflicts": "\(summary.conflicts)"])
-            return summary
+        }
+    }
+
+    private func finished(_ key: SyncKey, _ summary: PullSummary) -> PullSummary {
+        logger.debug("pull finished", metadata: [
+            "model": "\(key.model)", "upserted": "\(summary.upserted)", "deleted": "\(summary.deleted)", "conflicts": "\(summary.conflicts)"])
+        return summary
+    }
+
+    /// Asks the feed for the changes after `cursor` and decodes them. Never throws, so that a
+    /// prefetch's error reaches the loop only when the loop gets to it.
+    private func fetchFeed<M: SyncedModel>(
+        _ type: M.Type, key: SyncKey, after cursor: String, stages: PullStageClock?
+    ) async -> Result<FetchedFeed<M>, any Error> {
+        do {
+            let url = try await remote.resourceURL(for: M.self).appending(queryItems: [
+                URLQueryItem(name: "_since", value: cursor), URLQueryItem(name: "_limit", value: String(Self.feedPageSize)),
+            ])
+            let response: RemoteResponse
+            let httpStart = stages?.now
+            do {
+                response = try await remote.send(RemoteRequest(method: .get, url: url), options: RequestOptions(headers: Self.protocolHeaders))
+            } catch let error as RemoteError where error.status == 410 {
+                // Tombstones older than the cursor are gone: read everything, then follow the
+                // feed from its horizon.
+                guard case .status(let failure) = error, let body = try? JSONValue(parsing: failure.response.body),
+                      let horizon = try? SyncFeedGone(json: body).horizon else {
+                    throw error
+                }
+                return .success(.gone(horizon: horizon))
+            }
+            stages?.add(\.http, since: httpStart)
+            let decodeStart = stages?.now
+            defer { stages?.add(\.decode, since: decodeStart) }
+            // Parsed once: records decode straight from the document's bytes (not from each
+            // record written out again), the rest is read as values.
+            let document = try JSONDocument(bytes: response.body)
+            let body = try JSONValue(document: document)
+            guard SyncFeedPage.isFeedPage(body) else { return .success(.noFeed) }
+            let page: SyncFeedPage
+            do {
+                page = try SyncFeedPage(json: body)
+            } catch {
+                throw SyncError.unexpectedFeed(model: key.model, reason: "\(error)")
+            }
+            let decoder = remote.options.decoder
+            let models = try page.changes.indices.map { index -> M? in
+                guard !page.changes[index].isDeletion else { return nil }
+                return try decoder.decode(M.self, from: document, at: JSONPath([.key("changes"), .index(index), .key("record")]))
+            }
+            return .success(.page(page, models))
+        } catch {
+            return .failure(error)
         }
     }
 
     /// Applies one page of the feed and stores the cursor, in one transaction.
     private func apply<M: SyncedModel>(
-        _ type: M.Type, key: SyncKey, changes: [SyncChange], models: [M?], cursor: String, _ summary: inout PullSummary
+        _ type: M.Type, key: SyncKey, changes: [SyncChange], models: [M?], cursor: String, stages: PullStageClock?,
+        _ summary: inout PullSummary
     ) async throws {
+        let applyStart = stages?.now
+        defer { stages?.add(\.apply, since: applyStart) }
         let (outcomes, conflicts, followUps) = try await database.write { db in
             var outcomes: [RowOutcome<M>] = []
             var conflicts: [SyncConflict] = []
@@ -224,5 +283,35 @@ extension JSONValue {
         case .text(let text): self = .string(text)
         default: return nil
         }
+    }
+}
+
+/// Where a ``SyncStore/pullTimingStages(_:)`` spent its time, summed over its pages. The fetch
+/// and decode of the next page overlap the write of the current one, so the stages can add up
+/// to more than the pull's wall time.
+@_spi(Benchmarks)
+public struct PullStageTimes: Sendable, Hashable {
+    /// Waiting for the feed's answers (the request, the server, the body).
+    public var http: Duration = .zero
+    /// Parsing the pages and decoding their records.
+    public var decode: Duration = .zero
+    /// The pages' write transactions: upserts, deletions, bookkeeping, the identity map.
+    public var apply: Duration = .zero
+    /// The pull waiting for the next page after writing one (what the overlap did not hide).
+    public var waiting: Duration = .zero
+}
+
+/// Sums a pull's stage times; a pull without one (every pull but a benchmark's) reads no clock.
+final class PullStageClock: Sendable {
+    private let state = Locked(PullStageTimes())
+
+    var now: ContinuousClock.Instant { ContinuousClock.now }
+
+    var times: PullStageTimes { state.current }
+
+    func add(_ stage: WritableKeyPath<PullStageTimes, Duration> & Sendable, since start: ContinuousClock.Instant?) {
+        guard let start else { return }
+        let elapsed = start.duration(to: ContinuousClock.now)
+        state.withLock { $0[keyPath: stage] += elapsed }
     }
 }
