@@ -2,6 +2,7 @@
 // Each section is one capability; `swift run modelsync-demo` runs them all.
 import Foundation
 import ModelSync
+import ModelSyncServer
 
 @main
 struct Demo {
@@ -37,4 +38,20 @@ func step(_ title: String, _ result: Any) {
     for line in "\(result)".split(separator: "\n", omittingEmptySubsequences: false) {
         print("   \(line)")
     }
+}
+
+/// Runs `body` with a fresh temporary directory, then shuts `server` down and removes the
+/// directory, whether `body` threw or not.
+func withServer(_ server: SyncServer, directory prefix: String, _ body: (URL) async throws -> Void) async throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+    do {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try await body(directory)
+    } catch {
+        await server.shutdown()
+        try? FileManager.default.removeItem(at: directory)
+        throw error
+    }
+    await server.shutdown()
+    try? FileManager.default.removeItem(at: directory)
 }

@@ -10,16 +10,8 @@ enum OfflineWritesSection {
         // A request log, to show what the client sent.
         let recorder = RequestRecorder()
         let server = try await SyncServer.start(data: SyncServer.sampleData, options: ServerOptions(middleware: [recorder]))
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("modelsync-demo-sync-\(UUID().uuidString)")
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try await withServer(server, directory: "modelsync-demo-sync") { directory in
             try await tour(server, recorder, databasePath: directory.appendingPathComponent("app.sqlite").path)
-            await server.shutdown()
-            try? FileManager.default.removeItem(at: directory)
-        } catch {
-            await server.shutdown()
-            try? FileManager.default.removeItem(at: directory)
-            throw error
         }
     }
 

@@ -17,16 +17,8 @@ enum UsersAndAccessSection {
             refreshTokens: RefreshTokenPolicy(digest: SHA256TokenDigest()), admins: ["admin@example.com"])
         let access = AccessControl(rules: try AccessRules(json: ["posts": 600]), tokens: tokens, accounts: accounts)
         let server = try await SyncServer.start(data: ["users": [], "posts": []], options: ServerOptions(access: access))
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("modelsync-demo-users-\(UUID().uuidString)")
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try await withServer(server, directory: "modelsync-demo-users") { directory in
             try await tour(server.baseURL, directory)
-            await server.shutdown()
-            try? FileManager.default.removeItem(at: directory)
-        } catch {
-            await server.shutdown()
-            try? FileManager.default.removeItem(at: directory)
-            throw error
         }
     }
 

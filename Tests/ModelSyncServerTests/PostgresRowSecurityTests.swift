@@ -102,19 +102,7 @@ import Testing
     // MARK: Raw SQL
 
     private func withRawConnection(_ database: ServerDatabase, _ body: (PostgresConnection) async throws -> Void) async throws {
-        var configuration = PostgresClient.Configuration(
-            host: database.host, port: database.port, username: database.username, password: database.password,
-            database: database.database, tls: .disable)
-        configuration.options.maximumConnections = 1
-        let client = PostgresClient(configuration: configuration, backgroundLogger: TestPostgresLog.logger("test.raw \(database.schema)"))
-        let (started, signal) = AsyncStream<Void>.makeStream()
-        let running = Task {
-            signal.finish()
-            await client.run()
-        }
-        for await _ in started {}
-        defer { running.cancel() }
-        try await client.withConnection { connection in try await body(connection) }
+        try await TestPostgres.withConnection(to: database, label: "test.raw", body)
     }
 
     /// `body` in a transaction as the server's role with a caller's settings; rolled back.

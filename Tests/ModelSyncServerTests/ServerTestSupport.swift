@@ -167,11 +167,22 @@ enum TestPostgres {
     /// Runs one SQL statement on a connection of its own; returns how many rows it gave.
     @discardableResult
     static func execute(_ sql: String, in database: ServerDatabase) async throws -> Int {
+        try await withConnection(to: database, label: "test.execute") { connection in
+            var rows = 0
+            for try await _ in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: TestPostgresLog.logger("test.execute")) { rows += 1 }
+            return rows
+        }
+    }
+
+    /// `body` with a connection of its own to `database`, as its URL's user, without TLS.
+    static func withConnection<T: Sendable>(
+        to database: ServerDatabase, label: String, _ body: (PostgresConnection) async throws -> T
+    ) async throws -> T {
         var configuration = PostgresClient.Configuration(
             host: database.host, port: database.port, username: database.username, password: database.password,
             database: database.database, tls: .disable)
         configuration.options.maximumConnections = 1
-        let client = PostgresClient(configuration: configuration, backgroundLogger: TestPostgresLog.logger("test.execute \(database.schema)"))
+        let client = PostgresClient(configuration: configuration, backgroundLogger: TestPostgresLog.logger("\(label) \(database.schema)"))
         let (started, signal) = AsyncStream<Void>.makeStream()
         let running = Task {
             signal.finish()
@@ -179,9 +190,7 @@ enum TestPostgres {
         }
         for await _ in started {}
         defer { running.cancel() }
-        var rows = 0
-        for try await _ in try await client.query(PostgresQuery(unsafeSQL: sql)) { rows += 1 }
-        return rows
+        return try await client.withConnection { connection in try await body(connection) }
     }
 }
 
