@@ -142,7 +142,7 @@ let package = Package(
         .target(
             name: "ModelSyncServerAuth",
             dependencies: [
-                "ModelSyncServer",
+                "ModelSyncServer", "ModelSyncCore",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,4 +1,5 @@
 import Foundation
+import ModelSyncCore
 import ModelSyncServer
 
 /// The callers of tokens already verified, until each token expires.
@@ -6,7 +7,9 @@ import ModelSyncServer
 /// A client sends the same access token with every request for as long as it lives (an hour by
 /// default); verifying it each time costs a parse, a signature and a hop to jwt-kit's key
 /// collection actor, which every request would queue on. A token is remembered only once its
-/// signature and claims checked out, by its exact text, so only its holder can hit the entry.
+/// signature and claims checked out, by its bytes (`String` equality would let a token with a
+/// KELVIN SIGN for a `K` hit the entry of the one that was verified), so only its holder can
+/// hit the entry.
 /// Bounded: when full, the expired entries go, and if none had, all of them.
 final class VerifiedTokens: @unchecked Sendable {
     static let capacity = 10_000
@@ -19,14 +22,15 @@ final class VerifiedTokens: @unchecked Sendable {
 
     // Guards `entries`; never held across a suspension.
     private let lock = NSLock()
-    private var entries: [String: Entry] = [:]
+    private var entries: [ExactText: Entry] = [:]
 
     /// The caller of `token` if it was verified and is still valid at `now`.
     func caller(for token: String, now: Double) -> Caller? {
         lock.withLock {
-            guard let entry = entries[token] else { return nil }
+            let key = ExactText(token)
+            guard let entry = entries[key] else { return nil }
             guard now < entry.validUntil else {
-                entries[token] = nil
+                entries[key] = nil
                 return nil
             }
             return entry.caller
@@ -40,7 +44,7 @@ final class VerifiedTokens: @unchecked Sendable {
                 entries = entries.filter { now < $0.value.validUntil }
                 if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
             }
-            entries[token] = Entry(caller: caller, validUntil: validUntil)
+            entries[ExactText(token)] = Entry(caller: caller, validUntil: validUntil)
         }
     }
 }

@@ -10,6 +10,10 @@ import Testing
         tokens.remember("a.b.c", ann, validUntil: 100, now: 10)
         #expect(tokens.caller(for: "a.b.c", now: 99) == ann)
         #expect(tokens.caller(for: "a.b.C", now: 50) == nil)
+        // Swift calls these equal (KELVIN SIGN decomposes to K); their bytes differ.
+        tokens.remember("a.K.c", ann, validUntil: 100, now: 10)
+        #expect("a.\u{212A}.c" == "a.K.c")
+        #expect(tokens.caller(for: "a.\u{212A}.c", now: 50) == nil)
         #expect(tokens.caller(for: "a.b.c", now: 100) == nil)
         // Gone once seen expired, even if asked about an earlier time.
         #expect(tokens.caller(for: "a.b.c", now: 50) == nil)

@@ -45,7 +45,9 @@ extension SyncStore {
             return true
         case .signedIn(let userID):
             defer { lastUser = userID }
-            return lastUser == nil || lastUser == userID
+            // By bytes: two ids Swift calls equal are two users.
+            guard let lastUser else { return true }
+            return userID.map(lastUser.isIdentical) ?? false
         case .signedOut:
             return false
         }

@@ -32,7 +32,7 @@ extension AccountService {
         let hash = token.hash(policy.digest)
         if caller.isSignedIn {
             // A token presented with someone else's access token is refused, and left alone.
-            guard let stored = try await backend.refreshToken(hash: hash), stored.userID == caller.userID else { throw Self.invalidGrant }
+            guard let stored = try await backend.refreshToken(hash: hash), caller.userID.map(stored.userID.isIdentical) == true else { throw Self.invalidGrant }
         }
         let successor = RefreshToken(family: token.family)
         let sealed = Base64URL.encode(token.seal(successor.bytes, policy.digest))
@@ -72,7 +72,7 @@ extension AccountService {
         guard let token = RefreshToken(text: sent), let stored = try await backend.refreshToken(hash: token.hash(policy.digest)) else {
             return Response(status: .noContent)
         }
-        if caller.isSignedIn && stored.userID != caller.userID { throw Self.invalidGrant }
+        if let userID = caller.userID, !stored.userID.isIdentical(to: userID) { throw Self.invalidGrant }
         try await backend.revokeRefreshTokens(family: stored.family)
         return Response(status: .noContent)
     }

@@ -37,7 +37,7 @@ extension ServerRoutes {
         let sequence = try FeedCursor(String(parts[0]))
         // A tagged cursor on an open server comes from before its rules were lifted.
         let tag = visibility.cursorTag
-        let issuedHere = parts.count == 2 ? tag.map { parts[1] == $0 } ?? false : tag == nil
+        let issuedHere = parts.count == 2 ? tag.map { parts[1].utf8.elementsEqual($0.utf8) } ?? false : tag == nil
         if sequence == .after(0) || issuedHere { return sequence }
         let now = try await backend.changes(after: .now, in: [], limit: 1, visibility: visibility).next
         throw APIError(status: 410, message: "the cursor was issued to another reader or under other access rules; read everything again",

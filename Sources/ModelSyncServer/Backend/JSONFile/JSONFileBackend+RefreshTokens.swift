@@ -6,12 +6,12 @@ import ModelSyncJSON
 extension JSONFileBackend {
     package func account(userID: String, in collection: String) -> StoredAccount? {
         guard root[collection]?.arrayValue?.contains(where: { hasID($0, userID) }) == true else { return nil }
-        return book.accounts.values.first { $0.userID == userID }
+        return book.accounts.values.first { $0.userID.isIdentical(to: userID) }
     }
 
     package func setRole(_ role: String?, userID: String) async throws -> StoredAccount? {
         try await write({ _, book -> StoredAccount? in
-            guard let email = book.accounts.first(where: { $0.value.userID == userID })?.key else { return nil }
+            guard let email = book.accounts.first(where: { $0.value.userID.isIdentical(to: userID) })?.key else { return nil }
             book.accounts[email]?.role = role
             return book.accounts[email]
         }, changed: { $0 != nil })
