@@ -300,11 +300,14 @@ public final class AccountSession: RemoteInterceptor, Sendable {
         if response.status == 400 || response.status == 401 {
             let message = Self.errorMessage(response)
             let error = AccountSessionError.refreshRefused(status: response.status, message: message)
-            // Only the session the refresh was for ends (not one signed in since).
-            if shared.withLock({ $0.generation == generation }) {
-                shared.withLock { $0.generation += 1 }
-                await end(error)
+            // Only the session the refresh was for ends (not one signed in since): checked and
+            // moved on under one lock, so that a sign-in in between is never ended.
+            let ends = shared.withLock { state in
+                guard state.generation == generation else { return false }
+                state.generation += 1
+                return true
             }
+            if ends { await end(error) }
             throw error
         }
         guard response.isSuccess else { throw RemoteError.status(HTTPStatusError(response: response, request: RequestSummary(tokenRequest))) }
