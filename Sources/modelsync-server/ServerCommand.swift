@@ -130,8 +130,8 @@ struct Serve: AsyncParsableCommand {
         guard (0...1).contains(failRate), (0...1).contains(dropRate), (0...1).contains(loseAnswerRate) else {
             throw ValidationError("--fail-rate, --drop-rate and --lose-answer-rate must be between 0 and 1")
         }
-        guard refreshTokenLifetime >= 0, accessTokenLifetime >= 1 else {
-            throw ValidationError("--refresh-token-lifetime must not be negative, --access-token-lifetime must be at least 1")
+        guard (0...Int(RefreshTokenPolicy.maximumLifetime.components.seconds)).contains(refreshTokenLifetime), accessTokenLifetime >= 1 else {
+            throw ValidationError("--refresh-token-lifetime must be from 0 to \(RefreshTokenPolicy.maximumLifetime.components.seconds) seconds, --access-token-lifetime at least 1")
         }
         guard admin.allSatisfy({ StoredAccount.normalizedEmail($0) != nil }) else {
             throw ValidationError("--admin takes an email address")

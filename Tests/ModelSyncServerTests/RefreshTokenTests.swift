@@ -372,3 +372,21 @@ extension JSONValue {
     /// The value as compact JSON text.
     fileprivate var jsonText: String { String(decoding: jsonBytes(), as: UTF8.self) }
 }
+
+/// Lifetimes and dates at the edges never trap: `Int.max` seconds, a hand-edited file's 1e300.
+@Suite struct RefreshTokenBoundsTests {
+    struct Digest: RefreshTokenDigest {
+        func sha256(_ bytes: [UInt8]) -> [UInt8] { Array(bytes.prefix(32)) }
+    }
+
+    @Test func lifetimesAreBoundedAndSavedDatesKeptInRange() throws {
+        let policy = RefreshTokenPolicy(digest: Digest(), lifetime: .seconds(Int64.max), retryWindow: .seconds(Int64.max))
+        #expect(policy.lifetime == RefreshTokenPolicy.maximumLifetime && policy.retryWindow == RefreshTokenPolicy.maximumLifetime)
+        let hostile: JSONValue = ["user": "1", "family": "f", "expires": .number(try #require(JSONNumber(text: "1e300"))), "rotatedMs": -5]
+        let token = try #require(StoredRefreshToken(hash: "h", saved: hostile))
+        #expect(token.expires.timeIntervalSince1970 == StoredRefreshToken.latestSeconds)
+        #expect(token.rotated?.timeIntervalSince1970 == 0)
+        // Written back without trapping, and read again the same.
+        #expect(StoredRefreshToken(hash: "h", saved: token.saved) == token)
+    }
+}

@@ -33,11 +33,15 @@ public struct RefreshTokenPolicy: Sendable {
     /// the answer to the exchange was lost. 60 seconds by default; zero turns retries off.
     public var retryWindow: Duration
 
-    /// Creates a policy.
+    /// The longest ``lifetime``: ten years. Beyond it an expiry would leave the dates both
+    /// backends store (and `Int` seconds) behind.
+    public static let maximumLifetime = Duration.seconds(10 * 365 * 24 * 60 * 60)
+
+    /// Creates a policy; a `lifetime` above ``maximumLifetime`` is that.
     public init(digest: any RefreshTokenDigest, lifetime: Duration = .seconds(30 * 24 * 60 * 60), retryWindow: Duration = .seconds(60)) {
         self.digest = digest
-        self.lifetime = lifetime
-        self.retryWindow = retryWindow
+        self.lifetime = min(lifetime, Self.maximumLifetime)
+        self.retryWindow = min(retryWindow, Self.maximumLifetime)
     }
 }
 
@@ -66,11 +70,16 @@ package struct StoredRefreshToken: Sendable, Equatable {
         guard let userID = saved["user"]?.stringValue, let family = saved["family"]?.stringValue,
               let expires = saved["expires"]?.doubleValue
         else { return nil }
+        // A hand-edited file's dates are kept within what `saved` writes back as `Int`s.
+        func date(_ seconds: Double) -> Date { Date(timeIntervalSince1970: min(max(seconds, 0), Self.latestSeconds)) }
         self.init(
-            hash: hash, userID: userID, family: family, expires: Date(timeIntervalSince1970: expires),
-            rotated: saved["rotatedMs"]?.doubleValue.map { Date(timeIntervalSince1970: $0 / 1000) },
+            hash: hash, userID: userID, family: family, expires: date(expires),
+            rotated: saved["rotatedMs"]?.doubleValue.map { date($0 / 1000) },
             successor: saved["successor"]?.stringValue, sealedSuccessor: saved["sealed"]?.stringValue)
     }
+
+    /// The end of year 9999.
+    static let latestSeconds: Double = 253_402_300_799
 
     var saved: JSONValue {
         var object: JSONObject = [
