@@ -144,11 +144,9 @@ extension SyncStore {
             } catch {
                 throw SyncError.unexpectedFeed(model: key.model, reason: "\(error)")
             }
-            let decoder = remote.options.decoder
-            let models = try page.changes.indices.map { index -> M? in
-                guard !page.changes[index].isDeletion else { return nil }
-                return try decoder.decode(M.self, from: document, at: JSONPath([.key("changes"), .index(index), .key("record")]))
-            }
+            let changes = page.changes
+            let models = try remote.options.decoder.decodeMembers(
+                M.self, named: "record", ofArrayAt: JSONPath([.key("changes")]), in: document, where: { !changes[$0].isDeletion })
             return .success(.page(page, models))
         } catch {
             return .failure(error)

@@ -65,6 +65,44 @@ public struct JSONModelDecoder: Sendable {
         return try map.withMergeLock { try decode(type, source, at: root) }
     }
 
+    /// Decodes member `member` of each element of the array at `array` in `document` whose index
+    /// `wanted` admits (nil for the others, and for an element without the member), in one pass
+    /// over the array: decoding each element by its index path walks the array from its start
+    /// every time, and sets up a decoding per element.
+    package func decodeMembers<T: JSONDecodable>(
+        _ type: T.Type, named member: String, ofArrayAt array: JSONPath, in document: JSONDocument, where wanted: (Int) -> Bool
+    ) throws -> [T?] {
+        func decodeAll() throws -> [T?] {
+            try document.withTape { tape -> [T?] in
+                var context = JSONDecodingContext(tape: tape, options: options)
+                do {
+                    guard let start = tape.locate(array.components, from: 0), tape.nodes[start].kind == .array else {
+                        throw JSONError(.missingKey(array.description), path: array)
+                    }
+                    var values: [T?] = []
+                    values.reserveCapacity(Int(tape.nodes[start].length))
+                    var element = start + 1
+                    for index in 0..<Int(tape.nodes[start].length) {
+                        if wanted(index), tape.nodes[element].kind == .object, let value = tape.member(of: element, named: member) {
+                            values.append(try T.decodeJSON(value, &context))
+                        } else {
+                            values.append(nil)
+                        }
+                        element = Int(tape.nodes[element].end)
+                    }
+                    return values
+                } catch var error as JSONError {
+                    context.locate(&error)
+                    throw error
+                } catch {
+                    throw JSONError(wrapping: error)
+                }
+            }
+        }
+        guard let map = options.identityMap else { return try decodeAll() }
+        return try map.withMergeLock(decodeAll)
+    }
+
     private func decode<T: JSONDecodable>(
         _ type: T.Type, _ source: some JSONSource, at root: JSONPath
     ) throws -> (value: T, report: DecodeReport) {
