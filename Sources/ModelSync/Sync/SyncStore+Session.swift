@@ -61,8 +61,11 @@ extension SyncStore {
     /// `<Application Support>/<user id>.sqlite`) and open the signed-in user's: nothing is
     /// cleared then, and switching back finds the data and outbox as they were.
     public func signOut(_ session: AccountSession, keepingLocalData: Bool = false) async throws {
-        await session.signOut()
+        // Cleared first: killed in between, the device holds no one's data under a live session
+        // (the next pull reads it again), never the last user's outbox with no session, which
+        // the next user's sign-in would push as theirs.
         if !keepingLocalData { try await clearLocalData() }
+        await session.signOut()
     }
 
     /// Deletes, in one transaction, every row of the synced models' tables (those given to
@@ -72,14 +75,18 @@ extension SyncStore {
     public func clearLocalData() async throws {
         try await prepareBookkeeping()
         let tables = state.withLock { state in Array(Set(state.models.values.map { $0.sqlTable.name })).sorted() }
-        try await database.write { db in
-            for table in tables where try db.scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(table)]) != nil {
-                try db.execute("DELETE FROM \(quoteIdentifier(table))")
+        // Alone, as a push or pull is: a push in flight would otherwise acknowledge its entries
+        // into the emptied tables, a pull store the last user's rows after them.
+        try await withPushGate(.idle) {
+            try await database.write { db in
+                for table in tables where try db.scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(table)]) != nil {
+                    try db.execute("DELETE FROM \(quoteIdentifier(table))")
+                }
+                for table in ["modelsync_outbox", "modelsync_key_rewrites", "modelsync_row_versions", "modelsync_cursors"] {
+                    try db.execute("DELETE FROM \(table)")
+                }
+                self.outboxChanged()
             }
-            for table in ["modelsync_outbox", "modelsync_key_rewrites", "modelsync_row_versions", "modelsync_cursors"] {
-                try db.execute("DELETE FROM \(table)")
-            }
-            self.outboxChanged()
         }
         identityMap.removeAll()
         state.withLock { state in
