@@ -1,25 +1,40 @@
 import ModelSyncJSON
 import Testing
 
-/// One pass over an array, decoding a member of the elements asked for.
+/// A feed page read in one pass: its records found, decoded where they are, and the rest of the
+/// page read as values without them.
 @Suite struct DecodeMembersTests {
-    @Test func decodesTheWantedElementsMembersInOrder() throws {
-        let document = try JSONDocument(bytes: Array(#"{"changes": [{"record": 1}, {"deleted": true}, {"record": 3}, 5, {"record": 4}]}"#.utf8))
-        let values = try JSONModelDecoder().decodeMembers(
-            Int.self, named: "record", ofArrayAt: JSONPath([.key("changes")]), in: document, where: { $0 != 4 })
-        #expect(values == [1, nil, 3, nil, nil])
+    static let page = #"{"changes": [{"record": 1}, {"deleted": true}, {"record": 3, "record": 4}, 5, {"record": {"id": "x"}}], "next": "9"}"#
+
+    @Test func findsEachElementsMemberAndDecodesTheOnesAsked() throws {
+        let document = try JSONDocument(bytes: Array(Self.page.utf8))
+        let nodes = try #require(document.members(named: "record", ofElementsOfArrayAt: JSONPath([.key("changes")])))
+        #expect(nodes.map { $0 != nil } == [true, false, true, false, true])
+        // The last of duplicate keys wins, as when decoding.
+        let values = try JSONModelDecoder().decode(Int.self, at: Array(nodes.prefix(4)), in: document)
+        #expect(values == [1, nil, 4, nil])
+        #expect(try document.value(at: #require(nodes[4]), path: JSONPath([.key("id")])) == "x")
+        #expect(try document.value(at: #require(nodes[4]), path: JSONPath([.key("missing")])) == nil)
+        #expect(document.members(named: "record", ofElementsOfArrayAt: JSONPath([.key("next")])) == nil)
+    }
+
+    @Test func theRestOfThePageIsReadWithTheMembersReplaced() throws {
+        let document = try JSONDocument(bytes: Array(Self.page.utf8))
+        let nodes = try #require(document.members(named: "record", ofElementsOfArrayAt: JSONPath([.key("changes")])))
+        let value = try JSONValue(document: document, replacing: nodes.compactMap { $0 }, with: "gone")
+        let expected = try JSONValue(parsing: #"{"changes": [{"record": "gone"}, {"deleted": true}, {"record": 3, "record": "gone"}, 5, {"record": "gone"}], "next": "9"}"#)
+        #expect(value == expected)
+        // Nothing replaced: the plain value.
+        #expect(try JSONValue(document: document, replacing: [], with: "gone") == JSONValue(document: document))
     }
 
     @Test func aBadMemberIsLocatedByItsPath() throws {
         let document = try JSONDocument(bytes: Array(#"{"changes": [{"record": 1}, {"record": "x"}]}"#.utf8))
+        let nodes = try #require(document.members(named: "record", ofElementsOfArrayAt: JSONPath([.key("changes")])))
         #expect {
-            try JSONModelDecoder().decodeMembers(Int.self, named: "record", ofArrayAt: JSONPath([.key("changes")]), in: document, where: { _ in true })
+            try JSONModelDecoder().decode(Int.self, at: nodes, in: document)
         } throws: { error in
-            (error as? JSONError)?.path.description.contains("changes[1]") == true || "\(error)".contains("changes[1]")
-        }
-        // Not an array where one is named: an error, not a trap.
-        #expect(throws: JSONError.self) {
-            try JSONModelDecoder().decodeMembers(Int.self, named: "record", ofArrayAt: JSONPath([.key("missing")]), in: document, where: { _ in true })
+            (error as? JSONError)?.path.description.contains("changes[1]") == true
         }
     }
 }

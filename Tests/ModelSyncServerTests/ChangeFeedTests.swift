@@ -64,6 +64,37 @@ import Testing
         }
     }
 
+    /// PostgreSQL writes a page's records from their `jsonb` text: each must read as the record
+    /// the item route serves, escapes, Unicode, text ids and `createdWith` included.
+    @Test(arguments: Backend.allCases) func theFeedsRecordsAreTheRecordsAsServed(backend: Backend) async throws {
+        try await withServer(Self.data, backend: backend) { _, url in
+            let base = url + "/"
+            let title = #"quote \" back\\slash \u0001 tab\t é e\u0301 😀"#
+            let created = try await send(.POST, base + "posts", body: #"{"title": "\#(title)", "n": 1e2, "deep": {"a": [1, {"b": null}]}}"#,
+                                         headers: [("Idempotency-Key", "create-3")])
+            #expect(created.status == 201, "\(created.json ?? nil)")
+            #expect(try await send(.POST, base + "tags", body: #"{"id": "ü-1", "name": "ünï"}"#).status == 201)
+            #expect(try await send(.DELETE, base + "tags/x").status == 200)
+            let all = try await changes(base, "_changes")
+            #expect(all.changes.count == 5)
+            for change in all.changes {
+                let id = try #require(change["id"])
+                let collection = try #require(change["collection"]?.stringValue)
+                guard change["deleted"]?.boolValue == false else {
+                    #expect(change["record"] == nil && id == "x")
+                    continue
+                }
+                let segment = id.intValue.map(String.init) ?? id.stringValue?.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+                let served = try await send(.GET, base + collection + "/" + segment)
+                #expect(change["record"] == served.json, "\(collection) \(id)")
+                #expect(change["record"]?["id"] == id)
+            }
+            let change = try #require(all.changes.first { $0["id"] == 3 })
+            #expect(change["createdWith"] == "create-3")
+            #expect(change["record"]?["title"]?.stringValue == (try JSONValue(parsing: "\"\(title)\"")).stringValue)
+        }
+    }
+
     @Test(arguments: Backend.allCases) func droppedTombstonesMakeOldCursorsGone(backend: Backend) async throws {
         let options = ServerOptions(feedLimits: FeedLimits(tombstoneCapacity: 2))
         try await withServer(["posts": [["id": 1], ["id": 2], ["id": 3], ["id": 4]]], options: options, backend: backend) { _, url in

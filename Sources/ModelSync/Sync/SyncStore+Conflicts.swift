@@ -18,9 +18,12 @@ enum RowOutcome<M: SyncedModel> {
     case removed(JSONValue)
     case unchanged
 
+    /// Brings the identity map in line with the row: a stored row replaces only a value the map
+    /// holds (or someone observes), so that a pull of many rows leaves the app's working set in
+    /// memory.
     func apply(to identityMap: IdentityMap) {
         switch self {
-        case .stored(let model): identityMap.store(model)
+        case .stored(let model): identityMap.storeIfHeld(model)
         case .removed(let key): if let key = key.identityKey(of: M.self) { identityMap.remove(M.self, key: key) }
         case .unchanged: break
         }
@@ -78,20 +81,10 @@ extension SyncStore {
         if let pendingKeys, !pendingKeys.contains(keyValue.jsonText) {
             // No pending change (the caller read which rows have one): the record is the row.
             let stored = try storedVersions.map { $0[keyValue.jsonText] } ?? SyncBookkeeping.version(model: key.model, keyValue, db)
-            if let version, rawServer != nil, stored == version {
-                // The version the row has already (the echo of this client's own write).
-                return (.unchanged, nil)
-            }
-            try SyncBookkeeping.setVersion(rawServer == nil ? nil : version, model: key.model, keyValue, db)
-            guard let serverModel = try rawServer == nil ? nil : decoded ?? codec.decode(M.self, rawServer) else {
-                return (try deleteRow(key, keyValue, exists: nil, db), nil)
-            }
-            if skipsUnchanged, let local = try M.find(key: [keyValue.primaryKeySQLValue(model: key.model)], db),
-               try codec.encode(local) == codec.encode(serverModel) {
-                return (.unchanged, nil)
-            }
-            try serverModel.upsert(db, validate: false)
-            return (.stored(serverModel), nil)
+            // The echo of this client's own write: nothing to decode.
+            if let version, rawServer != nil, stored == version { return (.unchanged, nil) }
+            let serverModel = try rawServer == nil ? nil : decoded ?? codec.decode(M.self, rawServer)
+            return (try storeFromServer(key: key, keyValue, serverModel, version: version, storedVersion: stored, skipsUnchanged: skipsUnchanged, db), nil)
         }
         if sending == nil, try SyncBookkeeping.hasSentEntry(model: key.model, keyValue, db) {
             // A change of the row was sent and its outcome is unknown: the push settles the row
@@ -155,6 +148,23 @@ extension SyncStore {
             try entry.delete(db)
         }
         return (outcome, conflict)
+    }
+
+    /// Makes a row without pending local changes the server's: `server` stored (nil: the row
+    /// deleted) and its version recorded, unless the row has that version already (the echo of
+    /// this client's own write) or, with `skipsUnchanged`, holds the same values.
+    func storeFromServer<M: SyncedModel>(
+        key: SyncKey, _ keyValue: JSONValue, _ server: M?, version: String?, storedVersion: String?, skipsUnchanged: Bool, _ db: SQLiteConnection
+    ) throws -> RowOutcome<M> {
+        if let version, server != nil, storedVersion == version { return .unchanged }
+        try SyncBookkeeping.setVersion(server == nil ? nil : version, model: key.model, keyValue, db)
+        guard let server else { return try deleteRow(key, keyValue, exists: nil, db) }
+        if skipsUnchanged, let local = try M.find(key: [keyValue.primaryKeySQLValue(model: key.model)], db),
+           try codec.encode(local) == codec.encode(server) {
+            return .unchanged
+        }
+        try server.upsert(db, validate: false)
+        return .stored(server)
     }
 
     /// Deletes a row the server no longer has. Foreign keys are checked at commit, so that a

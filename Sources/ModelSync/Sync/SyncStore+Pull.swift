@@ -22,15 +22,13 @@ public struct PullSummary: Sendable, Hashable {
 }
 
 extension SyncStore {
-    /// The most changes one feed request asks for.
-    static let feedPageSize = 1_000
-
     /// Brings `type`'s local rows up to date with the server, keeping pending local changes.
     ///
     /// - Against a server with a change feed (`modelsync-server`): asks for the changes since
-    ///   the stored cursor (`GET /posts?_since=<cursor>`), and applies each page in one
-    ///   transaction: upserts, deletions (tombstones) and the new cursor. A cursor older than the
-    ///   server keeps tombstones for (410) starts over with a full resync.
+    ///   the stored cursor (`GET /posts?_since=<cursor>`, ``pullPageSize`` at a time), and
+    ///   applies each page in one transaction: upserts, deletions (tombstones) and the new
+    ///   cursor. A cursor older than the server keeps tombstones for (410) starts over with a
+    ///   full resync.
     /// - Against a server without one (Django REST Framework, json-server), which answers the
     ///   plain list: a full reconcile reads the whole list (paging as set by
     ///   ``configure(_:conflicts:version:pagination:)``), stores it, and deletes the local rows
@@ -58,7 +56,7 @@ extension SyncStore {
 
     /// One answer of the feed, read: a page and its records decoded, or what to do instead.
     private enum FetchedFeed<M: SyncedModel>: Sendable {
-        case page(SyncFeedPage, [M?])
+        case page(PulledPage<M>)
         /// The cursor is older than the server's tombstones: resync, then follow the feed from here.
         case gone(horizon: String)
         /// The server ignored `_since`: it has no feed.
@@ -83,16 +81,17 @@ extension SyncStore {
                 case .noFeed:
                     try await reconcile(M.self, key: key, feedCursor: nil, &summary)
                     return summary
-                case .page(let page, let models):
+                case .page(let pulled):
+                    let page = pulled.page
                     guard page.more else {
-                        try await apply(M.self, key: key, changes: page.changes, models: models, cursor: page.next, stages: stages, &summary)
+                        try await apply(pulled, key: key, stages: stages, &summary)
                         return finished(key, summary)
                     }
                     // The next page is fetched and decoded while this one is written: the
                     // server's and the decoder's time hide behind the database's, and at most
                     // two pages are in memory. A write that fails cancels the fetch.
                     async let following = fetchFeed(M.self, key: key, after: page.next, stages: stages)
-                    try await apply(M.self, key: key, changes: page.changes, models: models, cursor: page.next, stages: stages, &summary)
+                    try await apply(pulled, key: key, stages: stages, &summary)
                     let waitStart = stages?.now
                     fetched = await following
                     stages?.add(\.waiting, since: waitStart)
@@ -115,7 +114,7 @@ extension SyncStore {
     ) async -> Result<FetchedFeed<M>, any Error> {
         do {
             let url = try await remote.resourceURL(for: M.self).appending(queryItems: [
-                URLQueryItem(name: "_since", value: cursor), URLQueryItem(name: "_limit", value: String(Self.feedPageSize)),
+                URLQueryItem(name: "_since", value: cursor), URLQueryItem(name: "_limit", value: String(pullPageSize)),
             ])
             let response: RemoteResponse
             let httpStart = stages?.now
@@ -133,61 +132,71 @@ extension SyncStore {
             stages?.add(\.http, since: httpStart)
             let decodeStart = stages?.now
             defer { stages?.add(\.decode, since: decodeStart) }
-            // Parsed once: records decode straight from the document's bytes (not from each
-            // record written out again), the rest is read as values.
+            // Parsed once: records decode straight from the document's bytes, the rest is read
+            // as values, with each record standing as `{}` (built as values, the records would
+            // only be thrown away; a row with local changes reads its record when it needs it).
             let document = try JSONDocument(bytes: response.body)
-            let body = try JSONValue(document: document)
-            guard SyncFeedPage.isFeedPage(body) else { return .success(.noFeed) }
+            let recordNodes = document.members(named: "record", ofElementsOfArrayAt: JSONPath([.key("changes")]))
+            let body = try JSONValue(document: document, replacing: recordNodes?.compactMap { $0 } ?? [], with: .object(JSONObject()))
+            guard SyncFeedPage.isFeedPage(body), let recordNodes else { return .success(.noFeed) }
             let page: SyncFeedPage
             do {
                 page = try SyncFeedPage(json: body)
             } catch {
                 throw SyncError.unexpectedFeed(model: key.model, reason: "\(error)")
             }
-            let changes = page.changes
-            let models = try remote.options.decoder.decodeMembers(
-                M.self, named: "record", ofArrayAt: JSONPath([.key("changes")]), in: document, where: { !changes[$0].isDeletion })
-            return .success(.page(page, models))
+            let records = zip(page.changes, recordNodes).map { change, node in change.isDeletion ? nil : node }
+            let models = try remote.options.decoder.decode(M.self, at: records, in: document)
+            return .success(.page(PulledPage(page: page, models: models, document: document, records: records)))
         } catch {
             return .failure(error)
         }
     }
 
     /// Applies one page of the feed and stores the cursor, in one transaction.
-    private func apply<M: SyncedModel>(
-        _ type: M.Type, key: SyncKey, changes: [SyncChange], models: [M?], cursor: String, stages: PullStageClock?,
-        _ summary: inout PullSummary
-    ) async throws {
+    private func apply<M: SyncedModel>(_ pulled: PulledPage<M>, key: SyncKey, stages: PullStageClock?, _ summary: inout PullSummary) async throws {
         let applyStart = stages?.now
         defer { stages?.add(\.apply, since: applyStart) }
         let (outcomes, conflicts, followUps) = try await database.write { db in
             var outcomes: [RowOutcome<M>] = []
             var conflicts: [SyncConflict] = []
             var followUps: [@Sendable () -> Void] = []
+            let changes = pulled.page.changes
             let pending = try self.pendingKeys(key, db)
             var ownCreates = try self.sentCreates(key, db)
+            let keys = try changes.indices.map { try pulled.key(at: $0, path: key.path) }
             // The rows' versions in one statement, to skip the echoes of this client's own writes.
-            let stored = try SyncBookkeeping.versions(model: key.model, keys: changes.map { $0.record?[key.path] ?? $0.id }, db)
-            for (change, model) in zip(changes, models) {
-                let record = change.record
-                let keyValue = record?[key.path] ?? change.id
+            let stored = try SyncBookkeeping.versions(model: key.model, keys: keys, db)
+            outcomes.reserveCapacity(changes.count)
+            for (index, change) in changes.enumerated() {
+                let keyValue = keys[index]
                 guard keyValue != .null else {
                     throw SyncError.unexpectedFeed(model: key.model, reason: "a change names no record")
                 }
                 let version = change.etag
+                let model = pulled.models[index]
                 if let origin = change.createdWith, let create = ownCreates.removeValue(forKey: origin), let model {
                     // This client's create, whose answer was lost: the record is its row.
                     if let followUp = try self.acknowledgeFromFeed(create, key: key, keyValue, model, version: version, db) { followUps.append(followUp) }
                     continue
                 }
-                // A change in the feed is a change: stored without comparing.
+                // Keys as bookkeeping writes them, only when there is something to compare with
+                // (a first sync has neither pending changes nor known versions).
+                let keyText = pending.isEmpty && stored.isEmpty ? nil : keyValue.jsonText
+                guard let keyText, pending.contains(keyText) else {
+                    // No local change: the record is the row. A change in the feed is a change,
+                    // stored without comparing.
+                    outcomes.append(try self.storeFromServer(
+                        key: key, keyValue, model, version: version, storedVersion: keyText.flatMap { stored[$0] }, skipsUnchanged: false, db))
+                    continue
+                }
                 let (outcome, conflict) = try self.rebase(
-                    M.self, key: key, keyValue, server: record, version: version, pendingKeys: pending, storedVersions: stored, skipsUnchanged: false,
-                    decoded: model, db)
+                    M.self, key: key, keyValue, server: try pulled.record(at: index), version: version, pendingKeys: pending, storedVersions: stored,
+                    skipsUnchanged: false, decoded: model, db)
                 outcomes.append(outcome)
                 if let conflict { conflicts.append(conflict) }
             }
-            try SyncBookkeeping.setCursor(cursor, key.model, db)
+            try SyncBookkeeping.setCursor(pulled.page.next, key.model, db)
             return (outcomes, conflicts, followUps)
         }
         finish(outcomes, conflicts, &summary)
@@ -270,6 +279,27 @@ extension SyncStore {
         }
         summary.conflicts += conflicts.count
         report(conflicts)
+    }
+}
+
+/// A page of the feed as a pull applies it: the page with each record standing as `{}`, the
+/// records decoded as models, and the parsed answer, which a row that needs its record as a
+/// value (one with local changes, to rebase) reads it from.
+struct PulledPage<M: SyncedModel>: Sendable {
+    let page: SyncFeedPage
+    let models: [M?]
+    let document: JSONDocument
+    /// Each change's record in `document`; nil for a deletion.
+    let records: [JSONDocument.Node?]
+
+    /// The record of change `index` as a value; nil for a deletion.
+    func record(at index: Int) throws -> JSONValue? {
+        try records[index].flatMap { try document.value(at: $0) }
+    }
+
+    /// The key of change `index`'s row: its record's member at `path`, or the change's id.
+    func key(at index: Int, path: JSONPath) throws -> JSONValue {
+        try records[index].flatMap { try document.value(at: $0, path: path) } ?? page.changes[index].id
     }
 }
 

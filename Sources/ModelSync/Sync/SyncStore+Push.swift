@@ -418,15 +418,9 @@ extension SyncStore {
         return {
             if entry.temporaryKey, let key = entry.localKey.identityKey(of: M.self) { identityMap.remove(M.self, key: key) }
             if let stored { identityMap.store(stored) }
-            for child in children { self.refreshIfHeld(child) }
+            // A child whose parent's temporary key was rewritten must not keep the old key in memory.
+            for child in children { identityMap.storeIfHeld(child) }
         }
-    }
-
-    /// Replaces the identity map's value of `value`'s type and key, if it holds one: a child
-    /// whose parent's temporary key was rewritten must not keep the old key in memory.
-    private func refreshIfHeld<M: SyncedModel>(_ value: M) {
-        guard let key = value.identityKey, identityMap.value(M.self, key: key) != nil else { return }
-        identityMap.store(value, key: key)
     }
 
     /// Deletes the entry, records the row's new server version (later entries of the row are

@@ -41,6 +41,10 @@ public final class SyncStore: Sendable {
     /// The most entries sent in one `POST /_batch` to a server that takes batches
     /// (`modelsync-server`); 1 sends every entry in a request of its own.
     public let maxBatchSize: Int
+    /// The most changes one request of a pull asks the feed for (`modelsync-server` gives at
+    /// most 10,000); each page is written in one transaction. Larger pages take fewer round
+    /// trips; a local write waits for at most one page's transaction.
+    public let pullPageSize: Int
     /// Where the store reports pushes, parked entries, pauses and key rewrites.
     public let logger: Logger
 
@@ -78,10 +82,11 @@ public final class SyncStore: Sendable {
     /// foreign keys must follow temporary keys; types passed to ``save(_:)`` are added too.
     public init(
         remote: RemoteStore, database: Database, models: [any SyncedModel.Type] = [], identityMap: IdentityMap = IdentityMap(),
-        backoff: SyncBackoff = SyncBackoff(), maxConcurrentRequests: Int = 8, maxBatchSize: Int = 100,
+        backoff: SyncBackoff = SyncBackoff(), maxConcurrentRequests: Int = 8, maxBatchSize: Int = 100, pullPageSize: Int = 5_000,
         logger: Logger = Logger(label: "modelsync.sync")
     ) {
         self.maxBatchSize = max(1, maxBatchSize)
+        self.pullPageSize = max(1, pullPageSize)
         self.logger = logger
         self.maxConcurrentRequests = maxConcurrentRequests
         self.remote = remote

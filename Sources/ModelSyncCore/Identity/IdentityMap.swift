@@ -111,6 +111,19 @@ public final class IdentityMap: Sendable {
         }
     }
 
+    /// Stores `value` like ``store(_:)``, but only over a value the map holds or under a key
+    /// someone observes; returns whether it stored it. A sync that brings thousands of rows up
+    /// to date keeps what the app holds current this way, without pushing the app's working
+    /// set out of the map (or paying to build keys, when the map is empty and unobserved).
+    @discardableResult
+    public func storeIfHeld<M: Model>(_ value: M) -> Bool {
+        guard state.withLock({ $0.values.count > 0 || !$0.observers.isEmpty }), let id = value.identityKey else { return false }
+        let key = Key(type: ObjectIdentifier(M.self), id: id)
+        guard state.withLock({ $0.values.contains(key) || $0.observers[key]?.isEmpty == false }) else { return false }
+        store(value, key: id)
+        return true
+    }
+
     /// Removes the value of type `type` with primary key `id` and returns it; its observers
     /// receive nil.
     @discardableResult

@@ -36,6 +36,9 @@ struct IdentityStore {
 
     var count: Int { index.count }
 
+    /// Whether a value is held under `key` (its use order unchanged).
+    func contains(_ key: Key) -> Bool { index[key] != nil }
+
     /// The value of type `M` with key `id`, which becomes the most recently used.
     mutating func value<M: Model>(_ type: M.Type, for id: PrimaryKey) -> M? {
         // `type` is `M` but for a class model asked for by a subclass: then its column holds

@@ -65,30 +65,22 @@ public struct JSONModelDecoder: Sendable {
         return try map.withMergeLock { try decode(type, source, at: root) }
     }
 
-    /// Decodes member `member` of each element of the array at `array` in `document` whose index
-    /// `wanted` admits (nil for the others, and for an element without the member), in one pass
-    /// over the array: decoding each element by its index path walks the array from its start
-    /// every time, and sets up a decoding per element.
-    package func decodeMembers<T: JSONDecodable>(
-        _ type: T.Type, named member: String, ofArrayAt array: JSONPath, in document: JSONDocument, where wanted: (Int) -> Bool
-    ) throws -> [T?] {
+    /// Decodes the values at `nodes` of `document` (nil where a node is nil), with one decoding
+    /// for them all: a feed page's records, found in one pass by
+    /// ``JSONDocument/members(named:ofElementsOfArrayAt:)``, without walking the page per record.
+    package func decode<T: JSONDecodable>(_ type: T.Type, at nodes: [JSONDocument.Node?], in document: JSONDocument) throws -> [T?] {
         func decodeAll() throws -> [T?] {
             try document.withTape { tape -> [T?] in
                 var context = JSONDecodingContext(tape: tape, options: options)
                 do {
-                    guard let start = tape.locate(array.components, from: 0), tape.nodes[start].kind == .array else {
-                        throw JSONError(.missingKey(array.description), path: array)
-                    }
                     var values: [T?] = []
-                    values.reserveCapacity(Int(tape.nodes[start].length))
-                    var element = start + 1
-                    for index in 0..<Int(tape.nodes[start].length) {
-                        if wanted(index), tape.nodes[element].kind == .object, let value = tape.member(of: element, named: member) {
-                            values.append(try T.decodeJSON(value, &context))
-                        } else {
+                    values.reserveCapacity(nodes.count)
+                    for node in nodes {
+                        guard let node else {
                             values.append(nil)
+                            continue
                         }
-                        element = Int(tape.nodes[element].end)
+                        values.append(try T.decodeJSON(node.index, &context))
                     }
                     return values
                 } catch var error as JSONError {

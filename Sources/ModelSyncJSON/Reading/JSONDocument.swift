@@ -44,3 +44,36 @@ public struct JSONDocument: Sendable {
         }
     }
 }
+
+extension JSONDocument {
+    /// A value's place in a document, to read or decode it later without finding it again.
+    package struct Node: Sendable, Hashable {
+        let index: Int
+    }
+
+    /// The value of member `member` of each element of the array at `array`: nil for an element
+    /// that is not an object or has no such member (the last of duplicate keys wins, as when
+    /// decoding). Nil when there is no array at `array`. One pass over the array.
+    package func members(named member: String, ofElementsOfArrayAt array: JSONPath) -> [Node?]? {
+        withTape { tape -> [Node?]? in
+            guard let start = tape.locate(array.components, from: 0), tape[start].kind == .array else { return nil }
+            var nodes: [Node?] = []
+            nodes.reserveCapacity(Int(tape[start].length))
+            var element = start + 1
+            for _ in 0..<Int(tape[start].length) {
+                nodes.append(tape[element].kind == .object ? tape.member(of: element, named: member).map(Node.init) : nil)
+                element = Int(tape[element].end)
+            }
+            return nodes
+        }
+    }
+
+    /// The value at `path` below `node`, or nil when a step is missing.
+    ///
+    /// - Throws: ``JSONError`` when a string or number in it cannot be converted.
+    package func value(at node: Node, path: JSONPath = JSONPath()) throws -> JSONValue? {
+        try withTape { tape in
+            try tape.locate(path.components, from: node.index).map { try JSONValue(tape: tape, node: $0) }
+        }
+    }
+}

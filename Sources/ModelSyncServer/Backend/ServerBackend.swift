@@ -42,6 +42,11 @@ package protocol ServerBackend: Sendable {
     /// older than the tombstones kept.
     func changes(after cursor: FeedCursor, in collections: Set<String>?, limit: Int, visibility: Visibility) async throws -> FeedPage
 
+    /// ``changes(after:in:limit:visibility:)`` with each change as the feed's answer writes it,
+    /// for the feed's pages: a backend that keeps records as JSON text (PostgreSQL) writes them
+    /// out without reading them into values first. The default encodes what `changes` gives.
+    func encodedChanges(after cursor: FeedCursor, in collections: Set<String>?, limit: Int, visibility: Visibility) async throws -> EncodedFeedPage
+
     /// A stream of every change committed from now on (by any server sharing the data); it ends
     /// when the server shuts down.
     func subscribe() async -> (id: Int, changes: AsyncStream<SyncChange>)
@@ -255,6 +260,47 @@ package enum FeedCursor: Sendable, Equatable {
             guard let value = Int(text), value >= 0 else { throw APIError.badRequest("a feed cursor is a non-negative integer or now, got \(text)") }
             self = .after(value)
         }
+    }
+}
+
+extension ServerBackend {
+    package func encodedChanges(after cursor: FeedCursor, in collections: Set<String>?, limit: Int, visibility: Visibility) async throws -> EncodedFeedPage {
+        EncodedFeedPage(try await changes(after: cursor, in: collections, limit: limit, visibility: visibility))
+    }
+}
+
+/// A page of the change feed, each change already written as JSON (``SyncChange/json``'s
+/// members).
+package struct EncodedFeedPage: Sendable {
+    package var changes: [[UInt8]]
+    /// Whether more changes follow `next`.
+    package var more: Bool
+    /// The cursor to ask with next.
+    package var next: Int
+
+    package init(changes: [[UInt8]], more: Bool, next: Int) {
+        (self.changes, self.more, self.next) = (changes, more, next)
+    }
+
+    package init(_ page: FeedPage) {
+        self.init(changes: page.changes.map { $0.json.jsonBytes() }, more: page.more, next: page.next)
+    }
+
+    /// The page's answer, `{"changes": [...], "next": "<cursor>", "more": …}`, with `next`
+    /// written as the reader's cursor.
+    package func body(next cursor: String) -> [UInt8] {
+        var writer = JSONWriter(capacity: changes.reduce(64 + cursor.utf8.count) { $0 + $1.count + 1 })
+        writer.writeRaw(Array(#"{"changes":["#.utf8))
+        for (index, change) in changes.enumerated() {
+            if index > 0 { writer.writeByte(UInt8(ascii: ",")) }
+            writer.writeRaw(change)
+        }
+        writer.writeRaw(Array(#"],"next":"#.utf8))
+        writer.writeString(cursor)
+        writer.writeRaw(Array(#","more":"#.utf8))
+        writer.writeBool(more)
+        writer.writeByte(UInt8(ascii: "}"))
+        return writer.bytes
     }
 }
 

@@ -22,8 +22,10 @@ extension ServerRoutes {
             throw APIError.badRequest("the feed's limit must be a positive integer")
         }
         let names = collections ?? Self.collectionFilter(parameters)
-        let page = try await changes(after: cursor, in: names, limit: min(limit, Self.maximumFeedLimit), visibility)
-        return Self.json(SyncFeedPage(changes: page.changes, next: Self.cursorText(page.next, visibility), more: page.more).json, status: .ok)
+        let page = try await withHorizonBound(to: visibility) {
+            try await backend.encodedChanges(after: cursor, in: names, limit: min(limit, Self.maximumFeedLimit), visibility: visibility)
+        }
+        return Self.json(bytes: page.body(next: Self.cursorText(page.next, visibility)), status: .ok)
     }
 
     /// The cursor as sent. Under access rules a cursor names its reader (``Visibility/cursorTag``).
@@ -55,8 +57,13 @@ extension ServerRoutes {
 
     /// The backend's changes, a 410's horizon bound to the reader.
     private func changes(after cursor: FeedCursor, in names: Set<String>?, limit: Int, _ visibility: Visibility) async throws -> FeedPage {
+        try await withHorizonBound(to: visibility) { try await backend.changes(after: cursor, in: names, limit: limit, visibility: visibility) }
+    }
+
+    /// Runs a read of the feed, binding a 410's horizon to the reader.
+    private func withHorizonBound<T>(to visibility: Visibility, _ read: () async throws -> T) async throws -> T {
         do {
-            return try await backend.changes(after: cursor, in: names, limit: limit, visibility: visibility)
+            return try await read()
         } catch var error as APIError where error.status == .gone && visibility.cursorTag != nil {
             if let horizon = error.details["horizon"]?.stringValue.flatMap({ Int($0) }) {
                 error.details["horizon"] = .string(Self.cursorText(horizon, visibility))

@@ -93,6 +93,27 @@ import Testing
         #expect(received == [Author(id: 1, name: "Ann", karma: 1), Author(id: 1, name: "Ann B", karma: 1), nil])
     }
 
+    /// What a pull uses: a value the map holds, or one someone observes, is replaced; others are
+    /// not taken in (a sync of many rows must not push the app's working set out).
+    @Test func storeIfHeldReplacesOnlyWhatIsHeldOrObserved() async throws {
+        let map = IdentityMap()
+        #expect(!map.storeIfHeld(Author(id: 1, name: "Ann")))
+        #expect(map.count == 0)
+        map.store(Author(id: 1, name: "Ann"))
+        #expect(map.storeIfHeld(Author(id: 1, name: "Ann", karma: 2)))
+        #expect(map.value(Author.self, id: 1)?.karma == 2)
+        #expect(!map.storeIfHeld(Author(id: 2, name: "Bob")))
+        #expect(map.value(Author.self, id: 2) == nil && map.count == 1)
+
+        // Observed but not held (never loaded, or evicted): stored, and the observer told.
+        let changes = map.changes(of: Author.self, id: 3)
+        #expect(map.storeIfHeld(Author(id: 3, name: "Cy")))
+        for await change in changes {
+            #expect(change == Author(id: 3, name: "Cy"))
+            break
+        }
+    }
+
     @Test func removingAnEvictedValueStillTellsItsObservers() async throws {
         let map = IdentityMap(capacity: 1)
         map.store(Author(id: 1, name: "A"))

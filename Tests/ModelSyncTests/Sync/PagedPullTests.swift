@@ -8,7 +8,7 @@ import Testing
 /// written, every page commits on its own, and a pull that fails part-way keeps what it
 /// committed and resumes from there.
 @Suite struct PagedPullTests {
-    /// 2,500 notes: three pages of the feed (1,000 a page).
+    /// 2,500 notes: three pages of the feed at 1,000 a page.
     static let seed: JSONValue = [
         "notes": .array((1...2_500).map { id in ["id": .number(JSONNumber(id)), "title": .string("note \(id)"), "body": "", "stars": 0] }),
         "replies": [],
@@ -19,7 +19,7 @@ import Testing
     }
 
     @Test func aPullOfManyPagesStoresEveryRowOnce() async throws {
-        try await withSyncFixture(data: Self.seed) { sync, server, _ in
+        try await withSyncFixture(data: Self.seed, pullPageSize: 1_000) { sync, server, _ in
             let summary = try await sync.pull(SyncNote.self)
             #expect(summary.upserted == 2_500 && summary.deleted == 0 && summary.requests == 3 && !summary.fullResync)
             let rows = try await sync.database.read { db in try SyncNote.all(db, order: "id") }
@@ -35,7 +35,7 @@ import Testing
     }
 
     @Test func aPageWhoseWriteFailsKeepsTheEarlierPagesAndTheNextPullResumes() async throws {
-        try await withSyncFixture(data: Self.seed) { sync, server, _ in
+        try await withSyncFixture(data: Self.seed, pullPageSize: 1_000) { sync, server, _ in
             let table = quoteIdentifier(SyncNote.sqlTable.name)
             // The second page cannot be written: its transaction rolls back, the first stays.
             try await sync.database.write { db in

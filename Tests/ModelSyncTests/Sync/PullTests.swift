@@ -19,6 +19,23 @@ import Testing
     /// With the bundled server's change feed, and without it (as against json-server).
     static let servers = [ServerOptions(), ServerOptions(servesSyncExtensions: false)]
 
+    /// A pull updates the values the app holds in the identity map and takes in no others.
+    @Test func aPullUpdatesHeldValuesOnly() async throws {
+        try await withSyncFixture(data: Self.seed) { sync, server, _ in
+            try await sync.pull(SyncNote.self)
+            sync.identityMap.store(try #require(try await sync.database.read { db in try SyncNote.find(1, db) }))
+            let other = RemoteStore(baseURL: server.baseURL)
+            for id in [1, 2] {
+                var note = try await other.fetch(SyncNote.self, id: id)
+                note.title += " (server)"
+                try await other.save(&note)
+            }
+            #expect(try await sync.pull(SyncNote.self).upserted == 2)
+            #expect(sync.identityMap.value(SyncNote.self, id: 1)?.title == "one (server)")
+            #expect(sync.identityMap.value(SyncNote.self, id: 2) == nil && sync.identityMap.count == 1)
+        }
+    }
+
     @Test(arguments: servers) func aPullBringsChangesAndDeletionsAndKeepsPendingEdits(_ options: ServerOptions) async throws {
         try await withSyncFixture(data: Self.seed, serverOptions: options) { sync, server, _ in
             let first = try await sync.pull(SyncNote.self)

@@ -38,6 +38,7 @@ func withSyncFixture<T>(
     data: JSONValue = ["notes": [], "replies": []],
     maxConcurrentRequests: Int = 8,
     maxBatchSize: Int = 100,
+    pullPageSize: Int = 5_000,
     serverOptions: ServerOptions = ServerOptions(),
     _ body: (SyncStore, TestServer, TemporaryDirectory) async throws -> T
 ) async throws -> T {
@@ -47,7 +48,8 @@ func withSyncFixture<T>(
         let database = try Database(path: directory.path("app.sqlite"), models: [SyncNote.self, SyncReply.self])
         let store = SyncStore(
             remote: RemoteStore(baseURL: server.baseURL), database: database, models: [SyncNote.self, SyncReply.self],
-            maxConcurrentRequests: maxConcurrentRequests, maxBatchSize: maxBatchSize)
+            maxConcurrentRequests: maxConcurrentRequests, maxBatchSize: maxBatchSize,
+            pullPageSize: pullPageSize)
         return try await body(store, server, directory)
     }
 }

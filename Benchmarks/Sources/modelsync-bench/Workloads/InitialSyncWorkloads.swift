@@ -52,7 +52,7 @@ struct InitialSyncFeedPage {
 /// Extra lines under the report: the stages of ours (`STAGES`), the reads' waits
 /// (`READ_WAIT`), and the resident memory sampled during the pull (`MEMORY`).
 enum InitialSyncWorkloads {
-    static let pageSize = 1_000
+    static let pageSize = 5_000
 
     static let initial = Workload(
         name: "sync_initial",
@@ -81,7 +81,7 @@ enum InitialSyncWorkloads {
             try removeFiles(files.ours)
             // A new device at first launch: the app opened its database and store.
             let database = try Database(path: files.ours, models: [InitialSyncPost.self])
-            let sync = SyncStore(remote: remote, database: database, models: [InitialSyncPost.self])
+            let sync = SyncStore(remote: remote, database: database, models: [InitialSyncPost.self], pullPageSize: pageSize)
             _ = try await sync.pendingCount()
             await queued.set(sync)
         }) {
