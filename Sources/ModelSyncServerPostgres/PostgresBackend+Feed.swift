@@ -199,14 +199,13 @@ extension PostgresBackend {
                         if let role = security.role { system.append(", set_config('role', \(system.bind(role)), false)") }
                         try await connection.guardedRun(system.query, logger: logger)
                     }
-                    let start = PostgresQuery(unsafeSQL: "SELECT sequence FROM \(schema.state)")
-                    let stored: Int64? = try await connection.guardedFirst(start, as: Int64.self, logger: logger)
-                    let current = Int(stored ?? 0)
                     // Listening before the catch-up read: a write committed in between is notified.
-                    // Cancelling the task ends the notifications; the pool must still be running
-                    // then, for the UNLISTEN and the release (see `close()`).
+                    // The catch-up reads from the relay's last change (where the server started, or
+                    // where the lost connection left off), never from a sequence read here: a write
+                    // committed before such a read and after a stream read its backlog would reach
+                    // neither. Cancelling the task ends the notifications; the pool must still be
+                    // running then, for the UNLISTEN and the release (see `close()`).
                     try await connection.listen(on: schema.channel) { notifications in
-                        await relay.start(at: current)
                         try await catchUp(schema, resources, connection, relay, logger)
                         for try await notification in notifications {
                             // Nobody to hand the changes to: skip reading them (a stream that opens
@@ -243,17 +242,13 @@ actor ChangeRelay {
     private var subscribers: [Int: AsyncStream<SyncChange>.Continuation] = [:]
     private var nextID = 0
     private var finished = false
-    private var started = false
     /// The last sequence value handed to the streams.
-    private(set) var delivered = 0
+    private(set) var delivered: Int
 
-    /// Where the first connection found the data: streams get only later changes. After a
-    /// reconnection the relay goes on from its last delivered change instead, so that what was
-    /// committed while the connection was down still reaches the streams.
-    func start(at sequence: Int) {
-        guard !started else { return }
-        started = true
-        delivered = max(delivered, sequence)
+    /// A relay whose streams get the changes after `delivered` (the sequence when the server
+    /// started: a stream reads what came before from the feed).
+    init(delivered: Int) {
+        self.delivered = delivered
     }
 
     func subscribe() -> (id: Int, changes: AsyncStream<SyncChange>) {

@@ -51,9 +51,13 @@ final class PostgresBackend: ServerBackend {
             let resources = try await Self.readResources(schema, client, logger)
             try await Self.installRowSecurity(security, schema: schema, tables: Self.collectionTables(resources), client: client, logger: logger)
             try await Self.addRefreshTokenTable(schema, client, logger)
+            // Where the change streams start: read before the server takes requests, so that every
+            // change a stream's backlog may miss is later than this.
+            let sequence: Int64 = try await client.guardedRows(
+                PostgresQuery(unsafeSQL: "SELECT sequence FROM \(schema.state)"), as: Int64.self, logger: logger).first ?? 0
             return PostgresBackend(
                 schema: schema, client: client, logger: logger, feedLimits: feedLimits, resources: resources,
-                initialData: initialData, rowSecurity: security, running: running)
+                initialData: initialData, rowSecurity: security, running: running, streamsStart: Int(sequence))
         } catch {
             running.cancel()
             await running.value
@@ -63,7 +67,7 @@ final class PostgresBackend: ServerBackend {
 
     private init(
         schema: PostgresSchema, client: PostgresClient, logger: Logger, feedLimits: FeedLimits, resources: [String: Resource],
-        initialData: JSONValue?, rowSecurity: RowSecurity?, running: Task<Void, Never>
+        initialData: JSONValue?, rowSecurity: RowSecurity?, running: Task<Void, Never>, streamsStart: Int
     ) {
         self.rowSecurity = rowSecurity
         self.schema = schema
@@ -73,7 +77,7 @@ final class PostgresBackend: ServerBackend {
         self.resources = resources
         self.initialData = initialData
         self.running = running
-        let relay = ChangeRelay()
+        let relay = ChangeRelay(delivered: streamsStart)
         self.relay = relay
         listening = Task { [schema, resources, client, logger] in await Self.listen(schema, resources, client, relay, security: rowSecurity, logger) }
     }
