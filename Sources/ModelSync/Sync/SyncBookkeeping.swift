@@ -276,6 +276,11 @@ enum SyncBookkeeping {
         try RowVersion.find(key: [.text(model), key.sqlValue()], db)?.version
     }
 
+    /// Whether any row of `model` has a known server version (none before its first pull or push).
+    static func hasVersions(model: String, _ db: SQLiteConnection) throws -> Bool {
+        try RowVersion.where(\.model == model).exists(db)
+    }
+
     /// The server versions of the rows among `keys` that have one, by key's JSON text.
     static func versions(model: String, keys: [JSONValue], _ db: SQLiteConnection) throws -> [String: String] {
         var versions: [String: String] = [:]

@@ -69,7 +69,14 @@ extension SyncStore {
         return try await withPushGate(.pulling) {
             var summary = PullSummary()
             try await prepareBookkeeping()
-            let start = try await database.write { db in try SyncBookkeeping.cursor(key.model, db) } ?? "0"
+            let (cursor, knowsVersions) = try await database.write { db in
+                (try SyncBookkeeping.cursor(key.model, db), try SyncBookkeeping.hasVersions(model: key.model, db))
+            }
+            let start = cursor ?? "0"
+            // Without a known version when the pull starts (a first sync), no change can be the
+            // echo of this client's own write (pushes wait for pulls), so no page looks versions
+            // up: at a million rows, those lookups were a B-tree probe per row.
+            let pages = PullPages(knowsVersions: knowsVersions, stages: stages)
             var fetched = await fetchFeed(M.self, key: key, after: start, stages: stages)
             summary.requests += 1
             while true {
@@ -84,14 +91,14 @@ extension SyncStore {
                 case .page(let pulled):
                     let page = pulled.page
                     guard page.more else {
-                        try await apply(pulled, key: key, stages: stages, &summary)
+                        try await apply(pulled, key: key, pages, &summary)
                         return finished(key, summary)
                     }
                     // The next page is fetched and decoded while this one is written: the
                     // server's and the decoder's time hide behind the database's, and at most
                     // two pages are in memory. A write that fails cancels the fetch.
                     async let following = fetchFeed(M.self, key: key, after: page.next, stages: stages)
-                    try await apply(pulled, key: key, stages: stages, &summary)
+                    try await apply(pulled, key: key, pages, &summary)
                     let waitStart = stages?.now
                     fetched = await following
                     stages?.add(\.waiting, since: waitStart)
@@ -154,9 +161,9 @@ extension SyncStore {
     }
 
     /// Applies one page of the feed and stores the cursor, in one transaction.
-    private func apply<M: SyncedModel>(_ pulled: PulledPage<M>, key: SyncKey, stages: PullStageClock?, _ summary: inout PullSummary) async throws {
-        let applyStart = stages?.now
-        defer { stages?.add(\.apply, since: applyStart) }
+    private func apply<M: SyncedModel>(_ pulled: PulledPage<M>, key: SyncKey, _ pages: PullPages, _ summary: inout PullSummary) async throws {
+        let applyStart = pages.stages?.now
+        defer { pages.stages?.add(\.apply, since: applyStart) }
         let (outcomes, conflicts, followUps) = try await database.write { db in
             var outcomes: [RowOutcome<M>] = []
             var conflicts: [SyncConflict] = []
@@ -166,7 +173,7 @@ extension SyncStore {
             var ownCreates = try self.sentCreates(key, db)
             let keys = try changes.indices.map { try pulled.key(at: $0, path: key.path) }
             // The rows' versions in one statement, to skip the echoes of this client's own writes.
-            let stored = try SyncBookkeeping.versions(model: key.model, keys: keys, db)
+            let stored = pages.knowsVersions ? try SyncBookkeeping.versions(model: key.model, keys: keys, db) : [:]
             outcomes.reserveCapacity(changes.count)
             for (index, change) in changes.enumerated() {
                 let keyValue = keys[index]
@@ -280,6 +287,13 @@ extension SyncStore {
         summary.conflicts += conflicts.count
         report(conflicts)
     }
+}
+
+/// What every page of one pull shares.
+private struct PullPages: Sendable {
+    /// Whether a row of the model had a known server version when the pull started.
+    let knowsVersions: Bool
+    let stages: PullStageClock?
 }
 
 /// A page of the feed as a pull applies it: the page with each record standing as `{}`, the
