@@ -31,6 +31,15 @@ public struct ServerDatabase: Sendable, Hashable, CustomStringConvertible {
     /// superuser). The connecting role must be a member of it (a superuser is), and the server
     /// grants it what it needs in the schema. Nil: the connecting role.
     public var role: String?
+    /// How many connections to PostgreSQL the server keeps open while it is idle
+    /// (`?min_connections=`, 0 through ``maximumConnections``; all of them unless the URL says
+    /// otherwise). A connection beyond these is closed after a minute unused, and while it is
+    /// open the pool sets a timer each time a request returns it, which cost about a quarter of
+    /// the server's CPU per read by id under load.
+    public var minimumConnections: Int
+    /// How many connections to PostgreSQL one server opens at most: requests beyond these wait
+    /// for one.
+    public static let maximumConnections = 16
     /// Whether the connection must use TLS (`?sslmode=require`), may (`prefer`, the default
     /// except on loopback) or must not (`disable`, the default on loopback). A Unix-domain socket
     /// never uses TLS, as with libpq.
@@ -46,7 +55,7 @@ public struct ServerDatabase: Sendable, Hashable, CustomStringConvertible {
         case require
     }
 
-    /// Reads `postgres://user[:password]@host[:port][/database][?schema=…&sslmode=…&host=…]`.
+    /// Reads `postgres://user[:password]@host[:port][/database][?schema=…&sslmode=…&host=…&min_connections=…]`.
     ///
     /// As with libpq, a host that is an absolute path (`?host=/var/run/postgresql`, or the
     /// authority percent-encoded: `postgres://%2Fvar%2Frun%2Fpostgresql/app`) names the directory
@@ -71,7 +80,10 @@ public struct ServerDatabase: Sendable, Hashable, CustomStringConvertible {
         let role = items.first { $0.name == "role" }?.value
         if let role, role.isEmpty || role.utf8.count > 63 || role.utf8.contains(0) { throw ServerError.invalidDatabaseURL(text) }
         self.role = role
-        let loopback = host == "localhost" || host.hasPrefix("127.") || host == "::1" || host.hasPrefix("/")
+        let minimum = items.first { $0.name == "min_connections" }.map { $0.value.flatMap { Int($0) } }
+        if let minimum, minimum.map({ !(0...Self.maximumConnections).contains($0) }) ?? true { throw ServerError.invalidDatabaseURL(text) }
+        self.minimumConnections = minimum.flatMap { $0 } ?? Self.maximumConnections
+        let loopback = Self.isOnThisMachine(host)
         guard let tls = TLSMode(rawValue: items.first { $0.name == "sslmode" }?.value ?? (loopback ? "disable" : "prefer")),
               !schema.isEmpty, schema.utf8.count <= 63, !schema.utf8.contains(0)
         else { throw ServerError.invalidDatabaseURL(text) }
@@ -80,6 +92,13 @@ public struct ServerDatabase: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether the connection goes through a Unix-domain socket (``host`` is its directory).
     public var usesUnixSocket: Bool { host.hasPrefix("/") }
+
+    /// Whether PostgreSQL is on this machine: a loopback address or a Unix-domain socket.
+    var isOnThisMachine: Bool { Self.isOnThisMachine(host) }
+
+    private static func isOnThisMachine(_ host: String) -> Bool {
+        host == "localhost" || host.hasPrefix("127.") || host == "::1" || host.hasPrefix("/")
+    }
 
     /// The URL without the password, for logs.
     public var description: String {
@@ -113,7 +132,12 @@ public struct ServerDatabase: Sendable, Hashable, CustomStringConvertible {
             ? PostgresClient.Configuration(
                 unixSocketPath: host + "/.s.PGSQL.\(port)", username: username, password: password, database: database)
             : PostgresClient.Configuration(host: host, port: port, username: username, password: password, database: database, tls: tls)
-        configuration.options.maximumConnections = 16
+        configuration.options.maximumConnections = Self.maximumConnections
+        configuration.options.minimumConnections = minimumConnections
+        // The pool's keep-alive query sets a timer each time a request returns a connection (a
+        // sixth of the server's CPU per read by id): kept only where something between the two
+        // may drop an idle connection unseen. On this machine a closed connection is seen at once.
+        if isOnThisMachine { configuration.options.keepAliveBehavior = nil }
         // Unqualified names in prepared statements (their text is fixed) are the schema's; their
         // plans are made once, not at every run (plain queries are planned as they run anyway).
         configuration.options.additionalStartupParameters = [

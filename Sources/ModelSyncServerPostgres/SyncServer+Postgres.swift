@@ -76,6 +76,9 @@ extension SyncServer {
     }
 
     private static func withClient<T: Sendable>(_ database: ServerDatabase, logger: Logger, _ body: (PostgresClient) async throws -> T) async throws -> T {
+        // An import or export opens the connections it uses, not a server's pool of idle ones.
+        var database = database
+        database.minimumConnections = 0
         let (client, running) = try await PostgresClient.running(database, logger: logger)
         let result: Result<T, any Error>
         do { result = .success(try await body(client)) } catch { result = .failure(error) }

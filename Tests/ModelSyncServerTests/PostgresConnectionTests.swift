@@ -18,6 +18,10 @@ import Testing
         let loopback = try ServerDatabase(url: "postgres://127.0.0.1")
         #expect(loopback.port == 5432 && loopback.username == "postgres" && loopback.database == nil && loopback.schema == "public")
         #expect(loopback.tls == .disable)
+        // The pool stays open at its full size unless the URL says otherwise.
+        #expect(loopback.minimumConnections == ServerDatabase.maximumConnections)
+        #expect(try ServerDatabase(url: "postgres://127.0.0.1?min_connections=0").minimumConnections == 0)
+        #expect(try ServerDatabase(url: "postgres://127.0.0.1?min_connections=4").minimumConnections == 4)
 
         // A host that is a path is the socket's directory: as a parameter or percent-encoded.
         let parameter = try ServerDatabase(url: "postgres://app@:5433/shop?host=/var/run/postgresql")
@@ -27,7 +31,11 @@ import Testing
         }
         #expect(try ServerDatabase(url: parameter.description).host == "/var/run/postgresql")
 
-        for bad in ["http://127.0.0.1/db", "postgres:///db", "postgres://h/db?sslmode=always", "postgres://h/db?schema=", "postgres://h/db?host=%2Ftmp%00x"] {
+        for bad in [
+            "http://127.0.0.1/db", "postgres:///db", "postgres://h/db?sslmode=always", "postgres://h/db?schema=", "postgres://h/db?host=%2Ftmp%00x",
+            "postgres://h/db?min_connections=17", "postgres://h/db?min_connections=-1", "postgres://h/db?min_connections=", "postgres://h/db?min_connections",
+            "postgres://h/db?min_connections=99999999999999999999",
+        ] {
             #expect(throws: ServerError.self, "\(bad)") { try ServerDatabase(url: bad) }
         }
     }

@@ -131,7 +131,10 @@ enum TestPostgres {
             }
             try Test.cancel("PostgreSQL is not available: set MODELSYNC_POSTGRES_URL (see the README)")
         }
-        return try ServerDatabase(url: url).withSchema("test_" + UUID().uuidString.prefix(13).lowercased().replacingOccurrences(of: "-", with: ""))
+        var database = try ServerDatabase(url: url).withSchema("test_" + UUID().uuidString.prefix(13).lowercased().replacingOccurrences(of: "-", with: ""))
+        // Many test servers run at once: none keeps a pool of idle connections open.
+        database.minimumConnections = 0
+        return database
     }
 
     /// The URL of `database` (a schema of the test database), for `modelsync-server --database`.

@@ -354,6 +354,8 @@ extension SyncServerContext {
     /// A path segment the route names, percent-decoded (`/posts/a%2Fb` names the id `a/b`).
     package func segment(_ name: String) throws -> String {
         guard let raw = parameters.get(name) else { throw APIError.notFound("no route for this path") }
+        // Most segments have no escape: decoding them anyway took 2% of a read's time.
+        guard raw.utf8.contains(UInt8(ascii: "%")) else { return raw }
         return raw.removingPercentEncoding ?? raw
     }
 }
