@@ -22,7 +22,7 @@ struct ServerCommand: AsyncParsableCommand {
 
 /// Where the data is: a file or `--database`.
 struct DatabaseOption: ParsableArguments {
-    @Option(help: "A PostgreSQL database: postgres://user[:password]@host[:port]/database[?schema=name&sslmode=disable|prefer|require&role=name]; role: the role requests take under --access.")
+    @Option(help: "A PostgreSQL database: postgres://user[:password]@host[:port]/database[?schema=name&sslmode=disable|prefer|require&role=name&application_name=name]; role: the role requests take under --access; application_name: how the connections show in pg_stat_activity.")
     var database: String?
 
     func parsed() throws -> ServerDatabase? {

@@ -22,7 +22,10 @@ import Glibc
 ///   time a write transaction held it (locked share × run time / write transactions, counted as
 ///   PostgreSQL transaction ids taken); writes per transaction (the sequence's growth over them).
 /// - `CPU`: each instance's CPU use (`/proc/<pid>/stat`) against its quota, and the share of the
-///   quota's periods in which the cgroup throttled it (`cpu.stat`).
+///   quota's periods in which the cgroup throttled it (`cpu.stat`); the CPU of the servers'
+///   PostgreSQL backends (of which their `LISTEN` connections', woken by every commit's
+///   `NOTIFY`), of the load generator (this process) and of the whole machine, in cores; and
+///   the servers' and their backends' CPU per write.
 actor WaitSampler {
     static let interval = Duration.milliseconds(5)
 
@@ -39,6 +42,13 @@ actor WaitSampler {
         var cpu: [Double] = []
         var periods: [Int64] = []
         var throttled: [Int64] = []
+        /// CPU seconds of the servers' PostgreSQL backends, of this process (the load generator),
+        /// and of the whole machine (every core).
+        var postgres = 0.0
+        /// Of which the backends of the servers' `LISTEN` connections.
+        var listeners = 0.0
+        var generator = 0.0
+        var machine = 0.0
     }
 
     /// Counters read at the start and the end of a run.
@@ -49,6 +59,11 @@ actor WaitSampler {
         let cpu: [Double]
         let periods: [Int64]
         let throttled: [Int64]
+        /// By backend process id; those of `LISTEN` connections.
+        let postgres: [Int32: Double]
+        let listeners: Set<Int32>
+        let generator: Double
+        let machine: Double
     }
 
     private let connection: PostgresConnection
@@ -110,6 +125,11 @@ actor WaitSampler {
         tally.cpu = zip(stop.cpu, start.cpu).map { $0 - $1 }
         tally.periods = zip(stop.periods, start.periods).map { $0 - $1 }
         tally.throttled = zip(stop.throttled, start.throttled).map { $0 - $1 }
+        // A backend that began during the run counts from 0.
+        tally.postgres = stop.postgres.reduce(0) { $0 + $1.value - (start.postgres[$1.key] ?? 0) }
+        tally.listeners = stop.postgres.reduce(0) { $0 + (stop.listeners.contains($1.key) ? $1.value - (start.postgres[$1.key] ?? 0) : 0) }
+        tally.generator = stop.generator - start.generator
+        tally.machine = stop.machine - start.machine
         if tallies[key] == nil { order.append(key) }
         tallies[key, default: Tally()].add(tally)
         linesSnapshot.withLock { $0 = order.flatMap { Self.lines($0, tallies[$0] ?? Tally(), quotaFraction: quotas.first??.fraction) } }
@@ -155,27 +175,44 @@ actor WaitSampler {
 
     private func counters() async throws -> Counters {
         let read = PostgresQuery(unsafeSQL: """
-            SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint, (SELECT sequence FROM \(schema).modelsync_state)
+            SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint, (SELECT sequence FROM \(schema).modelsync_state), \
+            ARRAY(SELECT pid FROM pg_stat_activity WHERE application_name LIKE 'modelsync-scale-%'), \
+            ARRAY(SELECT pid FROM pg_stat_activity WHERE application_name LIKE 'modelsync-scale-%' AND query LIKE 'LISTEN %')
             """)
-        var values: (Int64, Int64) = (0, 0)
-        for try await row in try await connection.query(read, logger: Self.logger).decode((Int64, Int64).self) { values = row }
+        var values: (Int64, Int64, [Int32], [Int32]) = (0, 0, [], [])
+        for try await row in try await connection.query(read, logger: Self.logger).decode((Int64, Int64, [Int32], [Int32]).self) { values = row }
         let stats = quotas.map { $0.map(Self.cpuStats) ?? (0, 0, 0) }
+        var postgres: [Int32: Double] = [:]
+        for pid in values.2 { postgres[pid] = Self.processCPU(String(pid)) }
         return Counters(
-            at: .now, nextTransaction: values.0, sequence: values.1, cpu: stats.map(\.0), periods: stats.map(\.1), throttled: stats.map(\.2))
+            at: .now, nextTransaction: values.0, sequence: values.1, cpu: stats.map(\.0), periods: stats.map(\.1), throttled: stats.map(\.2),
+            postgres: postgres, listeners: Set(values.3), generator: Self.processCPU("self"), machine: Self.machineCPU())
+    }
+
+    private static func text(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+
+    /// CPU seconds (user and system) of a process, `self` for this one.
+    private static func processCPU(_ pid: String) -> Double {
+        // Fields after the command's closing parenthesis: utime and stime are 14 and 15.
+        let stat = text("/proc/\(pid)/stat")
+        guard let close = stat.lastIndex(of: ")") else { return 0 }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// CPU seconds the whole machine spent busy (every core; idle and I/O wait left out).
+    private static func machineCPU() -> Double {
+        guard let line = text("/proc/stat").split(separator: "\n").first, line.hasPrefix("cpu ") else { return 0 }
+        let values = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+        // user nice system idle iowait irq softirq steal guest…: the machine's own work.
+        guard values.count >= 7 else { return 0 }
+        return (values[0] + values[1] + values[2] + values[5] + values[6]) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     /// CPU seconds of the group's processes, and its quota's periods and throttled periods.
     private static func cpuStats(_ quota: CPUQuota) -> (Double, Int64, Int64) {
-        func text(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
-        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
-        var seconds = 0.0
-        for pid in text("\(quota.path)/cgroup.procs").split(separator: "\n") {
-            // Fields after the command's closing parenthesis: utime and stime are 14 and 15.
-            let stat = text("/proc/\(pid)/stat")
-            guard let close = stat.lastIndex(of: ")") else { continue }
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            if fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) { seconds += (user + system) / ticks }
-        }
+        let seconds = text("\(quota.path)/cgroup.procs").split(separator: "\n").reduce(0) { $0 + processCPU(String($1)) }
         var periods: Int64 = 0, throttled: Int64 = 0
         for line in text("\(quota.path)/cpu.stat").split(separator: "\n") {
             let parts = line.split(separator: " ")
@@ -210,7 +247,15 @@ actor WaitSampler {
                     format: "i%d=%.2f(throttled %.0f%%)", index, tally.cpu[index] / tally.seconds,
                     100 * Double(tally.throttled[index]) / Double(max(tally.periods[index], 1)))
             }
-            lines.append(String(format: "CPU %@ quota=%.2f ", key, quotaFraction) + instances.joined(separator: " "))
+            let cores = Double(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+            let servers = tally.cpu.reduce(0, +)
+            func perWrite(_ seconds: Double) -> Double { 1000 * seconds / Double(max(tally.writes, 1)) }
+            lines.append(
+                String(format: "CPU %@ quota=%.2f ", key, quotaFraction) + instances.joined(separator: " ")
+                    + String(
+                        format: " postgres=%.2f (listen %.2f) generator=%.2f machine=%.2f/%.0f (cores busy); per write: servers %.3f ms, postgres %.3f ms",
+                        tally.postgres / tally.seconds, tally.listeners / tally.seconds, tally.generator / tally.seconds,
+                        tally.machine / tally.seconds, cores, perWrite(servers), perWrite(tally.postgres)))
         }
         return lines
     }
@@ -231,5 +276,9 @@ extension WaitSampler.Tally {
         cpu = sum(cpu, other.cpu)
         periods = sum(periods, other.periods)
         throttled = sum(throttled, other.throttled)
+        postgres += other.postgres
+        listeners += other.listeners
+        generator += other.generator
+        machine += other.machine
     }
 }

@@ -21,6 +21,10 @@ import Glibc
 /// the time from each probe's answer to its event on the other instance is reported (p50,
 /// p99; goal: p99 < 100 ms). Needs root and the cgroup v1 `cpu` controller; without them the
 /// processes run uncapped and a note says so.
+///
+/// Each contender's runs are sampled (``WaitSampler``): `WAITS`, `LOCK` and `CPU` lines under
+/// the results say what the servers' PostgreSQL backends waited for, how long the state row's
+/// lock was held, and whose CPU ran out (an instance's quota, or the machine's cores).
 enum ScaleOutWorkloads {
     static let instanceCPU = 0.4
 
