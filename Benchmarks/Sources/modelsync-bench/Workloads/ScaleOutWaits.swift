@@ -23,9 +23,8 @@ import Glibc
 ///   PostgreSQL transaction ids taken); writes per transaction (the sequence's growth over them).
 /// - `CPU`: each instance's CPU use (`/proc/<pid>/stat`) against its quota, and the share of the
 ///   quota's periods in which the cgroup throttled it (`cpu.stat`); the CPU of the servers'
-///   PostgreSQL backends (of which their `LISTEN` connections', woken by every commit's
-///   `NOTIFY`), of the load generator (this process) and of the whole machine, in cores; and
-///   the servers' and their backends' CPU per write.
+///   PostgreSQL backends, of the load generator (this process) and of the whole machine, in
+///   cores; and the servers' and their backends' CPU per write (writes: the sequence's growth).
 actor WaitSampler {
     static let interval = Duration.milliseconds(5)
 
@@ -45,8 +44,6 @@ actor WaitSampler {
         /// CPU seconds of the servers' PostgreSQL backends, of this process (the load generator),
         /// and of the whole machine (every core).
         var postgres = 0.0
-        /// Of which the backends of the servers' `LISTEN` connections.
-        var listeners = 0.0
         var generator = 0.0
         var machine = 0.0
     }
@@ -59,9 +56,8 @@ actor WaitSampler {
         let cpu: [Double]
         let periods: [Int64]
         let throttled: [Int64]
-        /// By backend process id; those of `LISTEN` connections.
+        /// By backend process id.
         let postgres: [Int32: Double]
-        let listeners: Set<Int32>
         let generator: Double
         let machine: Double
     }
@@ -127,7 +123,6 @@ actor WaitSampler {
         tally.throttled = zip(stop.throttled, start.throttled).map { $0 - $1 }
         // A backend that began during the run counts from 0.
         tally.postgres = stop.postgres.reduce(0) { $0 + $1.value - (start.postgres[$1.key] ?? 0) }
-        tally.listeners = stop.postgres.reduce(0) { $0 + (stop.listeners.contains($1.key) ? $1.value - (start.postgres[$1.key] ?? 0) : 0) }
         tally.generator = stop.generator - start.generator
         tally.machine = stop.machine - start.machine
         if tallies[key] == nil { order.append(key) }
@@ -176,17 +171,16 @@ actor WaitSampler {
     private func counters() async throws -> Counters {
         let read = PostgresQuery(unsafeSQL: """
             SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint, (SELECT sequence FROM \(schema).modelsync_state), \
-            ARRAY(SELECT pid FROM pg_stat_activity WHERE application_name LIKE 'modelsync-scale-%'), \
-            ARRAY(SELECT pid FROM pg_stat_activity WHERE application_name LIKE 'modelsync-scale-%' AND query LIKE 'LISTEN %')
+            ARRAY(SELECT pid FROM pg_stat_activity WHERE application_name LIKE 'modelsync-scale-%')
             """)
-        var values: (Int64, Int64, [Int32], [Int32]) = (0, 0, [], [])
-        for try await row in try await connection.query(read, logger: Self.logger).decode((Int64, Int64, [Int32], [Int32]).self) { values = row }
+        var values: (Int64, Int64, [Int32]) = (0, 0, [])
+        for try await row in try await connection.query(read, logger: Self.logger).decode((Int64, Int64, [Int32]).self) { values = row }
         let stats = quotas.map { $0.map(Self.cpuStats) ?? (0, 0, 0) }
         var postgres: [Int32: Double] = [:]
         for pid in values.2 { postgres[pid] = Self.processCPU(String(pid)) }
         return Counters(
             at: .now, nextTransaction: values.0, sequence: values.1, cpu: stats.map(\.0), periods: stats.map(\.1), throttled: stats.map(\.2),
-            postgres: postgres, listeners: Set(values.3), generator: Self.processCPU("self"), machine: Self.machineCPU())
+            postgres: postgres, generator: Self.processCPU("self"), machine: Self.machineCPU())
     }
 
     private static func text(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
@@ -253,9 +247,9 @@ actor WaitSampler {
             lines.append(
                 String(format: "CPU %@ quota=%.2f ", key, quotaFraction) + instances.joined(separator: " ")
                     + String(
-                        format: " postgres=%.2f (listen %.2f) generator=%.2f machine=%.2f/%.0f (cores busy); per write: servers %.3f ms, postgres %.3f ms",
-                        tally.postgres / tally.seconds, tally.listeners / tally.seconds, tally.generator / tally.seconds,
-                        tally.machine / tally.seconds, cores, perWrite(servers), perWrite(tally.postgres)))
+                        format: " postgres=%.2f generator=%.2f machine=%.2f/%.0f (cores busy); per write: servers %.3f ms, postgres %.3f ms",
+                        tally.postgres / tally.seconds, tally.generator / tally.seconds, tally.machine / tally.seconds, cores,
+                        perWrite(servers), perWrite(tally.postgres)))
         }
         return lines
     }
@@ -277,7 +271,6 @@ extension WaitSampler.Tally {
         periods = sum(periods, other.periods)
         throttled = sum(throttled, other.throttled)
         postgres += other.postgres
-        listeners += other.listeners
         generator += other.generator
         machine += other.machine
     }
