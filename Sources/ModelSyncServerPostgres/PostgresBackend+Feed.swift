@@ -14,9 +14,13 @@ extension PostgresBackend {
         after cursor: FeedCursor, in collections: Set<String>?, limit: Int, _ visibility: Visibility, _ connection: PostgresConnection
     ) async throws -> FeedPage {
         let (since, sequence) = try await start(of: cursor, connection)
-        let (changes, more) = visibility.isOpen
-            ? try await Self.readChanges(after: since, in: collections, limit: limit, schema: schema, resources: resources, connection, logger)
-            : try await readChanges(after: since, in: collections, limit: limit, visibility, connection)
+        let (changes, more): ([SyncChange], Bool)
+        if visibility.isOpen {
+            let read = try await Self.readChanges(after: since, in: collections, limit: limit, schema: schema, resources: resources, connection, logger)
+            (changes, more) = (read.changes, read.more)
+        } else {
+            (changes, more) = try await readChanges(after: since, in: collections, limit: limit, visibility, connection)
+        }
         return FeedPage(changes: changes, more: more, next: more ? changes.last?.sequence ?? since : max(sequence, since))
     }
 
@@ -82,31 +86,45 @@ extension PostgresBackend {
 
     /// The changes after `since`: each collection's by its version index and the tombstones, at
     /// most `limit + 1` of each, merged in sequence order; at most `limit`, and whether more follow.
+    /// One statement (one round trip, whatever the number of collections): the change stream's
+    /// relay reads it after commits of every server. With `current`, it also reads the state
+    /// row's sequence as that statement saw it (`through`): unless more follow, every change of
+    /// the collections up to it is among those read, since commits come in sequence order.
     static func readChanges(
-        after since: Int, in collections: Set<String>?, limit: Int, schema: PostgresSchema, resources: [String: Resource],
+        after since: Int, in collections: Set<String>?, limit: Int, current: Bool = false, schema: PostgresSchema, resources: [String: Resource],
         _ connection: PostgresConnection, _ logger: Logger
-    ) async throws -> (changes: [SyncChange], more: Bool) {
+    ) async throws -> (changes: [SyncChange], more: Bool, through: Int?) {
         let wanted = min(limit, Int(Int32.max) - 1) + 1
-        var changes: [SyncChange] = []
-        for (name, resource) in resources.sorted(by: { $0.key < $1.key }) where resource.kind == .collection && (collections?.contains(name) ?? true) {
+        var select = BoundSQL()
+        let (after, most) = (select.bind(since), select.bind(wanted))
+        let names = resources.sorted(by: { $0.key < $1.key }).filter { $0.value.kind == .collection && (collections?.contains($0.key) ?? true) }
+        // A row: its collection's place in `names` (-1: a tombstone), its sequence value, the
+        // record (a tombstone's id) as text, and the create's key (a tombstone's collection).
+        var parts: [String] = []
+        for (index, (_, resource)) in names.enumerated() {
             guard let table = resource.table else { continue }
-            var select = BoundSQL("SELECT version, record::text, created_with FROM \(table) WHERE version > ")
-            select.append("\(select.bind(since)) ORDER BY version LIMIT \(select.bind(wanted))")
-            for try await (version, text, createdWith) in try await connection.guardedQuery(select.query, logger: logger).decode((Int64, String, String?).self) {
-                let record = try JSONValue(parsing: Array(text.utf8))
-                changes.append(SyncChange(sequence: Int(version), collection: name, id: record["id"] ?? .null, record: record, createdWith: createdWith))
-            }
+            parts.append("SELECT \(index), version, record::text, created_with FROM \(table) WHERE version > \(after) ORDER BY version LIMIT \(most)")
         }
         // Departures are deletions only for the former owner (see the feed under rules below).
-        var tombstones = BoundSQL("SELECT sequence, collection, id::text FROM \(schema.tombstones) WHERE NOT departed AND sequence > ")
-        tombstones.append(tombstones.bind(since))
-        if let collections { tombstones.append(" AND collection = ANY(\(tombstones.bind(Array(collections)))::text[])") }
-        tombstones.append(" ORDER BY sequence LIMIT \(tombstones.bind(wanted))")
-        for try await (sequence, collection, id) in try await connection.guardedQuery(tombstones.query, logger: logger).decode((Int64, String, String).self) {
-            changes.append(SyncChange(sequence: Int(sequence), collection: collection, id: try JSONValue(parsing: Array(id.utf8)), record: nil))
+        var tombstones = "SELECT -1, sequence, id::text, collection FROM \(schema.tombstones) WHERE NOT departed AND sequence > \(after)"
+        if let collections { tombstones += " AND collection = ANY(\(select.bind(Array(collections)))::text[])" }
+        parts.append(tombstones + " ORDER BY sequence LIMIT \(most)")
+        if current { parts.append("SELECT -2, sequence, '', NULL FROM \(schema.state)") }
+        select.append(parts.map { "(\($0))" }.joined(separator: " UNION ALL "))
+        var changes: [SyncChange] = []
+        var through: Int?
+        for try await (index, sequence, text, extra) in try await connection.guardedQuery(select.query, logger: logger).decode((Int32, Int64, String, String?).self) {
+            if index == -2 {
+                through = Int(sequence)
+            } else if index >= 0, Int(index) < names.count {
+                let record = try JSONValue(parsing: Array(text.utf8))
+                changes.append(SyncChange(sequence: Int(sequence), collection: names[Int(index)].key, id: record["id"] ?? .null, record: record, createdWith: extra))
+            } else if let collection = extra {
+                changes.append(SyncChange(sequence: Int(sequence), collection: collection, id: try JSONValue(parsing: Array(text.utf8)), record: nil))
+            }
         }
         changes.sort { $0.sequence < $1.sequence }
-        return (Array(changes.prefix(limit)), changes.count > limit)
+        return (Array(changes.prefix(limit)), changes.count > limit, through)
     }
 
     /// The changes after `since` that `visibility` admits, each collection's filtered in SQL:
@@ -159,8 +177,8 @@ extension PostgresBackend {
         return (Array(changes.prefix(limit)), changes.count > limit)
     }
 
-    func subscribe() async -> (id: Int, changes: AsyncStream<SyncChange>) {
-        await relay.subscribe()
+    func subscribe(to collections: Set<String>?) async -> (id: Int, changes: AsyncStream<SyncChange>) {
+        await relay.subscribe(to: collections)
     }
 
     func unsubscribe(_ id: Int) async {
@@ -208,9 +226,12 @@ extension PostgresBackend {
                     try await connection.listen(on: schema.channel) { notifications in
                         try await catchUp(schema, resources, connection, relay, logger)
                         for try await notification in notifications {
-                            // Nobody to hand the changes to: skip reading them (a stream that opens
-                            // later reads its backlog itself, after subscribing).
-                            if await relay.skipIfUnwatched(to: Int(notification.payload)) { continue }
+                            // Nothing to read: nobody to hand the changes to (a stream that opens
+                            // later reads its backlog itself, after subscribing), or an earlier
+                            // read already went past this commit (notifications queue up while a
+                            // read runs: one read serves them all).
+                            let notified = Int(notification.payload)
+                            if await relay.skip(to: notified) { continue }
                             try await catchUp(schema, resources, connection, relay, logger)
                         }
                     }
@@ -229,59 +250,124 @@ extension PostgresBackend {
         _ schema: PostgresSchema, _ resources: [String: Resource], _ connection: PostgresConnection, _ relay: ChangeRelay, _ logger: Logger
     ) async throws {
         while true {
-            let (changes, more) = try await readChanges(
-                after: await relay.delivered, in: nil, limit: 1_000, schema: schema, resources: resources, connection, logger)
-            await relay.deliver(changes)
+            // Only the collections some stream watches: the others' records are not decoded.
+            let plan = await relay.plan()
+            let (changes, more, through) = try await readChanges(
+                after: plan.after, in: plan.collections, limit: 1_000, current: true, schema: schema, resources: resources, connection, logger)
+            // A stream began to watch another collection meanwhile: read again, with it.
+            guard await relay.deliver(changes, as: plan, through: more ? nil : through) else { continue }
             if !more { return }
         }
     }
 }
 
-/// The open change streams of one server, fed in sequence order.
+/// The open change streams of one server, fed in sequence order, each the changes of the
+/// collections it watches.
 actor ChangeRelay {
-    private var subscribers: [Int: AsyncStream<SyncChange>.Continuation] = [:]
+    /// What the relay reads after a commit: the changes after `after`, of `collections` (nil:
+    /// all), as the streams were at `generation`.
+    struct Plan: Sendable {
+        let after: Int
+        let collections: Set<String>?
+        let generation: Int
+    }
+
+    private struct Subscriber {
+        let continuation: AsyncStream<SyncChange>.Continuation
+        /// Nil: every collection.
+        let collections: Set<String>?
+    }
+
+    private var subscribers: [Int: Subscriber] = [:]
     private var nextID = 0
     private var finished = false
     /// The last sequence value handed to the streams.
     private(set) var delivered: Int
+    /// The collections the streams watch (nil: all), and how often that set grew.
+    private var watched: Set<String>? = []
+    private var generation = 0
 
-    /// A relay whose streams get the changes after `delivered` (the sequence when the server
-    /// started: a stream reads what came before from the feed).
+    /// A relay whose streams get the changes after `delivered`: the sequence read when the
+    /// server opened, before it took requests, so that a stream reads what came before from the
+    /// feed and every later commit reaches it. (Started from a sequence its connection read when
+    /// it connected, a commit after a stream's backlog and before that read reached neither.)
     init(delivered: Int) {
         self.delivered = delivered
     }
 
-    func subscribe() -> (id: Int, changes: AsyncStream<SyncChange>) {
+    /// A stream of the changes of `collections` (nil: all) from the next read on; the caller
+    /// reads what came before (its backlog) after subscribing.
+    func subscribe(to collections: Set<String>?) -> (id: Int, changes: AsyncStream<SyncChange>) {
         let (stream, continuation) = AsyncStream.makeStream(of: SyncChange.self, bufferingPolicy: .bufferingNewest(10_000))
         let id = nextID
         nextID += 1
-        if finished { continuation.finish() } else { subscribers[id] = continuation }
+        if finished {
+            continuation.finish()
+        } else {
+            subscribers[id] = Subscriber(continuation: continuation, collections: collections)
+            let widened = watched.map { current in collections.map { !$0.isSubset(of: current) } ?? true } ?? false
+            if widened {
+                // A read planned before did not read these collections: see `deliver(_:as:)`.
+                watched = collections.flatMap { watched?.union($0) }
+                generation += 1
+            }
+        }
         return (id, stream)
     }
 
     func unsubscribe(_ id: Int) {
-        subscribers.removeValue(forKey: id)?.finish()
+        subscribers.removeValue(forKey: id)?.continuation.finish()
+        var union: Set<String>? = []
+        for subscriber in subscribers.values {
+            union = subscriber.collections.flatMap { union?.union($0) }
+        }
+        // Narrowing needs no new generation: a read of more collections than watched is harmless.
+        watched = union
     }
 
-    /// Moves past `sequence` (a notification's payload: the sequence after a commit) when no
-    /// stream is open; false when there are streams to feed.
-    func skipIfUnwatched(to sequence: Int?) -> Bool {
-        guard subscribers.isEmpty, let sequence else { return false }
-        delivered = max(delivered, sequence)
+    /// What to read after a commit.
+    func plan() -> Plan {
+        Plan(after: delivered, collections: watched, generation: generation)
+    }
+
+    /// Whether the changes up to `sequence` (a notification's payload: the sequence after a
+    /// commit) need no read: no stream is open (then the relay moves past them), or they were
+    /// read already. False when there are streams to feed, or the payload is not a number.
+    func skip(to sequence: Int?) -> Bool {
+        guard let sequence else { return false }
+        if sequence <= delivered { return true }
+        guard subscribers.isEmpty else { return false }
+        delivered = sequence
         return true
     }
 
-    func deliver(_ changes: [SyncChange]) {
+    /// Hands out changes read as `plan` says, in sequence order, each to the streams watching its
+    /// collection, then moves past `through`: the read held every change up to it. False
+    /// (nothing handed out) when a stream began to watch a collection the read left out: it must
+    /// read again. Handing out the rest would move past that collection's changes, which its
+    /// stream's backlog, read once it subscribed, may not hold either.
+    ///
+    /// `through` is the sequence the read saw in the state row, when no more changes followed:
+    /// commits come in sequence order, each after those before it (the state row's lock), so the
+    /// read saw every change up to it, of collections nobody watches too, and those read as a
+    /// later version. Notifications up to it then need no read.
+    func deliver(_ changes: [SyncChange], as plan: Plan, through: Int? = nil) -> Bool {
+        guard plan.generation == generation else { return false }
         for change in changes where change.sequence > delivered {
-            for subscriber in subscribers.values { subscriber.yield(change) }
+            for subscriber in subscribers.values where subscriber.collections?.contains(change.collection) ?? true {
+                subscriber.continuation.yield(change)
+            }
             delivered = change.sequence
         }
+        if let through { delivered = max(delivered, through) }
+        return true
     }
 
     func finish() {
         finished = true
-        for subscriber in subscribers.values { subscriber.finish() }
+        for subscriber in subscribers.values { subscriber.continuation.finish() }
         subscribers.removeAll()
+        watched = []
     }
 }
 

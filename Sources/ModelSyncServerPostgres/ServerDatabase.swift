@@ -44,6 +44,9 @@ public struct ServerDatabase: Sendable, Hashable, CustomStringConvertible {
     /// except on loopback) or must not (`disable`, the default on loopback). A Unix-domain socket
     /// never uses TLS, as with libpq.
     public var tls: TLSMode
+    /// The name the server's connections give PostgreSQL (`?application_name=`, as with libpq),
+    /// shown in `pg_stat_activity`: tells several servers' connections apart. Nil: none.
+    public var applicationName: String?
 
     /// How a connection uses TLS.
     public enum TLSMode: String, Sendable, Hashable {
@@ -55,7 +58,7 @@ public struct ServerDatabase: Sendable, Hashable, CustomStringConvertible {
         case require
     }
 
-    /// Reads `postgres://user[:password]@host[:port][/database][?schema=…&sslmode=…&host=…&min_connections=…]`.
+    /// Reads `postgres://user[:password]@host[:port][/database][?schema=…&sslmode=…&host=…&min_connections=…&application_name=…]`.
     ///
     /// As with libpq, a host that is an absolute path (`?host=/var/run/postgresql`, or the
     /// authority percent-encoded: `postgres://%2Fvar%2Frun%2Fpostgresql/app`) names the directory
@@ -88,6 +91,9 @@ public struct ServerDatabase: Sendable, Hashable, CustomStringConvertible {
               !schema.isEmpty, schema.utf8.count <= 63, !schema.utf8.contains(0)
         else { throw ServerError.invalidDatabaseURL(text) }
         self.tls = tls
+        let applicationName = items.first { $0.name == "application_name" }?.value
+        if let applicationName, applicationName.utf8.contains(0) { throw ServerError.invalidDatabaseURL(text) }
+        self.applicationName = applicationName
     }
 
     /// Whether the connection goes through a Unix-domain socket (``host`` is its directory).
@@ -143,6 +149,7 @@ public struct ServerDatabase: Sendable, Hashable, CustomStringConvertible {
         configuration.options.additionalStartupParameters = [
             ("search_path", quotePostgres(schema)), ("plan_cache_mode", "force_generic_plan"),
         ]
+        if let applicationName { configuration.options.additionalStartupParameters.append(("application_name", applicationName)) }
         return configuration
     }
 }

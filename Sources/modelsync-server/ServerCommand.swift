@@ -22,7 +22,7 @@ struct ServerCommand: AsyncParsableCommand {
 
 /// Where the data is: a file or `--database`.
 struct DatabaseOption: ParsableArguments {
-    @Option(help: "A PostgreSQL database: postgres://user[:password]@host[:port]/database[?schema=name&sslmode=disable|prefer|require&role=name&min_connections=0-16]; role: the role requests take under --access; min_connections: connections kept open while idle (16).")
+    @Option(help: "A PostgreSQL database: postgres://user[:password]@host[:port]/database[?schema=name&sslmode=disable|prefer|require&role=name&min_connections=0-16&application_name=name]; role: the role requests take under --access; min_connections: connections kept open while idle (16); application_name: how the connections show in pg_stat_activity.")
     var database: String?
 
     func parsed() throws -> ServerDatabase? {

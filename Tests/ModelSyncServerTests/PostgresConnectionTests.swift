@@ -31,10 +31,13 @@ import Testing
         }
         #expect(try ServerDatabase(url: parameter.description).host == "/var/run/postgresql")
 
+        #expect(tcp.applicationName == nil)
+        #expect(try ServerDatabase(url: "postgres://h/db?application_name=sync%20one").applicationName == "sync one")
+
         for bad in [
             "http://127.0.0.1/db", "postgres:///db", "postgres://h/db?sslmode=always", "postgres://h/db?schema=", "postgres://h/db?host=%2Ftmp%00x",
             "postgres://h/db?min_connections=17", "postgres://h/db?min_connections=-1", "postgres://h/db?min_connections=", "postgres://h/db?min_connections",
-            "postgres://h/db?min_connections=99999999999999999999",
+            "postgres://h/db?min_connections=99999999999999999999", "postgres://h/db?application_name=a%00b",
         ] {
             #expect(throws: ServerError.self, "\(bad)") { try ServerDatabase(url: bad) }
         }
@@ -57,6 +60,25 @@ import Testing
         }
         await server.shutdown()
         await TestPostgres.drop(tcp)
+    }
+
+    /// `?application_name=` names the server's connections in `pg_stat_activity`, so that
+    /// several servers' connections can be told apart.
+    @Test func connectionsCarryTheApplicationName() async throws {
+        var database = try TestPostgres.database()
+        let name = "modelsync-test-" + database.schema
+        database.applicationName = name
+        let server = try await SyncServer.start(data: sampleData, database: database)
+        do {
+            let created = try await send(.POST, server.baseURL.absoluteString + "/posts", body: #"{"title":"named"}"#)
+            #expect(created.status == 201)
+            let named = try await TestPostgres.execute("SELECT 1 FROM pg_stat_activity WHERE application_name = '\(name)'", in: database)
+            #expect(named > 0)
+        } catch {
+            Issue.record(error)
+        }
+        await server.shutdown()
+        await TestPostgres.drop(database)
     }
 
     /// Each connection prepares the read once; replacing the data drops and creates the tables

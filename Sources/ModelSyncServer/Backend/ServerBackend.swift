@@ -47,9 +47,10 @@ package protocol ServerBackend: Sendable {
     /// out without reading them into values first. The default encodes what `changes` gives.
     func encodedChanges(after cursor: FeedCursor, in collections: Set<String>?, limit: Int, visibility: Visibility) async throws -> EncodedFeedPage
 
-    /// A stream of every change committed from now on (by any server sharing the data); it ends
-    /// when the server shuts down.
-    func subscribe() async -> (id: Int, changes: AsyncStream<SyncChange>)
+    /// A stream of every change of `collections` (nil: all) committed from now on (by any server
+    /// sharing the data); it ends when the server shuts down. A backend may hand out other
+    /// collections' changes too: the stream filters.
+    func subscribe(to collections: Set<String>?) async -> (id: Int, changes: AsyncStream<SyncChange>)
     func unsubscribe(_ id: Int) async
     /// Ends every change stream and releases what the backend holds: the server is stopping.
     func close() async

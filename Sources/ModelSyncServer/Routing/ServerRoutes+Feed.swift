@@ -84,7 +84,7 @@ extension ServerRoutes {
         let keepAlive = options.keepAliveInterval
         let tag = visibility.cursorTag
         // Subscribed before the backlog is read, so that nothing committed in between is lost.
-        let (subscription, live) = await backend.subscribe()
+        let (subscription, live) = await backend.subscribe(to: names)
         var backlog: [SyncChange] = []
         var since: Int
         do {

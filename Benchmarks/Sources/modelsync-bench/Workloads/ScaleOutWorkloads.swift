@@ -21,6 +21,10 @@ import Glibc
 /// the time from each probe's answer to its event on the other instance is reported (p50,
 /// p99; goal: p99 < 100 ms). Needs root and the cgroup v1 `cpu` controller; without them the
 /// processes run uncapped and a note says so.
+///
+/// Each contender's runs are sampled (``WaitSampler``): `WAITS`, `LOCK` and `CPU` lines under
+/// the results say what the servers' PostgreSQL backends waited for, how long the state row's
+/// lock was held, and whose CPU ran out (an instance's quota, or the machine's cores).
 enum ScaleOutWorkloads {
     static let instanceCPU = 0.4
 
@@ -35,7 +39,8 @@ enum ScaleOutWorkloads {
     static let all = [reads, writes]
 
     private static func workload(_ name: String, _ what: String, probes: Bool, _ request: @escaping ServerWorkloads.MakeRequest) -> Workload {
-        Workload(
+        let workloadName = name
+        return Workload(
             name: name,
             summary: "\(what) to server processes capped at \(instanceCPU) CPU each over one PostgreSQL; ours: 2 instances; peers: one_instance, four_instances",
             unit: .requestsPerSecond, sizes: ServerWorkloads.sizes
@@ -43,11 +48,20 @@ enum ScaleOutWorkloads {
             let fleet = try await ScaleOutFleet.shared.start()
             func contender(_ name: String, _ bases: [String], probing: Bool = false) -> Contender {
                 Contender(name: name) {
-                    guard probing else { return try await Load.run(bases: bases, count: size.count, request: request) }
-                    let probe = Task { await fleet.probe.run(through: bases[0]) }
-                    let answered = try await Load.run(bases: bases, count: size.count, request: request)
-                    probe.cancel()
-                    await probe.value
+                    // Sampled while it runs: what the servers wait for (see `WaitSampler`).
+                    try await fleet.waits.begin("\(workloadName)_\(size.label) contender=\(name)")
+                    let probe = probing ? Task { await fleet.probe.run(through: bases[0]) } : nil
+                    let answered: Int
+                    do {
+                        answered = try await Load.run(bases: bases, count: size.count, request: request)
+                    } catch {
+                        probe?.cancel()
+                        await fleet.waits.end()
+                        throw error
+                    }
+                    probe?.cancel()
+                    await probe?.value
+                    await fleet.waits.end()
                     return answered
                 }
             }
@@ -104,6 +118,7 @@ actor ScaleOutFleet {
     struct Started: Sendable {
         let bases: [String]
         let probe: StreamProbe
+        let waits: WaitSampler
     }
 
     private var started: Started?
@@ -116,22 +131,26 @@ actor ScaleOutFleet {
         var data = ServerFleet.data().objectValue ?? [:]
         data["probes"] = []
         try await SyncServer.importData(.object(data), into: try ServerDatabase(url: url).withSchema("modelsync_scale"), replacing: true)
-        var components = URLComponents(string: url) ?? URLComponents()
-        components.queryItems = (components.queryItems ?? []).filter { $0.name != "schema" } + [URLQueryItem(name: "schema", value: "modelsync_scale")]
-        let databaseURL = components.string ?? url
-
         let executable = URL(fileURLWithPath: CommandLine.arguments[0])
         var bases: [String] = []
+        var quotas: [CPUQuota?] = []
         for instance in 0..<4 {
+            // Each instance's connections by name in `pg_stat_activity`, for the wait sampler.
+            var components = URLComponents(string: url) ?? URLComponents()
+            components.queryItems = (components.queryItems ?? []).filter { !["schema", "application_name"].contains($0.name) } + [
+                URLQueryItem(name: "schema", value: "modelsync_scale"), URLQueryItem(name: "application_name", value: "modelsync-scale-\(instance)"),
+            ]
             let quota = CPUQuota.make("modelsync-bench-\(getpid())-\(instance)", fraction: ScaleOutWorkloads.instanceCPU)
             if quota == nil {
                 BenchmarkNotes.add("server_scale_out: uncapped, since \(CPUQuota.root) cannot be written (needs root and cgroup v1)")
             }
-            bases.append(try await ServerFleet.shared.launch(executable, ["--serve", databaseURL], quota: quota))
+            bases.append(try await ServerFleet.shared.launch(executable, ["--serve", components.string ?? url], quota: quota))
+            quotas.append(quota)
         }
         let probe = StreamProbe()
         try await probe.listen(to: bases[1])
-        let fleet = Started(bases: bases, probe: probe)
+        let waits = try await WaitSampler.connect(url: url, schema: "modelsync_scale", quotas: quotas)
+        let fleet = Started(bases: bases, probe: probe, waits: waits)
         started = fleet
         return fleet
     }

@@ -139,7 +139,8 @@ package actor JSONFileBackend {
     }
 
     /// A stream of every change committed from now on; it ends when the server shuts down.
-    package func subscribe() -> (id: Int, changes: AsyncStream<SyncChange>) {
+    /// Every collection's: the changes are at hand, the stream filters them.
+    package func subscribe(to collections: Set<String>?) -> (id: Int, changes: AsyncStream<SyncChange>) {
         let (stream, continuation) = AsyncStream.makeStream(of: SyncChange.self, bufferingPolicy: .bufferingNewest(10_000))
         let id = nextSubscriber
         nextSubscriber += 1
