@@ -69,7 +69,7 @@ extension SyncStore {
     }
 
     /// Deletes, in one transaction, every row of the synced models' tables (those given to
-    /// ``init(remote:database:models:identityMap:backoff:maxConcurrentRequests:maxBatchSize:logger:)``
+    /// ``init(remote:database:models:identityMap:backoff:maxConcurrentRequests:maxBatchSize:pullPageSize:logger:)``
     /// or saved since), the outbox, the feed cursors, the row versions and the key rewrites; and
     /// empties the identity map. The next pull reads everything again.
     public func clearLocalData() async throws {
