@@ -40,91 +40,109 @@ extension PostgresBackend {
     }
 
     /// The feed's page with each change written as the answer sends it. For a reader of every
-    /// row, the records (and ids) go from PostgreSQL's `jsonb` text into the answer as they are:
-    /// reading them into values only to write them out again was a third of the server's time in
-    /// a first sync. Under rules each record is read, to show it only as its reader may see it.
+    /// row, the records (and ids) go from PostgreSQL's `jsonb` text into the answer as they are,
+    /// in the order the statement gives them: reading them into values only to write them out
+    /// again was a third of the server's time in a first sync. Under rules each record is read,
+    /// to show it only as its reader may see it.
     func encodedChanges(after cursor: FeedCursor, in collections: Set<String>?, limit: Int, visibility: Visibility) async throws -> EncodedFeedPage {
         guard visibility.isOpen else {
             return EncodedFeedPage(try await changes(after: cursor, in: collections, limit: limit, visibility: visibility))
         }
         return try await reading(as: visibility.caller) { connection in
             let (since, sequence) = try await start(of: cursor, connection)
-            let wanted = min(limit, Int(Int32.max) - 1) + 1
-            var changes: [(sequence: Int, json: [UInt8])] = []
-            for (name, resource) in resources.sorted(by: { $0.key < $1.key }) where resource.kind == .collection && (collections?.contains(name) ?? true) {
-                guard let table = resource.table else { continue }
-                let collection = JSONValue.string(name).jsonBytes()
-                var select = BoundSQL("SELECT version, (record -> 'id')::text, record::text, created_with FROM \(table) WHERE version > ")
-                select.append("\(select.bind(since)) ORDER BY version LIMIT \(select.bind(wanted))")
-                let rows = try await connection.guardedQuery(select.query, logger: logger).decode((Int64, String?, String, String?).self)
-                for try await (version, id, record, createdWith) in rows {
-                    var change = EncodedChange(sequence: version, collection: collection, id: id)
-                    change.write(#","deleted":false,"record":"#)
-                    change.writeText(record)
-                    if let createdWith {
-                        change.write(#","createdWith":"#)
-                        change.writer.writeString(createdWith)
-                    }
-                    changes.append((Int(version), change.finished))
+            let (query, names) = Self.openFeed(after: since, in: collections, limit: limit, current: false, schema: schema, resources: resources)
+            let collectionNames = names.map { JSONValue.string($0).jsonBytes() }
+            var writer = JSONWriter(capacity: 64 * 1024)
+            var (count, last, more) = (0, since, false)
+            for try await row in try await connection.guardedQuery(query, logger: logger) {
+                // The rows past the page are only counted: `more`.
+                guard count < limit else {
+                    more = true
+                    continue
                 }
+                let (place, version, text, extra, id) = try row.decode((Int32, Int64, String, String?, String?).self)
+                if count > 0 { writer.writeByte(UInt8(ascii: ",")) }
+                writer.writeASCII(#"{"seq":"#)
+                writer.writeInteger(version)
+                writer.writeASCII(#","collection":"#)
+                if place >= 0, Int(place) < collectionNames.count {
+                    writer.writeRaw(collectionNames[Int(place)])
+                    writer.writeASCII(#","id":"#)
+                    // A record without an id (`record -> 'id'` is NULL) is named by null, as when read.
+                    writer.writeText(id ?? "null")
+                    writer.writeASCII(#","deleted":false,"record":"#)
+                    writer.writeText(text)
+                    if let extra {
+                        writer.writeASCII(#","createdWith":"#)
+                        writer.writeString(extra)
+                    }
+                } else {
+                    writer.writeString(extra ?? "")
+                    writer.writeASCII(#","id":"#)
+                    writer.writeText(text)
+                    writer.writeASCII(#","deleted":true"#)
+                }
+                writer.writeByte(UInt8(ascii: "}"))
+                (count, last) = (count + 1, Int(version))
             }
-            var tombstones = BoundSQL("SELECT sequence, collection, id::text FROM \(schema.tombstones) WHERE NOT departed AND sequence > ")
-            tombstones.append(tombstones.bind(since))
-            if let collections { tombstones.append(" AND collection = ANY(\(tombstones.bind(Array(collections)))::text[])") }
-            tombstones.append(" ORDER BY sequence LIMIT \(tombstones.bind(wanted))")
-            for try await (stone, collection, id) in try await connection.guardedQuery(tombstones.query, logger: logger).decode((Int64, String, String).self) {
-                var change = EncodedChange(sequence: stone, collection: JSONValue.string(collection).jsonBytes(), id: id)
-                change.write(#","deleted":true"#)
-                changes.append((Int(stone), change.finished))
-            }
-            changes.sort { $0.sequence < $1.sequence }
-            let more = changes.count > limit
-            let page = changes.prefix(limit)
-            return EncodedFeedPage(changes: page.map(\.json), more: more, next: more ? page.last?.sequence ?? since : max(sequence, since))
+            return EncodedFeedPage(changes: writer.bytes, more: more, next: more ? last : max(sequence, since))
         }
     }
 
-    /// The changes after `since`: each collection's by its version index and the tombstones, at
-    /// most `limit + 1` of each, merged in sequence order; at most `limit`, and whether more follow.
-    /// One statement (one round trip, whatever the number of collections): the change stream's
-    /// relay reads it after commits of every server. With `current`, it also reads the state
-    /// row's sequence as that statement saw it (`through`): unless more follow, every change of
-    /// the collections up to it is among those read, since commits come in sequence order.
+    /// The feed's statement for a reader of every row: the changes after `since` of
+    /// `collections` (nil: all), each collection's by its version index and the tombstones, at
+    /// most `limit + 1` of each, in sequence order. One round trip whatever the number of
+    /// collections. A row: its collection's place in `names` (-1: a tombstone; -2: with
+    /// `current`, the state row), its sequence value, the record (a tombstone's id) as text, the
+    /// create's key (a tombstone's collection), and the record's id as text.
+    private static func openFeed(
+        after since: Int, in collections: Set<String>?, limit: Int, current: Bool, schema: PostgresSchema, resources: [String: Resource]
+    ) -> (query: PostgresQuery, names: [String]) {
+        let wanted = min(limit, Int(Int32.max) - 1) + 1
+        var select = BoundSQL()
+        let (after, most) = (select.bind(since), select.bind(wanted))
+        let tables = resources.sorted(by: { $0.key < $1.key }).compactMap { name, resource in
+            resource.kind == .collection && (collections?.contains(name) ?? true) ? resource.table.map { (name, $0) } : nil
+        }
+        var parts = tables.enumerated().map { index, named in
+            "SELECT \(index), version, record::text, created_with, (record -> 'id')::text FROM \(named.1) WHERE version > \(after) ORDER BY version LIMIT \(most)"
+        }
+        // Departures are deletions only for the former owner (see the feed under rules below).
+        var tombstones = "SELECT -1, sequence, id::text, collection, NULL FROM \(schema.tombstones) WHERE NOT departed AND sequence > \(after)"
+        if let collections { tombstones += " AND collection = ANY(\(select.bind(Array(collections)))::text[])" }
+        parts.append(tombstones + " ORDER BY sequence LIMIT \(most)")
+        if current { parts.append("SELECT -2, sequence, '', NULL, NULL FROM \(schema.state)") }
+        // A subquery: a lone part's own ORDER BY would clash with the outer one.
+        select.append("SELECT * FROM (" + parts.map { "(\($0))" }.joined(separator: " UNION ALL ") + ") AS feed ORDER BY 2")
+        return (select.query, tables.map(\.0))
+    }
+
+    /// The changes after `since`, at most `limit`, and whether more follow (see
+    /// ``openFeed(after:in:limit:current:schema:resources:)``): the change stream's relay reads
+    /// them after commits of every server. With `current`, it also reads the state row's
+    /// sequence as that statement saw it (`through`): unless more follow, every change of the
+    /// collections up to it is among those read, since commits come in sequence order.
     static func readChanges(
         after since: Int, in collections: Set<String>?, limit: Int, current: Bool = false, schema: PostgresSchema, resources: [String: Resource],
         _ connection: PostgresConnection, _ logger: Logger
     ) async throws -> (changes: [SyncChange], more: Bool, through: Int?) {
-        let wanted = min(limit, Int(Int32.max) - 1) + 1
-        var select = BoundSQL()
-        let (after, most) = (select.bind(since), select.bind(wanted))
-        let names = resources.sorted(by: { $0.key < $1.key }).filter { $0.value.kind == .collection && (collections?.contains($0.key) ?? true) }
-        // A row: its collection's place in `names` (-1: a tombstone), its sequence value, the
-        // record (a tombstone's id) as text, and the create's key (a tombstone's collection).
-        var parts: [String] = []
-        for (index, (_, resource)) in names.enumerated() {
-            guard let table = resource.table else { continue }
-            parts.append("SELECT \(index), version, record::text, created_with FROM \(table) WHERE version > \(after) ORDER BY version LIMIT \(most)")
-        }
-        // Departures are deletions only for the former owner (see the feed under rules below).
-        var tombstones = "SELECT -1, sequence, id::text, collection FROM \(schema.tombstones) WHERE NOT departed AND sequence > \(after)"
-        if let collections { tombstones += " AND collection = ANY(\(select.bind(Array(collections)))::text[])" }
-        parts.append(tombstones + " ORDER BY sequence LIMIT \(most)")
-        if current { parts.append("SELECT -2, sequence, '', NULL FROM \(schema.state)") }
-        select.append(parts.map { "(\($0))" }.joined(separator: " UNION ALL "))
+        let (query, names) = openFeed(after: since, in: collections, limit: limit, current: current, schema: schema, resources: resources)
         var changes: [SyncChange] = []
-        var through: Int?
-        for try await (index, sequence, text, extra) in try await connection.guardedQuery(select.query, logger: logger).decode((Int32, Int64, String, String?).self) {
-            if index == -2 {
+        var (more, through): (Bool, Int?) = (false, nil)
+        for try await row in try await connection.guardedQuery(query, logger: logger) {
+            let (place, sequence, text, extra, _) = try row.decode((Int32, Int64, String, String?, String?).self)
+            if place == -2 {
                 through = Int(sequence)
-            } else if index >= 0, Int(index) < names.count {
+            } else if changes.count == limit {
+                more = true
+            } else if place >= 0, Int(place) < names.count {
                 let record = try JSONValue(parsing: Array(text.utf8))
-                changes.append(SyncChange(sequence: Int(sequence), collection: names[Int(index)].key, id: record["id"] ?? .null, record: record, createdWith: extra))
+                changes.append(SyncChange(sequence: Int(sequence), collection: names[Int(place)], id: record["id"] ?? .null, record: record, createdWith: extra))
             } else if let collection = extra {
                 changes.append(SyncChange(sequence: Int(sequence), collection: collection, id: try JSONValue(parsing: Array(text.utf8)), record: nil))
             }
         }
-        changes.sort { $0.sequence < $1.sequence }
-        return (Array(changes.prefix(limit)), changes.count > limit, through)
+        return (changes, more, through)
     }
 
     /// The changes after `since` that `visibility` admits, each collection's filtered in SQL:
@@ -371,33 +389,15 @@ actor ChangeRelay {
     }
 }
 
-/// One change of the feed being written: `{"seq":…,"collection":…,"id":…` then the caller's
-/// members. JSON text from PostgreSQL (`jsonb` output, always valid JSON) is written as it is.
-private struct EncodedChange {
-    var writer = JSONWriter(capacity: 512)
-
-    init(sequence: Int64, collection: [UInt8], id: String?) {
-        write(#"{"seq":"#)
-        writer.writeInteger(sequence)
-        write(#","collection":"#)
-        writer.writeRaw(collection)
-        write(#","id":"#)
-        // A record without an id (`record -> 'id'` is NULL) is named by null, as when read.
-        writeText(id ?? "null")
-    }
-
-    mutating func write(_ literal: StaticString) {
-        literal.withUTF8Buffer { writer.writeRaw($0) }
-    }
-
-    mutating func writeText(_ text: String) {
+extension JSONWriter {
+    /// Appends JSON text as it is: PostgreSQL's `jsonb` output, always valid JSON.
+    fileprivate mutating func writeText(_ text: String) {
         var text = text
-        text.withUTF8 { writer.writeRaw($0) }
+        text.withUTF8 { writeRaw($0) }
     }
 
-    var finished: [UInt8] {
-        var writer = writer
-        writer.writeByte(UInt8(ascii: "}"))
-        return writer.bytes
+    /// Appends an ASCII literal without allocating.
+    fileprivate mutating func writeASCII(_ literal: StaticString) {
+        literal.withUTF8Buffer { writeRaw($0) }
     }
 }

@@ -270,32 +270,34 @@ extension ServerBackend {
     }
 }
 
-/// A page of the change feed, each change already written as JSON (``SyncChange/json``'s
-/// members).
+/// A page of the change feed with its changes already written as JSON: the elements of the
+/// answer's `changes` array (``SyncChange/json``), comma-separated.
 package struct EncodedFeedPage: Sendable {
-    package var changes: [[UInt8]]
+    package var changes: [UInt8]
     /// Whether more changes follow `next`.
     package var more: Bool
     /// The cursor to ask with next.
     package var next: Int
 
-    package init(changes: [[UInt8]], more: Bool, next: Int) {
+    package init(changes: [UInt8], more: Bool, next: Int) {
         (self.changes, self.more, self.next) = (changes, more, next)
     }
 
     package init(_ page: FeedPage) {
-        self.init(changes: page.changes.map { $0.json.jsonBytes() }, more: page.more, next: page.next)
+        var writer = JSONWriter()
+        for (index, change) in page.changes.enumerated() {
+            if index > 0 { writer.writeByte(UInt8(ascii: ",")) }
+            change.json.write(to: &writer)
+        }
+        self.init(changes: writer.bytes, more: page.more, next: page.next)
     }
 
     /// The page's answer, `{"changes": [...], "next": "<cursor>", "more": …}`, with `next`
     /// written as the reader's cursor.
     package func body(next cursor: String) -> [UInt8] {
-        var writer = JSONWriter(capacity: changes.reduce(64 + cursor.utf8.count) { $0 + $1.count + 1 })
+        var writer = JSONWriter(capacity: changes.count + 64 + cursor.utf8.count)
         writer.writeRaw(Array(#"{"changes":["#.utf8))
-        for (index, change) in changes.enumerated() {
-            if index > 0 { writer.writeByte(UInt8(ascii: ",")) }
-            writer.writeRaw(change)
-        }
+        writer.writeRaw(changes)
         writer.writeRaw(Array(#"],"next":"#.utf8))
         writer.writeString(cursor)
         writer.writeRaw(Array(#","more":"#.utf8))
