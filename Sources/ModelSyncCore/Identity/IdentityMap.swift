@@ -94,20 +94,32 @@ public final class IdentityMap: Sendable {
     /// Stores `value` under `id`, its primary key as the caller already knows it (decoding
     /// knows it from the payload), like ``store(_:)`` otherwise.
     public func store<M: Model>(_ value: M, key id: PrimaryKey) {
+        store(value, key: id, onlyIfHeld: false)
+    }
+
+    /// Stores `value` under `id` (with `onlyIfHeld`, only over a held or observed value, in the
+    /// same hold of the lock); returns whether it stored it.
+    @discardableResult
+    private func store<M: Model>(_ value: M, key id: PrimaryKey, onlyIfHeld: Bool) -> Bool {
         // The replaced value leaves the lock in `previous`, so that it is destroyed (its strings
         // released) after the lock is given back.
-        withUnsafeTemporaryAllocation(of: M.self, capacity: 1) { previous in
-            let replaced = state.withLock { state -> Bool in
-                let replaced = state.values.set(value, for: id, replacedInto: previous)
-                guard !state.observers.isEmpty, let observers = state.observers[Key(type: ObjectIdentifier(M.self), id: id)], !observers.isEmpty else {
-                    return replaced
+        return withUnsafeTemporaryAllocation(of: M.self, capacity: 1) { previous in
+            let (stored, replaced) = state.withLock { state -> (Bool, Bool) in
+                // The key is built only when needed: a plain store into an unobserved map is the
+                // decoding path, where every retain counts.
+                let observers = state.observers.isEmpty ? nil : state.observers[Key(type: ObjectIdentifier(M.self), id: id)]
+                if onlyIfHeld, observers?.isEmpty ?? true, !state.values.contains(Key(type: ObjectIdentifier(M.self), id: id)) {
+                    return (false, false)
                 }
-                if replaced, fieldValuesEqual(previous[0], value) == true { return replaced }
+                let replaced = state.values.set(value, for: id, replacedInto: previous)
+                guard let observers, !observers.isEmpty else { return (true, replaced) }
+                if replaced, fieldValuesEqual(previous[0], value) == true { return (true, replaced) }
                 // Inside the lock, so that observers see changes in the order they were made.
                 for observer in observers.values { observer.send(value) }
-                return replaced
+                return (true, replaced)
             }
             if replaced { previous.deinitializeElement(at: 0) }
+            return stored
         }
     }
 
@@ -117,11 +129,9 @@ public final class IdentityMap: Sendable {
     /// set out of the map (or paying to build keys, when the map is empty and unobserved).
     @discardableResult
     public func storeIfHeld<M: Model>(_ value: M) -> Bool {
+        // An empty, unobserved map (a pull before the app read anything) skips building the key.
         guard state.withLock({ $0.values.count > 0 || !$0.observers.isEmpty }), let id = value.identityKey else { return false }
-        let key = Key(type: ObjectIdentifier(M.self), id: id)
-        guard state.withLock({ $0.values.contains(key) || $0.observers[key]?.isEmpty == false }) else { return false }
-        store(value, key: id)
-        return true
+        return store(value, key: id, onlyIfHeld: true)
     }
 
     /// Removes the value of type `type` with primary key `id` and returns it; its observers
