@@ -82,8 +82,8 @@ extension SyncStore {
                 for table in tables where try db.scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(table)]) != nil {
                     try db.execute("DELETE FROM \(quoteIdentifier(table))")
                 }
-                for table in ["modelsync_outbox", "modelsync_key_rewrites", "modelsync_row_versions", "modelsync_cursors"] {
-                    try db.execute("DELETE FROM \(table)")
+                for model in [OutboxRecord.self, KeyRewrite.self, RowVersion.self, PullCursor.self] as [any SQLModel.Type] {
+                    try db.execute("DELETE FROM \(quoteIdentifier(model.sqlTable.name))")
                 }
                 self.outboxChanged()
             }
