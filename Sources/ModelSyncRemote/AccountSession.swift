@@ -254,7 +254,7 @@ public final class AccountSession: RemoteInterceptor, Sendable {
     public func accessToken() async throws -> String? {
         guard let tokens = try await currentTokens() else { return nil }
         guard let expiresAt = tokens.expiresAt, tokens.refreshToken != nil,
-              Date().addingTimeInterval(Self.seconds(refreshMargin)) >= expiresAt
+              Date().addingTimeInterval(refreshMargin.timeInterval) >= expiresAt
         else { return tokens.accessToken }
         do {
             return try await refreshed(replacing: tokens.accessToken).accessToken
@@ -450,9 +450,5 @@ public final class AccountSession: RemoteInterceptor, Sendable {
 
     private static func errorMessage(_ response: RemoteResponse) -> String {
         (try? JSONValue(parsing: response.body))?["error"]?.stringValue ?? "HTTP \(response.status)"
-    }
-
-    private static func seconds(_ duration: Duration) -> TimeInterval {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
     }
 }

@@ -41,7 +41,7 @@ public struct RetryPolicy: Sendable {
     func delay(beforeRetry retry: Int, retryAfter: String?) -> Duration {
         if let retryAfter {
             // Capped before converting, so that "1e300" or a date in year 9999 cannot overflow.
-            let cap = Double(maxDelay.components.seconds) + Double(maxDelay.components.attoseconds) * 1e-18
+            let cap = maxDelay.timeInterval
             if let seconds = Double(retryAfter.trimmingCharacters(in: .whitespaces)), seconds.isFinite, seconds >= 0 {
                 return .milliseconds(Int64(min(seconds, cap) * 1000))
             }

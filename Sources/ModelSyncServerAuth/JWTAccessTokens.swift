@@ -1,5 +1,6 @@
 import Foundation
 import JWTKit
+import ModelSyncCore
 import ModelSyncServer
 
 /// Access tokens as JSON Web Tokens: verifies the bearer tokens of requests and, with a secret,
@@ -162,7 +163,7 @@ public struct JWTAccessTokens: AccessTokenVerifier, AccessTokenIssuer {
         guard let subject = claims.subject else { throw .noSubject }
         let caller = Caller(userID: subject, role: claims.role)
         if let expiration = claims.expiration {
-            verified.remember(token, caller, validUntil: expiration + seconds(leeway), now: Date().timeIntervalSince1970)
+            verified.remember(token, caller, validUntil: expiration + leeway.timeInterval, now: Date().timeIntervalSince1970)
         }
         return caller
     }
@@ -187,14 +188,10 @@ public struct JWTAccessTokens: AccessTokenVerifier, AccessTokenIssuer {
         throw .badSignature
     }
 
-    private func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
-    }
-
     /// Checks `exp`, `nbf`, `iss` and `aud`.
     private func check(_ claims: Claims) throws(AccessTokenError) {
         let now = Date().timeIntervalSince1970
-        let leeway = seconds(leeway)
+        let leeway = leeway.timeInterval
         // A token without `exp` would never expire: not one this server accepts.
         guard let expiration = claims.expiration else { throw .malformed }
         guard now - leeway < expiration else { throw .expired }

@@ -203,10 +203,3 @@ package enum Base64URL {
             || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
     }
 }
-
-extension Duration {
-    /// The duration in seconds, as a `TimeInterval`.
-    package var timeInterval: TimeInterval {
-        Double(components.seconds) + Double(components.attoseconds) * 1e-18
-    }
-}
