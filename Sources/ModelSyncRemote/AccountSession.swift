@@ -311,7 +311,7 @@ public final class AccountSession: RemoteInterceptor, Sendable {
             throw error
         }
         guard response.isSuccess else { throw RemoteError.status(HTTPStatusError(response: response, request: RequestSummary(tokenRequest))) }
-        var tokens = try Self.tokens(in: response)
+        var tokens = try Self.tokens(in: Self.answer(of: response), status: response.status)
         tokens.userID = tokens.userID ?? old.userID
         let applied = shared.withLock { state in
             guard state.generation == generation else { return false }
@@ -332,7 +332,8 @@ public final class AccountSession: RemoteInterceptor, Sendable {
     }
 
     public func inspect(_ response: RemoteResponse, for request: RemoteRequest) async throws -> InterceptorDecision {
-        guard response.status == 401, let sent = request.headers["Authorization"], sent.hasPrefix("Bearer "),
+        // A 401 on the resend that a refresh bought: a new token would not be used either.
+        guard response.status == 401, !request.isInterceptorRetry, let sent = request.headers["Authorization"], sent.hasPrefix("Bearer "),
               let tokens = shared.withLock({ $0.tokens }), tokens.refreshToken != nil
         else { return .proceed }
         do {
@@ -363,8 +364,9 @@ public final class AccountSession: RemoteInterceptor, Sendable {
         guard response.isSuccess else {
             throw RemoteError.status(HTTPStatusError(response: response, request: RequestSummary(RemoteRequest(method: .post, url: url(path)))))
         }
-        var tokens = try Self.tokens(in: response)
-        let user = (try? JSONValue(parsing: response.body))?["user"] ?? .null
+        let answer = try Self.answer(of: response)
+        var tokens = try Self.tokens(in: answer, status: response.status)
+        let user = answer["user"] ?? .null
         tokens.userID = user["id"].flatMap(Self.text) ?? tokens.userID
         shared.withLock { state in
             state.generation += 1
@@ -412,10 +414,19 @@ public final class AccountSession: RemoteInterceptor, Sendable {
         return try await transport.send(request)
     }
 
+    /// A sign-in's or refresh's answer, parsed once.
+    private static func answer(of response: RemoteResponse) throws -> JSONValue {
+        do {
+            return try JSONValue(parsing: response.body)
+        } catch {
+            throw AccountSessionError.unexpectedAnswer("the answer is not JSON (HTTP \(response.status)): \(error)")
+        }
+    }
+
     /// The tokens of a sign-in's or refresh's answer.
-    private static func tokens(in response: RemoteResponse) throws -> SessionTokens {
-        guard let answer = try? JSONValue(parsing: response.body), let accessToken = answer["accessToken"]?.stringValue else {
-            throw AccountSessionError.unexpectedAnswer("no accessToken in the answer (HTTP \(response.status))")
+    private static func tokens(in answer: JSONValue, status: Int) throws -> SessionTokens {
+        guard let accessToken = answer["accessToken"]?.stringValue else {
+            throw AccountSessionError.unexpectedAnswer("no accessToken in the answer (HTTP \(status))")
         }
         let expiresAt = answer["expiresIn"]?.doubleValue.map { Date().addingTimeInterval($0) } ?? expiry(ofJWT: accessToken)
         return SessionTokens(accessToken: accessToken, refreshToken: answer["refreshToken"]?.stringValue, expiresAt: expiresAt,

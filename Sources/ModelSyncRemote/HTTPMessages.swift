@@ -81,6 +81,10 @@ public struct RemoteRequest: Sendable {
     /// Whether the request may be retried. Defaults to the method's idempotency; set it for a
     /// `POST` the server deduplicates (an idempotency key).
     public var isIdempotent: Bool
+    /// Whether this is the one resend an interceptor's ``InterceptorDecision/retry`` bought:
+    /// another `.retry` is ignored, so an interceptor can skip work that only a retry would use
+    /// (``AccountSession`` does not refresh again after a second 401).
+    public internal(set) var isInterceptorRetry = false
 
     /// Creates a request.
     public init(

@@ -325,6 +325,7 @@ public final class RemoteStore: Sendable {
         var interceptorRetried = false
         while true {
             var request = base
+            request.isInterceptorRetry = interceptorRetried
             for interceptor in options.interceptors { try await interceptor.prepare(&request) }
             // After the interceptors, so that validators match the URL actually requested.
             if options.caching { cache.addValidators(to: &request) }

@@ -52,6 +52,8 @@ import Testing
     final class WatchedTransport: HTTPTransport {
         private let inner = AsyncHTTPClientTransport()
         private let state = Locked((refreshes: 0, failures: 0, held: false, statuses: [(path: String, status: Int)]()))
+        /// Runs after every refresh's answer (e.g. to make the server refuse what it just issued).
+        let afterRefresh = Locked<(@Sendable () -> Void)?>(nil)
         private let gate = Gate()
         let answers = AsyncStream<Int>.makeStream()
 
@@ -73,6 +75,7 @@ import Testing
                 if held { await gate.wait() }
             }
             let response = try await inner.send(request)
+            if request.url.path.hasSuffix("/token"), let hook = afterRefresh.withLock({ $0 }) { hook() }
             state.withLock { $0.statuses.append((request.url.path, response.status)) }
             answers.continuation.yield(response.status)
             return response
@@ -186,6 +189,20 @@ import Testing
             let sent = authorization(f.server, "/notes")
             #expect(sent.count == 2 && sent[0] != sent[1])
             #expect(f.transport.statuses("/notes") == [401, 200])
+        }
+    }
+
+    @Test func a401OnTheResendRefreshesNoMore() async throws {
+        try await withFixture { f in
+            try await f.session.register(email: "ann@example.org", password: "long enough")
+            f.tokens.revokeIssued()
+            // The refreshed token is refused too (an account gone, a key rotated).
+            let tokens = f.tokens
+            f.transport.afterRefresh.withLock { $0 = { tokens.revokeIssued() } }
+            let error = await remoteError { _ = try await f.remote.list(SyncNote.self) }
+            #expect(error?.status == 401)
+            #expect(f.transport.statuses("/notes") == [401, 401])
+            #expect(f.transport.refreshes == 1)
         }
     }
 
