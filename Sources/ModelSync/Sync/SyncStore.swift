@@ -401,6 +401,9 @@ actor PushGate {
     func release() {
         if waiters.isEmpty { running = false } else { waiters.removeFirst().resume() }
     }
+
+    /// How many callers wait for the running one (tests order work on it).
+    var queued: Int { waiters.count }
 }
 
 extension SyncStore {

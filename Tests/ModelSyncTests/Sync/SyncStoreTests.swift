@@ -1,5 +1,6 @@
 import Foundation
-import ModelSync
+@testable import ModelSync
+import ModelSyncCore
 import ModelSyncServer
 import ModelSyncTesting
 import Testing
@@ -348,5 +349,69 @@ import Testing
             #expect(writeRequests(server).map(\.uri) == ["/notes", "/notes"])
             #expect(try await serverRecords(server, "notes").count == 5)
         }
+    }
+
+    /// Clearing the local data (a sign-out) waits for a pull in flight: run beside it, the pull
+    /// would store the last user's rows after the clear.
+    @Test(.timeLimit(.minutes(1))) func clearingLocalDataWaitsForAPullInFlight() async throws {
+        let data: JSONValue = ["notes": [["id": 1, "title": "one", "body": "", "stars": 0]], "replies": []]
+        let directory = try TemporaryDirectory(prefix: "modelsync-sync")
+        defer { directory.remove() }
+        try await withTestServer(data: data) { server in
+            let transport = HeldTransport()
+            let database = try Database(path: directory.path("app.sqlite"), models: [SyncNote.self, SyncReply.self])
+            let sync = SyncStore(remote: RemoteStore(baseURL: server.baseURL, transport: transport), database: database, models: [SyncNote.self, SyncReply.self])
+            var arrivals = transport.arrivals.stream.makeAsyncIterator()
+            let pull = Task { try await sync.pull(SyncNote.self) }
+            await arrivals.next()
+            let cleared = Locked(false)
+            let clear = Task {
+                try await sync.clearLocalData()
+                cleared.withLock { $0 = true }
+            }
+            // The clear is queued behind the pull (or, without the gate, already done).
+            while await sync.gate.queued == 0, !cleared.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
+            transport.release()
+            _ = try await pull.value
+            try await clear.value
+            #expect(try await database.read { db in try SyncNote.all(db) }.isEmpty)
+            let bookkeeping = try await database.read { db in
+                try ["modelsync_row_versions", "modelsync_cursors"].map { try db.scalar("SELECT count(*) FROM \($0)") }
+            }
+            #expect(bookkeeping.allSatisfy { $0 == .integer(0) })
+        }
+    }
+}
+
+/// Holds the first request at the transport until released, telling when it arrived.
+private final class HeldTransport: HTTPTransport {
+    private let inner = AsyncHTTPClientTransport()
+    private let held = Locked<(first: Bool, waiter: CheckedContinuation<Void, Never>?, released: Bool)>((true, nil, false))
+    let arrivals = AsyncStream<Void>.makeStream()
+
+    func send(_ request: RemoteRequest) async throws -> RemoteResponse {
+        let hold = held.withLock { state in
+            defer { state.first = false }
+            return state.first
+        }
+        if hold {
+            await withCheckedContinuation { continuation in
+                let go = held.withLock { state in
+                    if state.released { return true }
+                    state.waiter = continuation
+                    return false
+                }
+                if go { continuation.resume() }
+                arrivals.continuation.yield()
+            }
+        }
+        return try await inner.send(request)
+    }
+
+    func release() {
+        held.withLock { state in
+            state.released = true
+            return state.waiter.take()
+        }?.resume()
     }
 }
