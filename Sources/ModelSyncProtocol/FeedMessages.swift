@@ -97,8 +97,9 @@ public struct SyncFeedPage: Sendable, Hashable {
     }
 }
 
-/// The body of a `410 Gone` answer to a cursor older than the deletions the server keeps: read
-/// everything again, then follow the feed from `horizon`.
+/// The body of a `410 Gone` answer to a cursor older than the deletions the server keeps, or
+/// past its last change (its data went back): read everything again, then follow the feed from
+/// `horizon`.
 ///
 /// `{"error": "…", "horizon": "<cursor>"}`
 public struct SyncFeedGone: Sendable, Hashable {

@@ -25,7 +25,7 @@ extension PostgresBackend {
     }
 
     /// Where a read of the feed starts (`since`) and the sequence now; a 410 when the cursor is
-    /// older than the tombstones kept.
+    /// older than the tombstones kept, or past the last change (the data was replaced).
     private func start(of cursor: FeedCursor, _ connection: PostgresConnection) async throws -> (since: Int, sequence: Int) {
         let query = PostgresQuery(unsafeSQL: "SELECT sequence, horizon FROM \(schema.state)")
         let state = try await connection.guardedFirst(query, as: (Int64, Int64).self, logger: logger)
@@ -36,6 +36,7 @@ extension PostgresBackend {
         case .after(let value): since = value
         }
         guard since >= horizon else { throw APIError.cursorTooOld(horizon: horizon) }
+        guard since <= sequence else { throw APIError.cursorAhead(of: sequence) }
         return (since, sequence)
     }
 
@@ -208,7 +209,10 @@ extension PostgresBackend {
             throw ServerError.database("only a server started with data can be reset (SyncServer.start(data:database:))")
         }
         do {
-            try await Self.replaceData(with: initialData, schema: schema, client: client, logger: logger)
+            let replacement = try await Self.replaceData(with: initialData, schema: schema, client: client, logger: logger)
+            // Before answering, so that a stream opened after the reset is not ended by it; the
+            // notification does the same on the other servers (and finds this one done).
+            await relay.rewind(replacement)
             // The tables were made again: so are their policies.
             try await Self.installRowSecurity(rowSecurity, schema: schema, tables: Self.collectionTables(resources), client: client, logger: logger)
         } catch {
@@ -244,6 +248,10 @@ extension PostgresBackend {
                     try await connection.listen(on: schema.channel) { notifications in
                         try await catchUp(schema, resources, connection, relay, logger)
                         for try await notification in notifications {
+                            if let replacement = DataReplacement(payload: notification.payload) {
+                                await relay.rewind(replacement)
+                                continue
+                            }
                             // Nothing to read: nobody to hand the changes to (a stream that opens
                             // later reads its backlog itself, after subscribing), or an earlier
                             // read already went past this commit (notifications queue up while a
@@ -279,6 +287,27 @@ extension PostgresBackend {
     }
 }
 
+/// A replacement of a schema's data (a reset, an import over it): the sequence went back to
+/// `sequence`. Sent as a notification on the schema's channel, `replaced:<sequence>:<id>`, where
+/// a commit sends its sequence.
+struct DataReplacement: Sendable {
+    let sequence: Int
+    let id: String
+
+    init(sequence: Int) {
+        self.sequence = sequence
+        self.id = UUID().uuidString
+    }
+
+    init?(payload: String) {
+        let parts = payload.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == "replaced", let sequence = Int(parts[1]) else { return nil }
+        (self.sequence, self.id) = (sequence, String(parts[2]))
+    }
+
+    var payload: String { "replaced:\(sequence):\(id)" }
+}
+
 /// The open change streams of one server, fed in sequence order, each the changes of the
 /// collections it watches.
 actor ChangeRelay {
@@ -304,6 +333,8 @@ actor ChangeRelay {
     /// The collections the streams watch (nil: all), and how often that set grew.
     private var watched: Set<String>? = []
     private var generation = 0
+    /// The last replacement of the data rewound to.
+    private var lastReplacement: String?
 
     /// A relay whose streams get the changes after `delivered`: the sequence read when the
     /// server opened, before it took requests, so that a stream reads what came before from the
@@ -379,6 +410,21 @@ actor ChangeRelay {
         }
         if let through { delivered = max(delivered, through) }
         return true
+    }
+
+    /// Starts again from the sequence the data went back to. Every stream ends: its client's
+    /// cursor may be past the new sequence, and reconnecting with it gets a 410 (read everything
+    /// again). A read planned before is not delivered (its plan's generation is gone): it may
+    /// have seen the old data's sequence. Once per replacement: the server that made it rewinds
+    /// before its notification comes.
+    func rewind(_ replacement: DataReplacement) {
+        guard replacement.id != lastReplacement else { return }
+        lastReplacement = replacement.id
+        delivered = replacement.sequence
+        generation += 1
+        for subscriber in subscribers.values { subscriber.continuation.finish() }
+        subscribers.removeAll()
+        watched = []
     }
 
     func finish() {

@@ -24,12 +24,18 @@ extension PostgresBackend {
                 // One import at a time per database, whatever else runs.
                 try await connection.guardedRun("SELECT pg_advisory_xact_lock(7400117)", logger: logger)
                 // One row: the state table's name, NULL when the schema has none.
+                let replaces: Bool
                 if let table = try await connection.guardedFirst(schema.holdsData, as: String?.self, logger: logger), table != nil {
                     guard replacing else { throw ServerError.cannotImport("the schema \(schema.name) already holds data (replace it with --replace)") }
                     for statement in schema.removal { try await connection.guardedRun(PostgresQuery(unsafeSQL: statement), logger: logger) }
+                    replaces = true
+                } else {
+                    replaces = false
                 }
                 for statement in schema.creation { try await connection.guardedRun(PostgresQuery(unsafeSQL: statement), logger: logger) }
                 try await load(importedRoot, book, schema, connection, logger)
+                // Servers running on the schema rewind their change streams.
+                if replaces { try await notify(DataReplacement(sequence: book.sequence), schema, connection, logger) }
             }
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
             throw ServerError.cannotImport("two items of one collection have the same id (\(error.serverInfo?[.detail] ?? ""))")
@@ -38,11 +44,13 @@ extension PostgresBackend {
         }
     }
 
-    /// Puts `data` back as the whole content (what `reset()` does).
-    static func replaceData(with data: JSONValue, schema: PostgresSchema, client: PostgresClient, logger: Logger) async throws {
+    /// Puts `data` back as the whole content (what `reset()` does). Returns the replacement, as
+    /// every server on the schema is told of it.
+    static func replaceData(with data: JSONValue, schema: PostgresSchema, client: PostgresClient, logger: Logger) async throws -> DataReplacement {
         guard var root = data.objectValue else { throw ServerError.notAnObject }
         let book = Bookkeeping.extract(from: &root)
         let replaced = root
+        let replacement = DataReplacement(sequence: book.sequence)
         try await client.guardedTransaction(logger: logger) { connection in
             try await connection.guardedRun(PostgresQuery(unsafeSQL: "SELECT 1 FROM \(schema.state) FOR UPDATE"), logger: logger)
             var tables: [String] = []
@@ -58,10 +66,16 @@ extension PostgresBackend {
                 try await connection.guardedRun(PostgresQuery(unsafeSQL: "DELETE FROM \(table)"), logger: logger)
             }
             try await load(replaced, book, schema, connection, logger)
-            var notify = BoundSQL("SELECT pg_notify(")
-            notify.append("\(notify.bind(schema.channel)), \(notify.bind(String(book.sequence))))")
-            try await connection.guardedRun(notify.query, logger: logger)
+            try await notify(replacement, schema, connection, logger)
         }
+        return replacement
+    }
+
+    /// Tells the servers on the schema, at the commit, that its data was replaced.
+    private static func notify(_ replacement: DataReplacement, _ schema: PostgresSchema, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        var notify = BoundSQL("SELECT pg_notify(")
+        notify.append("\(notify.bind(schema.channel)), \(notify.bind(replacement.payload)))")
+        try await connection.guardedRun(notify.query, logger: logger)
     }
 
     private static func load(_ root: JSONObject, _ book: Bookkeeping, _ schema: PostgresSchema, _ connection: PostgresConnection, _ logger: Logger) async throws {

@@ -157,6 +157,34 @@ import Testing
             #expect(try await events.next() == nil)
         }
     }
+
+    /// A reset takes the sequence back: a stream open across it ends, a cursor past the data is
+    /// gone (410, with the current sequence), and a stream opened afterwards gets every change
+    /// written since, live (over PostgreSQL, through the relay the reset rewound).
+    @Test(.timeLimit(.minutes(1)), arguments: Backend.allCases)
+    func aResetEndsStreamsAndMakesCursorsPastTheDataGone(backend: Backend) async throws {
+        try await withServer(Self.data, backend: backend) { server, url in
+            let base = url + "/"
+            let remote = RemoteStore(baseURL: server.baseURL)
+            for title in ["x", "y", "z"] { _ = try await send(.PATCH, base + "posts/1", body: #"{"title": "\#(title)"}"#) }   // 4, 5, 6
+            var open = remote.events(at: try #require(URL(string: base + "_changes/stream?since=5"))).makeAsyncIterator()
+            #expect(try await open.next()?.id == "6")
+            try await server.reset()
+            #expect(try await open.next() == nil)
+
+            let gone = try await send(.GET, base + "_changes?since=6")
+            #expect(gone.status == 410 && gone.json?["horizon"]?.stringValue == "3")
+            #expect(try await send(.GET, base + "_changes/stream", headers: [("Last-Event-ID", "6")]).status == 410)
+            #expect(try await changes(base, "_changes?since=3").status == 200)
+
+            var fresh = remote.events(at: try #require(URL(string: base + "_changes/stream?since=3"))).makeAsyncIterator()
+            _ = try await send(.PATCH, base + "posts/2", body: #"{"title": "after"}"#)
+            #expect(try await fresh.next()?.id == "4")
+            // Subscribed by now: this one can only come live.
+            _ = try await send(.DELETE, base + "posts/1")
+            #expect(try await fresh.next()?.id == "5")
+        }
+    }
 }
 
 @Suite struct IdempotencyKeyPruningTests {

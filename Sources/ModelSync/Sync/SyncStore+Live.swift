@@ -102,6 +102,12 @@ extension SyncStore {
                     guard let change = try? JSONValue(parsing: Array(event.data.utf8)), let collection = change["collection"]?.stringValue else { continue }
                     changed(collection)
                 }
+            } catch let error as RemoteError where error.status == 410 {
+                // The stream's cursor is too old, or past the server's data (replaced since):
+                // the pulls read everything again, and the stream starts over from now.
+                logger.info("the change stream's cursor is gone; pulling everything", metadata: ["error": "\(error)"])
+                lastEventID = nil
+                for collection in collections { changed(collection) }
             } catch {
                 if Task.isCancelled { return }
                 logger.debug("the change stream ended; reconnecting", metadata: ["error": "\(error)"])

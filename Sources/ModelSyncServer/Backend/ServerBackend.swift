@@ -326,4 +326,12 @@ extension APIError {
         APIError(status: 410, message: "the cursor is older than the deletions the server keeps; read everything again",
                  details: ["horizon": .string(String(horizon))])
     }
+
+    /// A cursor past the server's last change: its data went back (a reset, an import over it, a
+    /// restored backup). The changes the cursor stands for may be gone, and those written since
+    /// reuse its sequence values, so the client reads everything again and follows from `now`.
+    package static func cursorAhead(of sequence: Int) -> APIError {
+        APIError(status: 410, message: "the cursor is past the server's data (replaced or restored since); read everything again",
+                 details: ["horizon": .string(String(sequence))])
+    }
 }

@@ -325,7 +325,7 @@ package enum OpenAPIDocument {
             ("NotFound", "No such collection, resource, record or account (under access rules, none the caller may read); or a route this server does not serve (built-in accounts, refresh tokens)"),
             ("MethodNotAllowed", "The method is not allowed here, or the server is read-only"),
             ("Conflict", "The collection already has a record with the body's id"),
-            ("Gone", "The cursor is older than the deletions the server keeps: read everything again, then follow the feed from `horizon`"),
+            ("Gone", "The cursor is older than the deletions the server keeps, or past its last change (its data was replaced or restored): read everything again, then follow the feed from `horizon`"),
             ("PreconditionFailed", "If-Match failed: the record changed; `current` is the record now, ETag its version"),
             ("ContentTooLarge", "The body is larger (or deeper) than the server takes, or a batch holds more than \(SyncBatchRequest.maximumOperations) operations"),
             ("UnprocessableContent", "The Idempotency-Key was sent with another request, or PostgreSQL cannot store the value (NUL)"),

@@ -135,4 +135,25 @@ import Testing
             while let rows = try await updates.next(), !rows.contains(where: { $0.title == "from elsewhere" }) {}
         }
     }
+
+    /// A server reset takes its sequence back past the client's cursors: the live pull is told
+    /// (410), reads everything again, and follows the server from there.
+    @Test(.timeLimit(.minutes(1))) func aLivePullStartsOverAfterTheServerIsReset() async throws {
+        try await withSyncFixture(data: Self.seed) { sync, server, _ in
+            var updates = sync.database.observe(SyncNote.self).makeAsyncIterator()
+            sync.startLivePull([SyncNote.self])
+            defer { sync.stopLivePull() }
+            let remote = RemoteStore(baseURL: server.baseURL)
+            for title in ["four", "five"] {
+                var note = SyncNote(id: nil, title: title)
+                try await remote.save(&note)
+            }
+            while let rows = try await updates.next(), rows.count != 5 {}
+            try await server.reset()
+            while let rows = try await updates.next(), Set(rows.map(\.title)) != ["one", "two", "three"] {}
+            var after = SyncNote(id: nil, title: "after the reset")
+            try await remote.save(&after)
+            while let rows = try await updates.next(), !rows.contains(where: { $0.title == "after the reset" }) {}
+        }
+    }
 }

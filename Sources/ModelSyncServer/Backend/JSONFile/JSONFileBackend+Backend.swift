@@ -83,6 +83,7 @@ extension JSONFileBackend: ServerBackend {
         case .after(let value): since = value
         }
         guard since >= book.horizon else { throw APIError.cursorTooOld(horizon: book.horizon) }
+        guard since <= book.sequence else { throw APIError.cursorAhead(of: book.sequence) }
         let (changes, more) = book.changes(after: since, in: collections, limit: limit, visibility: visibility)
         return FeedPage(changes: changes, more: more, next: more ? changes.last?.sequence ?? since : max(book.sequence, since))
     }

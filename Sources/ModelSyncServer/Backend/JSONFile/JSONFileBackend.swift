@@ -136,6 +136,10 @@ package actor JSONFileBackend {
     package func reset() async throws {
         let initial = initial
         try await write { root, book in (root, book) = (initial.root, initial.book) }
+        // The sequence went back: every stream ends, and its client, reconnecting with a cursor
+        // past the data, is told to read everything again (410).
+        for subscriber in subscribers.values { subscriber.finish() }
+        subscribers.removeAll()
     }
 
     /// A stream of every change committed from now on; it ends when the server shuts down.
