@@ -360,8 +360,9 @@ struct SelectStatement: Sendable {
 
     /// `filter AND condition`.
     @usableFromInline
-    mutating func addFilter(_ condition: SQLNode) {
-        filter = filter.map { .chain("AND", $0, condition) } ?? condition
+    mutating func addFilter(_ condition: consuming SQLNode) {
+        // Consuming: the builder's node moves in, without a retain and a release.
+        if let filter { self.filter = .chain("AND", filter, condition) } else { filter = condition }
     }
 
     func rendered() throws -> SQLFragment {
@@ -630,6 +631,9 @@ struct SQLRenderer {
             try appendColumn(column)
         case .value(let value):
             emit("?")
+            try argument(value)
+        case .columnValue(_, _, let value) where !writesSQL:
+            // Binding a known shape: only the value is read.
             try argument(value)
         case .columnValue(let column, let op, let value):
             // As `.binary(.column, op, .value)`: both operands are atomic.
