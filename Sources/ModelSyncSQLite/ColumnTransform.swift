@@ -139,7 +139,6 @@ final class TransformedColumn: Sendable {
     }
 
     /// A value bound as the column stores it.
-    @usableFromInline
     func bound(_ value: Any) -> SQLNode {
         SQLNode.bound(value) { try transform.store(value) }
     }

@@ -185,8 +185,9 @@ extension SQLiteConnection {
                 if entry.prepared == nil { entry.prepared = prepared }
             }
             // Bound before it is used, not in the closure given to `withUnbound`, which would
-            // copy the select's parts to capture them. The statement is not in use, and is
-            // bound in full before every step; its use clears the values afterwards.
+            // copy the select's parts to capture them. The statement is not in use, and its use
+            // clears the values afterwards (one refused before it runs, when the connection is
+            // interrupted, keeps them until its next use binds every parameter again).
             do {
                 var renderer = SQLRenderer(binding: prepared)
                 try renderer.append(select, firstRowOnly: firstRowOnly)

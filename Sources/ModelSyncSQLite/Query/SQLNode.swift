@@ -149,14 +149,12 @@ indirect enum SQLNode: Sendable {
     }
 
     /// The node of a value, or a failure when it cannot be turned into one.
-    @inlinable
     static func bound(_ value: some SQLColumnEncodable) -> SQLNode {
         bound(value) { try value.sqlValue() }
     }
 
     /// The node of `value` in the form `store` gives it (through a column's transformer, say),
     /// or a failure naming the value.
-    @usableFromInline
     static func bound(_ value: Any, _ store: () throws -> SQLValue) -> SQLNode {
         do {
             return .value(try storedForm(of: value, store))
@@ -237,7 +235,8 @@ final class SelectHead: Sendable {
     }
 }
 
-/// `DISTINCT`, `GROUP BY`, `HAVING`, `ORDER BY` and `OFFSET` of a ``SelectStatement``.
+/// `DISTINCT`, `GROUP BY`, `HAVING`, `ORDER BY` and `OFFSET` of a ``SelectStatement``, in one
+/// box that copies share (a change makes a new one).
 final class SelectClauses: Sendable {
     struct Parts {
         var isDistinct = false

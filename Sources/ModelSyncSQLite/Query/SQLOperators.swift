@@ -77,10 +77,8 @@ extension SQLExpression where Value: SQLColumnEncodable {
     }
 
     /// A value as the column stores it: through its transformer, if it has one.
-    @inlinable
     func operand(_ value: Value) -> SQLNode {
-        if let transformed { return transformed.bound(value) }
-        return .bound(value)
+        transformed?.bound(value) ?? .bound(value)
     }
 
     /// `x op y` between two expressions, refused when they store values differently.
