@@ -126,6 +126,7 @@ extension JSONTransformer {
 /// A class: every ``SQLExpression`` carries an optional one, and a reference keeps
 /// expressions (copied at each builder step) one word wide instead of two strings and a
 /// transform.
+@usableFromInline
 final class TransformedColumn: Sendable {
     let table: String
     let column: String
@@ -140,6 +141,13 @@ final class TransformedColumn: Sendable {
     /// A value bound as the column stores it.
     func bound(_ value: Any) -> SQLNode {
         SQLNode.bound(value) { try transform.store(value) }
+    }
+
+    /// A `Bool` expression on this column as a condition: true where it stores what `true`
+    /// becomes.
+    @usableFromInline
+    func condition(_ node: SQLNode) -> SQLNode {
+        .operation(node, "=", bound(true))
     }
 
     /// The failure of `operation` on this column.

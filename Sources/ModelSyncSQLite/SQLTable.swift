@@ -33,6 +33,11 @@ public final class SQLTable: Sendable {
     /// (`Post.where(\.id == key)`) copies them instead of allocating its own.
     let fieldColumns: [SQLNode]
     let selectedColumns: [SQLNode]
+    /// What every query of the model selects, from where: shared by them all (see ``SelectHead``).
+    let modelSelect: SelectHead
+    /// `"deletedAt" IS NULL`, or a failure when there is no such field: the scope of a
+    /// soft-deleting model's queries (``SQLModel/liveRowsScope``), built once.
+    @usableFromInline let liveRowsCondition: SQLNode
     /// The column of each field stored through its transformer, with its transform, by index in
     /// the schema (nil for the fields stored as their own type); built once, and carried as is
     /// by the query builder's expressions.
@@ -41,7 +46,7 @@ public final class SQLTable: Sendable {
     let hasTransforms: Bool
     /// Whether the model is a ``SoftDeletableModel``, which every query of it asks (see
     /// ``SQLModel/liveRowsScope``).
-    let softDeletable = TypeAnswerMemo()
+    @usableFromInline let softDeletable = TypeAnswerMemo()
 
     /// The statements ActiveRecord runs; connections cache them by kind, which is cheaper to
     /// look up than the SQL text.
@@ -102,6 +107,12 @@ public final class SQLTable: Sendable {
         self.keyPaths = KeyPathIndex(schema, transformed: Set(byField.indices.filter { byField[$0] != nil }))
         self.fieldColumns = fields.map { .column(table: schema.table, name: $0.column) }
         self.selectedColumns = [.keyword(columnList)]
+        self.modelSelect = SelectHead(table: schema.table, columns: selectedColumns)
+        if let deletedAt = fields.firstIndex(where: { $0.name == "deletedAt" }) {
+            self.liveRowsCondition = .postfix(fieldColumns[deletedAt], "IS NULL")
+        } else {
+            self.liveRowsCondition = .failure(.misuse("\(schema.name) is a SoftDeletableModel without a stored property 'deletedAt'"))
+        }
         statements = Statement.allCases.map { statement in
             switch statement {
             case .insert: insert(Array(fields.indices))
@@ -215,11 +226,13 @@ extension FieldType {
 /// atomic word: a metatype cast per query (a conformance lookup) cost more than the query's
 /// shape check, and a lock's two calls would too. The word holds the type's identity with the
 /// answer in its low bit, so a table that ever answered for another type asks again.
+@usableFromInline
 final class TypeAnswerMemo: Sendable {
     /// 0 until answered.
     private let word = AtomicWord()
 
     /// The answer for `type`, from `ask` the first time.
+    @usableFromInline
     func answer(for type: Any.Type, _ ask: () -> Bool) -> Bool {
         // Metadata is pointer-aligned, so the low bit is free.
         let identity = UInt(bitPattern: ObjectIdentifier(type))

@@ -108,9 +108,14 @@ extension SQLQuery where Root: SoftDeletableModel {
 extension SQLModel {
     /// The condition every query of the model starts with: `"deletedAt" IS NULL` for a
     /// ``SoftDeletableModel``, nil for others.
-    static var liveRowsScope: SQLNode? {
-        guard sqlTable.softDeletable.answer(for: Self.self, { Self.self is any SoftDeletableModel.Type }) else { return nil }
-        return deletedAtNode.map { .postfix($0, "IS NULL") }
+    static var liveRowsScope: SQLNode? { liveRowsScope(of: sqlTable) }
+
+    /// ``liveRowsScope``, given the model's table. Inlinable: every query of the model asks,
+    /// and asked generically it costs a call through the metadata.
+    @inlinable
+    static func liveRowsScope(of table: SQLTable) -> SQLNode? {
+        guard table.softDeletable.answer(for: Self.self, { Self.self is any SoftDeletableModel.Type }) else { return nil }
+        return table.liveRowsCondition
     }
 
     /// What a bulk soft delete at `date` writes, and the condition of the rows it may change

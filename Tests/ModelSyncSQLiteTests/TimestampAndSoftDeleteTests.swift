@@ -131,4 +131,35 @@ struct TimestampAndSoftDeleteTests {
         #expect(try db.write { try JournalEntry.all().onlyDeleted().forceDeleteAll($0) } == 2)
         #expect(try db.read { try JournalEntry.all().withDeleted().fetchCount($0) } == 0)
     }
+
+    /// The scope and the query's own condition are one `AND` chain, whatever the condition's
+    /// form (the scope is written before it without building the chain), and a query run again
+    /// through the connection's shape cache binds the same values.
+    @Test(arguments: TestStorage.allCases)
+    func theScopeAndTheConditionReadAsOneChain(store: TestStorage) throws {
+        let clock = TestClock()
+        let db = try openJournal(store, clock: clock)
+        var entries = ["A", "B", "C"].map { JournalEntry(text: $0) }
+        try db.write { try JournalEntry.saveAll(&entries, $0) }
+        try db.write { try entries[1].delete($0) }
+        let cases: [(SQLQuery<JournalEntry, JournalEntry>, String, [String])] = [
+            (JournalEntry.where(\.text == "A"), #"WHERE "deleted_at" IS NULL AND "text" = ?"#, ["A"]),
+            (JournalEntry.where { $0.text == "A" || $0.text == "B" }, #"WHERE "deleted_at" IS NULL AND ("text" = ? OR "text" = ?)"#, ["A"]),
+            (JournalEntry.where { $0.text != "A" && $0.id > 0 }, #"WHERE "deleted_at" IS NULL AND "text" <> ? AND "id" > ?"#, ["C"]),
+            (JournalEntry.where(.always), #"WHERE "deleted_at" IS NULL"#, ["A", "C"]),
+            (JournalEntry.where(.never), #"WHERE "deleted_at" IS NULL AND 0"#, []),
+            (JournalEntry.all(), #"WHERE "deleted_at" IS NULL"#, ["A", "C"]),
+        ]
+        for (query, condition, _) in cases {
+            #expect(try query.sql.hasSuffix(" FROM \"journal_entries\" " + condition))
+        }
+        try db.read { db throws in
+            for _ in 0..<2 {
+                for (query, _, texts) in cases {
+                    #expect(try query.order(\.id).fetchAll(db).map(\.text) == texts)
+                    #expect(try query.order(\.id).fetchOne(db)?.text == texts.first)
+                }
+            }
+        }
+    }
 }

@@ -120,6 +120,7 @@ extension SQLTable {
 
     /// The column node of `keyPath` and, when its field is stored through its transformer, that
     /// transform: one key-path lookup for both (this runs for every expression of every query).
+    @usableFromInline
     func queryColumn(_ keyPath: AnyKeyPath) -> (node: SQLNode, transformed: TransformedColumn?) {
         switch keyPaths[keyPath] {
         case .field(let field)?:

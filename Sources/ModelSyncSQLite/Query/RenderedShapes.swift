@@ -1,3 +1,4 @@
+import CSQLite
 import ModelSyncCore
 
 // Rendering a query once per shape. A loop that runs one query with other values
@@ -13,10 +14,12 @@ extension SQLNode {
     /// failure is never alike: rendering must throw it.
     func rendersLike(_ other: SQLNode) -> Bool {
         switch (self, other) {
-        case let (.column(table, name), .column(otherTable, otherName)):
-            return table.isIdentical(to: otherTable) && name.isIdentical(to: otherName)
+        case let (.column(column), .column(otherColumn)):
+            return column.isSame(as: otherColumn)
         case (.value, .value):
             return true
+        case let (.columnValue(column, op, _), .columnValue(otherColumn, otherOp, _)):
+            return op.isIdentical(to: otherOp) && column.isSame(as: otherColumn)
         case let (.raw(fragment), .raw(otherFragment)):
             return fragment.sql.isIdentical(to: otherFragment.sql)
         case let (.keyword(text), .keyword(otherText)):
@@ -84,9 +87,27 @@ extension SelectStatement {
     /// Whether the two statements render the same SQL text, whatever values they bind; this one
     /// as its ``firstRowOnly`` form when `firstRowOnly` is set.
     func rendersLike(_ other: SelectStatement, firstRowOnly: Bool = false) -> Bool {
-        guard table.isIdentical(to: other.table), isDistinct == other.isDistinct,
+        guard isDistinct == other.isDistinct,
             (firstRowOnly || limit != nil) == (other.limit != nil), (offset == nil) == (other.offset == nil)
         else { return false }
+        // The head first: usually the same object (one comparison), else it differs by table.
+        guard head.rendersLike(other.head), filter.rendersLike(other.filter), scope.rendersLike(other.scope) else { return false }
+        // Both without the rarer clauses (most queries), or the same ones.
+        if hasSameClauseBox(as: other) { return true }
+        return orderings.count == other.orderings.count
+            && zip(orderings, other.orderings).allSatisfy { term, otherTerm in
+                term.descending == otherTerm.descending && term.nulls == otherTerm.nulls && term.node.rendersLike(otherTerm.node)
+            }
+            && groupBy.rendersLike(other.groupBy) && having.rendersLike(other.having)
+    }
+}
+
+extension SelectHead {
+    /// Whether the two render the same text: the same object (every query of a model has its
+    /// table's), or the same table, source and select list.
+    func rendersLike(_ other: SelectHead) -> Bool {
+        if self === other { return true }
+        guard table.isIdentical(to: other.table) else { return false }
         switch (source, other.source) {
         case let (.table(name), .table(otherName)):
             guard name.isIdentical(to: otherName) else { return false }
@@ -95,13 +116,7 @@ extension SelectStatement {
         default:
             return false
         }
-        // The column list last: it is the longest text, and usually the same.
-        return filter.rendersLike(other.filter) && scope.rendersLike(other.scope)
-            && orderings.count == other.orderings.count
-            && zip(orderings, other.orderings).allSatisfy { term, otherTerm in
-                term.descending == otherTerm.descending && term.nulls == otherTerm.nulls && term.node.rendersLike(otherTerm.node)
-            }
-            && groupBy.rendersLike(other.groupBy) && having.rendersLike(other.having) && columns.rendersLike(other.columns)
+        return columns.rendersLike(other.columns)
     }
 }
 
@@ -119,14 +134,23 @@ struct RecentSelects {
         /// only when released, so holding it keeps it valid.)
         var prepared: SQLStatement?
         init(_ select: SelectStatement, _ sql: String) { (self.select, self.sql) = (select, sql) }
+
+        /// Whether `query` renders like this entry's select (see ``SelectStatement/rendersLike(_:firstRowOnly:)``);
+        /// a method, so that the entry's select is read in place rather than copied out.
+        func isRendered(like query: borrowing SelectStatement, firstRowOnly: Bool) -> Bool {
+            query.rendersLike(select, firstRowOnly: firstRowOnly)
+        }
     }
 
     private var entries: [Entry] = []
 
     /// A recent statement that renders like `select` (as its first-row form when `firstRowOnly`
     /// is set), marked most recent.
-    mutating func entry(renderingLike select: SelectStatement, firstRowOnly: Bool) -> Entry? {
-        guard let index = entries.lastIndex(where: { select.rendersLike($0.select, firstRowOnly: firstRowOnly) }) else { return nil }
+    mutating func entry(renderingLike select: borrowing SelectStatement, firstRowOnly: Bool) -> Entry? {
+        // The most recent first: a loop usually runs one shape.
+        var index = entries.count - 1
+        while index >= 0, !entries[index].isRendered(like: select, firstRowOnly: firstRowOnly) { index -= 1 }
+        guard index >= 0 else { return nil }
         let entry = entries[index]
         if index != entries.count - 1 {
             entries.remove(at: index)
@@ -151,7 +175,7 @@ extension SQLiteConnection {
     /// is free, else one from the cache) is bound straight from the tree: no SQL text and no
     /// argument list are built. Otherwise the select is rendered and becomes a recent one.
     /// `firstRowOnly` runs the select's ``SelectStatement/firstRowOnly`` form.
-    func withSelect<T>(_ select: SelectStatement, firstRowOnly: Bool, _ body: (SQLStatement) throws -> T) throws -> T {
+    func withSelect<T>(_ select: borrowing SelectStatement, firstRowOnly: Bool, _ body: (SQLStatement) throws -> T) throws -> T {
         if let entry = recentSelects.entry(renderingLike: select, firstRowOnly: firstRowOnly) {
             let prepared: SQLStatement
             if let statement = entry.prepared, !statement.isInUse {
@@ -160,14 +184,21 @@ extension SQLiteConnection {
                 prepared = try statement(for: entry.sql)
                 if entry.prepared == nil { entry.prepared = prepared }
             }
-            return try withUnbound(prepared) { statement in
-                var renderer = SQLRenderer(binding: statement)
+            // Bound before it is used, not in the closure given to `withUnbound`, which would
+            // copy the select's parts to capture them. The statement is not in use, and its use
+            // clears the values afterwards (one refused before it runs, when the connection is
+            // interrupted, keeps them until its next use binds every parameter again).
+            do {
+                var renderer = SQLRenderer(binding: prepared)
                 try renderer.append(select, firstRowOnly: firstRowOnly)
                 try renderer.finishBinding()
-                return try body(statement)
+            } catch {
+                sqlite3_clear_bindings(prepared.handle)
+                throw error
             }
+            return try withUnbound(prepared, body)
         }
-        let running = firstRowOnly ? select.firstRowOnly : select
+        let running = firstRowOnly ? select.firstRowOnly : copy select
         let fragment = try running.rendered()
         let entry = recentSelects.add(running, sql: fragment.sql)
         return try withStatement(fragment.sql, fragment.arguments) { statement in

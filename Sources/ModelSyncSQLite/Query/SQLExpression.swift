@@ -9,11 +9,12 @@ import ModelSyncCore
 /// operators on key paths (`\.views > 10`), or inside a closure that hands you the columns
 /// (`Post.where { $0.title.hasPrefix("a") && $0.views > 10 }`).
 public struct SQLExpression<Root: SQLModel, Value>: Sendable {
-    let node: SQLNode
+    @usableFromInline let node: SQLNode
     /// Set when the expression is a column that holds its transformer's representation
     /// (`@Transform(…, inDatabase: true)`): operands bind through the transformer.
-    let transformed: TransformedColumn?
+    @usableFromInline let transformed: TransformedColumn?
 
+    @usableFromInline
     init(node: SQLNode, transformed: TransformedColumn? = nil) {
         self.node = node
         self.transformed = transformed
@@ -21,8 +22,11 @@ public struct SQLExpression<Root: SQLModel, Value>: Sendable {
 
     /// The column of `keyPath`. A key path that names no column (an `@Ignored` property)
     /// makes the query fail with ``SQLiteError/Kind/unknownColumn(table:column:)``.
+    @inlinable
     public init(_ keyPath: KeyPath<Root, Value>) {
-        self.init(keyPath, of: Root.sqlTable)
+        // Inlinable (see the comparison operators): one key-path lookup, not generic.
+        let column = Root.sqlTable.queryColumn(keyPath)
+        self.init(node: column.node, transformed: column.transformed)
     }
 
     /// The column of `keyPath` in `table`, found with one key-path lookup.
@@ -115,9 +119,10 @@ extension SQLExpression where Value: SQLColumnEncodable {
 extension SQLExpression where Value == Bool {
     /// The node as a condition: a `Bool` column that holds its transformer's representation
     /// is true where it stores what `true` becomes.
+    @inlinable
     var conditionNode: SQLNode {
         guard let transformed else { return node }
-        return .binary(node, "=", transformed.bound(true))
+        return transformed.condition(node)
     }
 
     /// A condition that every row meets (`1`).

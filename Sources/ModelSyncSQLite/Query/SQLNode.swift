@@ -28,11 +28,18 @@ public struct SQLFragment: Sendable, Hashable, CustomStringConvertible {
 /// The untyped expression tree behind the typed query values. Key paths are resolved to
 /// columns when a node is made, so a node holds only names and bound values; a key path
 /// that names no column becomes a `failure`, thrown when the query is rendered.
+///
+/// Every case is one box, so that a node copies as one pointer; `column op value`, the most
+/// common condition, is one case, so that `Post.where(\.id == key)` allocates one box, not three.
+@usableFromInline
 indirect enum SQLNode: Sendable {
-    /// A column of `table` (qualified in SQL only when `table` is not the one being read).
-    case column(table: String, name: String)
+    /// A column of its table (qualified in SQL only when that table is not the one being read).
+    case column(QualifiedColumn)
     /// A bound value.
     case value(SQLValue)
+    /// `column op value`: what `.binary(.column, op, .value)` renders, in one box (see
+    /// ``operation(_:_:_:)``, which makes it).
+    case columnValue(QualifiedColumn, String, SQLValue)
     /// Parameter `index` of a prepared query (``SQLPreparedQuery``), bound on each run; stored
     /// through `transformed` when it is compared with a column that holds its transformer's
     /// representation.
@@ -73,6 +80,19 @@ indirect enum SQLNode: Sendable {
     /// JSON text holds an element.
     case jsonArrayContains(SQLNode, element: SQLNode)
 
+    /// The column `name` of `table`.
+    static func column(table: String, name: String) -> SQLNode {
+        .column(QualifiedColumn(table: table, name: name))
+    }
+
+    /// `left op right`: one ``columnValue(_:_:_:)`` when it is a column and a value.
+    static func operation(_ left: SQLNode, _ op: String, _ right: SQLNode) -> SQLNode {
+        if case .column(let column) = left, case .value(let value) = right {
+            return .columnValue(column, op, value)
+        }
+        return .binary(left, op, right)
+    }
+
     /// Whether the node renders as one token or call, needing no parentheses as an operand.
     var isAtomic: Bool {
         switch self {
@@ -84,7 +104,7 @@ indirect enum SQLNode: Sendable {
     /// The tables the node reads through subqueries.
     var subqueryTables: Set<String> {
         switch self {
-        case .column, .value, .parameter, .raw, .keyword, .failure: []
+        case .column, .value, .columnValue, .parameter, .raw, .keyword, .failure: []
         case .prefix(_, let node), .postfix(let node, _), .bytes(let node): node.subqueryTables
         case .binary(let left, _, let right): left.subqueryTables.union(right.subqueryTables)
         case .chain(_, let nodes), .function(_, let nodes, _): nodes.reduce(into: []) { $0.formUnion($1.subqueryTables) }
@@ -105,6 +125,27 @@ indirect enum SQLNode: Sendable {
             return [node]
         }
         return .chain(op, items(left) + items(right))
+    }
+
+    /// `left op value`, the value stored as `store` gives it, or through `transformed` (the
+    /// column's transformer): `IS NULL` / `IS NOT NULL` for `=` / `<>` with nil, since `= NULL`
+    /// matches nothing. The value becomes no node of its own: a column compared with it is one
+    /// ``columnValue(_:_:_:)``.
+    @usableFromInline
+    static func comparison(
+        _ left: SQLNode, _ op: String, _ value: Any, transformed: TransformedColumn?, _ store: () throws -> SQLValue
+    ) -> SQLNode {
+        let stored: SQLValue
+        do {
+            stored = try storedForm(of: value) { try transformed.map { try $0.transform.store(value) } ?? store() }
+        } catch {
+            return .binary(left, op, .failure(error))
+        }
+        if case .null = stored, op == "=" || op == "<>" {
+            return .postfix(left, op == "=" ? "IS NULL" : "IS NOT NULL")
+        }
+        if case .column(let column) = left { return .columnValue(column, op, stored) }
+        return .binary(left, op, .value(stored))
     }
 
     /// The node of a value, or a failure when it cannot be turned into one.
@@ -135,6 +176,24 @@ func storedForm(of value: Any, _ store: () throws -> SQLValue) throws(SQLiteErro
     }
 }
 
+/// A column and its table, as a node names it. A reference, so that a node copies one pointer,
+/// and the table's own (``SQLTable/fieldColumns``), made once, are the same object in every
+/// query: shapes compare them by identity before their names.
+@usableFromInline
+final class QualifiedColumn: Sendable {
+    let table: String
+    let name: String
+
+    init(table: String, name: String) {
+        (self.table, self.name) = (table, name)
+    }
+
+    /// Whether the two name the same column, by bytes (`"é"` and `"e\u{301}"` are two names).
+    func isSame(as other: QualifiedColumn) -> Bool {
+        self === other || (table.isIdentical(to: other.table) && name.isIdentical(to: other.name))
+    }
+}
+
 /// One `ORDER BY` term.
 struct SQLOrderingTerm: Sendable {
     var node: SQLNode
@@ -148,28 +207,118 @@ enum SQLSource: Sendable {
     case statement(SQLFragment, tables: Set<String>)
 }
 
-/// A `SELECT` statement as parts: what ``SQLQuery`` builds and renders.
-struct SelectStatement: Sendable {
+/// What a `SELECT` reads: its table, its source and its select list. Every query of a model
+/// starts from its table's one (``SQLTable/modelSelect``), so that a query made per call retains
+/// one object instead of each part, and shapes compare it by identity.
+final class SelectHead: Sendable {
     /// The table that unqualified columns belong to.
-    var table: String
-    var source: SQLSource
-    var columns: [SQLNode]
-    var isDistinct = false
-    var filter: SQLNode?
-    /// A condition applied before `filter` by every use of the statement (reads, counts,
-    /// `updateAll`, `deleteAll`): a soft-deleting model's `"deletedAt" IS NULL`, which
-    /// `withDeleted()` / `onlyDeleted()` replace.
-    var scope: SQLNode?
-    var groupBy: [SQLNode] = []
-    var having: SQLNode?
-    var orderings: [SQLOrderingTerm] = []
-    var limit: Int?
-    var offset: Int?
+    let table: String
+    let source: SQLSource
+    let columns: [SQLNode]
+    /// Whether rendering it binds no value (a table and plain columns, as a model's queries
+    /// select), so that binding a query of a known shape can skip it.
+    let bindsNothing: Bool
 
     init(table: String, source: SQLSource? = nil, columns: [SQLNode]) {
         self.table = table
         self.source = source ?? .table(table)
         self.columns = columns
+        let plainSource = if case .table = self.source { true } else { false }
+        bindsNothing =
+            plainSource
+            && columns.allSatisfy { column in
+                switch column {
+                case .keyword, .column: true
+                default: false
+                }
+            }
+    }
+}
+
+/// `DISTINCT`, `GROUP BY`, `HAVING`, `ORDER BY` and `OFFSET` of a ``SelectStatement``, in one
+/// box that copies share (a change makes a new one).
+final class SelectClauses: Sendable {
+    struct Parts {
+        var isDistinct = false
+        var groupBy: [SQLNode] = []
+        var having: SQLNode?
+        var orderings: [SQLOrderingTerm] = []
+        var offset: Int?
+
+        var isEmpty: Bool { !isDistinct && groupBy.isEmpty && having == nil && orderings.isEmpty && offset == nil }
+    }
+
+    let parts: Parts
+    var isDistinct: Bool { parts.isDistinct }
+    var groupBy: [SQLNode] { parts.groupBy }
+    var having: SQLNode? { parts.having }
+    var orderings: [SQLOrderingTerm] { parts.orderings }
+    var offset: Int? { parts.offset }
+
+    init(_ parts: Parts) { self.parts = parts }
+}
+
+/// A `SELECT` statement as parts: what ``SQLQuery`` builds and renders.
+@usableFromInline
+struct SelectStatement: Sendable {
+    private(set) var head: SelectHead
+    /// The table that unqualified columns belong to.
+    var table: String { head.table }
+    var source: SQLSource { head.source }
+    var columns: [SQLNode] {
+        get { head.columns }
+        set { head = SelectHead(table: head.table, source: head.source, columns: newValue) }
+    }
+    var filter: SQLNode?
+    /// A condition applied before `filter` by every use of the statement (reads, counts,
+    /// `updateAll`, `deleteAll`): a soft-deleting model's `"deletedAt" IS NULL`, which
+    /// `withDeleted()` / `onlyDeleted()` replace.
+    var scope: SQLNode?
+    var limit: Int?
+    /// The clauses most queries lack, boxed, and nil when all are absent: a query made per call
+    /// copies and compares one nil for them.
+    private var clauses: SelectClauses?
+
+    var isDistinct: Bool {
+        get { clauses?.isDistinct ?? false }
+        set { changeClauses { $0.isDistinct = newValue } }
+    }
+    var groupBy: [SQLNode] {
+        get { clauses?.groupBy ?? [] }
+        set { changeClauses { $0.groupBy = newValue } }
+    }
+    var having: SQLNode? {
+        get { clauses?.having }
+        set { changeClauses { $0.having = newValue } }
+    }
+    var orderings: [SQLOrderingTerm] {
+        get { clauses?.orderings ?? [] }
+        set { changeClauses { $0.orderings = newValue } }
+    }
+    var offset: Int? {
+        get { clauses?.offset }
+        set { changeClauses { $0.offset = newValue } }
+    }
+
+    /// A new box (boxes are shared between copies, never changed), or none when nothing is set.
+    private mutating func changeClauses(_ change: (inout SelectClauses.Parts) -> Void) {
+        var parts = clauses?.parts ?? SelectClauses.Parts()
+        change(&parts)
+        clauses = parts.isEmpty ? nil : SelectClauses(parts)
+    }
+
+    /// Whether the two have the same clauses (the same box, or none).
+    func hasSameClauseBox(as other: SelectStatement) -> Bool { clauses === other.clauses }
+
+    init(table: String, source: SQLSource? = nil, columns: [SQLNode]) {
+        self.head = SelectHead(table: table, source: source, columns: columns)
+    }
+
+    /// A query of every row of `table`'s model, within `scope`.
+    @usableFromInline
+    init(modelOf table: SQLTable, scope: SQLNode?) {
+        self.head = table.modelSelect
+        self.scope = scope
     }
 
     /// Whether it reads rows as they are: no distinct, grouping, limit or offset (so that it
@@ -209,8 +358,10 @@ struct SelectStatement: Sendable {
     }
 
     /// `filter AND condition`.
-    mutating func addFilter(_ condition: SQLNode) {
-        filter = filter.map { .chain("AND", $0, condition) } ?? condition
+    @usableFromInline
+    mutating func addFilter(_ condition: consuming SQLNode) {
+        // Consuming: the builder's node moves in, without a retain and a release.
+        if let filter { self.filter = .chain("AND", filter, condition) } else { filter = condition }
     }
 
     func rendered() throws -> SQLFragment {
@@ -232,8 +383,9 @@ struct SQLRenderer {
     /// False when only the values are wanted (the SQL of the same shape is known): the walk is
     /// the same, so the values come in the same order, but no text is built.
     private let writesSQL: Bool
-    /// Where the values go instead of `arguments`: parameter 1, 2, … of this statement.
-    private let binding: SQLStatement?
+    /// Where the values go instead of `arguments`: parameter 1, 2, … of this statement (its
+    /// handle: the walk retains nothing).
+    private let binding: OpaquePointer?
     /// How many values have been bound to `binding`.
     private var boundCount: Int32 = 0
     /// Whether parameters of a prepared query may appear: only when preparing one. Anywhere
@@ -263,7 +415,7 @@ struct SQLRenderer {
     /// `statement`, prepared from SQL of the same shape: nothing is allocated.
     init(binding statement: SQLStatement) {
         self.writesSQL = false
-        self.binding = statement
+        self.binding = statement.handle
     }
 
     @inline(__always)
@@ -280,17 +432,23 @@ struct SQLRenderer {
     private mutating func argument(_ value: SQLValue) throws {
         guard let binding else { return arguments.append(value) }
         boundCount += 1
-        try binding.check(value.bind(to: binding.handle, at: boundCount))
+        let result = value.bind(to: binding, at: boundCount)
+        if result != SQLITE_OK { throw SQLiteError(result: result, handle: sqlite3_db_handle(binding), sql: Self.sql(of: binding)) }
     }
 
     /// Checks that every parameter of the statement being bound got its value (the same
     /// shape has as many, so this only guards the shape comparison).
     func finishBinding() throws {
         guard let binding else { return }
-        let count = sqlite3_bind_parameter_count(binding.handle)
+        let count = sqlite3_bind_parameter_count(binding)
         guard boundCount == count else {
-            throw SQLiteError.misuse("expected \(count) arguments, got \(boundCount)", sql: binding.sql)
+            throw SQLiteError.misuse("expected \(count) arguments, got \(boundCount)", sql: Self.sql(of: binding))
         }
+    }
+
+    /// The SQL text of a prepared statement, for errors.
+    private static func sql(of statement: OpaquePointer) -> String? {
+        sqlite3_sql(statement).map { String(cString: $0) }
     }
 
     /// Where a node stands, which decides whether it needs parentheses.
@@ -309,15 +467,16 @@ struct SQLRenderer {
         if writesSQL { tables.append(select.table) }
         defer { if writesSQL { tables.removeLast() } }
         emit(select.isDistinct ? "SELECT DISTINCT " : "SELECT ")
-        try appendList(select.columns)
-        switch select.source {
-        case .table(let name): emit(" FROM "); try appendQuoted(name)
-        case .statement(let fragment, _): emit(" FROM ("); try appendRaw(fragment); emit(")")
+        let head = select.head
+        // A model's select list and table bind no value: binding skips them.
+        if writesSQL || !head.bindsNothing {
+            try appendList(head.columns)
+            switch head.source {
+            case .table(let name): emit(" FROM "); try appendQuoted(name)
+            case .statement(let fragment, _): emit(" FROM ("); try appendRaw(fragment); emit(")")
+            }
         }
-        if let condition = select.condition {
-            emit(" WHERE ")
-            try append(condition)
-        }
+        try appendCondition(of: select)
         if !select.groupBy.isEmpty {
             emit(" GROUP BY ")
             try appendList(select.groupBy)
@@ -340,6 +499,43 @@ struct SQLRenderer {
             emit(" OFFSET ?")
             try argument(.integer(Int64(offset)))
         }
+    }
+
+    /// ` WHERE ` and the statement's ``SelectStatement/condition``, written as that chain
+    /// renders without building it: a soft-deleting model's queries have both parts, and this
+    /// runs for each of them.
+    private mutating func appendCondition(of select: borrowing SelectStatement) throws {
+        // The chain only lays the text out: the values are the scope's, then the filter's.
+        if !writesSQL {
+            if let scope = select.scope { try append(scope) }
+            if let filter = select.filter { try append(filter) }
+            return
+        }
+        let (scope, filter) = (select.scope, select.filter)
+        guard let scope else {
+            if let filter { emit(" WHERE "); try append(filter) }
+            return
+        }
+        emit(" WHERE ")
+        guard let filter else { return try append(scope) }
+        // `.chain("AND", scope, filter)` flattens AND chains on either side into one list.
+        func items(_ node: SQLNode) -> [SQLNode]? {
+            if case .chain("AND", let items) = node { return items }
+            return nil
+        }
+        let scopeItems = items(scope)
+        let filterItems = items(filter)
+        let count = (scopeItems?.count ?? 1) + (filterItems?.count ?? 1)
+        if count == 0 { return emit("1") }
+        let position: Position = count > 1 ? .chainItem : .top
+        var written = 0
+        func appendItem(_ item: SQLNode) throws {
+            if written > 0 { appendSpaced("AND") }
+            written += 1
+            try append(item, at: position)
+        }
+        if let scopeItems { for item in scopeItems { try appendItem(item) } } else { try appendItem(scope) }
+        if let filterItems { for item in filterItems { try appendItem(item) } } else { try appendItem(filter) }
     }
 
     /// The terms of an `ORDER BY`, comma-separated (relations splice them into their loads).
@@ -391,6 +587,13 @@ struct SQLRenderer {
         }
     }
 
+    private mutating func appendColumn(_ column: QualifiedColumn) throws {
+        guard writesSQL else { return }
+        // By bytes: tables "é" and "e\u{301}" are two tables to SQLite.
+        if !(tables.last.map(column.table.isIdentical(to:)) ?? false) { try appendQuoted(column.table); emit(".") }
+        try appendQuoted(column.name)
+    }
+
     /// ` op `, without building it as a string first.
     private mutating func appendSpaced(_ op: String) {
         emit(" ")
@@ -405,23 +608,36 @@ struct SQLRenderer {
     }
 
     mutating func append(_ node: SQLNode, at position: Position = .top) throws {
+        // Not a switch on `(position, node)`: that tuple would copy the node, on every node.
         let parenthesised: Bool
-        switch (position, node) {
-        case (.top, _): parenthesised = false
-        case (.chainItem, .chain(_, let items)), (.operand, .chain(_, let items)): parenthesised = items.count > 1
-        case (.chainItem, .raw): parenthesised = true
-        case (.chainItem, _): parenthesised = false
-        case (.operand, _): parenthesised = !node.isAtomic
+        switch position {
+        case .top:
+            parenthesised = false
+        case .chainItem:
+            switch node {
+            case .chain(_, let items): parenthesised = items.count > 1
+            case .raw: parenthesised = true
+            default: parenthesised = false
+            }
+        case .operand:
+            if case .chain(_, let items) = node { parenthesised = items.count > 1 } else { parenthesised = !node.isAtomic }
         }
         if parenthesised { emit("(") }
         defer { if parenthesised { emit(")") } }
 
         switch node {
-        case .column(let table, let name):
-            // By bytes: tables "é" and "e\u{301}" are two tables to SQLite.
-            if !(tables.last.map(table.isIdentical(to:)) ?? false) { try appendQuoted(table); emit(".") }
-            try appendQuoted(name)
+        case .column(let column):
+            try appendColumn(column)
         case .value(let value):
+            emit("?")
+            try argument(value)
+        case .columnValue(_, _, let value) where !writesSQL:
+            // Binding a known shape: only the value is read.
+            try argument(value)
+        case .columnValue(let column, let op, let value):
+            // As `.binary(.column, op, .value)`: both operands are atomic.
+            try appendColumn(column)
+            appendSpaced(op)
             emit("?")
             try argument(value)
         case .parameter(let index, let transformed):

@@ -8,18 +8,22 @@ import ModelSyncCore
 // MARK: - Comparison
 
 extension SQLExpression where Value: SQLColumnEncodable {
+    // The comparisons with a value are inlinable, as the key-path forms below, so that a query
+    // built per call (`Post.where(\.id == key)`) is specialized in the caller's module:
+    // called generically, they would look up the metadata of the expression's type each time.
+
     /// `x = value`; `x IS NULL` when the value is nil.
-    public static func == (lhs: Self, rhs: Value) -> SQLCondition<Root> { lhs.compare("=", rhs) }
+    @inlinable public static func == (lhs: Self, rhs: Value) -> SQLCondition<Root> { lhs.compare("=", rhs) }
     /// `x <> value`; `x IS NOT NULL` when the value is nil.
-    public static func != (lhs: Self, rhs: Value) -> SQLCondition<Root> { lhs.compare("<>", rhs) }
+    @inlinable public static func != (lhs: Self, rhs: Value) -> SQLCondition<Root> { lhs.compare("<>", rhs) }
     /// `x < value`.
-    public static func < (lhs: Self, rhs: Value) -> SQLCondition<Root> { lhs.compare("<", rhs) }
+    @inlinable public static func < (lhs: Self, rhs: Value) -> SQLCondition<Root> { lhs.compare("<", rhs) }
     /// `x <= value`.
-    public static func <= (lhs: Self, rhs: Value) -> SQLCondition<Root> { lhs.compare("<=", rhs) }
+    @inlinable public static func <= (lhs: Self, rhs: Value) -> SQLCondition<Root> { lhs.compare("<=", rhs) }
     /// `x > value`.
-    public static func > (lhs: Self, rhs: Value) -> SQLCondition<Root> { lhs.compare(">", rhs) }
+    @inlinable public static func > (lhs: Self, rhs: Value) -> SQLCondition<Root> { lhs.compare(">", rhs) }
     /// `x >= value`.
-    public static func >= (lhs: Self, rhs: Value) -> SQLCondition<Root> { lhs.compare(">=", rhs) }
+    @inlinable public static func >= (lhs: Self, rhs: Value) -> SQLCondition<Root> { lhs.compare(">=", rhs) }
 
     /// `x = y` between two expressions (`$0.updatedAt == $0.createdAt`).
     public static func == (lhs: Self, rhs: Self) -> SQLCondition<Root> { lhs.compare("=", rhs) }
@@ -100,12 +104,9 @@ extension SQLExpression where Value: SQLColumnEncodable {
         }
     }
 
-    private func compare(_ op: String, _ value: Value) -> SQLCondition<Root> {
-        let bound = operand(value)
-        if case .value(.null) = bound, op == "=" || op == "<>" {
-            return SQLCondition(node: .postfix(node, op == "=" ? "IS NULL" : "IS NOT NULL"))
-        }
-        return binary(op, bound)
+    @inlinable
+    func compare(_ op: String, _ value: Value) -> SQLCondition<Root> {
+        SQLCondition(node: .comparison(node, op, value, transformed: transformed) { try value.sqlValue() })
     }
 }
 
@@ -131,13 +132,13 @@ extension SQLExpression {
     }
 
     func binary<Result>(_ op: String, _ right: SQLNode) -> SQLExpression<Root, Result> {
-        SQLExpression<Root, Result>(node: .binary(node, op, right))
+        SQLExpression<Root, Result>(node: .operation(node, op, right))
     }
 
     /// `x op y` computed on the column's values: refused on a column that holds its
     /// transformer's representation.
     func arithmetic(_ op: String, _ right: SQLNode) -> Self {
-        Self(node: .binary(plainNode(op), op, right))
+        Self(node: .operation(plainNode(op), op, right))
     }
 }
 
@@ -319,31 +320,37 @@ extension SQLExpression {
 // The same operators with a key path of the model on the left: `Post.where(\.userId == 1)`.
 
 /// `column = value` (`IS NULL` for nil).
+@inlinable
 public func == <Root: SQLModel, Value: SQLColumnEncodable>(lhs: KeyPath<Root, Value>, rhs: Value) -> SQLCondition<Root> {
     SQLExpression(lhs) == rhs
 }
 
 /// `column <> value` (`IS NOT NULL` for nil).
+@inlinable
 public func != <Root: SQLModel, Value: SQLColumnEncodable>(lhs: KeyPath<Root, Value>, rhs: Value) -> SQLCondition<Root> {
     SQLExpression(lhs) != rhs
 }
 
 /// `column < value`.
+@inlinable
 public func < <Root: SQLModel, Value: SQLColumnEncodable>(lhs: KeyPath<Root, Value>, rhs: Value) -> SQLCondition<Root> {
     SQLExpression(lhs) < rhs
 }
 
 /// `column <= value`.
+@inlinable
 public func <= <Root: SQLModel, Value: SQLColumnEncodable>(lhs: KeyPath<Root, Value>, rhs: Value) -> SQLCondition<Root> {
     SQLExpression(lhs) <= rhs
 }
 
 /// `column > value`.
+@inlinable
 public func > <Root: SQLModel, Value: SQLColumnEncodable>(lhs: KeyPath<Root, Value>, rhs: Value) -> SQLCondition<Root> {
     SQLExpression(lhs) > rhs
 }
 
 /// `column >= value`.
+@inlinable
 public func >= <Root: SQLModel, Value: SQLColumnEncodable>(lhs: KeyPath<Root, Value>, rhs: Value) -> SQLCondition<Root> {
     SQLExpression(lhs) >= rhs
 }

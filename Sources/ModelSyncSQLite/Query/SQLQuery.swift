@@ -13,11 +13,12 @@ import ModelSyncCore
 /// let recent = try db.read { try Post.where(\.userId == 1).order(.desc(\.id)).limit(10).fetchAll($0) }
 /// ```
 public struct SQLQuery<Root: SQLModel, Element>: Sendable {
-    var statement: SelectStatement
+    @usableFromInline var statement: SelectStatement
     /// Reads one row into an element; nil for models, read by their generated `init(row:)`
     /// (a closure calling it would be allocated per query, since it captures `Root`).
     @usableFromInline let decodeRow: (@Sendable (inout SQLRowDecoder) throws -> Element)?
 
+    @usableFromInline
     init(statement: SelectStatement, decodeRow: (@Sendable (inout SQLRowDecoder) throws -> Element)?) {
         self.statement = statement
         self.decodeRow = decodeRow
@@ -71,11 +72,11 @@ public struct SQLQuery<Root: SQLModel, Element>: Sendable {
 
 extension SQLQuery where Element == Root {
     /// Every row of the model's table, as models.
+    @inlinable
     public init() {
+        // Inlinable, as `where` and the comparison operators, for the query built per call.
         let table = Root.sqlTable
-        var statement = SelectStatement(table: table.name, columns: table.selectedColumns)
-        statement.scope = Root.liveRowsScope
-        self.init(statement: statement, decodeRow: nil)
+        self.init(statement: SelectStatement(modelOf: table, scope: Root.liveRowsScope(of: table)), decodeRow: nil)
     }
 
     /// The models read from the rows of a raw `SELECT`, matched to fields by column name (the
@@ -93,8 +94,11 @@ extension SQLQuery where Element == Root {
 
 extension SQLQuery {
     /// Keeps the rows that meet `condition` (and every condition given before).
+    @inlinable
     public consuming func `where`(_ condition: SQLCondition<Root>) -> Self {
-        with { $0.addFilter(condition.conditionNode) }
+        var query = self
+        query.statement.addFilter(condition.conditionNode)
+        return query
     }
 
     /// Keeps the rows that meet the condition built from the model's columns:
@@ -127,7 +131,6 @@ extension SQLQuery {
 
     private func `where`(key: [SQLNode]) -> Self {
         let table = Root.sqlTable
-        let fields = table.schema.fields
         guard !table.primaryKey.isEmpty, key.count == table.primaryKey.count else {
             let message =
                 table.primaryKey.isEmpty
@@ -137,7 +140,7 @@ extension SQLQuery {
         }
         return with { statement in
             for (field, value) in zip(table.primaryKey, key) {
-                statement.addFilter(.binary(.column(table: table.name, name: fields[field].column), "=", value))
+                statement.addFilter(.operation(table.fieldColumns[field], "=", value))
             }
         }
     }
@@ -290,11 +293,13 @@ extension SQLRowDecoder {
 extension SQLModel {
     /// A query of every row of the model's table; refine it with `where`, `order`, `limit`, …
     /// (the form taking a connection, ``all(_:where:_:order:limit:)``, fetches at once).
+    @inlinable
     public static func all() -> SQLQuery<Self, Self> {
         SQLQuery()
     }
 
     /// A query of the models that meet `condition`: `Post.where(\.userId == 1)`.
+    @inlinable
     public static func `where`(_ condition: SQLCondition<Self>) -> SQLQuery<Self, Self> {
         all().where(condition)
     }

@@ -70,7 +70,7 @@ extension HasMany {
         var select = keySubquery(children, column: try RelationField(Child.self, foreignKey).field.column)
         if let morph {
             let type = try RelationField(Child.self, morph.property).field.column
-            select.addFilter(.binary(.column(table: Child.sqlTable.name, name: type), "=", .value(.text(morph.value))))
+            select.addFilter(.operation(.column(table: Child.sqlTable.name, name: type), "=", .value(.text(morph.value))))
         }
         return .inSubquery(.column(table: Owner.sqlTable.name, name: ownerKey.field.column), select, negated: negated)
     }
