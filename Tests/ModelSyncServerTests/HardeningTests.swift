@@ -178,8 +178,9 @@ struct HardeningTests {
     }
 
     @Test(arguments: Backend.allCases) func anIdleKeepAliveConnectionIsClosed(backend: Backend) async throws {
-        // Long enough that a slow, loaded test process still sends its request in time.
-        try await withServer(options: ServerOptions(idleTimeout: .seconds(2)), backend: backend) { server, _ in
+        // Long enough that a slow, loaded test process still sends its request in time (2 s was
+        // not, at a load average of 10); the test lasts as long, waiting for the close.
+        try await withServer(options: ServerOptions(idleTimeout: .seconds(6)), backend: backend) { server, _ in
             let connection = try await RawConnection.open(port: server.port)
             let received = try await connection.exchange(head: "GET /profile HTTP/1.1\r\nHost: localhost\r\n\r\n")
             #expect(received.hasPrefix("HTTP/1.1 200"))
