@@ -49,6 +49,9 @@ extension JSONDocument {
     /// A value's place in a document, to read or decode it later without finding it again.
     package struct Node: Sendable, Hashable {
         let index: Int
+
+        /// The document's root value.
+        package static let root = Node(index: 0)
     }
 
     /// The value of member `member` of each element of the array at `array`: nil for an element
@@ -65,6 +68,40 @@ extension JSONDocument {
                 element = Int(tape[element].end)
             }
             return nodes
+        }
+    }
+
+    /// The elements of the array at `path`, in order; nil when there is no array there.
+    package func elements(ofArrayAt path: JSONPath) -> [Node]? {
+        withTape { tape -> [Node]? in
+            guard let start = tape.locate(path.components, from: 0), tape[start].kind == .array else { return nil }
+            var nodes: [Node] = []
+            nodes.reserveCapacity(Int(tape[start].length))
+            var element = start + 1
+            for _ in 0..<Int(tape[start].length) {
+                nodes.append(Node(index: element))
+                element = Int(tape[element].end)
+            }
+            return nodes
+        }
+    }
+
+    /// Whether the value at `node` is an object.
+    package func isObject(_ node: Node) -> Bool {
+        withTape { $0[node.index].kind == .object }
+    }
+
+    /// Whether the value at `node` is `null`.
+    package func isNull(_ node: Node) -> Bool {
+        withTape { $0[node.index].kind == .null }
+    }
+
+    /// The value of member `name` of the object at `node`: nil when `node` is not an object or
+    /// has no such member (the last of duplicate keys wins, as when decoding). Finds it
+    /// without building a value.
+    package func member(_ name: String, of node: Node) -> Node? {
+        withTape { tape in
+            tape[node.index].kind == .object ? tape.member(of: node.index, named: name).map(Node.init) : nil
         }
     }
 
