@@ -157,36 +157,53 @@ package struct SyncFeedDocument: Sendable {
         self.more = more
     }
 
+    /// The members of a change, found together: see ``change(_:in:index:)``.
+    private static let changeMembers = JSONMemberNames(["deleted", "seq", "collection", "id", "record", "createdWith"])
+
     /// Change `index`, read as ``SyncChange/init(json:path:)`` reads it; the error's path is
     /// built only for an error.
     private static func change(_ node: JSONDocument.Node, in document: JSONDocument, index: Int) throws(SyncProtocolError) -> Change {
         func path(_ member: String? = nil) -> String { "page.changes[\(index)]" + (member.map { "." + $0 } ?? "") }
-        guard document.isObject(node) else { throw .invalid(message: "expected an object", path: path()) }
+        guard let members = document.members(changeMembers, of: node) else { throw .invalid(message: "expected an object", path: path()) }
         let deleted: Bool
-        switch try member("deleted", of: node, in: document, path: path("deleted")) {
+        switch try value(members[0], in: document, path: path("deleted")) {
         case nil: deleted = false
         case .bool(let flag)?: deleted = flag
         case .some: throw .invalid(message: "expected true or false", path: path("deleted"))
         }
-        guard let seqValue = try member("seq", of: node, in: document, path: path("seq")) else { throw .invalid(message: "missing", path: path("seq")) }
+        guard let seqValue = try value(members[1], in: document, path: path("seq")) else { throw .invalid(message: "missing", path: path("seq")) }
         guard let sequence = seqValue.intValue else { throw .invalid(message: "expected an integer", path: path("seq")) }
-        guard let collection = try member("collection", of: node, in: document, path: path("collection")) else { throw .invalid(message: "missing", path: path("collection")) }
+        guard let collection = try value(members[2], in: document, path: path("collection")) else {
+            throw .invalid(message: "missing", path: path("collection"))
+        }
         guard case .string = collection else { throw .invalid(message: "expected a string", path: path("collection")) }
-        guard let id = try member("id", of: node, in: document, path: path("id")) else { throw .invalid(message: "missing", path: path("id")) }
+        guard let id = try value(members[3], in: document, path: path("id")) else { throw .invalid(message: "missing", path: path("id")) }
         var record: JSONDocument.Node?
         if !deleted {
             // Only looked at, not read: the caller decodes it from the bytes.
-            guard let found = document.member("record", of: node), !document.isNull(found) else {
-                throw .invalid(message: "missing", path: path("record"))
-            }
+            guard let found = members[4], !document.isNull(found) else { throw .invalid(message: "missing", path: path("record")) }
             record = found
         }
         var createdWith: String?
-        if let value = try member("createdWith", of: node, in: document, path: path("createdWith")) {
+        if let value = try value(members[5], in: document, path: path("createdWith")) {
             guard case .string(let text) = value else { throw .invalid(message: "expected a string", path: path("createdWith")) }
             createdWith = text
         }
         return Change(sequence: sequence, id: id, record: record, createdWith: createdWith)
+    }
+
+    /// The value at `node`; nil when there is none or it is `null` (as ``SyncFeedPage`` reads
+    /// members). Only small members are read so: never a record.
+    private static func value(_ node: JSONDocument.Node?, in document: JSONDocument, path: @autoclosure () -> String) throws(SyncProtocolError) -> JSONValue? {
+        guard let node else { return nil }
+        let value: JSONValue?
+        do {
+            value = try document.value(at: node)
+        } catch {
+            throw .invalid(message: "\(error)", path: path())
+        }
+        if case .null? = value { return nil }
+        return value
     }
 
     /// Member `name` of the object at `node` as a value; nil when it is missing or `null` (as
@@ -194,12 +211,7 @@ package struct SyncFeedDocument: Sendable {
     private static func member(
         _ name: String, of node: JSONDocument.Node, in document: JSONDocument, path: @autoclosure () -> String
     ) throws(SyncProtocolError) -> JSONValue? {
-        guard let found = document.member(name, of: node), !document.isNull(found) else { return nil }
-        do {
-            return try document.value(at: found)
-        } catch {
-            throw .invalid(message: "\(error)", path: path())
-        }
+        try value(document.member(name, of: node), in: document, path: path())
     }
 }
 

@@ -105,6 +105,25 @@ extension JSONDocument {
         }
     }
 
+    /// The values of the members `names` of the object at `node`, in the order of `names`,
+    /// found in one pass over its members (the last of duplicate keys wins): nil for a missing
+    /// one; nil as a whole when `node` is not an object.
+    package func members(_ names: JSONMemberNames, of node: Node) -> [Node?]? {
+        withTape { tape -> [Node?]? in
+            let object = tape[node.index]
+            guard object.kind == .object else { return nil }
+            var found = [Node?](repeating: nil, count: names.utf8.count)
+            var child = node.index + 1
+            for _ in 0..<Int(object.length) {
+                for index in names.utf8.indices where names.utf8[index].withUnsafeBufferPointer({ tape.keyEquals(child, $0) }) {
+                    found[index] = Node(index: child + 1)
+                }
+                child = Int(tape[child + 1].end)
+            }
+            return found
+        }
+    }
+
     /// The value at `path` below `node`, or nil when a step is missing.
     ///
     /// - Throws: ``JSONError`` when a string or number in it cannot be converted.
@@ -112,5 +131,14 @@ extension JSONDocument {
         try withTape { tape in
             try tape.locate(path.components, from: node.index).map { try JSONValue(tape: tape, node: $0) }
         }
+    }
+}
+
+/// Names of members that ``JSONDocument/members(_:of:)`` finds together, kept as UTF-8.
+package struct JSONMemberNames: Sendable {
+    let utf8: [[UInt8]]
+
+    package init(_ names: [String]) {
+        utf8 = names.map { Array($0.utf8) }
     }
 }
