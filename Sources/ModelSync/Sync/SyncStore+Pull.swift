@@ -277,11 +277,17 @@ extension SyncStore {
     }
 
     private func finish<M: SyncedModel>(_ outcomes: [RowOutcome<M>], _ conflicts: [SyncConflict], _ summary: inout PullSummary) {
+        // Asked once for the page, not once a row: a first sync (the app has read nothing
+        // yet) offers the map thousands of rows it would not take.
+        let offersStored = !identityMap.isIdle
         for outcome in outcomes {
-            outcome.apply(to: identityMap)
             switch outcome {
-            case .stored: summary.upserted += 1
-            case .removed: summary.deleted += 1
+            case .stored:
+                summary.upserted += 1
+                if offersStored { outcome.apply(to: identityMap) }
+            case .removed:
+                summary.deleted += 1
+                outcome.apply(to: identityMap)
             case .unchanged: break
             }
         }
