@@ -86,11 +86,6 @@ extension JSONDocument {
         }
     }
 
-    /// Whether the value at `node` is an object.
-    package func isObject(_ node: Node) -> Bool {
-        withTape { $0[node.index].kind == .object }
-    }
-
     /// Whether the value at `node` is `null`.
     package func isNull(_ node: Node) -> Bool {
         withTape { $0[node.index].kind == .null }
