@@ -97,6 +97,124 @@ public struct SyncFeedPage: Sendable, Hashable {
     }
 }
 
+/// A page of the change feed read in place from its parsed answer, for a client that applies
+/// it: each change's members as ``SyncFeedPage`` reads them (the same checks and errors), but
+/// its record left where it is in the document, to be decoded from the bytes. Building the
+/// page as values (every record an object of values, then thrown away) cost a pull more than
+/// decoding the records.
+package struct SyncFeedDocument: Sendable {
+    /// One change of the page.
+    package struct Change: Sendable {
+        /// The sequence value of the change: the record's version.
+        package var sequence: Int
+        /// The record's id.
+        package var id: JSONValue
+        /// The record in the document; nil for a deletion.
+        package var record: JSONDocument.Node?
+        /// The `Idempotency-Key` of the create that made the record, when it had one.
+        package var createdWith: String?
+
+        /// The record's `ETag` after the change.
+        package var etag: String { SyncProtocol.etag(ofVersion: sequence) }
+
+        /// Whether the change is a deletion (a tombstone).
+        package var isDeletion: Bool { record == nil }
+    }
+
+    /// The parsed answer the changes point into.
+    package let document: JSONDocument
+    /// The changes, oldest first.
+    package let changes: [Change]
+    /// The cursor to ask with next.
+    package let next: String
+    /// Whether more changes follow `next` now.
+    package let more: Bool
+
+    /// Reads the page in `document`; nil when it is no feed page at all (see
+    /// ``SyncFeedPage/isFeedPage(_:)``: a server that ignores `_since`).
+    ///
+    /// - Throws: ``SyncProtocolError/invalid(message:path:)``, naming the member at fault.
+    package init?(document: JSONDocument) throws(SyncProtocolError) {
+        let root = JSONDocument.Node.root
+        guard let elements = document.elements(ofArrayAt: JSONPath([.key("changes")])),
+              case .string(let next)? = try Self.member("next", of: root, in: document, path: "page.next") else {
+            return nil
+        }
+        var changes: [Change] = []
+        changes.reserveCapacity(elements.count)
+        for (index, element) in elements.enumerated() {
+            changes.append(try Self.change(element, in: document, index: index))
+        }
+        let more: Bool
+        switch try Self.member("more", of: root, in: document, path: "page.more") {
+        case nil: more = false
+        case .bool(let flag)?: more = flag
+        case .some: throw .invalid(message: "expected true or false", path: "page.more")
+        }
+        self.document = document
+        self.changes = changes
+        self.next = next
+        self.more = more
+    }
+
+    /// The members of a change, found together: see ``change(_:in:index:)``.
+    private static let changeMembers = JSONMemberNames(["deleted", "seq", "collection", "id", "record", "createdWith"])
+
+    /// Change `index`, read as ``SyncChange/init(json:path:)`` reads it; the error's path is
+    /// built only for an error.
+    private static func change(_ node: JSONDocument.Node, in document: JSONDocument, index: Int) throws(SyncProtocolError) -> Change {
+        func path(_ member: String? = nil) -> String { "page.changes[\(index)]" + (member.map { "." + $0 } ?? "") }
+        guard let members = document.members(changeMembers, of: node) else { throw .invalid(message: "expected an object", path: path()) }
+        let deleted: Bool
+        switch try value(members[0], in: document, path: path("deleted")) {
+        case nil: deleted = false
+        case .bool(let flag)?: deleted = flag
+        case .some: throw .invalid(message: "expected true or false", path: path("deleted"))
+        }
+        guard let seqValue = try value(members[1], in: document, path: path("seq")) else { throw .invalid(message: "missing", path: path("seq")) }
+        guard let sequence = seqValue.intValue else { throw .invalid(message: "expected an integer", path: path("seq")) }
+        guard let collection = try value(members[2], in: document, path: path("collection")) else {
+            throw .invalid(message: "missing", path: path("collection"))
+        }
+        guard case .string = collection else { throw .invalid(message: "expected a string", path: path("collection")) }
+        guard let id = try value(members[3], in: document, path: path("id")) else { throw .invalid(message: "missing", path: path("id")) }
+        var record: JSONDocument.Node?
+        if !deleted {
+            // Only looked at, not read: the caller decodes it from the bytes.
+            guard let found = members[4], !document.isNull(found) else { throw .invalid(message: "missing", path: path("record")) }
+            record = found
+        }
+        var createdWith: String?
+        if let value = try value(members[5], in: document, path: path("createdWith")) {
+            guard case .string(let text) = value else { throw .invalid(message: "expected a string", path: path("createdWith")) }
+            createdWith = text
+        }
+        return Change(sequence: sequence, id: id, record: record, createdWith: createdWith)
+    }
+
+    /// The value at `node`; nil when there is none or it is `null` (as ``SyncFeedPage`` reads
+    /// members). Only small members are read so: never a record.
+    private static func value(_ node: JSONDocument.Node?, in document: JSONDocument, path: @autoclosure () -> String) throws(SyncProtocolError) -> JSONValue? {
+        guard let node else { return nil }
+        let value: JSONValue?
+        do {
+            value = try document.value(at: node)
+        } catch {
+            throw .invalid(message: "\(error)", path: path())
+        }
+        if case .null? = value { return nil }
+        return value
+    }
+
+    /// Member `name` of the object at `node` as a value; nil when it is missing or `null` (as
+    /// ``SyncFeedPage`` reads members). Only small members are read so: never a record.
+    private static func member(
+        _ name: String, of node: JSONDocument.Node, in document: JSONDocument, path: @autoclosure () -> String
+    ) throws(SyncProtocolError) -> JSONValue? {
+        try value(document.member(name, of: node), in: document, path: path())
+    }
+}
+
 /// The body of a `410 Gone` answer to a cursor older than the deletions the server keeps, or
 /// past its last change (its data went back): read everything again, then follow the feed from
 /// `horizon`.

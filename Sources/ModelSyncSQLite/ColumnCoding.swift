@@ -228,8 +228,13 @@ extension JSONValue: SQLColumnCodable {
     }
 
     public func sqlValue() throws -> SQLValue {
-        if case .null = self { return .null }
-        return .text(String(decoding: jsonBytes(), as: UTF8.self))
+        switch self {
+        case .null: return .null
+        // A number's JSON is the text it holds (as `jsonBytes` writes it): keys stored as JSON
+        // (the sync bookkeeping's, a row each) skip the writer.
+        case .number(let number): return .text(number.text)
+        default: return .text(String(decoding: jsonBytes(), as: UTF8.self))
+        }
     }
 }
 

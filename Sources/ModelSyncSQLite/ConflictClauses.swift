@@ -40,6 +40,18 @@ extension SQLTable {
             + Array(repeating: row, count: rows).joined(separator: ", ") + (returning ? " RETURNING \(columnList)" : "")
     }
 
+    /// ``multiRowInsertSQL(rows:or:returning:)`` with the model's upsert clause: `… ON CONFLICT
+    /// (<primary key>) DO UPDATE SET` every other column (`DO NOTHING` when there is none).
+    /// SQLite writes the rows of `VALUES` in order, so a key given twice ends with the later row.
+    func multiRowUpsertSQL(rows: Int) -> String {
+        let fields = schema.fields
+        let column = { (index: Int) in quoteIdentifier(fields[index].column) }
+        let nonKey = fields.indices.filter { !primaryKey.contains($0) }
+        let action = nonKey.isEmpty ? "NOTHING" : "UPDATE SET " + nonKey.map { "\(column($0)) = excluded.\(column($0))" }.joined(separator: ", ")
+        return multiRowInsertSQL(rows: rows, or: nil, returning: false)
+            + " ON CONFLICT (\(primaryKey.map(column).joined(separator: ", "))) DO \(action)"
+    }
+
     /// `INSERT … ON CONFLICT (target) DO UPDATE SET … RETURNING <columns>`: the fields at
     /// `updated` take the new values when a row with the same `target` columns exists. The
     /// model's insert, so a nil rowid key is bound NULL and SQLite assigns it.
@@ -176,6 +188,32 @@ extension SQLModel {
         }
         models = stored
         return written.count { $0 }
+    }
+
+    /// ``upsert(_:validate:)-(SQLiteConnection,_)`` of each model in turn, without validating,
+    /// by multi-row statements (`INSERT … VALUES (…), (…), … ON CONFLICT (<key>) DO UPDATE …`,
+    /// at most 256 rows each): for writes of many rows at once, where a statement per row costs
+    /// more than the rows (a sync pull's page). A key given twice ends with the later model's
+    /// values. Assigned ids do not flow back; no hooks run, as with `upsert`. Call it inside a
+    /// transaction: a failing statement undoes only itself.
+    package static func upsertAll(_ models: [Self], _ db: SQLiteConnection) throws {
+        guard !models.isEmpty else { return }
+        try prepareTableOnce(db)
+        let table = try keyedTable()
+        // Small enough that compiling a statement shape once costs little; large enough that
+        // the per-statement work is spread over many rows.
+        let rowsPerStatement = max(1, min(256, db.parameterLimit / max(1, schema.fields.count)))
+        var start = 0
+        for count in statementSizes(models.count, maximum: rowsPerStatement) {
+            try db.withUnboundUpsert(rows: count, of: table) { statement in
+                for row in 0..<count {
+                    var encoder = SQLRowEncoder(statement: statement.handle, table: table, row: row)
+                    try models[start + row].bind(to: &encoder)
+                }
+                try statement.run()
+            }
+            start += count
+        }
     }
 
     /// Validates every model, the first invalid one's error carrying its position.

@@ -16,6 +16,9 @@ public final class SQLiteConnection {
     public let path: String
     private var statements: StatementCache
     private var tableStatements: [TableStatementKey: SQLStatement] = [:]
+    /// Multi-row upserts of a model's table (``SQLModel/upsertAll(_:_:)``), by row count: found
+    /// without building and hashing their SQL, kilobytes long.
+    private var multiRowUpserts: [MultiRowStatementKey: SQLStatement] = [:]
     /// The table statement used last: a loop writing one model reuses it without hashing.
     private var lastTableStatement: (key: TableStatementKey, statement: SQLStatement)?
     private var transactionDepth = 0
@@ -113,6 +116,7 @@ public final class SQLiteConnection {
     deinit {
         statements.removeAll()
         tableStatements.removeAll()
+        multiRowUpserts.removeAll()
         lastTableStatement = nil
         recentSelects.removeAll()
         // A statement a cursor still holds keeps the handle open past this point (close_v2),
@@ -161,6 +165,16 @@ public final class SQLiteConnection {
         let statement = try statement(for: table.sql(kind))
         tableStatements[key] = statement
         lastTableStatement = (key, statement)
+        return try use(statement, body)
+    }
+
+    /// Runs `body` with the cached multi-row upsert of `rows` rows of a model's table, leaving
+    /// the binding to it.
+    func withUnboundUpsert<T>(rows: Int, of table: SQLTable, _ body: (SQLStatement) throws -> T) throws -> T {
+        let key = MultiRowStatementKey(table: ObjectIdentifier(table), rows: rows)
+        if let cached = multiRowUpserts[key], !cached.isInUse { return try use(cached, body) }
+        let statement = try statement(for: table.multiRowUpsertSQL(rows: rows))
+        multiRowUpserts[key] = statement
         return try use(statement, body)
     }
 
@@ -387,6 +401,12 @@ extension SQLValue {
         if case .integer(let value) = self { return value }
         return nil
     }
+}
+
+/// A model table's multi-row statement, as a cache key.
+private struct MultiRowStatementKey: Hashable {
+    var table: ObjectIdentifier
+    var rows: Int
 }
 
 /// A model table's statement, as a cache key.

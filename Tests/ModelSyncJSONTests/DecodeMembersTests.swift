@@ -28,6 +28,24 @@ import Testing
         #expect(try JSONValue(document: document, replacing: [], with: "gone") == JSONValue(document: document))
     }
 
+    /// What a client reads a feed's changes with: the elements, and several members of one found
+    /// in one pass (escaped keys compared by their text, the last of duplicates winning).
+    @Test func severalMembersOfAnObjectAreFoundInOnePass() throws {
+        let document = try JSONDocument(string: #"{"changes": [{"a": 1, "b": null, "\u0063": 3, "a": 4}, 5], "next": "9"}"#)
+        let elements = try #require(document.elements(ofArrayAt: JSONPath([.key("changes")])))
+        #expect(elements.count == 2)
+        let names = JSONMemberNames(["a", "b", "c", "d"])
+        let found = try #require(document.members(names, of: elements[0]))
+        let values: [JSONValue?] = try found.map { try $0.flatMap { try document.value(at: $0) } }
+        #expect(values == [4, JSONValue.null, 3, JSONValue?.none])
+        #expect(document.isNull(try #require(found[1])))
+        #expect(!document.isNull(try #require(found[0])))
+        #expect(document.members(names, of: elements[1]) == nil)
+        #expect(try document.value(at: #require(document.member("next", of: .root))) == "9")
+        #expect(document.member("next", of: elements[1]) == nil)
+        #expect(document.elements(ofArrayAt: JSONPath([.key("next")])) == nil)
+    }
+
     @Test func aBadMemberIsLocatedByItsPath() throws {
         let document = try JSONDocument(bytes: Array(#"{"changes": [{"record": 1}, {"record": "x"}]}"#.utf8))
         let nodes = try #require(document.members(named: "record", ofElementsOfArrayAt: JSONPath([.key("changes")])))

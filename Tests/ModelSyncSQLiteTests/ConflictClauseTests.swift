@@ -168,6 +168,42 @@ struct ConflictClauseTests {
         #expect(try db.write { try Member.insertAll(&none, $0) } == 0)
     }
 
+    /// The multi-row upsert a sync pull writes its pages with: the same rows as an upsert per
+    /// model, in order, existing rows updated in place (their children stay), across the
+    /// statement sizes it splits a batch into.
+    @Test(arguments: TestStorage.allCases)
+    func upsertAllWritesAsAnUpsertPerModel(store: TestStorage) throws {
+        let db = try store.open(models: [Member.self, MemberNote.self])
+        var ada = Member(email: "ada@example.com", name: "Ada")
+        try db.write { try ada.insert($0) }
+        var note = MemberNote(memberId: ada.id ?? 0, text: "stays")
+        try db.write { try note.insert($0) }
+        var batch = (2...301).map { (n: Int) in Member(id: n, email: "m\(n)@example.com", name: "M\(n)") }
+        batch.insert(Member(id: 1, email: "ada@example.com", name: "Ada, renamed", visits: 3), at: 100)
+        // A key given twice ends with the later model's values.
+        batch.append(Member(id: 7, email: "m7@example.com", name: "M7, again"))
+        try db.write { try Member.upsertAll(batch, $0) }
+        let rows = try db.read { try Member.all($0, order: "id") }
+        #expect(rows.count == 301)
+        #expect(rows.first == Member(id: 1, email: "ada@example.com", name: "Ada, renamed", visits: 3))
+        #expect(rows.first { $0.id == 7 }?.name == "M7, again")
+        #expect(rows.last == Member(id: 301, email: "m301@example.com", name: "M301"))
+        #expect(try db.read { try MemberNote.all($0) } == [note])
+
+        let other = try store.open(models: [Member.self, MemberNote.self])
+        try other.write { db in
+            var first = Member(email: "ada@example.com", name: "Ada")
+            try first.insert(db)
+            for member in batch { try member.upsert(db) }
+        }
+        #expect(try other.read { try Member.all($0, order: "id") } == rows)
+        try db.write { try Member.upsertAll([], $0) }
+
+        // A clash on another unique key fails the statement.
+        let error = sqliteError { try db.write { try Member.upsertAll([Member(id: 500, email: "ada@example.com", name: "Clash")], $0) } }
+        #expect(error?.extendedResultCode == .constraintUnique)
+    }
+
     @Test func insertAllValidatesFirst() throws {
         let db = try Database(inMemory: [Ticket.self])
         var tickets = [Ticket(title: "Fine"), Ticket(title: "", priority: 9)]

@@ -44,6 +44,61 @@ import Testing
         #expect(SyncFeedPage.isFeedPage([["id": 1]]) == false)
     }
 
+    /// A client reads a feed page in place (`SyncFeedDocument`, its records left in the bytes):
+    /// it must accept and refuse exactly what `SyncFeedPage` does, with the same errors.
+    @Test func theFeedReadInPlaceAgreesWithThePage() throws {
+        let pages: [String] = [
+            #"{"changes": [{"seq": 7, "collection": "posts", "id": 3, "record": {"id": 3, "t": "x"}, "createdWith": "k"}, {"seq": 8, "collection": "posts", "id": "a/b", "deleted": true}], "next": "8", "more": true}"#,
+            #"{"changes": [], "next": "0"}"#,
+            #"{"changes": [{"seq": 1, "collection": "c", "id": 1, "record": {}, "deleted": false, "createdWith": null}], "next": "1", "more": null}"#,
+            #"{"changes": [{"seq": 1, "collection": "c", "id": 1, "deleted": true, "record": null}], "next": "1", "more": false}"#,
+            // Duplicate members: the last wins, as when decoding.
+            #"{"changes": [{"seq": 1, "seq": 2, "collection": "c", "id": 1, "record": {"a": 1}}], "next": "2", "next": "3"}"#,
+            // Refused, each naming its member.
+            #"{"changes": [{"seq": 1, "collection": "c", "id": 1, "deleted": true}, {"seq": "2", "collection": "c", "id": 2}], "next": "2"}"#,
+            #"{"changes": [{"seq": 1.5, "collection": "c", "id": 1, "record": {}}], "next": "2"}"#,
+            #"{"changes": [{"collection": "c", "id": 1, "record": {}}], "next": "2"}"#,
+            #"{"changes": [{"seq": 1, "collection": 3, "id": 1, "record": {}}], "next": "2"}"#,
+            #"{"changes": [{"seq": 1, "id": 1, "record": {}}], "next": "2"}"#,
+            #"{"changes": [{"seq": 1, "collection": "c", "record": {}}], "next": "2"}"#,
+            #"{"changes": [{"seq": 1, "collection": "c", "id": null, "record": {}}], "next": "2"}"#,
+            #"{"changes": [{"seq": 1, "collection": "c", "id": 1}], "next": "2"}"#,
+            #"{"changes": [{"seq": 1, "collection": "c", "id": 1, "record": null}], "next": "2"}"#,
+            #"{"changes": [{"seq": 1, "collection": "c", "id": 1, "record": {}, "deleted": "no"}], "next": "2"}"#,
+            #"{"changes": [{"seq": 1, "collection": "c", "id": 1, "record": {}, "createdWith": 4}], "next": "2"}"#,
+            #"{"changes": [3], "next": "2"}"#,
+            #"{"changes": [], "next": "2", "more": 1}"#,
+        ]
+        for text in pages {
+            let document = try JSONDocument(string: text)
+            let value = try JSONValue(parsing: text)
+            let expected = Result { () throws(SyncProtocolError) in try SyncFeedPage(json: value) }
+            let read = Result { () throws(SyncProtocolError) in try SyncFeedDocument(document: document) }
+            switch (expected, read) {
+            case (.success(let page), .success(let feed?)):
+                #expect(feed.next == page.next && feed.more == page.more, "\(text)")
+                #expect(feed.changes.map(\.sequence) == page.changes.map(\.sequence), "\(text)")
+                #expect(feed.changes.map(\.id) == page.changes.map(\.id), "\(text)")
+                #expect(feed.changes.map(\.createdWith) == page.changes.map(\.createdWith), "\(text)")
+                #expect(feed.changes.map(\.etag) == page.changes.map(\.etag), "\(text)")
+                #expect(try feed.changes.map { try $0.record.flatMap { try document.value(at: $0) } } == page.changes.map(\.record), "\(text)")
+            case (.failure(let error), .failure(let readError)):
+                #expect(error == readError, "\(text)")
+            default:
+                Issue.record("\(text): the page read \(expected), in place \(read)")
+            }
+        }
+    }
+
+    /// What is no feed page at all (a server that ignores `_since`) reads as none, not as an error.
+    @Test func anAnswerThatIsNoFeedPageReadsAsNone() throws {
+        for text in [#"[{"id": 1}]"#, #"{"changes": []}"#, #"{"changes": {}, "next": "1"}"#, #"{"changes": [], "next": 1}"#, #"{"changes": [], "next": null}"#, "3"] {
+            let document = try JSONDocument(string: text)
+            #expect(SyncFeedPage.isFeedPage(try JSONValue(parsing: text)) == false)
+            #expect(try SyncFeedDocument(document: document) == nil, "\(text)")
+        }
+    }
+
     @Test func versionsAreNegotiated() throws {
         #expect(try SyncProtocol.negotiate(nil) == nil)
         #expect(try SyncProtocol.negotiate(" 1 ") == 1)

@@ -315,7 +315,11 @@ enum SyncBookkeeping {
 
 extension JSONValue {
     /// The value's JSON text: how bookkeeping stores and compares keys.
-    var jsonText: String { String(decoding: jsonBytes(), as: UTF8.self) }
+    var jsonText: String {
+        // A number's text is its JSON (most keys): no writer.
+        if case .number(let number) = self { return number.text }
+        return String(decoding: jsonBytes(), as: UTF8.self)
+    }
 
     /// The value as a SQL primary-key value: integers and strings only.
     func primaryKeySQLValue(model: String) throws -> SQLValue {

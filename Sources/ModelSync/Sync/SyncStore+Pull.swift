@@ -89,7 +89,7 @@ extension SyncStore {
                     try await reconcile(M.self, key: key, feedCursor: nil, &summary)
                     return summary
                 case .page(let pulled):
-                    let page = pulled.page
+                    let page = pulled.feed
                     guard page.more else {
                         try await apply(pulled, key: key, pages, &summary)
                         return finished(key, summary)
@@ -139,22 +139,19 @@ extension SyncStore {
             stages?.add(\.http, since: httpStart)
             let decodeStart = stages?.now
             defer { stages?.add(\.decode, since: decodeStart) }
-            // Parsed once: records decode straight from the document's bytes, the rest is read
-            // as values, with each record standing as `{}` (built as values, the records would
-            // only be thrown away; a row with local changes reads its record when it needs it).
+            // Parsed once: the changes' members are read in place and their records decode
+            // straight from the document's bytes (a row with local changes reads its record as
+            // a value when it needs it).
             let document = try JSONDocument(bytes: response.body)
-            let recordNodes = document.members(named: "record", ofElementsOfArrayAt: JSONPath([.key("changes")]))
-            let body = try JSONValue(document: document, replacing: recordNodes?.compactMap { $0 } ?? [], with: .object(JSONObject()))
-            guard SyncFeedPage.isFeedPage(body), let recordNodes else { return .success(.noFeed) }
-            let page: SyncFeedPage
+            let feed: SyncFeedDocument
             do {
-                page = try SyncFeedPage(json: body)
+                guard let read = try SyncFeedDocument(document: document) else { return .success(.noFeed) }
+                feed = read
             } catch {
                 throw SyncError.unexpectedFeed(model: key.model, reason: "\(error)")
             }
-            let records = zip(page.changes, recordNodes).map { change, node in change.isDeletion ? nil : node }
-            let models = try remote.options.decoder.decode(M.self, at: records, in: document)
-            return .success(.page(PulledPage(page: page, models: models, document: document, records: records)))
+            let models = try remote.options.decoder.decode(M.self, at: feed.changes.map(\.record), in: document)
+            return .success(.page(PulledPage(feed: feed, models: models)))
         } catch {
             return .failure(error)
         }
@@ -168,13 +165,14 @@ extension SyncStore {
             var outcomes: [RowOutcome<M>] = []
             var conflicts: [SyncConflict] = []
             var followUps: [@Sendable () -> Void] = []
-            let changes = pulled.page.changes
+            let changes = pulled.feed.changes
             let pending = try self.pendingKeys(key, db)
             var ownCreates = try self.sentCreates(key, db)
             let keys = try changes.indices.map { try pulled.key(at: $0, path: key.path) }
             // The rows' versions in one statement, to skip the echoes of this client's own writes.
             let stored = pages.knowsVersions ? try SyncBookkeeping.versions(model: key.model, keys: keys, db) : [:]
             outcomes.reserveCapacity(changes.count)
+            var rows = ServerRows<M>(model: key.model)
             for (index, change) in changes.enumerated() {
                 let keyValue = keys[index]
                 guard keyValue != .null else {
@@ -184,6 +182,7 @@ extension SyncStore {
                 let model = pulled.models[index]
                 if let origin = change.createdWith, let create = ownCreates.removeValue(forKey: origin), let model {
                     // This client's create, whose answer was lost: the record is its row.
+                    try rows.write(db)
                     if let followUp = try self.acknowledgeFromFeed(create, key: key, keyValue, model, version: version, db) { followUps.append(followUp) }
                     continue
                 }
@@ -194,16 +193,18 @@ extension SyncStore {
                     // No local change: the record is the row. A change in the feed is a change,
                     // stored without comparing.
                     outcomes.append(try self.storeFromServer(
-                        key: key, keyValue, model, version: version, storedVersion: keyText.flatMap { stored[$0] }, skipsUnchanged: false, db))
+                        key: key, keyValue, model, version: version, storedVersion: keyText.flatMap { stored[$0] }, into: &rows, db))
                     continue
                 }
+                try rows.write(db)
                 let (outcome, conflict) = try self.rebase(
                     M.self, key: key, keyValue, server: try pulled.record(at: index), version: version, pendingKeys: pending, storedVersions: stored,
                     skipsUnchanged: false, decoded: model, db)
                 outcomes.append(outcome)
                 if let conflict { conflicts.append(conflict) }
             }
-            try SyncBookkeeping.setCursor(pulled.page.next, key.model, db)
+            try rows.write(db)
+            try SyncBookkeeping.setCursor(pulled.feed.next, key.model, db)
             return (outcomes, conflicts, followUps)
         }
         finish(outcomes, conflicts, &summary)
@@ -276,11 +277,17 @@ extension SyncStore {
     }
 
     private func finish<M: SyncedModel>(_ outcomes: [RowOutcome<M>], _ conflicts: [SyncConflict], _ summary: inout PullSummary) {
+        // Asked once for the page, not once a row: a first sync (the app has read nothing
+        // yet) offers the map thousands of rows it would not take.
+        let offersStored = !identityMap.isIdle
         for outcome in outcomes {
-            outcome.apply(to: identityMap)
             switch outcome {
-            case .stored: summary.upserted += 1
-            case .removed: summary.deleted += 1
+            case .stored:
+                summary.upserted += 1
+                if offersStored { outcome.apply(to: identityMap) }
+            case .removed:
+                summary.deleted += 1
+                outcome.apply(to: identityMap)
             case .unchanged: break
             }
         }
@@ -296,24 +303,22 @@ private struct PullPages: Sendable {
     let stages: PullStageClock?
 }
 
-/// A page of the feed as a pull applies it: the page with each record standing as `{}`, the
-/// records decoded as models, and the parsed answer, which a row that needs its record as a
-/// value (one with local changes, to rebase) reads it from.
+/// A page of the feed as a pull applies it: the page read in place, and its records decoded as
+/// models; a row that needs its record as a value (one with local changes, to rebase) reads it
+/// from the document.
 struct PulledPage<M: SyncedModel>: Sendable {
-    let page: SyncFeedPage
+    let feed: SyncFeedDocument
     let models: [M?]
-    let document: JSONDocument
-    /// Each change's record in `document`; nil for a deletion.
-    let records: [JSONDocument.Node?]
 
     /// The record of change `index` as a value; nil for a deletion.
     func record(at index: Int) throws -> JSONValue? {
-        try records[index].flatMap { try document.value(at: $0) }
+        try feed.changes[index].record.flatMap { try feed.document.value(at: $0) }
     }
 
     /// The key of change `index`'s row: its record's member at `path`, or the change's id.
     func key(at index: Int, path: JSONPath) throws -> JSONValue {
-        try records[index].flatMap { try document.value(at: $0, path: path) } ?? page.changes[index].id
+        let change = feed.changes[index]
+        return try change.record.flatMap { try feed.document.value(at: $0, path: path) } ?? change.id
     }
 }
 

@@ -134,6 +134,12 @@ public final class IdentityMap: Sendable {
         return store(value, key: id, onlyIfHeld: true)
     }
 
+    /// Whether the map holds no value and nobody observes one, so that ``storeIfHeld(_:)``
+    /// would store nothing: a caller about to offer many values (a sync's page) asks once.
+    package var isIdle: Bool {
+        state.withLock { $0.values.count == 0 && $0.observers.isEmpty }
+    }
+
     /// Removes the value of type `type` with primary key `id` and returns it; its observers
     /// receive nil.
     @discardableResult

@@ -49,6 +49,9 @@ extension JSONDocument {
     /// A value's place in a document, to read or decode it later without finding it again.
     package struct Node: Sendable, Hashable {
         let index: Int
+
+        /// The document's root value.
+        package static let root = Node(index: 0)
     }
 
     /// The value of member `member` of each element of the array at `array`: nil for an element
@@ -68,6 +71,54 @@ extension JSONDocument {
         }
     }
 
+    /// The elements of the array at `path`, in order; nil when there is no array there.
+    package func elements(ofArrayAt path: JSONPath) -> [Node]? {
+        withTape { tape -> [Node]? in
+            guard let start = tape.locate(path.components, from: 0), tape[start].kind == .array else { return nil }
+            var nodes: [Node] = []
+            nodes.reserveCapacity(Int(tape[start].length))
+            var element = start + 1
+            for _ in 0..<Int(tape[start].length) {
+                nodes.append(Node(index: element))
+                element = Int(tape[element].end)
+            }
+            return nodes
+        }
+    }
+
+    /// Whether the value at `node` is `null`.
+    package func isNull(_ node: Node) -> Bool {
+        withTape { $0[node.index].kind == .null }
+    }
+
+    /// The value of member `name` of the object at `node`: nil when `node` is not an object or
+    /// has no such member (the last of duplicate keys wins, as when decoding). Finds it
+    /// without building a value.
+    package func member(_ name: String, of node: Node) -> Node? {
+        withTape { tape in
+            tape[node.index].kind == .object ? tape.member(of: node.index, named: name).map(Node.init) : nil
+        }
+    }
+
+    /// The values of the members `names` of the object at `node`, in the order of `names`,
+    /// found in one pass over its members (the last of duplicate keys wins): nil for a missing
+    /// one; nil as a whole when `node` is not an object.
+    package func members(_ names: JSONMemberNames, of node: Node) -> [Node?]? {
+        withTape { tape -> [Node?]? in
+            let object = tape[node.index]
+            guard object.kind == .object else { return nil }
+            var found = [Node?](repeating: nil, count: names.utf8.count)
+            var child = node.index + 1
+            for _ in 0..<Int(object.length) {
+                for index in names.utf8.indices where names.utf8[index].withUnsafeBufferPointer({ tape.keyEquals(child, $0) }) {
+                    found[index] = Node(index: child + 1)
+                }
+                child = Int(tape[child + 1].end)
+            }
+            return found
+        }
+    }
+
     /// The value at `path` below `node`, or nil when a step is missing.
     ///
     /// - Throws: ``JSONError`` when a string or number in it cannot be converted.
@@ -75,5 +126,14 @@ extension JSONDocument {
         try withTape { tape in
             try tape.locate(path.components, from: node.index).map { try JSONValue(tape: tape, node: $0) }
         }
+    }
+}
+
+/// Names of members that ``JSONDocument/members(_:of:)`` finds together, kept as UTF-8.
+package struct JSONMemberNames: Sendable {
+    let utf8: [[UInt8]]
+
+    package init(_ names: [String]) {
+        utf8 = names.map { Array($0.utf8) }
     }
 }

@@ -123,6 +123,51 @@ import Testing
         }
     }
 
+    /// A page's rows without local changes are written together, in a few statements: around a
+    /// row that is rebased and a deletion in the same page, every row ends as if written at its
+    /// turn, each with its version (the edits that follow are conditional on it, and the next
+    /// pull finds nothing new).
+    @Test func aPageWritesItsRowsAroundRebasesAndDeletions() async throws {
+        try await withSyncFixture(data: Self.seed) { sync, server, _ in
+            try await sync.pull(SyncNote.self)
+            var pending = SyncNote(id: 2, title: "two", stars: 5)
+            try await sync.save(&pending)
+            // The feed's order: 1 (stored), 2 (rebased), 3 (deleted), 4 (stored).
+            let other = RemoteStore(baseURL: server.baseURL)
+            for (id, title) in [(1, "one (server)"), (2, "two (server)")] {
+                var note = try await other.fetch(SyncNote.self, id: id)
+                note.title = title
+                try await other.save(&note)
+            }
+            try await other.delete(SyncNote(id: 3, title: "three"))
+            var added = SyncNote(id: nil, title: "four")
+            try await other.save(&added)
+
+            let summary = try await sync.pull(SyncNote.self)
+            // 2's title and its pending stars merge (a conflict the policy resolved).
+            #expect(summary.upserted == 3 && summary.deleted == 1 && summary.conflicts == 1)
+            let rows = try await sync.database.read { db in try SyncNote.all(db, order: "id") }
+            #expect(rows.map(\.title) == ["one (server)", "two (server)", "four"])
+            #expect(rows.map(\.stars) == [0, 5, 0])
+            // Each row's version came with it, in the feed's order; the deleted row's went.
+            let versions = try await sync.database.read { db in
+                try db.rows("SELECT key, version FROM modelsync_row_versions WHERE model = ? ORDER BY version", [.text(SyncNote.schema.name)])
+            }
+            #expect(versions.map { $0[0] } == [.text("1"), .text("2"), .text("4")])
+            #expect(Set(versions.map { $0[1] }).count == 3)
+
+            // Edits of the stored rows go through without a conflict.
+            for var row in rows where row.id != 2 {
+                row.body = "edited"
+                try await sync.save(&row)
+            }
+            let pushed = try await sync.push()
+            #expect(pushed.sent == 3 && pushed.conflicts == 0)
+            // The echoes of those writes are recognised by version.
+            #expect(try await sync.pull(SyncNote.self).upserted == 0)
+        }
+    }
+
     @Test(.timeLimit(.minutes(1))) func aLivePullFollowsTheServer() async throws {
         try await withSyncFixture(data: Self.seed) { sync, server, _ in
             var updates = sync.database.observe(SyncNote.self).makeAsyncIterator()
