@@ -1,31 +1,24 @@
 import ModelSyncJSON
 import Testing
 
-/// A feed page read in one pass: its records found, decoded where they are, and the rest of the
-/// page read as values without them.
+/// A feed page read in place: its changes' members found, the records decoded where they are.
 @Suite struct DecodeMembersTests {
     static let page = #"{"changes": [{"record": 1}, {"deleted": true}, {"record": 3, "record": 4}, 5, {"record": {"id": "x"}}], "next": "9"}"#
 
+    /// The `record` node of each element of `changes` (nil where it has none).
+    func recordNodes(_ document: JSONDocument) throws -> [JSONDocument.Node?] {
+        try #require(document.elements(ofArrayAt: JSONPath([.key("changes")]))).map { document.member("record", of: $0) }
+    }
+
     @Test func findsEachElementsMemberAndDecodesTheOnesAsked() throws {
         let document = try JSONDocument(bytes: Array(Self.page.utf8))
-        let nodes = try #require(document.members(named: "record", ofElementsOfArrayAt: JSONPath([.key("changes")])))
+        let nodes = try recordNodes(document)
         #expect(nodes.map { $0 != nil } == [true, false, true, false, true])
         // The last of duplicate keys wins, as when decoding.
         let values = try JSONModelDecoder().decode(Int.self, at: Array(nodes.prefix(4)), in: document)
         #expect(values == [1, nil, 4, nil])
         #expect(try document.value(at: #require(nodes[4]), path: JSONPath([.key("id")])) == "x")
         #expect(try document.value(at: #require(nodes[4]), path: JSONPath([.key("missing")])) == nil)
-        #expect(document.members(named: "record", ofElementsOfArrayAt: JSONPath([.key("next")])) == nil)
-    }
-
-    @Test func theRestOfThePageIsReadWithTheMembersReplaced() throws {
-        let document = try JSONDocument(bytes: Array(Self.page.utf8))
-        let nodes = try #require(document.members(named: "record", ofElementsOfArrayAt: JSONPath([.key("changes")])))
-        let value = try JSONValue(document: document, replacing: nodes.compactMap { $0 }, with: "gone")
-        let expected = try JSONValue(parsing: #"{"changes": [{"record": "gone"}, {"deleted": true}, {"record": 3, "record": "gone"}, 5, {"record": "gone"}], "next": "9"}"#)
-        #expect(value == expected)
-        // Nothing replaced: the plain value.
-        #expect(try JSONValue(document: document, replacing: [], with: "gone") == JSONValue(document: document))
     }
 
     /// What a client reads a feed's changes with: the elements, and several members of one found
@@ -48,7 +41,7 @@ import Testing
 
     @Test func aBadMemberIsLocatedByItsPath() throws {
         let document = try JSONDocument(bytes: Array(#"{"changes": [{"record": 1}, {"record": "x"}]}"#.utf8))
-        let nodes = try #require(document.members(named: "record", ofElementsOfArrayAt: JSONPath([.key("changes")])))
+        let nodes = try recordNodes(document)
         #expect {
             try JSONModelDecoder().decode(Int.self, at: nodes, in: document)
         } throws: { error in

@@ -66,8 +66,7 @@ public struct JSONModelDecoder: Sendable {
     }
 
     /// Decodes the values at `nodes` of `document` (nil where a node is nil), with one decoding
-    /// for them all: a feed page's records, found in one pass by
-    /// ``JSONDocument/members(named:ofElementsOfArrayAt:)``, without walking the page per record.
+    /// for them all: a feed page's records, where they are, without walking the page per record.
     package func decode<T: JSONDecodable>(_ type: T.Type, at nodes: [JSONDocument.Node?], in document: JSONDocument) throws -> [T?] {
         func decodeAll() throws -> [T?] {
             try document.withTape { tape -> [T?] in

@@ -54,23 +54,6 @@ extension JSONDocument {
         package static let root = Node(index: 0)
     }
 
-    /// The value of member `member` of each element of the array at `array`: nil for an element
-    /// that is not an object or has no such member (the last of duplicate keys wins, as when
-    /// decoding). Nil when there is no array at `array`. One pass over the array.
-    package func members(named member: String, ofElementsOfArrayAt array: JSONPath) -> [Node?]? {
-        withTape { tape -> [Node?]? in
-            guard let start = tape.locate(array.components, from: 0), tape[start].kind == .array else { return nil }
-            var nodes: [Node?] = []
-            nodes.reserveCapacity(Int(tape[start].length))
-            var element = start + 1
-            for _ in 0..<Int(tape[start].length) {
-                nodes.append(tape[element].kind == .object ? tape.member(of: element, named: member).map(Node.init) : nil)
-                element = Int(tape[element].end)
-            }
-            return nodes
-        }
-    }
-
     /// The elements of the array at `path`, in order; nil when there is no array there.
     package func elements(ofArrayAt path: JSONPath) -> [Node]? {
         withTape { tape -> [Node]? in

@@ -60,49 +60,31 @@ public enum JSONValue: Sendable, Hashable, CustomStringConvertible, ExpressibleB
         try self.init(parsing: Array(string.utf8), maxDepth: maxDepth)
     }
 
-    /// The document's value with the values at `nodes` (in document order) replaced by
-    /// `placeholder`: for a reader that decodes those straight from the document's bytes, such
-    /// as a feed page's records, and would only throw away their values.
-    ///
-    /// - Throws: ``JSONError`` when a string or number of the document cannot be converted.
-    package init(document: JSONDocument, replacing nodes: [JSONDocument.Node], with placeholder: JSONValue) throws {
-        self = try document.withTape { try JSONValue(tape: $0, node: 0, replacing: nodes, with: placeholder) }
-    }
-
-    /// Builds the value of the subtree at `node`, without recursion, the subtrees at `replaced`
-    /// (ascending) standing as `placeholder`.
-    init(tape: JSONTape, node: Int, replacing replaced: [JSONDocument.Node] = [], with placeholder: JSONValue = .null) throws {
+    /// Builds the value of the subtree at `node`, without recursion.
+    init(tape: JSONTape, node: Int) throws {
         // Containers still being filled, innermost last.
         var open: [Builder] = []
         var i = node
-        var nextReplaced = replaced.startIndex
         while true {
             let n = tape[i]
             var value: JSONValue
-            // Nodes are visited in document order, so the replaced ones come in turn.
-            while nextReplaced < replaced.endIndex, replaced[nextReplaced].index < i { nextReplaced += 1 }
-            if nextReplaced < replaced.endIndex, replaced[nextReplaced].index == i {
-                value = placeholder
-                i = Int(n.end) - 1
-            } else {
-                switch n.kind {
-                case .null: value = .null
-                case .true: value = .bool(true)
-                case .false: value = .bool(false)
-                case .number: value = .number(JSONNumber(validatedText: tape.rawText(i)))
-                case .string: value = .string(try tape.string(i))
-                case .array, .object:
-                    if n.length > 0 {
-                        open.append(Builder(isObject: n.kind == .object, count: Int(n.length)))
+            switch n.kind {
+            case .null: value = .null
+            case .true: value = .bool(true)
+            case .false: value = .bool(false)
+            case .number: value = .number(JSONNumber(validatedText: tape.rawText(i)))
+            case .string: value = .string(try tape.string(i))
+            case .array, .object:
+                if n.length > 0 {
+                    open.append(Builder(isObject: n.kind == .object, count: Int(n.length)))
+                    i += 1
+                    if n.kind == .object {
+                        open[open.count - 1].key = try tape.string(i)
                         i += 1
-                        if n.kind == .object {
-                            open[open.count - 1].key = try tape.string(i)
-                            i += 1
-                        }
-                        continue
                     }
-                    value = n.kind == .array ? .array([]) : .object(JSONObject())
+                    continue
                 }
+                value = n.kind == .array ? .array([]) : .object(JSONObject())
             }
             i += 1
             // Add the value to its container; a container that is now full is itself a value.
