@@ -298,6 +298,16 @@ enum SyncBookkeeping {
         }
     }
 
+    /// Defers foreign-key checks to the commit for the rest of the transaction (SQLite turns
+    /// the pragma off at every commit and rollback). Setting a flag pragma expires every
+    /// prepared statement of the connection, so that each compiles again at its next use: a
+    /// pull that set it for each deleted row compiled its upserts again after every deletion.
+    /// Hence it is set only when off, once a transaction.
+    static func deferForeignKeys(_ db: SQLiteConnection) throws {
+        guard try db.scalar("PRAGMA defer_foreign_keys") != .integer(1) else { return }
+        try db.execute("PRAGMA defer_foreign_keys = ON")
+    }
+
     /// The stored pull cursor of a resource.
     static func cursor(_ resource: String, _ db: SQLiteConnection) throws -> String? {
         try PullCursor.find(resource, db)?.cursor

@@ -190,7 +190,7 @@ extension SyncStore {
     /// `exists` nil: not known, the delete tells.
     private func deleteRow<M: SyncedModel>(_ key: SyncKey, _ keyValue: JSONValue, exists: Bool?, _ db: SQLiteConnection) throws -> RowOutcome<M> {
         guard exists != false else { return .unchanged }
-        try db.execute("PRAGMA defer_foreign_keys = ON")
+        try SyncBookkeeping.deferForeignKeys(db)
         try db.execute("DELETE FROM \(quoteIdentifier(key.table)) WHERE \(quoteIdentifier(key.column)) = ?",
                        [keyValue.primaryKeySQLValue(model: key.model)])
         return db.changes > 0 ? .removed(keyValue) : .unchanged

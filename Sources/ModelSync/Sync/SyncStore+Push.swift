@@ -452,7 +452,7 @@ extension SyncStore {
         let old = try temporary.primaryKeySQLValue(model: key.model)
         let new = try server.primaryKeySQLValue(model: key.model)
         // Children still point at the temporary key until they are rewritten below.
-        try db.execute("PRAGMA defer_foreign_keys = ON")
+        try SyncBookkeeping.deferForeignKeys(db)
         let (table, keyColumn) = (quoteIdentifier(key.table), quoteIdentifier(key.column))
         let copyPulled = try db.scalar("SELECT 1 FROM \(table) WHERE \(keyColumn) = ?", [new]) != nil
         if copyPulled {

@@ -5,6 +5,24 @@ import Testing
 
 /// The sync layer's bookkeeping as models, made by its own migrations beside the app's.
 @Suite struct BookkeepingTests {
+    /// Deferred foreign keys hold for the rest of the transaction and end with it; a second
+    /// call in the same transaction leaves the pragma alone (setting it expires every prepared
+    /// statement of the connection).
+    @Test func deferringForeignKeysLastsOneTransaction() async throws {
+        let directory = try TemporaryDirectory(prefix: "modelsync-bookkeeping")
+        defer { directory.remove() }
+        let database = try Database(path: directory.path("defer.sqlite"), models: [SyncNote.self])
+        let (before, during) = try await database.write { db in
+            let before = try db.scalar("PRAGMA defer_foreign_keys")
+            try SyncBookkeeping.deferForeignKeys(db)
+            try SyncBookkeeping.deferForeignKeys(db)
+            return (before, try db.scalar("PRAGMA defer_foreign_keys"))
+        }
+        #expect(before == .integer(0))
+        #expect(during == .integer(1))
+        #expect(try await database.write { db in try db.scalar("PRAGMA defer_foreign_keys") } == .integer(0))
+    }
+
     /// A server nobody listens on: these stores never push.
     static let offline = RemoteStore(baseURL: URL(string: "http://127.0.0.1:9")!)
 
