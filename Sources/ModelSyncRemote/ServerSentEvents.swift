@@ -92,9 +92,15 @@ extension RemoteStore {
     /// caller reconnects, sending the last event's id as `lastEventID`). Cancelling the
     /// iterating task closes the connection.
     ///
+    /// `opened` runs once the server has answered 2xx, before any event: from then on every
+    /// event reaches the stream (for a client that reads what came before, e.g. by a pull, only
+    /// once the stream will show what comes after).
+    ///
     /// - Throws: from the iteration, ``RemoteError/status(_:)`` when the server answers other
     ///   than 2xx, and the transport's errors.
-    public func events(at url: URL, lastEventID: String? = nil, headers: HeaderFields = HeaderFields()) -> AsyncThrowingStream<ServerSentEvent, any Error> {
+    public func events(
+        at url: URL, lastEventID: String? = nil, headers: HeaderFields = HeaderFields(), opened: (@Sendable () -> Void)? = nil
+    ) -> AsyncThrowingStream<ServerSentEvent, any Error> {
         var request = RemoteRequest(method: .get, url: url)
         for field in options.headers { request.headers[field.name] = field.value }
         for field in headers { request.headers[field.name] = field.value }
@@ -114,6 +120,7 @@ extension RemoteStore {
                         for try await chunk in body { failed.body += chunk.prefix(64 << 10) }
                         throw RemoteError.status(HTTPStatusError(request: RequestSummary(outgoing), response: failed, fieldErrors: [:], validationError: nil))
                     }
+                    opened?()
                     var parser = ServerSentEventParser()
                     for try await chunk in body {
                         for event in parser.feed(chunk) { continuation.yield(event) }

@@ -88,26 +88,32 @@ extension SyncStore {
     }
 
     /// Reads the change stream until cancelled, reconnecting with backoff.
-    private func readChangeStream(collections: [String], changed: @Sendable (String) -> Void) async {
+    private func readChangeStream(collections: [String], changed: @escaping @Sendable (String) -> Void) async {
         var lastEventID: String?
         var delay = backoff.initial
         while !Task.isCancelled {
             var url = remote.baseURL.appendingPathComponent("_changes").appendingPathComponent("stream")
             url.append(queryItems: [URLQueryItem(name: "collections", value: collections.sorted().joined(separator: ","))]
                 + (lastEventID == nil ? [URLQueryItem(name: "since", value: "now")] : []))
+            // From now (the first connection, or after a 410): every collection is pulled once
+            // the stream is open, so that a change committed before it subscribed, which its
+            // backlog does not hold, is pulled too. A reconnection with the last event's id gets
+            // what it missed as its backlog.
+            let fromNow = lastEventID == nil
+            let opened: @Sendable () -> Void = { for collection in collections { changed(collection) } }
             do {
-                for try await event in remote.events(at: url, lastEventID: lastEventID) {
+                for try await event in remote.events(at: url, lastEventID: lastEventID, opened: fromNow ? opened : nil) {
                     delay = backoff.initial
                     if let id = event.id { lastEventID = id }
                     guard let change = try? JSONValue(parsing: Array(event.data.utf8)), let collection = change["collection"]?.stringValue else { continue }
                     changed(collection)
                 }
             } catch let error as RemoteError where error.status == 410 {
-                // The stream's cursor is too old, or past the server's data (replaced since):
-                // the pulls read everything again, and the stream starts over from now.
+                // The stream's cursor is too old, or past the server's data (replaced since): the
+                // stream starts over from now, and the pulls, once it is open, read everything
+                // again (each meets the 410 itself).
                 logger.info("the change stream's cursor is gone; pulling everything", metadata: ["error": "\(error)"])
                 lastEventID = nil
-                for collection in collections { changed(collection) }
             } catch {
                 if Task.isCancelled { return }
                 logger.debug("the change stream ended; reconnecting", metadata: ["error": "\(error)"])
