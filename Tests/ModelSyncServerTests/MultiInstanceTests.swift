@@ -223,6 +223,37 @@ struct MultiInstanceTests {
         return try event.flatMap { try JSONValue(parsing: Array($0.data.utf8))["record"]?["title"]?.stringValue }
     }
 
+    /// An import over the data (`import --replace`) while a server runs on it: the server hears
+    /// of it by notification alone (it did not make it), ends its open streams, answers a cursor
+    /// past the data 410, and a stream opened afterwards gets the writes since, live.
+    @Test(.timeLimit(.minutes(1))) func anImportOverTheDataRewindsARunningServersStreams() async throws {
+        let database = try TestPostgres.database()
+        let data: JSONValue = ["posts": [["id": 1, "title": "a"]]]
+        try await SyncServer.importData(data, into: database)
+        let server = try await SyncServer.start(database: database, logger: TestPostgresLog.logger("server \(database.schema)"))
+        let url = server.baseURL.absoluteString
+        do {
+            for title in ["x", "y", "z"] { _ = try await send(.PATCH, url + "/posts/1", body: #"{"title": "\#(title)"}"#) }   // 2, 3, 4
+            let remote = RemoteStore(baseURL: server.baseURL)
+            var open = remote.events(at: try #require(URL(string: url + "/_changes/stream?since=3"))).makeAsyncIterator()
+            #expect(try await open.next()?.id == "4")
+            try await SyncServer.importData(data, into: database, replacing: true)
+            #expect(try await open.next() == nil)
+            let gone = try await send(.GET, url + "/_changes?since=4")
+            #expect(gone.status == 410 && gone.json?["horizon"]?.stringValue == "1")
+            var fresh = remote.events(at: try #require(URL(string: url + "/_changes/stream?since=1"))).makeAsyncIterator()
+            #expect(try await send(.PATCH, url + "/posts/1", body: #"{"title": "after"}"#).status == 200)
+            #expect(try await fresh.next()?.id == "2")
+            // Subscribed by now: this one can only come live, through the rewound relay.
+            #expect(try await send(.PATCH, url + "/posts/1", body: #"{"title": "again"}"#).status == 200)
+            #expect(try await fresh.next()?.id == "3")
+        } catch {
+            Issue.record(error)
+        }
+        await server.shutdown()
+        await TestPostgres.drop(database)
+    }
+
     @Test func startingOnASchemaWithoutDataSaysToImport() async throws {
         let database = try TestPostgres.database()
         await #expect {
