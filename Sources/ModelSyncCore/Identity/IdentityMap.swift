@@ -130,7 +130,7 @@ public final class IdentityMap: Sendable {
     @discardableResult
     public func storeIfHeld<M: Model>(_ value: M) -> Bool {
         // An empty, unobserved map (a pull before the app read anything) skips building the key.
-        guard state.withLock({ $0.values.count > 0 || !$0.observers.isEmpty }), let id = value.identityKey else { return false }
+        guard !isIdle, let id = value.identityKey else { return false }
         return store(value, key: id, onlyIfHeld: true)
     }
 
