@@ -10,8 +10,8 @@ package enum HTTPDate {
         return formatter
     }())
 
-    private static let weekdays: [StaticString] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]
-    private static let months: [StaticString] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    private static let weekdays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]
+    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
     /// The date in IMF-fixdate form.
     ///
@@ -39,9 +39,12 @@ package enum HTTPDate {
         let weekday = ((days % 7) + 7) % 7
         var text = ""
         text.reserveCapacity(29)
-        text += weekdays[weekday].description + ", "
+        text += weekdays[weekday]
+        text += ", "
         appendDigits(day, 2, to: &text)
-        text += " " + months[month - 1].description + " "
+        text += " "
+        text += months[month - 1]
+        text += " "
         appendDigits(year, 4, to: &text)
         text += " "
         appendDigits(time / 3_600, 2, to: &text)
