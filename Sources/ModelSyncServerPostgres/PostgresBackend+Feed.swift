@@ -333,8 +333,9 @@ actor ChangeRelay {
     /// The collections the streams watch (nil: all), and how often that set grew.
     private var watched: Set<String>? = []
     private var generation = 0
-    /// The last replacement of the data rewound to.
-    private var lastReplacement: String?
+    /// The replacements of the data rewound to, the latest last (a few: a listener that lags
+    /// may bring an older one's notification after this server made a newer one).
+    private var rewoundReplacements: [String] = []
 
     /// A relay whose streams get the changes after `delivered`: the sequence read when the
     /// server opened, before it took requests, so that a stream reads what came before from the
@@ -418,8 +419,8 @@ actor ChangeRelay {
     /// have seen the old data's sequence. Once per replacement: the server that made it rewinds
     /// before its notification comes.
     func rewind(_ replacement: DataReplacement) {
-        guard replacement.id != lastReplacement else { return }
-        lastReplacement = replacement.id
+        guard !rewoundReplacements.contains(replacement.id) else { return }
+        rewoundReplacements = rewoundReplacements.suffix(7) + [replacement.id]
         delivered = replacement.sequence
         generation += 1
         for subscriber in subscribers.values { subscriber.continuation.finish() }
