@@ -169,10 +169,11 @@ let package = Package(
         // Testing: factories, test databases, HTTP record/replay, the server as a fixture.
         .target(name: "ModelSyncTesting", dependencies: ["ModelSync", "ModelSyncServer"]),
 
-        .testTarget(name: "ModelSyncJSONTests", dependencies: ["ModelSyncJSON", "ModelSyncTesting"]),
+        .testTarget(name: "ModelSyncJSONTests", dependencies: ["TestLoggingStartup", "ModelSyncJSON", "ModelSyncTesting"]),
         .testTarget(
             name: "ModelSyncRemoteTests",
             dependencies: [
+                "TestLoggingStartup",
                 "ModelSync", "ModelSyncRemote", "ModelSyncServer", "ModelSyncTesting",
                 // A raw HTTP peer for what the bundled server never does: stall, redirect in a loop, mislabel.
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -183,6 +184,7 @@ let package = Package(
         .testTarget(
             name: "ModelSyncServerTests",
             dependencies: [
+                "TestLoggingStartup",
                 "ModelSyncServer", "ModelSyncServerPostgres", "ModelSyncServerAuth", "ModelSyncProtocol", "ModelSyncTesting", "TestProcesses",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -197,6 +199,7 @@ let package = Package(
         .testTarget(
             name: "ModelSyncServerAuthTests",
             dependencies: [
+                "TestLoggingStartup",
                 "ModelSyncServerAuth", "ModelSyncServer",
                 // jwt-kit signs the tests' tokens (forged ones too); NIOPosix gives bcrypt a pool of its own.
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -206,6 +209,7 @@ let package = Package(
         .testTarget(
             name: "ModelSyncMacrosTests",
             dependencies: [
+                "TestLoggingStartup",
                 "ModelSyncMacros",
                 .product(name: "SwiftSyntax", package: "swift-syntax"),
                 .product(name: "SwiftDiagnostics", package: "swift-syntax"),
@@ -217,11 +221,16 @@ let package = Package(
         // The tests' child processes (servers, crash-test children), spawned without Foundation's
         // `Process`, whose exit notifications could go missing (issue #17). Not a product.
         .target(name: "TestProcesses", path: "Tests/Support/TestProcesses"),
+        // The test binary logs at warning (MODELSYNC_TEST_LOG_LEVEL for more), set once as it loads:
+        // a C constructor calls TestLogging's bootstrap. Every test target links both.
+        .target(name: "TestLogging", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/Support/TestLogging"),
+        .target(name: "TestLoggingStartup", dependencies: ["TestLogging"], path: "Tests/Support/TestLoggingStartup"),
         // Declares names ModelSync shares with SwiftData, GRDB and Vapor, for NameClashTests.
         .target(name: "NameClashes", dependencies: ["ModelSyncMacros"], path: "Tests/Fixtures/NameClashes"),
         .testTarget(
             name: "ModelSyncTests",
             dependencies: [
+                "TestLoggingStartup",
                 "ModelSync", "ModelSyncServer", "ModelSyncServerPostgres", "ModelSyncServerAuth", "ModelSyncTesting", "NameClashes", "TestProcesses",
                 .product(name: "Logging", package: "swift-log"),
                 // The sync simulation drops the PostgreSQL schema it made.
@@ -230,10 +239,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ModelSyncSQLiteTests",
-            dependencies: ["ModelSync", "ModelSyncTesting", "TestProcesses", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["TestLoggingStartup", "ModelSync", "ModelSyncTesting", "TestProcesses", .product(name: "Logging", package: "swift-log")]
         ),
-        .testTarget(name: "ModelSyncTestingTests", dependencies: ["ModelSyncTesting", "ModelSync", "ModelSyncServer"]),
-        .testTarget(name: "ModelSyncStorageTests", dependencies: ["ModelSync", "ModelSyncTesting"]),
+        .testTarget(name: "ModelSyncTestingTests", dependencies: ["TestLoggingStartup", "ModelSyncTesting", "ModelSync", "ModelSyncServer"]),
+        .testTarget(name: "ModelSyncStorageTests", dependencies: ["TestLoggingStartup", "ModelSync", "ModelSyncTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )

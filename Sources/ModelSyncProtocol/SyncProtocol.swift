@@ -27,11 +27,15 @@ public enum SyncProtocol {
     /// The version a request names, or nil when it names none (a client that predates the
     /// header, or a plain REST client: version 1 is assumed).
     ///
+    /// A version is its decimal digits as ``version`` prints them, with optional white space
+    /// around (HTTP's); a sign, leading zeros or inner spaces are not a version.
+    ///
     /// - Throws: ``SyncProtocolError/unsupportedVersion(_:supported:)`` when it names one this
     ///   package does not speak, or text that is not a version.
     public static func negotiate(_ header: String?) throws(SyncProtocolError) -> Int? {
         guard let header else { return nil }
-        guard let version = Int(header.filter { $0 != " " && $0 != "\t" }), supportedVersions.contains(version) else {
+        let trimmed = header.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed()
+        guard let version = supportedVersions.first(where: { String($0).elementsEqual(trimmed) }) else {
             throw .unsupportedVersion(header, supported: supportedVersions.sorted())
         }
         return version

@@ -267,6 +267,8 @@ extension PostgresBackend {
             case .delete:
                 return nil
             }
+            // An id PostgreSQL cannot hold (NUL) is not read: the write alone answers its 422.
+            if id?.utf8.contains(0) == true { return nil }
             guard let table = resources[name]?.table else { continue }
             if let id {
                 guard touched.insert(RecordKey(name, id)).inserted else { return nil }

@@ -163,6 +163,8 @@ extension PostgresBackend {
         switch operation.write {
         case .create(let name, let given):
             let table = try table(of: name)
+            // Before the id is looked up: a query cannot carry a NUL either.
+            try Self.checkStorable(.object(given))
             var object = given
             if let given = object["id"], given != .null {
                 let id = try normalizedID(given)
@@ -172,7 +174,6 @@ extension PostgresBackend {
                 object["id"] = nil
                 object = JSONObject([("id", JSONValue.number(JSONNumber(try await nextFreeID(table, collection: name, connection))))] + object.map { ($0.key, $0.value) })
             }
-            try Self.checkStorable(.object(object))
             let version = state.next()
             var insert = BoundSQL("INSERT INTO \(table) (id_text, version, record, created_with) VALUES (")
             insert.append("\(insert.bind(scalarText(object["id"] ?? .null) ?? "")), \(insert.bind(version)), \(insert.bind(json: .object(object))), ")

@@ -41,8 +41,10 @@ public struct StorageSuite: Sendable {
 
     /// The directory's path, as given to the system calls.
     private let path: String
-    /// The lock that serializes this suite's writes in the process.
-    private let writes: Locked<Void>
+    /// The lock that serializes this suite's writes in the process. A plain `NSLock`: a
+    /// `Locked<Void>` guards a zero-sized value, whose inout access ThreadSanitizer saw racing
+    /// (a zero-sized field has no storage of its own to guard).
+    private let writes: NSLock
 
     /// The encoder suites use unless given another: ISO 8601 would drop fractions of seconds.
     public static let defaultEncoder = JSONModelEncoder(options: JSONEncodingOptions(dateStrategy: .secondsSince1970))
@@ -79,7 +81,7 @@ public struct StorageSuite: Sendable {
         self.decoder = decoder
         self.writes = Self.locks.withLock { locks in
             if let lock = locks[ExactText(path)] { return lock }
-            let lock = Locked(())
+            let lock = NSLock()
             locks[ExactText(path)] = lock
             return lock
         }
@@ -87,7 +89,7 @@ public struct StorageSuite: Sendable {
 
     /// One write lock per suite directory in the process (a handful of suites: never pruned),
     /// by the path's bytes: paths "é" and "e\u{301}" are two directories.
-    private static let locks = Locked<[ExactText: Locked<Void>]>([:])
+    private static let locks = Locked<[ExactText: NSLock]>([:])
 
     // MARK: - Any value, by key
 
@@ -95,7 +97,7 @@ public struct StorageSuite: Sendable {
     public func save(_ value: some JSONEncodable, forKey key: String) throws {
         let file = try fileName(for: key)
         let bytes = try encode(value, key: key)
-        try writes.withLock { _ in try write(bytes, to: file, key: key) }
+        try writes.withLock { try write(bytes, to: file, key: key) }
     }
 
     /// The value stored under `key`, or nil when there is none.
@@ -107,7 +109,7 @@ public struct StorageSuite: Sendable {
     @discardableResult
     public func delete(forKey key: String) throws -> Bool {
         let file = try fileName(for: key)
-        return try writes.withLock { _ in try remove(file, key: key) }
+        return try writes.withLock { try remove(file, key: key) }
     }
 
     /// Reads the value under `key` (nil when missing), lets `body` change it, and stores the
@@ -120,7 +122,7 @@ public struct StorageSuite: Sendable {
     @discardableResult
     public func update<T: JSONCodable>(_ type: T.Type, forKey key: String, _ body: (inout T?) throws -> Void) throws -> T? {
         let file = try fileName(for: key)
-        return try writes.withLock { _ in
+        return try writes.withLock {
             var value = try read(type, from: file, key: key)
             try body(&value)
             if let value {
@@ -153,7 +155,7 @@ public struct StorageSuite: Sendable {
 
     /// Removes every key of the suite, and any temporary file left by an interrupted write.
     public func removeAll() throws {
-        try writes.withLock { _ in
+        try writes.withLock {
             for file in try fileNames() where Self.key(ofFile: file) != nil || file.hasPrefix(AtomicFile.temporaryPrefix) {
                 _ = try systemCall(key: nil) { try AtomicFile.remove(file, in: path) }
             }
@@ -342,7 +344,7 @@ public struct StorageSuite: Sendable {
     /// Replaces several files with one flush of the directory, under the write lock.
     private func writeAll(_ files: [(name: String, bytes: [UInt8])]) throws {
         guard !files.isEmpty else { return }
-        try writes.withLock { _ in
+        try writes.withLock {
             try systemCall(key: nil) {
                 try AtomicFile.replaceAll(files, in: path) { AtomicFile.temporaryPrefix + UUID().uuidString }
             }

@@ -208,7 +208,7 @@ struct ConflictClauseTests {
         let db = try Database(inMemory: [Ticket.self])
         var tickets = [Ticket(title: "Fine"), Ticket(title: "", priority: 9)]
         do {
-            try db.write { try Ticket.insertAll(&tickets, $0) }
+            _ = try db.write { try Ticket.insertAll(&tickets, $0) }
             Issue.record("expected a ValidationError")
         } catch let error as ValidationError {
             #expect(error.batchIndex == 1)
@@ -227,12 +227,12 @@ struct ConflictClauseTests {
         // The server now says Bob (id 2) has Ada's email: Ada's stale row goes, Bob's row and
         // its notes stay.
         let bobNow = Member(id: bob.id, email: "ada@example.com", name: "Bob")
-        try db.write { try bobNow.upsert($0, onConflict: .replace, validate: false) }
+        _ = try db.write { try bobNow.upsert($0, onConflict: .replace, validate: false) }
         #expect(try db.read { try Member.all($0) } == [bobNow])
         #expect(try db.read { try MemberNote.all($0) } == [note])
         // A new row that clashes: inserted, the clashing one deleted.
         let carol = Member(id: 7, email: "ada@example.com", name: "Carol")
-        try db.write { try carol.upsert($0, onConflict: .replace) }
+        _ = try db.write { try carol.upsert($0, onConflict: .replace) }
         #expect(try db.read { try Member.all($0) } == [carol])
     }
 }

@@ -150,7 +150,7 @@ struct LifecycleHookTests {
         let db = try openHookDatabase(.memory)
         _ = takeLog()
         var batch = [HookedDocument(title: "A"), HookedDocument(title: "B")]
-        try db.write { try HookedDocument.insertAll(&batch, $0) }
+        _ = try db.write { try HookedDocument.insertAll(&batch, $0) }
         #expect(takeLog() == ["willInsert A", "willInsert B", "didInsert 1", "didInsert 2"])
         #expect(batch.map(\.slug) == ["a", "b"])
         try db.write { try HookedDocument.saveAll(&batch, $0) }

@@ -66,7 +66,7 @@ struct TimestampAndSoftDeleteTests {
 
         clock.advance()
         var batch = [JournalEntry(text: "A"), JournalEntry(text: "B")]
-        try db.write { try JournalEntry.insertAll(&batch, $0) }
+        _ = try db.write { try JournalEntry.insertAll(&batch, $0) }
         #expect(batch.allSatisfy { $0.createdAt == clock.now && $0.updatedAt == clock.now })
     }
 
@@ -141,7 +141,7 @@ struct TimestampAndSoftDeleteTests {
         let db = try openJournal(store, clock: clock)
         var entries = ["A", "B", "C"].map { JournalEntry(text: $0) }
         try db.write { try JournalEntry.saveAll(&entries, $0) }
-        try db.write { try entries[1].delete($0) }
+        _ = try db.write { try entries[1].delete($0) }
         let cases: [(SQLQuery<JournalEntry, JournalEntry>, String, [String])] = [
             (JournalEntry.where(\.text == "A"), #"WHERE "deleted_at" IS NULL AND "text" = ?"#, ["A"]),
             (JournalEntry.where { $0.text == "A" || $0.text == "B" }, #"WHERE "deleted_at" IS NULL AND ("text" = ? OR "text" = ?)"#, ["A"]),

@@ -91,7 +91,7 @@ import Testing
             try await readConcurrently(backend, expecting: "gamma ray")
             var replaced = sampleData
             replaced["posts"] = [["id": 3, "title": "replaced"], ["id": "a/../b", "title": "path"]]
-            try await PostgresBackend.replaceData(with: replaced, schema: backend.schema, client: backend.client, logger: backend.logger)
+            _ = try await PostgresBackend.replaceData(with: replaced, schema: backend.schema, client: backend.client, logger: backend.logger)
             // The backend's table names stay valid: the data's shape is the same.
             try await readConcurrently(backend, expecting: "replaced")
             #expect(try await backend.item("posts", id: "a/../b", embeds: [], expands: [], visibility: .open).value["title"] == "path")

@@ -104,6 +104,11 @@ import Testing
         #expect(try SyncProtocol.negotiate(" 1 ") == 1)
         #expect(throws: SyncProtocolError.unsupportedVersion("2", supported: [1])) { try SyncProtocol.negotiate("2") }
         #expect(throws: SyncProtocolError.unsupportedVersion("one", supported: [1])) { try SyncProtocol.negotiate("one") }
+        // Only the digits as the document's enum has them (`"1"`), with HTTP's white space around.
+        #expect(try SyncProtocol.negotiate("\t1") == 1)
+        for text in ["+1", "01", "1 1", "", " "] {
+            #expect(throws: SyncProtocolError.unsupportedVersion(text, supported: [1])) { try SyncProtocol.negotiate(text) }
+        }
     }
 
     @Test(arguments: Backend.allCases) func theServersAnswersDecodeIntoTheProtocolsTypes(backend: Backend) async throws {

@@ -221,7 +221,7 @@ extension SyncStore {
             logger.notice("the server refused the credentials; the outbox is paused until resume()", metadata: ["status": "\(status ?? 0)"])
             throw SyncError.paused(status: status ?? 401)
         default:
-            try await database.write { db in
+            _ = try await database.write { db in
                 try OutboxRecord.where(\.id == entry.id).updateAll(db, .set(\.attempts) { $0.attempts + 1 }, .set(\.lastError, to: text))
             }
             state.withLock { $0.lastError = text }

@@ -28,20 +28,24 @@ public struct JSONEncodingOverride<M: JSONModel>: Sendable {
 
     /// Encodes the property at `keyPath` as what `encode` returns for its value (encoded with
     /// the call's options: dates by its date strategy, nil as `null` or left out).
-    public static func field<V, R: JSONEncodable>(
+    /// (`R` is `SendableMetatype`: the encoding runs later, in whatever task encodes, and needs
+    /// `R`'s conformance there; every ordinary type's metatype is sendable.)
+    public static func field<V, R: JSONEncodable & SendableMetatype>(
         _ keyPath: KeyPath<M, V> & Sendable, _ encode: @escaping @Sendable (V) throws -> R
     ) -> Self {
         Self(keyPath: keyPath) { model, encoder in try encoder.encodeToValue(encode(model[keyPath: keyPath])) }
     }
 
     /// Encodes the property at `keyPath` through `transformer` instead of its own encoding.
-    public static func field<X: JSONTransformer>(_ keyPath: KeyPath<M, X.Value> & Sendable, using transformer: X) -> Self {
+    public static func field<X: JSONTransformer>(_ keyPath: KeyPath<M, X.Value> & Sendable, using transformer: X) -> Self
+    where X.JSONRepresentation: SendableMetatype {
         field(keyPath) { try transformer.encode($0) }
     }
 
     /// Encodes the optional property at `keyPath` through a transformer of its wrapped type; nil
     /// stays nil.
-    public static func field<X: JSONTransformer>(_ keyPath: KeyPath<M, X.Value?> & Sendable, using transformer: X) -> Self {
+    public static func field<X: JSONTransformer>(_ keyPath: KeyPath<M, X.Value?> & Sendable, using transformer: X) -> Self
+    where X.JSONRepresentation: SendableMetatype {
         field(keyPath) { try $0.map(transformer.encode) }
     }
 

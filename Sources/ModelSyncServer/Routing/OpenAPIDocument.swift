@@ -50,7 +50,7 @@ package enum OpenAPIDocument {
                     parameters: listParameters + [parameter("_since")],
                     ok: ["anyOf": [schema("RecordList"), schema("SyncFeedPage"), schema("Resource")]], list: true, feed: true),
                 "head": head("headResource", list: true),
-                "post": write("createRecord", "Create a record in a collection (405 on a singular resource)", created: true, codes: [400, 404, 405, 409, 413, 422]),
+                "post": write("createRecord", "Create a record in a collection (405 on a singular resource)", created: true, value: "NewRecord", codes: [400, 404, 405, 409, 413, 422]),
                 "put": write("replaceResource", "Replace a singular resource (405 on a collection)", value: "Resource", codes: [400, 404, 405, 412, 413, 422]),
                 "patch": write("mergeResource", "Merge into a singular resource (405 on a collection)", value: "Resource", codes: [400, 404, 405, 412, 413, 422]),
                 "options": preflight("preflightResource"),
@@ -70,7 +70,7 @@ package enum OpenAPIDocument {
                     "listChildren", "The records of `children` whose `<resource singular>Id` is the parent's id",
                     parameters: listParameters, ok: schema("RecordList"), list: true, codes: [400, 404]),
                 "head": head("headChildren", list: true),
-                "post": write("createChild", "Create a record of `children` under the parent (its foreign key set)", created: true, codes: [400, 404, 405, 409, 413, 422]),
+                "post": write("createChild", "Create a record of `children` under the parent (its foreign key set)", created: true, value: "NewRecord", codes: [400, 404, 405, 409, 413, 422]),
                 "options": preflight("preflightChildren"),
             ],
             "/db": [
@@ -241,7 +241,7 @@ package enum OpenAPIDocument {
                 created ? "201" : "200": [
                     "description": created ? "the stored record" : "the stored value",
                     "headers": ["ETag": header("ETag"), "Idempotent-Replayed": header("Idempotent-Replayed"), "ModelSync-Protocol": header("ModelSync-Protocol")],
-                    "content": json(body ? schema(value) : ["type": "object", "maxProperties": 0]),
+                    "content": json(body ? schema(created ? "Record" : value) : ["type": "object", "maxProperties": 0]),
                 ],
             ], codes: codes),
         ]
@@ -272,7 +272,7 @@ package enum OpenAPIDocument {
             "description": "Each change is an event `change` with `id: <seq>` and a SyncChange as `data`; `: keep-alive` comments keep the connection open. The stream ends when the client goes or the server stops.",
             "parameters": [parameter("since"), parameter("collections"), parameter("Last-Event-ID"), parameter("ModelSync-Protocol")],
             "responses": responses(
-                ["200": ["description": "the event stream", "content": ["text/event-stream": ["schema": ["type": "string"]]]], "410": response("Gone")],
+                ["200": ["description": "the event stream", "content": ["text/event-stream": ["schema": schema("SyncChangeEvent")]]], "410": response("Gone")],
                 codes: [400]),
         ]
     }
@@ -344,6 +344,10 @@ package enum OpenAPIDocument {
         return [
             "Record": ["type": "object", "description": "A record: a JSON object, with an id once stored", "properties": ["id": id]],
             "RecordList": ["type": "array", "items": schema("Record")],
+            "NewRecord": [
+                "type": "object", "description": "A record to create: an id absent or null is assigned by the server",
+                "properties": ["id": ["type": ["integer", "string", "null"]]],
+            ],
             "Credentials": [
                 "type": "object", "required": ["email", "password"],
                 "description": "Other members become the account's record; role and id are ignored",
@@ -384,6 +388,17 @@ package enum OpenAPIDocument {
                     "createdWith": ["type": "string", "description": "The Idempotency-Key of the create that made the record"],
                 ],
             ],
+            // One event of the stream, as a reader of Server-Sent Events parses it (a comment, the
+            // keep-alive, is no event).
+            "SyncChangeEvent": [
+                "type": "object", "required": ["data", "event", "id"],
+                "description": "An event of /_changes/stream: `data` is a SyncChange as JSON text",
+                "properties": [
+                    "event": ["const": "change"], "id": ["type": "string", "pattern": "^[0-9]+(\\.[0-9a-f]{16})?$"],
+                    "data": ["type": "string", "contentMediaType": "application/json", "contentSchema": schema("SyncChange")],
+                    "retry": ["type": "integer", "minimum": 0],
+                ],
+            ],
             "SyncFeedPage": [
                 "type": "object", "required": ["changes", "next", "more"],
                 "properties": ["changes": ["type": "array", "items": schema("SyncChange")], "next": cursor, "more": ["type": "boolean"]],
@@ -393,13 +408,20 @@ package enum OpenAPIDocument {
                 "properties": [
                     "method": ["enum": ["POST", "PUT", "PATCH", "DELETE"]],
                     "path": ["type": "string", "description": "/<collection> for POST, /<collection>/<id> otherwise"],
-                    "headers": ["type": "object", "additionalProperties": ["type": "string"], "description": "If-Match, Idempotency-Key"],
+                    "headers": ["type": "object", "description": "If-Match, Idempotency-Key: strings; another value is answered 400 in the operation's result"],
                     "body": ["description": "A JSON object, for POST, PUT and PATCH"],
                 ],
             ],
             "SyncBatchRequest": [
                 "type": "object", "required": ["operations"],
-                "properties": ["operations": ["type": "array", "maxItems": .number(JSONNumber(SyncBatchRequest.maximumOperations)), "items": schema("SyncBatchOperation")]],
+                "properties": [
+                    "operations": [
+                        "type": "array", "maxItems": .number(JSONNumber(SyncBatchRequest.maximumOperations)),
+                        // Each item is answered in its own result: one that is no SyncBatchOperation
+                        // gets a 400 there, and the others are still applied.
+                        "items": ["description": "A SyncBatchOperation; any other value is answered 400 in its result", "examples": [["method": "POST", "path": "/posts", "body": ["title": "a"]]]],
+                    ],
+                ],
             ],
             "SyncBatchResult": [
                 "type": "object", "required": ["status", "body"],
@@ -442,7 +464,7 @@ package enum OpenAPIDocument {
             ("If-Modified-Since", "header", "An HTTP date: 304 when nothing changed since", text),
             ("If-Match", "header", "The ETag the write is based on: 412 with the current record when it changed", text),
             ("Idempotency-Key", "header", "A repeat of the same write under the same key gets the first answer (Idempotent-Replayed: true); another request under it is 422", ["type": "string", "minLength": 1, "maxLength": .number(JSONNumber(SyncProtocol.maximumIdempotencyKeyLength))]),
-            ("ModelSync-Protocol", "header", "The protocol version the client speaks; another is 400 with supportedVersions", ["type": "string", "examples": .array(SyncProtocol.supportedVersions.sorted().map { .string(String($0)) })]),
+            ("ModelSync-Protocol", "header", "The protocol version the client speaks (its decimal digits); another is 400 with supportedVersions", ["type": "string", "enum": .array(SyncProtocol.supportedVersions.sorted().map { .string(String($0)) })]),
             ("Last-Event-ID", "header", "The stream's cursor when reconnecting (instead of since)", cursor),
         ]
         var object = JSONObject()
@@ -456,7 +478,9 @@ package enum OpenAPIDocument {
         object["filters"] = [
             "name": "filters", "in": "query", "style": "form", "explode": true,
             "description": "Field filters: field=value, field_gte, field_lte, field_gt, field_lt, field_ne, field_like (a regular expression); dotted fields reach into objects",
-            "schema": ["type": "object", "additionalProperties": ["type": "string"]],
+            // Any name and any value: the server reads every other parameter as a filter (a value
+            // form-serialized from an array or an object, arrives as text all the same).
+            "schema": ["type": "object"],
         ]
         return .object(object)
     }

@@ -18,7 +18,7 @@ extension ServerRoutes {
         let isCollection = collections != nil
         let cursor = try await feedCursor(parameters.values(isCollection ? "_since" : "since").first, visibility)
         let limitText = parameters.values(isCollection ? "_limit" : "limit").first
-        guard let limit = limitText.map(Int.init) ?? Self.defaultFeedLimit, limit > 0 else {
+        guard let limit = limitText.map { QueryParameters.integer($0) } ?? Self.defaultFeedLimit, limit > 0 else {
             throw APIError.badRequest("the feed's limit must be a positive integer")
         }
         let names = collections ?? Self.collectionFilter(parameters)
@@ -37,6 +37,10 @@ extension ServerRoutes {
         guard let text, text != "now" else { return try FeedCursor(text) }
         let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         let sequence = try FeedCursor(String(parts[0]))
+        // A tag is what `cursorText` writes: 16 hex digits (the document's cursor pattern).
+        if parts.count == 2 && !Self.isCursorTag(parts[1]) {
+            throw APIError.badRequest("a feed cursor is a sequence number, optionally with a 16-digit hex tag: got \(text)")
+        }
         // A tagged cursor on an open server comes from before its rules were lifted.
         let tag = visibility.cursorTag
         let issuedHere = parts.count == 2 ? tag.map { parts[1].utf8.elementsEqual($0.utf8) } ?? false : tag == nil
@@ -44,6 +48,10 @@ extension ServerRoutes {
         let now = try await backend.changes(after: .now, in: [], limit: 1, visibility: visibility).next
         throw APIError(status: 410, message: "the cursor was issued to another reader or under other access rules; read everything again",
                        details: ["horizon": .string(Self.cursorText(now, visibility))])
+    }
+
+    private static func isCursorTag(_ text: Substring) -> Bool {
+        text.utf8.count == 16 && text.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }
     }
 
     /// The cursor of a sequence value as this reader gets it.

@@ -76,19 +76,49 @@ package struct ServerRoutes: Sendable {
                 if let handler = route.handlers[method] {
                     router.on(RouterPath(route.path), method: method) { request, context in try await handler(request, context) }
                 } else if method == .options {
-                    router.on(RouterPath(route.path), method: .options) { _, _ in
+                    router.on(RouterPath(route.path), method: .options) { request, _ in
                         var headers = HTTPFields()
-                        headers[.allow] = allow.map(\.rawValue).joined(separator: ", ")
+                        let methods = Self.documentedMethods(forPath: request.uri.path) ?? allow
+                        headers[.allow] = methods.map(\.rawValue).joined(separator: ", ")
                         return Response(status: .noContent, headers: headers)
                     }
                 } else {
                     router.on(RouterPath(route.path), method: method) { request, _ -> Response in
-                        throw APIError.methodNotAllowed("\(request.method.rawValue) is not allowed on \(route.path)", allow: allow)
+                        let methods = Self.documentedMethods(forPath: request.uri.path) ?? allow
+                        // A reserved path whose feature is off here (`PUT /_accounts/1/role` without
+                        // accounts) falls to a template: the method exists, this server lacks it.
+                        if methods.contains(request.method) {
+                            throw APIError.notFound("\(request.method.rawValue) \(request.uri.path) is not served by this server")
+                        }
+                        throw APIError.methodNotAllowed("\(request.method.rawValue) is not allowed on \(route.path)", allow: methods)
                     }
                 }
             }
         }
     }
+
+    /// The methods the OpenAPI document lists for `path`, matched against its paths with the
+    /// most specific first (`/db` before `/{resource}`, `/_accounts/{id}/role` before
+    /// `/{resource}/{id}/{children}`): what OPTIONS and a 405 name, whichever route the router
+    /// matched. Nil when no documented path matches.
+    static func documentedMethods(forPath path: String) -> [HTTPRequest.Method]? {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        let matches = documentedPaths.filter { template in
+            template.segments.count == segments.count
+                && zip(template.segments, segments).allSatisfy { pattern, segment in pattern == nil || pattern.map { $0 == segment } == true }
+        }
+        return matches.min { $0.parameterCount < $1.parameterCount }?.methods
+    }
+
+    /// The document's paths: each segment literal, or nil for a `{parameter}`; and its methods.
+    private static let documentedPaths: [(segments: [Substring?], parameterCount: Int, methods: [HTTPRequest.Method])] = {
+        guard case .object(let paths)? = OpenAPIDocument.value["paths"] else { return [] }
+        return paths.map { path, item in
+            let segments: [Substring?] = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { $0.first == "{" ? nil : $0 }
+            let names = Set(item.objectValue?.keys.map { $0.uppercased() } ?? [])
+            return (segments, segments.filter { $0 == nil }.count, allowedMethods.filter { names.contains($0.rawValue) })
+        }
+    }()
 
     /// A GET handler, answering HEAD too (its answers carry no body then).
     private func reads(_ handler: @escaping Handler) -> [HTTPRequest.Method: Handler] {
@@ -111,6 +141,8 @@ package struct ServerRoutes: Sendable {
             return try await list(name, parameters, owner: nil, request, context: context)
         case .singular?:
             if let access = access(to: name, context), access.read != .everything { throw access.refusal }
+            // A list's slicing means nothing here, but its bounds hold on every `/<name>`.
+            _ = try Slice(parameters, count: 0, defaultPageSize: 1)
             guard let (value, modified) = try await backend.singular(name) else { throw APIError.notFound("no resource named \(name)") }
             return conditional(value, modified: modified, request)
         case nil where name == "db":
@@ -134,6 +166,9 @@ package struct ServerRoutes: Sendable {
             return try await apply(try creation(in: name, body: given, context: context, idempotencyKey: try IdempotencyKeys.key(in: request.headers)))
         case (.singular?, .put), (.singular?, .patch):
             if let access = access(to: name, context), access.write != .everything { throw access.refusal }
+            // Checked, not stored: writing a singular resource again with the same body leaves it
+            // as it was, so a replay needs no remembered answer.
+            _ = try IdempotencyKeys.key(in: request.headers)
             guard let object = body.objectValue else { throw APIError.notAnObject }
             let stored = try await backend.writeSingular(name, body: object, merge: request.method == .patch, ifMatch: request.headers[.ifMatch])
             return Self.written(stored, status: .ok)

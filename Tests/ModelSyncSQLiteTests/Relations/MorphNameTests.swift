@@ -58,7 +58,7 @@ struct MorphNameTests {
         #expect(throws: RelationError.self) { try db.read { try Comment.commentable.load(for: comments[2], $0) } }
 
         // The delete rule (cascade by default) follows the declared name too.
-        try db.write { try video.delete($0) }
+        _ = try db.write { try video.delete($0) }
         #expect(try db.read { try Comment.order(\.id).fetchAll($0) }.map(\.body) == ["on the post", "not the video"])
     }
 }

@@ -39,9 +39,9 @@ private final class LosesFirstCreateResponse: HTTPTransport {
             let other = RemoteRequest(method: .post, url: url, body: Array(#"{"title":"twice"}"#.utf8))
             await #expect(throws: RemoteError.self) { try await api.send(other, options: RequestOptions(headers: headers)) }
             headers["Idempotency-Key"] = "caf\u{E9}"
-            try await api.send(request, options: RequestOptions(headers: headers))
+            _ = try await api.send(request, options: RequestOptions(headers: headers))
             headers["Idempotency-Key"] = "cafe\u{301}"
-            try await api.send(request, options: RequestOptions(headers: headers))
+            _ = try await api.send(request, options: RequestOptions(headers: headers))
             #expect(try await serverRecords(server, "notes").count == 3)
         }
     }

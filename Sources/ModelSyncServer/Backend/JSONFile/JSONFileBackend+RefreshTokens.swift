@@ -64,7 +64,7 @@ extension JSONFileBackend {
     }
 
     package func revokeRefreshTokens(family: String) async throws {
-        try await write({ _, book -> Bool in
+        _ = try await write({ _, book -> Bool in
             let before = book.refreshTokens.count
             book.refreshTokens = book.refreshTokens.filter { $0.value.family != family }
             return book.refreshTokens.count != before
