@@ -99,6 +99,37 @@ import Testing
         await TestPostgres.drop(database)
     }
 
+    /// `import --replace` under a running server: the new tables keep the policies (and grants)
+    /// from the commit on, and a collection new to the data is closed to all but admins.
+    @Test func anImportOverARunningSchemaKeepsItsPolicies() async throws {
+        let database = try TestPostgres.database()
+        try await TestPostgres.ensureAccessRole(database)
+        let server = try await SyncServer.start(
+            data: AccessTests.data, database: database.withRole(TestPostgres.accessRole), options: try AccessTests.options(),
+            logger: TestPostgresLog.logger("server \(database.schema)"))
+        do {
+            var replacement = AccessTests.data.objectValue ?? [:]
+            replacement["extra"] = [["id": 1, "userId": 1]]
+            try await SyncServer.importData(.object(replacement), into: database, replacing: true)
+            let schema = TestPostgres.quotedSchema(database)
+            try await withRawConnection(database) { connection in
+                let messages = try await table(of: "messages", schema, connection)
+                let extra = try await table(of: "extra", schema, connection)
+                func asCaller(_ user: String, role: String = "", _ statement: String) async throws -> [String] {
+                    try await transaction(connection, user: user, role: role) { try await rows(statement, connection) }
+                }
+                #expect(try await asCaller("1", "SELECT id_text FROM \(schema).\(messages) ORDER BY id_text") == ["1"])
+                #expect(try await asCaller("", "SELECT id_text FROM \(schema).\(messages)") == [])
+                #expect(try await asCaller("1", "SELECT id_text FROM \(schema).\(extra)") == [])
+                #expect(try await asCaller("9", role: "admin", "SELECT id_text FROM \(schema).\(extra)") == ["1"])
+            }
+        } catch {
+            Issue.record(error)
+        }
+        await server.shutdown()
+        await TestPostgres.drop(database)
+    }
+
     // MARK: Raw SQL
 
     private func withRawConnection(_ database: ServerDatabase, _ body: (PostgresConnection) async throws -> Void) async throws {
