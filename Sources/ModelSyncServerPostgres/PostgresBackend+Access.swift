@@ -96,18 +96,21 @@ extension PostgresBackend {
                 "CREATE POLICY modelsync_delete ON \(target) FOR DELETE USING (\(write))",
             ]
         }
-        if let role = security?.role {
-            let grantee = quotePostgres(role)
-            statements += [
-                "GRANT USAGE ON SCHEMA \(schema.quoted) TO \(grantee)",
-                "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA \(schema.quoted) TO \(grantee)",
-                "GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA \(schema.quoted) TO \(grantee)",
-                "GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA \(schema.quoted) TO \(grantee)",
-                // A view runs as its owner: through it the role would read as the owner does.
-                "REVOKE ALL ON \(schema.allRecords) FROM \(grantee)",
-            ]
-        }
+        if let role = security?.role { statements += grants(to: role, schema: schema) }
         return statements
+    }
+
+    /// The statements that let `role` reach the schema's tables, sequences and functions.
+    static func grants(to role: String, schema: PostgresSchema) -> [String] {
+        let grantee = quotePostgres(role)
+        return [
+            "GRANT USAGE ON SCHEMA \(schema.quoted) TO \(grantee)",
+            "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA \(schema.quoted) TO \(grantee)",
+            "GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA \(schema.quoted) TO \(grantee)",
+            "GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA \(schema.quoted) TO \(grantee)",
+            // A view runs as its owner: through it the role would read as the owner does.
+            "REVOKE ALL ON \(schema.allRecords) FROM \(grantee)",
+        ]
     }
 
     /// A rule as a policy's condition on `record`: admins and the server's own work see every

@@ -269,15 +269,7 @@ struct SavedRowSecurity: Sendable {
                 statements.append(statement)
             }
         }
-        for grantee in grantees.map(quotePostgres) {
-            statements += [
-                "GRANT USAGE ON SCHEMA \(schema.quoted) TO \(grantee)",
-                "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA \(schema.quoted) TO \(grantee)",
-                "GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA \(schema.quoted) TO \(grantee)",
-                "GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA \(schema.quoted) TO \(grantee)",
-                "REVOKE ALL ON \(schema.allRecords) FROM \(grantee)",
-            ]
-        }
+        for grantee in grantees { statements += PostgresBackend.grants(to: grantee, schema: schema) }
         for statement in statements { try await connection.guardedRun(PostgresQuery(unsafeSQL: statement), logger: logger) }
     }
 }

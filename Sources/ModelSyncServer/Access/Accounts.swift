@@ -165,16 +165,22 @@ struct AccountService: Sendable {
     /// The answer of a sign-in: an access token, a refresh token of a new family (with refresh
     /// tokens), and the user's record.
     func answer(user: JSONValue, account: StoredAccount, status: HTTPResponse.Status) async throws -> Response {
-        var answer = try await tokens(for: account)
+        var answer = try await signedIn(account)
         answer["user"] = user
+        return ServerRoutes.json(.object(answer), status: status)
+    }
+
+    /// An access token and, with refresh tokens, the first refresh token of a new family (every
+    /// token that descends from this sign-in).
+    func signedIn(_ account: StoredAccount) async throws -> JSONObject {
+        var answer = try await tokens(for: account)
         if let policy = accounts.refreshTokens {
-            // A new family: every token that descends from this sign-in.
             let token = RefreshToken()
             try await backend.storeRefreshToken(StoredRefreshToken(
                 hash: token.hash(policy.digest), userID: account.userID, family: token.family, expires: Date().addingTimeInterval(policy.lifetime.timeInterval)))
             answer["refreshToken"] = .string(token.text)
         }
-        return ServerRoutes.json(.object(answer), status: status)
+        return answer
     }
 
     /// An access token for the account at its generation (and its lifetime, when the issuer

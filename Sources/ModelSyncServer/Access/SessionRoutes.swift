@@ -107,14 +107,7 @@ extension AccountService {
         guard try await hashed({ try await accounts.passwords.verify(current, against: account.passwordHash) }) else { throw Self.incorrect }
         let hash = try await hashed { try await accounts.passwords.hash(new) }
         guard let changed = try await backend.endSessions(userID: userID, newPasswordHash: hash) else { throw APIError.notFound("no account with id \(userID)") }
-        var answer = try await tokens(for: changed)
-        if let policy = accounts.refreshTokens {
-            let token = RefreshToken()
-            try await backend.storeRefreshToken(StoredRefreshToken(
-                hash: token.hash(policy.digest), userID: userID, family: token.family, expires: Date().addingTimeInterval(policy.lifetime.timeInterval)))
-            answer["refreshToken"] = .string(token.text)
-        }
-        return ServerRoutes.json(.object(answer), status: .ok)
+        return ServerRoutes.json(.object(try await signedIn(changed)), status: .ok)
     }
 
     /// `POST /_accounts/<id>/logout`: signs the account out everywhere: its access tokens are
