@@ -237,6 +237,54 @@ public final class AccountSession: RemoteInterceptor, Sendable {
         await end(nil)
     }
 
+    /// Changes the account's password (`POST /_accounts/<id>/password`) and keeps the tokens the
+    /// server answers: every other device's session ends (its requests get 401, its refresh is
+    /// refused), this one goes on.
+    ///
+    /// - Throws: ``AccountSessionError/notSignedIn``; ``RemoteError/status(_:)`` when the server
+    ///   refuses (400: a wrong current password or a short new one; 429: too many attempts); a
+    ///   transport error.
+    public func changePassword(current: String, new: String) async throws {
+        let (path, bearer) = try await ownAccountPath("password")
+        let response = try await post(path, ["password": .string(current), "newPassword": .string(new)], bearer: bearer)
+        guard response.isSuccess else {
+            throw RemoteError.status(HTTPStatusError(response: response, request: RequestSummary(RemoteRequest(method: .post, url: url(path)))))
+        }
+        var tokens = try Self.tokens(in: try Self.answer(of: response), status: response.status)
+        tokens.userID = try await currentTokens()?.userID ?? tokens.userID
+        shared.withLock { state in
+            state.generation += 1
+            state.refreshing = nil
+            (state.loaded, state.tokens) = (true, tokens)
+        }
+        await keep(tokens)
+    }
+
+    /// Signs the account out on every device, this one included (`POST /_accounts/<id>/logout`):
+    /// every access token is refused from its next request, every refresh token revoked.
+    ///
+    /// - Throws: ``AccountSessionError/notSignedIn``; ``RemoteError/status(_:)`` or a transport
+    ///   error when the server did not do it (the session here goes on).
+    public func signOutEverywhere() async throws {
+        let (path, bearer) = try await ownAccountPath("logout")
+        let response = try await post(path, JSONValue.object([:]), bearer: bearer)
+        // A 401: the account's sessions had ended already.
+        guard response.isSuccess || response.status == 401 else {
+            throw RemoteError.status(HTTPStatusError(response: response, request: RequestSummary(RemoteRequest(method: .post, url: url(path)))))
+        }
+        shared.withLock { state in
+            state.generation += 1
+            state.refreshing = nil
+        }
+        await end(nil)
+    }
+
+    /// `_accounts/<user id>/<action>` and a valid access token.
+    private func ownAccountPath(_ action: String) async throws -> (path: String, bearer: String) {
+        guard let userID = try await currentTokens()?.userID, let bearer = try await accessToken() else { throw AccountSessionError.notSignedIn }
+        return ("_accounts/\(userID)/\(action)", bearer)
+    }
+
     // MARK: Refreshing
 
     /// Gets a new access token (`POST /token`) now; concurrent calls (and requests that need
@@ -408,8 +456,9 @@ public final class AccountSession: RemoteInterceptor, Sendable {
 
     private var tokenRequest: RemoteRequest { RemoteRequest(method: .post, url: url("token")) }
 
-    private func post(_ path: String, _ body: JSONValue, timeout: Duration? = nil) async throws -> RemoteResponse {
+    private func post(_ path: String, _ body: JSONValue, bearer: String? = nil, timeout: Duration? = nil) async throws -> RemoteResponse {
         var request = RemoteRequest(method: .post, url: url(path), headers: ["Content-Type": "application/json", "Accept": "application/json"], body: body.jsonBytes())
+        if let bearer { request.headers["Authorization"] = "Bearer " + bearer }
         request.timeout = timeout
         return try await transport.send(request)
     }

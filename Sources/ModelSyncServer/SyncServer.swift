@@ -92,6 +92,14 @@ public final class SyncServer: Sendable {
     package static func start(
         backend: any ServerBackend, host: String, port: Int, options: ServerOptions, logger: Logger, stopsOnSignals: Bool = false
     ) async throws -> SyncServer {
+        if let access = options.access, let accounts = access.accounts {
+            do {
+                try await AccountService.prepare(backend: backend, accounts: accounts, collection: access.rules.accountsCollection, logger: logger)
+            } catch {
+                await backend.close()
+                throw error
+            }
+        }
         let shutdownSignals: [UnixSignal] = stopsOnSignals ? [.sigint, .sigterm] : []
         let (events, continuation) = AsyncStream<Result<Int, any Error>>.makeStream()
         let application = Application(
@@ -188,7 +196,10 @@ public final class SyncServer: Sendable {
         router.add(middleware: MethodGuard(readOnly: options.readOnly))
         router.add(middleware: DeclaredBodyLimit(limit: options.maxBodySize))
         for middleware in options.middleware { router.add(middleware: middleware) }
-        if let access = options.access { router.add(middleware: Authentication(tokens: access.tokens)) }
+        if let access = options.access {
+            let accounts = access.accounts.map { _ in CurrentAccounts(backend: backend, collection: access.rules.accountsCollection) }
+            router.add(middleware: Authentication(tokens: access.tokens, accounts: accounts))
+        }
         router.add(middleware: ProtocolNegotiation())
         router.add(middleware: ErrorAnswers())
         ServerRoutes(backend: backend, options: options).route(into: router)

@@ -19,6 +19,8 @@ struct Claims: JWTPayload {
     var audience: [String]
     /// The role claim, when it is a string.
     var role: String?
+    /// ``JWTAccessTokens/generationClaim``, when it is an integer.
+    var generation: Int?
 
     init(from decoder: any Decoder) throws {
         // A payload that is not a JSON object throws here: a malformed token.
@@ -38,6 +40,7 @@ struct Claims: JWTPayload {
         } else {
             audience = try container.decodeIfPresent([String].self, forKey: "aud") ?? []
         }
+        generation = try? container.decodeIfPresent(Int.self, forKey: ClaimKey(stringValue: JWTAccessTokens.generationClaim))
         if let key = Self.roleClaimKey, let claim = decoder.userInfo[key] as? String {
             role = Self.role(at: claim, in: container)
         }
@@ -83,18 +86,22 @@ struct IssuedClaims: JWTPayload {
     var expiration: Int
     var issuer: String?
     var audience: String?
+    /// The account's generation (``JWTAccessTokens/generationClaim``), for the built-in accounts.
+    var generation: Int?
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: ClaimKey.self)
         try container.encode(subject, forKey: "sub")
         if let role { try container.encode(role.value, forKey: ClaimKey(stringValue: role.claim)) }
+        try container.encodeIfPresent(generation, forKey: ClaimKey(stringValue: JWTAccessTokens.generationClaim))
         try container.encode(issuedAt, forKey: "iat")
         try container.encode(expiration, forKey: "exp")
         try container.encodeIfPresent(issuer, forKey: "iss")
         try container.encodeIfPresent(audience, forKey: "aud")
     }
 
-    init(subject: String, role: (claim: String, value: String)?, issuedAt: Int, expiration: Int, issuer: String?, audience: String?) {
+    init(subject: String, role: (claim: String, value: String)?, issuedAt: Int, expiration: Int, issuer: String?, audience: String?, generation: Int? = nil) {
+        self.generation = generation
         self.subject = subject
         self.role = role
         self.issuedAt = issuedAt

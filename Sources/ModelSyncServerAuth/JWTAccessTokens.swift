@@ -35,6 +35,10 @@ import ModelSyncServer
 public struct JWTAccessTokens: AccessTokenVerifier, AccessTokenIssuer {
     /// The default name of the claim that holds the role.
     public static let defaultRoleClaim = "role"
+    /// The claim of an issued token that holds its account's generation
+    /// (``/ModelSyncServer/Caller/accountGeneration``). Read only from HS256 tokens, which this
+    /// server's secret signs: an identity provider's tokens never name a built-in account.
+    public static let generationClaim = "modelsync_gen"
     /// The shortest HS256 secret accepted, in bytes: as long as the hash (RFC 7518, 3.2).
     public static let minimumSecretLength = 32
     /// The longest token verified, in bytes; a longer one is ``/ModelSyncServer/AccessTokenError/malformed``
@@ -90,8 +94,10 @@ public struct JWTAccessTokens: AccessTokenVerifier, AccessTokenIssuer {
     ///   - lifetime: How long an issued token is valid, in whole seconds; one hour by default.
     ///   - leeway: How far `exp` and `nbf` may be off; a minute by default.
     /// - Throws: ``ConfigurationError`` for no secret and no JWKS, a short secret, a JWKS that is
-    ///   not one or has no RS256 or ES256 key, a key that does not load, an empty role claim, or
-    ///   a lifetime under a second or over ``maximumLifetime``.
+    ///   not one or has no RS256 or ES256 key, a key that does not load, an empty role claim, a
+    ///   lifetime under a second or over ``maximumLifetime``, or a JWKS without both an
+    ///   `audience` and an `issuer` (``ConfigurationError/jwksWithoutAudience``,
+    ///   ``ConfigurationError/jwksWithoutIssuer``).
     public init(
         secret: Data? = nil,
         jwks: Data? = nil,
@@ -102,6 +108,7 @@ public struct JWTAccessTokens: AccessTokenVerifier, AccessTokenIssuer {
         leeway: Duration = .seconds(60)
     ) async throws(ConfigurationError) {
         guard secret != nil || jwks != nil else { throw .noKeys }
+
         guard !roleClaim.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) else {
             throw .invalidRoleClaim(roleClaim)
         }
@@ -121,6 +128,10 @@ public struct JWTAccessTokens: AccessTokenVerifier, AccessTokenIssuer {
         }
         if let jwks {
             publicKeys = try await Self.loadKeys(jwks)
+            // An identity provider's keys sign tokens for all its tenants and apps: without naming
+            // this one's audience and the provider, any token those keys ever signed would do.
+            guard let audience, !audience.isEmpty else { throw .jwksWithoutAudience }
+            guard let issuer, !issuer.isEmpty else { throw .jwksWithoutIssuer }
             algorithms.formUnion(publicKeys.map(\.algorithm))
         } else {
             publicKeys = []
@@ -161,7 +172,7 @@ public struct JWTAccessTokens: AccessTokenVerifier, AccessTokenIssuer {
         try await verifySignature(bytes, algorithm: algorithm, kid: header.kid)
         try check(claims)
         guard let subject = claims.subject else { throw .noSubject }
-        let caller = Caller(userID: subject, role: claims.role)
+        let caller = Caller(userID: subject, role: claims.role, accountGeneration: algorithm == "HS256" ? claims.generation : nil)
         if let expiration = claims.expiration {
             verified.remember(token, caller, validUntil: expiration + leeway.timeInterval, now: Date().timeIntervalSince1970)
         }
@@ -205,6 +216,16 @@ public struct JWTAccessTokens: AccessTokenVerifier, AccessTokenIssuer {
     ///
     /// - Throws: ``ConfigurationError/noSigningSecret`` when configured without a secret.
     public func accessToken(for userID: String, role: String?) async throws -> String {
+        try await signed(for: userID, role: role, generation: nil)
+    }
+
+    /// ``accessToken(for:role:)`` with the account's `generation` in ``generationClaim``: the
+    /// server refuses the token once the account has moved past it.
+    public func accessToken(for userID: String, role: String?, generation: Int) async throws -> String {
+        try await signed(for: userID, role: role, generation: generation)
+    }
+
+    private func signed(for userID: String, role: String?, generation: Int?) async throws -> String {
         guard let secretKeys else { throw ConfigurationError.noSigningSecret }
         let issuedAt = Int(Date().timeIntervalSince1970)
         let claims = IssuedClaims(
@@ -213,7 +234,8 @@ public struct JWTAccessTokens: AccessTokenVerifier, AccessTokenIssuer {
             issuedAt: issuedAt,
             expiration: issuedAt + Int(lifetime.components.seconds),
             issuer: issuer,
-            audience: audience
+            audience: audience,
+            generation: generation
         )
         return try await secretKeys.sign(claims)
     }
@@ -278,6 +300,12 @@ extension JWTAccessTokens {
         case invalidDuration(String)
         /// Issuing needs the HS256 secret, and none was given.
         case noSigningSecret
+        /// A JWKS without an audience: an identity provider's keys sign tokens for every app
+        /// and tenant it serves, so the audience must name this one.
+        case jwksWithoutAudience
+        /// A JWKS without an issuer: keys shared by several issuers (or republished elsewhere)
+        /// would let any of them in.
+        case jwksWithoutIssuer
 
         /// The reason, in a sentence for a log or a command line.
         public var description: String {
@@ -289,6 +317,8 @@ extension JWTAccessTokens {
             case .invalidRoleClaim(let claim): "the role claim \"\(claim)\" is not a claim name or a dotted path"
             case .invalidDuration(let reason): "invalid token duration: \(reason)"
             case .noSigningSecret: "issuing access tokens needs a JWT secret"
+            case .jwksWithoutAudience: "a JWKS needs an audience (--jwt-audience): the identity provider's keys sign tokens for other apps too"
+            case .jwksWithoutIssuer: "a JWKS needs an issuer (--jwt-issuer): tokens of another issuer with the same keys would be accepted"
             }
         }
     }

@@ -224,9 +224,8 @@ extension PostgresBackend {
     /// after an error, and hands each committed change (of every server sharing the database)
     /// to the relay in sequence order.
     ///
-    /// Under access rules (`security`) the connection reads every row (`modelsync.system`, for
-    /// the session, as the requests' role: each request's transaction sets both again): the
-    /// routes filter each stream's changes.
+    /// Under access rules (`security`) each read reads every row (`modelsync.system`, for its
+    /// transaction only, as the requests' role): the routes filter each stream's changes.
     static func listen(
         _ schema: PostgresSchema, _ resources: [String: Resource], _ client: PostgresClient, _ relay: ChangeRelay, security: RowSecurity?,
         _ logger: Logger
@@ -234,11 +233,6 @@ extension PostgresBackend {
         while !Task.isCancelled {
             do {
                 try await client.withConnection { connection in
-                    if let security {
-                        var system = BoundSQL("SELECT set_config('modelsync.system', 'on', false)")
-                        if let role = security.role { system.append(", set_config('role', \(system.bind(role)), false)") }
-                        try await connection.guardedRun(system.query, logger: logger)
-                    }
                     // Listening before the catch-up read: a write committed in between is notified.
                     // The catch-up reads from the relay's last change (where the server started, or
                     // where the lost connection left off), never from a sequence read here: a write
@@ -246,7 +240,7 @@ extension PostgresBackend {
                     // neither. Cancelling the task ends the notifications; the pool must still be
                     // running then, for the UNLISTEN and the release (see `close()`).
                     try await connection.listen(on: schema.channel) { notifications in
-                        try await catchUp(schema, resources, connection, relay, logger)
+                        try await catchUp(schema, resources, connection, relay, security: security, logger)
                         for try await notification in notifications {
                             if let replacement = DataReplacement(payload: notification.payload) {
                                 await relay.rewind(replacement)
@@ -258,7 +252,7 @@ extension PostgresBackend {
                             // read runs: one read serves them all).
                             let notified = Int(notification.payload)
                             if await relay.skip(to: notified) { continue }
-                            try await catchUp(schema, resources, connection, relay, logger)
+                            try await catchUp(schema, resources, connection, relay, security: security, logger)
                         }
                     }
                 }
@@ -271,18 +265,44 @@ extension PostgresBackend {
         }
     }
 
-    /// Reads the changes after the relay's last one and hands them over.
+    /// Reads the changes after the relay's last one and hands them over. Under access rules each
+    /// read is a transaction that reads every row (`modelsync.system`, as the requests' role),
+    /// set for that transaction only: the pooled connection goes back to the pool without it.
     private static func catchUp(
-        _ schema: PostgresSchema, _ resources: [String: Resource], _ connection: PostgresConnection, _ relay: ChangeRelay, _ logger: Logger
+        _ schema: PostgresSchema, _ resources: [String: Resource], _ connection: PostgresConnection, _ relay: ChangeRelay,
+        security: RowSecurity?, _ logger: Logger
     ) async throws {
         while true {
             // Only the collections some stream watches: the others' records are not decoded.
             let plan = await relay.plan()
-            let (changes, more, through) = try await readChanges(
-                after: plan.after, in: plan.collections, limit: 1_000, current: true, schema: schema, resources: resources, connection, logger)
+            let read = {
+                try await readChanges(
+                    after: plan.after, in: plan.collections, limit: 1_000, current: true, schema: schema, resources: resources, connection, logger)
+            }
+            let (changes, more, through) = if let security { try await asSystem(security, connection, logger, read) } else { try await read() }
             // A stream began to watch another collection meanwhile: read again, with it.
             guard await relay.deliver(changes, as: plan, through: more ? nil : through) else { continue }
             if !more { return }
+        }
+    }
+}
+
+extension PostgresBackend {
+    /// Runs `body` in a transaction on `connection` that reads every row, as the requests' role.
+    static func asSystem<T: Sendable>(
+        _ security: RowSecurity, _ connection: PostgresConnection, _ logger: Logger, _ body: () async throws -> T
+    ) async throws -> T {
+        try await connection.guardedRun("BEGIN", logger: logger)
+        do {
+            var system = BoundSQL("SELECT set_config('modelsync.system', 'on', true)")
+            if let role = security.role { system.append(", set_config('role', \(system.bind(role)), true)") }
+            try await connection.guardedRun(system.query, logger: logger)
+            let result = try await body()
+            try await connection.guardedRun("COMMIT", logger: logger)
+            return result
+        } catch {
+            try? await connection.guardedRun("ROLLBACK", logger: logger)
+            throw error
         }
     }
 }

@@ -39,20 +39,20 @@ extension PostgresBackend {
         let table = try table(of: collection)
         return try await reading(as: .anonymous, system: true) { connection in
             // Joined with the record: an account whose record was deleted signs no one in.
-            var select = BoundSQL("SELECT a.password_hash, a.role FROM \(schema.accounts) AS a JOIN \(table) AS r ON r.id_text = a.user_id WHERE a.user_id = ")
+            var select = BoundSQL("SELECT a.password_hash, a.role, a.generation FROM \(schema.accounts) AS a JOIN \(table) AS r ON r.id_text = a.user_id WHERE a.user_id = ")
             select.append("\(select.bind(userID)) AND a.collection = \(select.bind(collection))")
-            guard let (hash, role) = try await connection.guardedFirst(select.query, as: (String, String?).self, logger: logger) else { return nil }
-            return StoredAccount(userID: userID, passwordHash: hash, role: role)
+            guard let (hash, role, generation) = try await connection.guardedFirst(select.query, as: (String, String?, Int64).self, logger: logger) else { return nil }
+            return StoredAccount(userID: userID, passwordHash: hash, role: role, generation: Int(generation))
         }
     }
 
     func setRole(_ role: String?, userID: String) async throws -> StoredAccount? {
         try await writing(as: .anonymous, system: true) { connection, _ in
             var update = BoundSQL("UPDATE \(schema.accounts) SET role = ")
-            update.append("\(update.bindOrNull(role)) WHERE user_id = \(update.bind(userID)) RETURNING password_hash, role")
-            let row = try await connection.guardedFirst(update.query, as: (String, String?).self, logger: logger)
+            update.append("\(update.bindOrNull(role)) WHERE user_id = \(update.bind(userID)) RETURNING password_hash, role, generation")
+            let row = try await connection.guardedFirst(update.query, as: (String, String?, Int64).self, logger: logger)
             // No record changed: the sequence stays, no stream is told.
-            return (row.map { StoredAccount(userID: userID, passwordHash: $0.0, role: $0.1) }, changed: false)
+            return (row.map { StoredAccount(userID: userID, passwordHash: $0.0, role: $0.1, generation: Int($0.2)) }, changed: false)
         }
     }
 

@@ -25,8 +25,10 @@ extension PostgresBackend {
                 try await connection.guardedRun("SELECT pg_advisory_xact_lock(7400117)", logger: logger)
                 // One row: the state table's name, NULL when the schema has none.
                 let replaces: Bool
+                var security: SavedRowSecurity?
                 if let table = try await connection.guardedFirst(schema.holdsData, as: String?.self, logger: logger), table != nil {
                     guard replacing else { throw ServerError.cannotImport("the schema \(schema.name) already holds data (replace it with --replace)") }
+                    security = try await SavedRowSecurity.read(schema, connection, logger)
                     for statement in schema.removal { try await connection.guardedRun(PostgresQuery(unsafeSQL: statement), logger: logger) }
                     replaces = true
                 } else {
@@ -34,6 +36,9 @@ extension PostgresBackend {
                 }
                 for statement in schema.creation { try await connection.guardedRun(PostgresQuery(unsafeSQL: statement), logger: logger) }
                 try await load(importedRoot, book, schema, connection, logger)
+                // Servers under access rules may be running on the schema: the new tables are
+                // guarded as the old ones were from the commit on, not from their next start.
+                try await security?.restore(schema, connection, logger)
                 // Servers running on the schema rewind their change streams.
                 if replaces { try await notify(DataReplacement(sequence: book.sequence), schema, connection, logger) }
             }
@@ -135,9 +140,10 @@ extension PostgresBackend {
             try await connection.guardedRun(insert.query, logger: logger)
         }
         for (email, account) in book.accounts {
-            var insert = BoundSQL("INSERT INTO \(schema.accounts) (email, collection, user_id, password_hash, role) VALUES (")
+            var insert = BoundSQL("INSERT INTO \(schema.accounts) (email, collection, user_id, password_hash, role, generation) VALUES (")
             // The JSON backend keeps no collection per account: the default accounts collection.
-            insert.append("\(insert.bind(email)), 'users', \(insert.bind(account.userID)), \(insert.bind(account.passwordHash)), \(insert.bindOrNull(account.role)))")
+            insert.append("\(insert.bind(email)), 'users', \(insert.bind(account.userID)), \(insert.bind(account.passwordHash)), \(insert.bindOrNull(account.role)), ")
+            insert.append("\(insert.bind(account.generation)))")
             try await connection.guardedRun(insert.query, logger: logger)
         }
         try await connection.guardedRun(PostgresQuery(unsafeSQL: schema.allRecordsView(over: tables)), logger: logger)
@@ -185,9 +191,9 @@ extension PostgresBackend {
                     book.tombstones.append(Bookkeeping.Tombstone(
                         collection: collection, id: try JSONValue(parsing: Array(id.utf8)), sequence: Int(sequence), at: Int(at), owner: owner))
                 }
-                let accounts = PostgresQuery(unsafeSQL: "SELECT email, user_id, password_hash, role FROM \(schema.accounts) ORDER BY email")
-                for try await (email, userID, hash, role) in try await connection.guardedQuery(accounts, logger: logger).decode((String, String, String, String?).self) {
-                    book.accounts[email] = StoredAccount(userID: userID, passwordHash: hash, role: role)
+                let accounts = PostgresQuery(unsafeSQL: "SELECT email, user_id, password_hash, role, generation FROM \(schema.accounts) ORDER BY email")
+                for try await (email, userID, hash, role, generation) in try await connection.guardedQuery(accounts, logger: logger).decode((String, String, String, String?, Int64).self) {
+                    book.setAccount(StoredAccount(userID: userID, passwordHash: hash, role: role, generation: Int(generation)), email: email)
                 }
                 let keys = PostgresQuery(unsafeSQL: "SELECT key, collection, request::text, response::text, status, version, extract(epoch FROM at)::bigint FROM \(schema.idempotencyKeys) ORDER BY at")
                 for try await (key, collection, request, response, status, version, at) in try await connection.guardedQuery(keys, logger: logger).decode((String, String, String, String, Int?, Int?, Int64).self) {
@@ -205,5 +211,65 @@ extension PostgresBackend {
         } catch {
             throw serverError(error)
         }
+    }
+}
+
+/// The row-level security of a schema's collection tables, read before an import replaces them,
+/// so that the new tables have it from the import's commit: servers running under access rules
+/// keep their second layer (``PostgresBackend/installRowSecurity(_:schema:tables:client:logger:)``).
+/// A collection that had policies gets the same; a new one gets policies that admit only the
+/// server's own work and admins (as a collection the rules do not name) until a server starts
+/// with rules and installs its own.
+struct SavedRowSecurity: Sendable {
+    struct Policy: Sendable {
+        var name: String
+        var command: String
+        var using: String?
+        var check: String?
+    }
+
+    var policies: [String: [Policy]]
+    /// The roles the tables were granted to (a `?role=`), besides their owner.
+    var grantees: [String]
+
+    /// Nil when no collection table of the schema has row-level security.
+    static func read(_ schema: PostgresSchema, _ connection: PostgresConnection, _ logger: Logger) async throws -> SavedRowSecurity? {
+        var select = BoundSQL("SELECT r.name, p.policyname::text, p.cmd, p.qual, p.with_check FROM pg_policies AS p JOIN \(schema.resources) AS r ON r.table_name = p.tablename::text WHERE p.schemaname::text = ")
+        select.append(select.bind(schema.name) + " AND p.policyname LIKE 'modelsync\\_%'")
+        var policies: [String: [Policy]] = [:]
+        for try await (collection, name, command, using, check) in try await connection.guardedQuery(select.query, logger: logger).decode((String, String, String, String?, String?).self) {
+            policies[collection, default: []].append(Policy(name: name, command: command, using: using, check: check))
+        }
+        guard !policies.isEmpty else { return nil }
+        var grants = BoundSQL("SELECT DISTINCT g.grantee::text FROM information_schema.role_table_grants AS g JOIN \(schema.resources) AS r ON r.table_name = g.table_name::text ")
+        grants.append("WHERE g.table_schema::text = \(grants.bind(schema.name)) AND g.grantee::text NOT IN ('PUBLIC', current_user::text) ORDER BY 1")
+        var grantees: [String] = []
+        for try await grantee in try await connection.guardedQuery(grants.query, logger: logger).decode(String.self) { grantees.append(grantee) }
+        return SavedRowSecurity(policies: policies, grantees: grantees)
+    }
+
+    /// Gives the schema's collection tables (as loaded) the saved policies and grants.
+    func restore(_ schema: PostgresSchema, _ connection: PostgresConnection, _ logger: Logger) async throws {
+        var tables: [(String, String)] = []
+        let query = PostgresQuery(unsafeSQL: "SELECT name, table_name FROM \(schema.resources) WHERE table_name IS NOT NULL ORDER BY name")
+        for try await (name, table) in try await connection.guardedQuery(query, logger: logger).decode((String, String).self) { tables.append((name, table)) }
+        let closed = PostgresBackend.policyCondition(nil, needed: .read, schema: schema)
+        var statements: [String] = []
+        for (collection, table) in tables {
+            let target = schema.table(table)
+            statements.append("ALTER TABLE \(target) ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY")
+            let saved = policies[collection] ?? [
+                Policy(name: "modelsync_read", command: "SELECT", using: closed), Policy(name: "modelsync_insert", command: "INSERT", check: closed),
+                Policy(name: "modelsync_update", command: "UPDATE", using: closed, check: closed), Policy(name: "modelsync_delete", command: "DELETE", using: closed),
+            ]
+            for policy in saved {
+                var statement = "CREATE POLICY \(quotePostgres(policy.name)) ON \(target) FOR \(policy.command)"
+                if let using = policy.using { statement += " USING (\(using))" }
+                if let check = policy.check { statement += " WITH CHECK (\(check))" }
+                statements.append(statement)
+            }
+        }
+        for grantee in grantees { statements += PostgresBackend.grants(to: grantee, schema: schema) }
+        for statement in statements { try await connection.guardedRun(PostgresQuery(unsafeSQL: statement), logger: logger) }
     }
 }

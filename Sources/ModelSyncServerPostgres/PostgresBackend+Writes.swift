@@ -168,7 +168,12 @@ extension PostgresBackend {
             var object = given
             if let given = object["id"], given != .null {
                 let id = try normalizedID(given)
-                if try await idTaken(table, scalarText(id) ?? "", connection) { throw APIError.duplicateID(name, given) }
+                if try await idTaken(table, scalarText(id) ?? "", connection) {
+                    // Read as the caller: row-level security hides a row it may not read.
+                    var visible: JSONValue?
+                    if operation.access != nil { visible = try await row(table, id: scalarText(id) ?? "", connection, locking: false)?.2 }
+                    throw operation.duplicateID(visible, given)
+                }
                 object["id"] = id
             } else {
                 object["id"] = nil
@@ -182,6 +187,7 @@ extension PostgresBackend {
             return ItemWrite.Result(status: 201, body: stored, version: version)
         case .update(let name, let id, let body, let merge):
             try ItemWrite.checkBodyID(body, matches: id)
+            try operation.checkSignedIn()
             let table = try table(of: name)
             guard let (rowID, version, current) = try await row(table, id: id, connection, locking: locking) else { throw APIError.missing(name, id) }
             let updated = ItemWrite.updated(current, with: body, merge: merge, keeping: operation.access?.ownerField)
@@ -204,6 +210,7 @@ extension PostgresBackend {
             }
             return ItemWrite.Result(status: 200, body: stored, version: newVersion)
         case .delete(let name, let id):
+            try operation.checkSignedIn()
             let table = try table(of: name)
             guard let (rowID, version, current) = try await row(table, id: id, connection, locking: locking) else { throw APIError.missing(name, id) }
             try operation.checkAccess(to: current, replacement: nil)
@@ -225,6 +232,10 @@ extension PostgresBackend {
             tombstone.append("\(tombstone.bindOrNull(owner)))")
             try await connection.guardedRun(tombstone.query, logger: logger)
             try await dropOldTombstones(connection, &state, now: now)
+            if operation.access?.holdsAccounts == true, let userID = recordID(of: current) {
+                // An account's record gone: its credentials and refresh tokens go in this transaction.
+                try await endAccount(userID: userID, collection: name, connection)
+            }
             return ItemWrite.Result(status: 200, body: [:], version: nil)
         }
     }

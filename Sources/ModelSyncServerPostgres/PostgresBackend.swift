@@ -49,8 +49,10 @@ final class PostgresBackend: ServerBackend {
             if let security { try await Self.checkRowSecurityRole(security, client: client, logger: logger) }
             if let initialData { try await Self.importData(initialData, schema: schema, client: client, replacing: true, logger: logger) }
             let resources = try await Self.readResources(schema, client, logger)
-            try await Self.installRowSecurity(security, schema: schema, tables: Self.collectionTables(resources), client: client, logger: logger)
+            // The accounts' tables first: the role requests take is granted every table there is.
             try await Self.addRefreshTokenTable(schema, client, logger)
+            try await Self.upgradeAccounts(schema, client, logger)
+            try await Self.installRowSecurity(security, schema: schema, tables: Self.collectionTables(resources), client: client, logger: logger)
             // Where the change streams start: read before the server takes requests, so that every
             // change a stream's backlog may miss is later than this.
             let sequence: Int64 = try await client.guardedRows(

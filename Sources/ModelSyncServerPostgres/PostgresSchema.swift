@@ -135,6 +135,7 @@ struct PostgresSchema: Sendable {
                 owner text, departed boolean NOT NULL DEFAULT false)
             """,
             accountsCreation,
+            accountsByUser,
             "CREATE INDEX ON \(tombstones) (at)",
             """
             CREATE TABLE \(idempotencyKeys) (
@@ -158,9 +159,21 @@ struct PostgresSchema: Sendable {
     var accountsCreation: String {
         """
         CREATE TABLE IF NOT EXISTS \(accounts) (
-            email text PRIMARY KEY, collection text NOT NULL, user_id text NOT NULL, password_hash text NOT NULL, role text)
+            email text PRIMARY KEY, collection text NOT NULL, user_id text NOT NULL, password_hash text NOT NULL, role text,
+            generation bigint NOT NULL DEFAULT 0)
         """
     }
+
+    /// What every request with a built-in token reads (by user id), and the column an earlier
+    /// version's accounts table lacks: made when a server opens the schema.
+    var accountUpgrades: [String] {
+        [
+            "ALTER TABLE \(accounts) ADD COLUMN IF NOT EXISTS generation bigint NOT NULL DEFAULT 0",
+            accountsByUser,
+        ]
+    }
+
+    var accountsByUser: String { "CREATE INDEX IF NOT EXISTS modelsync_accounts_user ON \(accounts) (user_id, collection)" }
 
     /// Whether a collection table holds a row with this id, whoever may read it: a create with an
     /// id must not land on a row row-level security hides (`modelsync.system` admits every row,

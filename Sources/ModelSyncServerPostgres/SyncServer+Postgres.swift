@@ -71,7 +71,32 @@ extension SyncServer {
     /// ``importData(_:into:replacing:logger:)``) reads back, bookkeeping included.
     public static func exportData(from database: ServerDatabase, logger: Logger = SyncServer.defaultLogger) async throws -> JSONValue {
         try await withClient(database, logger: logger) { client in
-            try await PostgresBackend.exportData(schema: PostgresSchema(name: database.schema), client: client, logger: logger)
+            // The accounts' generation column, when an earlier version made the schema.
+            try await PostgresBackend.upgradeAccounts(PostgresSchema(name: database.schema), client, logger)
+            return try await PostgresBackend.exportData(schema: PostgresSchema(name: database.schema), client: client, logger: logger)
+        }
+    }
+
+    /// Makes `email`'s built-in account an admin with `password` in a PostgreSQL database,
+    /// creating the account and its record in `accountsCollection` when there is none: the first
+    /// admin, made offline (`modelsync-server admin <email> --database …`). Servers running on
+    /// the database see the change from their next request.
+    ///
+    /// - Returns: The account's user id and whether it was created.
+    public static func makeAdmin(
+        email: String, password: String, passwords: any PasswordHasher, database: ServerDatabase, accountsCollection: String = "users",
+        logger: Logger = SyncServer.defaultLogger
+    ) async throws -> (userID: String, created: Bool) {
+        var database = database
+        database.minimumConnections = 0
+        let backend = try await PostgresBackend.open(database, initialData: nil, feedLimits: FeedLimits(), logger: logger)
+        do {
+            let made = try await makeAdmin(email: email, password: password, passwords: passwords, backend: backend, accountsCollection: accountsCollection)
+            await backend.close()
+            return made
+        } catch {
+            await backend.close()
+            throw error
         }
     }
 

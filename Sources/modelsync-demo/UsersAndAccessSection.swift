@@ -12,11 +12,16 @@ enum UsersAndAccessSection {
         // Every post is its owner's alone (600); the owner is the post's userId.
         let secret = Data((0..<32).map { _ in UInt8.random(in: 0...255) })
         let tokens = try await JWTAccessTokens(secret: secret)
-        let accounts = BuiltInAccounts(
-            issuer: tokens, passwords: try BcryptPasswordHasher(cost: 10),
-            refreshTokens: RefreshTokenPolicy(digest: SHA256TokenDigest()), admins: ["admin@example.com"])
+        let passwords = try BcryptPasswordHasher(cost: 10)
+        let accounts = BuiltInAccounts(issuer: tokens, passwords: passwords, refreshTokens: RefreshTokenPolicy(digest: SHA256TokenDigest()))
         let access = AccessControl(rules: try AccessRules(json: ["posts": 600]), tokens: tokens, accounts: accounts)
-        let server = try await SyncServer.start(data: ["users": [], "posts": []], options: ServerOptions(access: access))
+        // The first admin is made offline, before the server starts (`modelsync-server admin`):
+        // registering an email never makes an admin.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("modelsync-demo-users-\(UUID().uuidString).json")
+        try Data(#"{"users": [], "posts": []}"#.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        _ = try await SyncServer.makeAdmin(email: "admin@example.com", password: "correct horse battery", passwords: passwords, file: file)
+        let server = try await SyncServer.start(file: file, options: ServerOptions(access: access))
         try await withServer(server, directory: "modelsync-demo-users") { directory in
             try await tour(server.baseURL, directory)
         }
@@ -53,8 +58,8 @@ enum UsersAndAccessSection {
         let admin = AccountSession(baseURL: url)
         let annUser = try await ann.session.register(email: "ann@example.com", password: "correct horse")
         _ = try await bob.session.register(email: "bob@example.com", password: "battery staple")
-        let adminUser = try await admin.register(email: "admin@example.com", password: "correct horse battery")
-        step("register: bcrypt-hashed passwords, a JWT and a refresh token each; the user never holds the hash",
+        let adminUser = try await admin.logIn(email: "admin@example.com", password: "correct horse battery")
+        step("register (the admin, made offline, logs in): bcrypt-hashed passwords, a JWT and a refresh token each; the user never holds the hash",
              "Ann: \(annUser)\nadmin: \(adminUser)")
 
         // Each writes offline, then pushes: the server makes the writer the owner.

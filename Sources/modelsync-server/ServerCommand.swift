@@ -15,7 +15,7 @@ struct ServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "modelsync-server",
         abstract: "A json-server-compatible REST server over a JSON file or a PostgreSQL database.",
-        subcommands: [Serve.self, Import.self, Export.self],
+        subcommands: [Serve.self, Import.self, Export.self, Admin.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -90,13 +90,13 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "An HS256 secret (at least 32 bytes) that signs and verifies tokens; without it, --access signs with a random one.")
     var jwtSecretFile: String?
 
-    @Option(help: "A JWKS file of an identity provider's public keys (RS256, ES256) that verify tokens.")
+    @Option(help: "A JWKS file of an identity provider's public keys (RS256, ES256) that verify tokens; needs --jwt-issuer and --jwt-audience.")
     var jwks: String?
 
-    @Option(help: "The iss that tokens must have.")
+    @Option(help: "The iss that tokens must have (required with --jwks).")
     var jwtIssuer: String?
 
-    @Option(help: "The aud that tokens must include.")
+    @Option(help: "The aud that tokens must include (required with --jwks: the provider's keys sign other apps' tokens too).")
     var jwtAudience: String?
 
     @Option(help: "The claim that holds a user's role (admin bypasses the rules).")
@@ -108,8 +108,20 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "How long the built-in accounts' refresh tokens (POST /token) stay valid unused, in seconds (0: no refresh tokens).")
     var refreshTokenLifetime = 30 * 24 * 60 * 60
 
-    @Option(help: "An email whose built-in account becomes an admin at registration or login (repeatable): the first admin, who sets others' roles.")
+    @Option(help: "An email whose existing built-in account the server makes an admin when it starts (repeatable); never an account registered later. Create the first admin with `modelsync-server admin <email>`.")
     var admin: [String] = []
+
+    @Option(help: "Logins, registrations and refreshes per client address per --rate-limit-window (0: no limits).")
+    var rateLimitPerAddress = AccountRateLimits().perAddress
+
+    @Option(help: "Logins and registrations per account (email) per --rate-limit-window (0: no limits).")
+    var rateLimitPerAccount = AccountRateLimits().perAccount
+
+    @Option(help: "The seconds over which the rate limits refill.")
+    var rateLimitWindow = 60
+
+    @Option(help: "Password hashes (bcrypt) run at once; more wait their turn.")
+    var concurrentPasswordHashes = AccountRateLimits().concurrentPasswordHashes
 
     @Flag(help: "Serve request metrics in Prometheus's text format at /_metrics.")
     var metrics = false
@@ -144,6 +156,12 @@ struct Serve: AsyncParsableCommand {
         }
         guard access != nil || (jwtSecretFile == nil && jwks == nil) else {
             throw ValidationError("--jwt-secret-file and --jwks need --access")
+        }
+        guard jwks == nil || (jwtAudience?.isEmpty == false && jwtIssuer?.isEmpty == false) else {
+            throw ValidationError("--jwks needs --jwt-audience and --jwt-issuer: an identity provider's keys sign tokens for other apps and tenants too")
+        }
+        guard rateLimitPerAddress >= 0, rateLimitPerAccount >= 0, rateLimitWindow >= 1, concurrentPasswordHashes >= 1 else {
+            throw ValidationError("--rate-limit-per-address and --rate-limit-per-account must not be negative, --rate-limit-window and --concurrent-password-hashes at least 1")
         }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
@@ -232,8 +250,14 @@ extension Serve {
         }
         // The built-in accounts sign their tokens, so they need the secret.
         let refreshTokens = refreshTokenLifetime == 0 ? nil : RefreshTokenPolicy(digest: SHA256TokenDigest(), lifetime: .seconds(refreshTokenLifetime))
+        let limits = rateLimitPerAddress == 0 || rateLimitPerAccount == 0
+            ? nil
+            : AccountRateLimits(
+                perAddress: rateLimitPerAddress, perAccount: rateLimitPerAccount, window: .seconds(rateLimitWindow),
+                concurrentPasswordHashes: concurrentPasswordHashes)
         let accounts = secret == nil
-            ? nil : BuiltInAccounts(issuer: tokens, passwords: try BcryptPasswordHasher(), refreshTokens: refreshTokens, admins: admin)
+            ? nil
+            : BuiltInAccounts(issuer: tokens, passwords: try BcryptPasswordHasher(), refreshTokens: refreshTokens, admins: admin, rateLimits: limits)
         return AccessControl(rules: rules, tokens: tokens, accounts: accounts)
     }
 
@@ -277,5 +301,52 @@ struct Export: AsyncParsableCommand {
         guard let database = try database.parsed() else { throw ValidationError("export needs --database") }
         try await SyncServer.exportData(from: database, toFile: URL(fileURLWithPath: file))
         print("modelsync-server: exported \(database) to \(file)")
+    }
+}
+
+struct Admin: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Make an email's built-in account an admin with a password, creating it if need be (the first admin).",
+        discussion: """
+            Works on the data directly: stop a server that serves the JSON file first (it would write \
+            its own copy back); over --database, running servers see the change from their next \
+            request. An existing account gets the new password and is signed out everywhere.
+            """
+    )
+
+    @Argument(help: "The admin's email address.")
+    var email: String
+
+    @Argument(help: "The JSON file (or --database).")
+    var file: String?
+
+    @OptionGroup var database: DatabaseOption
+
+    @Option(help: "A file holding the password (its first line); - reads it from standard input.")
+    var passwordFile: String
+
+    @Option(help: "The collection of the accounts' records.")
+    var accountsCollection = "users"
+
+    func validate() throws {
+        guard (file == nil) != (database.database == nil) else {
+            throw ValidationError("give either a JSON file or --database, not both")
+        }
+        guard StoredAccount.normalizedEmail(email) != nil else { throw ValidationError("\(email) is not an email address") }
+    }
+
+    func run() async throws {
+        let bytes = passwordFile == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: passwordFile))
+        let password = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        guard password.count >= 8 else { throw ValidationError("the password must have at least 8 characters") }
+        let passwords = try BcryptPasswordHasher()
+        let made: (userID: String, created: Bool)
+        if let database = try database.parsed() {
+            made = try await SyncServer.makeAdmin(email: email, password: password, passwords: passwords, database: database, accountsCollection: accountsCollection)
+        } else {
+            made = try await SyncServer.makeAdmin(
+                email: email, password: password, passwords: passwords, file: URL(fileURLWithPath: file ?? ""), accountsCollection: accountsCollection)
+        }
+        print("modelsync-server: \(made.created ? "created" : "updated") the admin account \(made.userID) (\(email))")
     }
 }

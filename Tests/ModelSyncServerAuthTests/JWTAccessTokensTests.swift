@@ -151,7 +151,7 @@ import Testing
     /// HS256 is not accepted without a secret.
     @Test func thePublicKeyAsAnHMACSecretIsRefused() async throws {
         let rsa = try Insecure.RSA.PrivateKey(pem: rsaTestKeyPEM)
-        let tokens = try await JWTAccessTokens(jwks: Self.jwks([Self.rsaJWK(rsa.publicKey, kid: "r1")]))
+        let tokens = try await JWTAccessTokens(jwks: Self.jwks([Self.rsaJWK(rsa.publicKey, kid: "r1")]), issuer: Self.idp, audience: Self.app)
         let forged = try await Self.signed(
             header: #"{"alg":"HS256","kid":"r1"}"#, payload: #"{"sub":"42","role":"admin","exp":\#(Self.inAnHour)}"#,
             with: JWTKeyCollection().add(hmac: HMACKey(from: Data(rsa.publicKey.pemRepresentation.utf8)), digestAlgorithm: .sha256)
@@ -309,6 +309,9 @@ import Testing
         return #"{"kty":"EC","crv":"P-256","x":"\#(parameters.x)","y":"\#(parameters.y)"\#(kid)}"#
     }
 
+    static let idp = "https://idp.example.com"
+    static let app = "modelsync-tests"
+
     static func jwks(_ keys: [String]) -> Data {
         Data(#"{"keys":[\#(keys.joined(separator: ","))]}"#.utf8)
     }
@@ -329,10 +332,10 @@ import Testing
                 try Self.ecJWK(ec.publicKey, kid: "e1"),
                 try Self.ecJWK(otherEC.publicKey, kid: "e2"),
             ]),
-            issuer: "https://idp.example.com"
+            issuer: "https://idp.example.com", audience: Self.app
         )
         #expect(tokens.algorithms == ["RS256", "ES256"])
-        let payload = #"{"sub":"auth0|42","role":"editor","iss":"https://idp.example.com","exp":\#(Self.inAnHour)}"#
+        let payload = #"{"sub":"auth0|42","role":"editor","iss":"https://idp.example.com","aud":"\#(Self.app)","exp":\#(Self.inAnHour)}"#
         let rsaKeys = await JWTKeyCollection().add(rsa: rsa, digestAlgorithm: .sha256)
         let ecKeys = await JWTKeyCollection().add(ecdsa: ec)
 
@@ -341,7 +344,7 @@ import Testing
         let es256 = try await Self.signed(header: #"{"alg":"ES256","kid":"e1"}"#, payload: payload, with: ecKeys)
         #expect(try await tokens.caller(for: es256) == Caller(userID: "auth0|42", role: "editor"))
         // jwt-kit's own sign, its header and all.
-        let signedByJWTKit = try await JWTKeyCollection().add(ecdsa: ec, kid: "e1").sign(Self.ExternalPayload(sub: "5", exp: Self.inAnHour, iss: "https://idp.example.com"))
+        let signedByJWTKit = try await JWTKeyCollection().add(ecdsa: ec, kid: "e1").sign(Self.ExternalPayload(sub: "5", exp: Self.inAnHour, iss: "https://idp.example.com", aud: Self.app))
         #expect(try await tokens.caller(for: signedByJWTKit) == Caller(userID: "5"))
 
         // Signed by e1's key, labeled e2: a bad signature.
@@ -355,7 +358,7 @@ import Testing
         #expect(try await tokens.caller(for: Self.signed(header: #"{"alg":"ES256"}"#, payload: payload, with: ecKeys)).userID == "auth0|42")
         #expect(try await tokens.caller(for: Self.signed(header: #"{"alg":"RS256"}"#, payload: payload, with: rsaKeys)).userID == "auth0|42")
         // The claims are checked for these too.
-        let expired = #"{"sub":"1","iss":"https://idp.example.com","exp":\#(Self.now - 3600)}"#
+        let expired = #"{"sub":"1","iss":"https://idp.example.com","aud":"\#(Self.app)","exp":\#(Self.now - 3600)}"#
         #expect(await Self.refusal(try await Self.signed(header: #"{"alg":"RS256","kid":"r1"}"#, payload: expired, with: rsaKeys), by: tokens) == .expired)
         // Without a secret: HS256 is refused and nothing is issued.
         #expect(await Self.refusal(try await Self.hs256(payload), by: tokens) == .unsupportedAlgorithm("HS256"))
@@ -366,13 +369,14 @@ import Testing
         var sub: String
         var exp: Int
         var iss: String
+        var aud: String
         func verify(using algorithm: some JWTAlgorithm) async throws {}
     }
 
     @Test func aJWKSKeyWithoutKidOrAlgVerifies() async throws {
         let rsa = try Insecure.RSA.PrivateKey(pem: rsaTestKeyPEM)
-        let tokens = try await JWTAccessTokens(jwks: Self.jwks([try Self.rsaJWK(rsa.publicKey, kid: nil, alg: nil)]))
-        let payload = #"{"sub":"1","exp":\#(Self.inAnHour)}"#
+        let tokens = try await JWTAccessTokens(jwks: Self.jwks([try Self.rsaJWK(rsa.publicKey, kid: nil, alg: nil)]), issuer: Self.idp, audience: Self.app)
+        let payload = #"{"sub":"1","iss":"\#(Self.idp)","aud":"\#(Self.app)","exp":\#(Self.inAnHour)}"#
         let keys = await JWTKeyCollection().add(rsa: rsa, digestAlgorithm: .sha256)
         #expect(try await tokens.caller(for: Self.signed(header: #"{"alg":"RS256"}"#, payload: payload, with: keys)).userID == "1")
         #expect(await Self.refusal(try await Self.signed(header: #"{"alg":"RS256","kid":"k"}"#, payload: payload, with: keys), by: tokens) == .unknownKey)
@@ -383,13 +387,37 @@ import Testing
 
     @Test func aSecretAndAJWKSTogether() async throws {
         let ec = ES256PrivateKey()
-        let tokens = try await JWTAccessTokens(secret: Self.secret, jwks: Self.jwks([try Self.ecJWK(ec.publicKey, kid: "e1")]))
+        let tokens = try await JWTAccessTokens(secret: Self.secret, jwks: Self.jwks([try Self.ecJWK(ec.publicKey, kid: "e1")]), issuer: Self.idp, audience: Self.app)
         #expect(tokens.algorithms == ["HS256", "ES256"])
-        let payload = #"{"sub":"1","exp":\#(Self.inAnHour)}"#
+        let payload = #"{"sub":"1","iss":"\#(Self.idp)","aud":"\#(Self.app)","exp":\#(Self.inAnHour)}"#
         #expect(try await tokens.caller(for: Self.signed(header: #"{"alg":"ES256","kid":"e1"}"#, payload: payload, with: JWTKeyCollection().add(ecdsa: ec))).userID == "1")
         // An HS256 token's kid (Supabase sets one) does not matter.
         #expect(try await tokens.caller(for: Self.signed(header: #"{"alg":"HS256","kid":"any"}"#, payload: payload, with: JWTKeyCollection().add(hmac: HMACKey(from: Self.secret), digestAlgorithm: .sha256))).userID == "1")
         #expect(try await tokens.caller(for: tokens.accessToken(for: "2", role: nil)).userID == "2")
+    }
+
+    /// A JWKS is an identity provider's, whose keys sign other apps' and tenants' tokens too:
+    /// without an audience and an issuer the verifier refuses to be made.
+    @Test func aJWKSNeedsAnAudienceAndAnIssuer() async throws {
+        typealias ConfigurationError = JWTAccessTokens.ConfigurationError
+        let jwks = Self.jwks([try Self.ecJWK(ES256PrivateKey().publicKey, kid: "e1")])
+        await #expect(throws: ConfigurationError.jwksWithoutAudience) { try await JWTAccessTokens(jwks: jwks) }
+        await #expect(throws: ConfigurationError.jwksWithoutAudience) { try await JWTAccessTokens(jwks: jwks, issuer: Self.idp) }
+        await #expect(throws: ConfigurationError.jwksWithoutIssuer) { try await JWTAccessTokens(jwks: jwks, audience: Self.app) }
+        await #expect(throws: ConfigurationError.jwksWithoutAudience) { try await JWTAccessTokens(secret: Self.secret, jwks: jwks, issuer: Self.idp, audience: "") }
+        _ = try await JWTAccessTokens(jwks: jwks, issuer: Self.idp, audience: Self.app)
+    }
+
+    /// An issued token names its account's generation; only an HS256 token's counts (an identity
+    /// provider's tokens never name a built-in account).
+    @Test func theAccountGenerationIsReadFromTheServersOwnTokens() async throws {
+        let ec = ES256PrivateKey()
+        let tokens = try await JWTAccessTokens(secret: Self.secret, jwks: Self.jwks([try Self.ecJWK(ec.publicKey, kid: "e1")]), issuer: Self.idp, audience: Self.app)
+        #expect(try await tokens.caller(for: tokens.accessToken(for: "4", role: "editor", generation: 3)) == Caller(userID: "4", role: "editor", accountGeneration: 3))
+        #expect(try await tokens.caller(for: tokens.accessToken(for: "4", role: nil)).accountGeneration == nil)
+        let payload = #"{"sub":"4","iss":"\#(Self.idp)","aud":"\#(Self.app)","modelsync_gen":0,"exp":\#(Self.inAnHour)}"#
+        let foreign = try await Self.signed(header: #"{"alg":"ES256","kid":"e1"}"#, payload: payload, with: JWTKeyCollection().add(ecdsa: ec))
+        #expect(try await tokens.caller(for: foreign).accountGeneration == nil)
     }
 
     // MARK: Configuration

@@ -12,18 +12,13 @@ import Testing
 @Suite struct PostgresRowSecurityTests {
     /// Plain SQL as the server's role, with Ann's settings, reads and touches Ann's rows only.
     @Test func aQueryWithoutFiltersSeesOnlyTheCallersRows() async throws {
-        let database = try TestPostgres.database()
-        try await TestPostgres.ensureAccessRole(database)
-        let server = try await SyncServer.start(
-            data: AccessTests.data, database: database.withRole(TestPostgres.accessRole), options: try AccessTests.options(),
-            logger: TestPostgresLog.logger("server \(database.schema)"))
-        do {
+        try await withSecuredServer { server, database in
             let schema = TestPostgres.quotedSchema(database)
             try await withRawConnection(database) { connection in
                 let messages = try await table(of: "messages", schema, connection)
                 let posts = try await table(of: "posts", schema, connection)
                 func asCaller(_ user: String, role: String = "", _ statement: String) async throws -> [String] {
-                    try await transaction(connection, user: user, role: role) { try await rows(statement, connection) }
+                    try await self.asCaller(connection, user, role: role, statement)
                 }
                 // Reads: Ann's message only; every post (644); nothing for nobody.
                 #expect(try await asCaller("1", "SELECT id_text FROM \(schema).\(messages) ORDER BY id_text") == ["1"])
@@ -52,11 +47,7 @@ import Testing
                 let refused = try await SyncServer.start(database: database, options: try AccessTests.options())
                 await refused.shutdown()
             }
-        } catch {
-            Issue.record(error)
         }
-        await server.shutdown()
-        await TestPostgres.drop(database)
     }
 
     /// One group commit holding several callers' writes: each runs as its own caller.
@@ -99,7 +90,48 @@ import Testing
         await TestPostgres.drop(database)
     }
 
+    /// `import --replace` under a running server: the new tables keep the policies (and grants)
+    /// from the commit on, and a collection new to the data is closed to all but admins.
+    @Test func anImportOverARunningSchemaKeepsItsPolicies() async throws {
+        try await withSecuredServer { _, database in
+            var replacement = AccessTests.data.objectValue ?? [:]
+            replacement["extra"] = [["id": 1, "userId": 1]]
+            try await SyncServer.importData(.object(replacement), into: database, replacing: true)
+            let schema = TestPostgres.quotedSchema(database)
+            try await withRawConnection(database) { connection in
+                let messages = try await table(of: "messages", schema, connection)
+                let extra = try await table(of: "extra", schema, connection)
+                #expect(try await asCaller(connection, "1", "SELECT id_text FROM \(schema).\(messages) ORDER BY id_text") == ["1"])
+                #expect(try await asCaller(connection, "", "SELECT id_text FROM \(schema).\(messages)") == [])
+                #expect(try await asCaller(connection, "1", "SELECT id_text FROM \(schema).\(extra)") == [])
+                #expect(try await asCaller(connection, "9", role: "admin", "SELECT id_text FROM \(schema).\(extra)") == ["1"])
+            }
+        }
+    }
+
     // MARK: Raw SQL
+
+    /// A server under `AccessTests`' rules over a fresh schema, as the access role; errors are
+    /// recorded, and the server and schema always go.
+    private func withSecuredServer(_ body: (SyncServer, ServerDatabase) async throws -> Void) async throws {
+        let database = try TestPostgres.database()
+        try await TestPostgres.ensureAccessRole(database)
+        let server = try await SyncServer.start(
+            data: AccessTests.data, database: database.withRole(TestPostgres.accessRole), options: try AccessTests.options(),
+            logger: TestPostgresLog.logger("server \(database.schema)"))
+        do {
+            try await body(server, database)
+        } catch {
+            Issue.record(error)
+        }
+        await server.shutdown()
+        await TestPostgres.drop(database)
+    }
+
+    /// `statement`'s rows as the server's role with a caller's settings, rolled back.
+    private func asCaller(_ connection: PostgresConnection, _ user: String, role: String = "", _ statement: String) async throws -> [String] {
+        try await transaction(connection, user: user, role: role) { try await rows(statement, connection) }
+    }
 
     private func withRawConnection(_ database: ServerDatabase, _ body: (PostgresConnection) async throws -> Void) async throws {
         try await TestPostgres.withConnection(to: database, label: "test.raw", body)

@@ -156,12 +156,10 @@ import Testing
     }
 
     @Test(arguments: Backend.allCases) func anAdminSetsRolesAndTheNextAccessTokenCarriesThem(backend: Backend) async throws {
-        try await withAccounts(backend, admins: ["Root@Example.org"]) { _, base async throws in
-            let root = try await register(base, "root@example.org")
-            #expect(root.accessToken.hasSuffix(":admin"))
+        try await withAccounts(backend) { _, base async throws in
             let ann = try await register(base, "ann@example.org")
             #expect(ann.accessToken == "test:\(ann.id):")
-            let asRoot = [("Authorization", "Bearer \(root.accessToken)")]
+            let asRoot = [("Authorization", "Bearer test:9:admin")]
             let set = try await send(.PUT, base + "/_accounts/\(ann.id)/role", body: #"{"role":"editor"}"#, headers: asRoot)
             #expect(set.status == 200 && set.json?["role"] == "editor")
             let refreshed = try await refresh(base, ann.refreshToken)
@@ -195,25 +193,27 @@ import Testing
 
     /// An account whose record an admin deleted refreshes no more (as it logs in no more).
     @Test(arguments: Backend.allCases) func aDeletedAccountRefreshesNoMore(backend: Backend) async throws {
-        try await withAccounts(backend, admins: ["root@example.org"]) { _, base async throws in
-            let root = try await register(base, "root@example.org")
+        try await withAccounts(backend) { _, base async throws in
             let ann = try await register(base, "ann@example.org")
-            #expect(try await send(.DELETE, base + "/users/\(ann.id)", headers: [("Authorization", "Bearer \(root.accessToken)")]).status == 200)
+            #expect(try await send(.DELETE, base + "/users/\(ann.id)", headers: [("Authorization", "Bearer test:9:admin")]).status == 200)
             #expect(try await refresh(base, ann.refreshToken).status == 401)
             #expect(try await refresh(base, ann.refreshToken).status == 401)
         }
     }
 
-    /// An operator's admin email that registered before the flag: its next login makes it one.
-    @Test func theBootstrapAdminBecomesOneAtLogin() async throws {
+    /// An operator's admin email that registered before the start: the server makes it one when
+    /// it starts; one registered after stays a plain account.
+    @Test func theBootstrapAdminIsAnAccountThatExistsAtTheStart() async throws {
         try await withDatabaseFile(#"{"users": []}"#) { file in
             let plain = try await SyncServer.start(file: file, options: ServerOptions(access: try Self.access()))
             _ = try await register(plain.baseURL.absoluteString, "root@example.org")
             await plain.shutdown()
-            let server = try await SyncServer.start(file: file, options: ServerOptions(access: try Self.access(admins: ["root@example.org"])))
+            let server = try await SyncServer.start(file: file, options: ServerOptions(access: try Self.access(admins: ["root@example.org", "late@example.org"])))
             let login = try await send(.POST, server.baseURL.absoluteString + "/login", body: #"{"email":"root@example.org","password":"long enough"}"#)
+            let late = try await send(.POST, server.baseURL.absoluteString + "/register", body: #"{"email":"late@example.org","password":"long enough"}"#)
             await server.shutdown()
             #expect(login.json?["accessToken"]?.stringValue?.hasSuffix(":admin") == true)
+            #expect(late.json?["accessToken"]?.stringValue?.hasSuffix(":admin") == false)
         }
     }
 
@@ -235,7 +235,7 @@ import Testing
     /// The documented answers of the accounts' operations (the OpenAPI suite skips them: they
     /// need access control).
     @Test func theAccountOperationsAnswerAsDocumented() async throws {
-        try await withAccounts(admins: ["root@example.org"]) { _, base async throws in
+        try await withAccounts() { _, base async throws in
             let paths = try #require(SyncServer.openAPIDocument["paths"]?.objectValue)
             func documented(_ path: String, _ method: String) -> Set<Int> {
                 Set(paths[path]?[method]?["responses"]?.objectValue?.keys.compactMap { Int($0) } ?? [])
@@ -255,7 +255,16 @@ import Testing
             answers.append(("/token", "post", try await refresh(base, root.refreshToken + "x").status))
             answers.append(("/logout", "post", try await send(.POST, base + "/logout", body: #"{"refreshToken": "x"}"#).status))
             answers.append(("/logout", "post", try await send(.POST, base + "/logout", body: "{}").status))
-            let asRoot = [("Authorization", "Bearer \(root.accessToken)")]
+            let asRoot = [("Authorization", "Bearer test:9:admin")]
+            let asRootUser = [("Authorization", "Bearer \(root.accessToken)")]
+            let password = base + "/_accounts/\(root.id)/password"
+            answers.append(("/_accounts/{id}/password", "post", try await send(.POST, password, body: #"{"password":"wrong one","newPassword":"long enough"}"#, headers: asRootUser).status))
+            answers.append(("/_accounts/{id}/password", "post", try await send(.POST, password, body: #"{"password":"long enough","newPassword":"long enough"}"#).status))
+            answers.append(("/_accounts/{id}/password", "post", try await send(.POST, password, body: #"{"password":"long enough","newPassword":"long enough"}"#, headers: asRootUser).status))
+            answers.append(("/_accounts/{id}/password", "post", try await send(.POST, base + "/_accounts/77/password", body: #"{"password":"x","newPassword":"long enough"}"#, headers: asRootUser).status))
+            answers.append(("/_accounts/{id}/logout", "post", try await send(.POST, base + "/_accounts/\(root.id)/logout", headers: asRootUser).status))
+            answers.append(("/_accounts/{id}/logout", "post", try await send(.POST, base + "/_accounts/\(root.id)/logout").status))
+            answers.append(("/_accounts/{id}/logout", "post", try await send(.POST, base + "/_accounts/77/logout", headers: asRoot).status))
             answers.append(("/_accounts/{id}/role", "put", try await send(.PUT, base + "/_accounts/\(root.id)/role", body: #"{"role":"admin"}"#, headers: asRoot).status))
             answers.append(("/_accounts/{id}/role", "put", try await send(.PUT, base + "/_accounts/77/role", body: #"{"role":"admin"}"#, headers: asRoot).status))
             answers.append(("/_accounts/{id}/role", "put", try await send(.PUT, base + "/_accounts/77/role", body: #"{"role":"admin"}"#).status))

@@ -43,20 +43,27 @@ public struct BuiltInAccounts: Sendable {
     public var minimumPasswordLength: Int
     /// Refresh tokens (`POST /token`, `/logout`); nil hands out none, as json-server-auth.
     public var refreshTokens: RefreshTokenPolicy?
-    /// The emails of the accounts that are admins from their registration or next login (the
-    /// first admin, who then sets others' roles with `PUT /_accounts/<id>/role`).
+    /// The emails of existing accounts the server makes admins when it starts (the first admin,
+    /// who then sets others' roles with `PUT /_accounts/<id>/role`). Only an account that exists
+    /// then is promoted, never one registered later: registering proves no one owns an address.
+    /// Create the first admin's account offline (`modelsync-server admin <email>`) or register it
+    /// before the start.
     public var admins: Set<String>
+    /// How often logins, registrations and refreshes may be tried, and how many password hashes
+    /// run at once; nil sets no limit (`modelsync-server --access` sets the defaults).
+    public var rateLimits: AccountRateLimits?
 
     /// Creates the accounts' configuration.
     public init(
         issuer: any AccessTokenIssuer, passwords: any PasswordHasher, minimumPasswordLength: Int = 8,
-        refreshTokens: RefreshTokenPolicy? = nil, admins: [String] = []
+        refreshTokens: RefreshTokenPolicy? = nil, admins: [String] = [], rateLimits: AccountRateLimits? = nil
     ) {
         self.issuer = issuer
         self.passwords = passwords
         self.minimumPasswordLength = minimumPasswordLength
         self.refreshTokens = refreshTokens
         self.admins = Set(admins.compactMap(StoredAccount.normalizedEmail))
+        self.rateLimits = rateLimits
     }
 }
 
@@ -66,6 +73,9 @@ public struct BuiltInAccounts: Sendable {
 struct Authentication: RouterMiddleware {
     typealias Context = SyncServerContext
     let tokens: any AccessTokenVerifier
+    /// The built-in accounts' store, when the server has them: a token issued for one of them
+    /// is checked against the account as it is now.
+    var accounts: CurrentAccounts?
 
     /// Longer headers are refused before the verifier sees them.
     static let maximumHeaderLength = 16 * 1024
@@ -96,6 +106,26 @@ struct Authentication: RouterMiddleware {
         } catch {
             throw APIError.unauthenticated("the token could not be verified", invalidToken: true)
         }
+        if let accounts { context.caller = try await accounts.current(context.caller) }
         return try await next(request, context)
+    }
+}
+
+/// The check of every request whose token names a built-in account's generation
+/// (``Caller/accountGeneration``): the account must still exist, at that generation, and its
+/// role is the one stored now, not the one the token was issued with. One lookup by user id:
+/// in memory for the JSON file, an indexed read for PostgreSQL.
+struct CurrentAccounts: Sendable {
+    let backend: any ServerBackend
+    let collection: String
+
+    func current(_ caller: Caller) async throws -> Caller {
+        guard let generation = caller.accountGeneration, let userID = caller.userID else { return caller }
+        guard let account = try await backend.currentAccount(userID: userID, in: collection), account.generation == generation else {
+            throw APIError.unauthenticated("the token was revoked (account deleted, password changed or signed out everywhere); sign in again", invalidToken: true)
+        }
+        var current = caller
+        current.role = account.role
+        return current
     }
 }

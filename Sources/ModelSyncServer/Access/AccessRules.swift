@@ -22,7 +22,8 @@ import ModelSyncJSON
 /// ```
 ///
 /// `*` is the rule of every collection the file does not name. Without it, such a collection
-/// is refused to all but admins (a forgotten collection stays closed); `users` defaults to 600.
+/// is refused to all but admins (a forgotten collection stays closed). `users` is 600 unless the
+/// file names it: `*` never governs it, so that `{"*": 664}` does not open every account.
 /// A singular resource's rule uses the signed-in and everyone digits only.
 public struct AccessRules: Sendable, Equatable {
     /// One collection's rule.
@@ -143,17 +144,20 @@ public struct AccessRules: Sendable, Equatable {
         return text
     }
 
-    /// The rule for `collection`: its own, else `*`'s, else (for the accounts) 600, else none.
+    /// The rule for `collection`: its own, else `*`'s, else none. The accounts keep 600 unless
+    /// named: `*` opens the other collections, never every account's email.
     package func rule(for collection: String) -> Rule? {
-        if let rule = rules[collection] ?? rules["*"] {
-            return collection == accountsCollection ? Rule(mode: rule.mode, ownerField: "id", roles: rule.roles) : rule
-        }
-        return collection == accountsCollection ? Rule(mode: Mode.ownRowsOnly, ownerField: "id") : nil
+        guard collection == accountsCollection else { return rules[collection] ?? rules["*"] }
+        guard let rule = rules[collection] else { return Rule(mode: Mode.ownRowsOnly, ownerField: "id") }
+        return Rule(mode: rule.mode, ownerField: "id", roles: rule.roles)
     }
 
     /// What `caller` may do in `collection`.
     package func access(to collection: String, for caller: Caller) -> CollectionAccess {
-        if caller.isAdmin { return CollectionAccess(read: .everything, write: .everything, ownerField: rule(for: collection)?.ownerField, caller: caller) }
+        let holdsAccounts = collection == accountsCollection
+        if caller.isAdmin {
+            return CollectionAccess(read: .everything, write: .everything, ownerField: rule(for: collection)?.ownerField, caller: caller, holdsAccounts: holdsAccounts)
+        }
         guard let rule = rule(for: collection) else {
             return CollectionAccess(read: .nothing, write: .nothing, ownerField: nil, caller: caller)
         }
@@ -164,7 +168,7 @@ public struct AccessRules: Sendable, Equatable {
             if mode.signedIn >= needed { return .everything }
             return mode.owner >= needed ? .ownedBy(field: rule.ownerField, userID: userID) : .nothing
         }
-        return CollectionAccess(read: rows(.read), write: rows(.readWrite), ownerField: rule.ownerField, caller: caller)
+        return CollectionAccess(read: rows(.read), write: rows(.readWrite), ownerField: rule.ownerField, caller: caller, holdsAccounts: holdsAccounts)
     }
 }
 
@@ -206,6 +210,11 @@ package struct CollectionAccess: Sendable, Equatable {
     /// The field naming a row's owner, when the collection has a rule.
     package var ownerField: String?
     package var caller: Caller
+    /// Whether the collection holds the built-in accounts' records: deleting one ends its
+    /// account (credentials and refresh tokens, in the same write).
+    package var holdsAccounts = false
+    /// The client's address, which scopes an anonymous caller's idempotency keys.
+    package var clientAddress: String?
 
     /// The refusal of a write the caller may not make: 401 for an anonymous caller (signing in
     /// may help), 403 for a signed-in one.

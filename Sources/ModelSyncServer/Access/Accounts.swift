@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Logging
 import ModelSyncJSON
 
 /// A built-in account's credentials, as a backend keeps them: never inside the user's record.
@@ -10,19 +11,23 @@ package struct StoredAccount: Sendable, Equatable {
     package var passwordHash: String
     /// The role, set only by an admin or the operator: never by registration or by the user.
     package var role: String?
+    /// Moves on with each password change and sign-out everywhere: access tokens issued for an
+    /// earlier generation are refused from then on (``Caller/accountGeneration``).
+    package var generation: Int
 
-    package init(userID: String, passwordHash: String, role: String? = nil) {
-        (self.userID, self.passwordHash, self.role) = (userID, passwordHash, role)
+    package init(userID: String, passwordHash: String, role: String? = nil, generation: Int = 0) {
+        (self.userID, self.passwordHash, self.role, self.generation) = (userID, passwordHash, role, generation)
     }
 
     init?(saved: JSONValue) {
         guard let userID = saved["user"].flatMap(scalarText), let hash = saved["hash"]?.stringValue else { return nil }
-        self.init(userID: userID, passwordHash: hash, role: saved["role"]?.stringValue)
+        self.init(userID: userID, passwordHash: hash, role: saved["role"]?.stringValue, generation: saved["generation"]?.intValue ?? 0)
     }
 
     var saved: JSONValue {
         var object: JSONObject = ["user": .string(userID), "hash": .string(passwordHash)]
         if let role { object["role"] = .string(role) }
+        if generation != 0 { object["generation"] = .number(JSONNumber(generation)) }
         return .object(object)
     }
 
@@ -43,12 +48,19 @@ extension ServerRoutes {
     /// `POST /register` (`/signup`) and `POST /login` (`/signin`), json-server-auth's routes.
     func accountRoutes(_ accounts: BuiltInAccounts, rules: AccessRules) -> [Route] {
         let service = AccountService(backend: backend, accounts: accounts, collection: rules.accountsCollection)
-        let register: Handler = { request, _ in try await service.register(try await readBody(request)) }
-        let login: Handler = { request, _ in try await service.login(try await readBody(request)) }
+        let register: Handler = { request, context in try await service.register(try await readBody(request), from: context.clientAddress) }
+        let login: Handler = { request, context in try await service.login(try await readBody(request), from: context.clientAddress) }
         return [
             Route(path: "/register", handlers: [.post: register]), Route(path: "/signup", handlers: [.post: register]),
             Route(path: "/login", handlers: [.post: login]), Route(path: "/signin", handlers: [.post: login]),
         ] + sessionRoutes(service)
+    }
+}
+
+extension SyncServerContext {
+    /// The client's IP address (without the port), what the rate limits count by.
+    var clientAddress: String {
+        remoteAddress?.ipAddress ?? "unknown"
     }
 }
 
@@ -61,15 +73,42 @@ struct AccountService: Sendable {
     /// a login takes as long as one with a wrong password (no account enumeration by timing).
     /// Made when the routes are, so that the first such login waits no longer than the others.
     private let decoy: Task<String, any Error>
+    private let limiter = AttemptLimiter()
+    /// Bounds the password hashes running at once (``AccountRateLimits/concurrentPasswordHashes``).
+    private let hashing: AsyncSemaphore?
 
     init(backend: any ServerBackend, accounts: BuiltInAccounts, collection: String) {
         (self.backend, self.accounts, self.collection) = (backend, accounts, collection)
         let passwords = accounts.passwords
         decoy = Task { try await passwords.hash(UUID().uuidString) }
+        hashing = accounts.rateLimits.map { AsyncSemaphore(permits: $0.concurrentPasswordHashes) }
     }
 
-    func register(_ body: JSONValue) async throws -> Response {
+    /// At the start, before requests: moves json-server-auth's password hashes out of the
+    /// records into the credentials, and makes the ``BuiltInAccounts/admins`` that exist admins
+    /// (logging each, and each email with no account).
+    static func prepare(backend: any ServerBackend, accounts: BuiltInAccounts, collection: String, logger: Logger) async throws {
+        let moved = try await backend.adoptPasswordHashes(in: collection) { Self.isPasswordHash($0) }
+        if moved > 0 { logger.notice("moved the passwords of \(moved) \(collection) records to their accounts' credentials") }
+        for email in accounts.admins.sorted() {
+            guard let (_, account) = try await backend.account(email: email, in: collection) else {
+                logger.warning("--admin \(email): no account has this email, so none was made an admin (create it with `modelsync-server admin \(email)`)")
+                continue
+            }
+            if account.role != Caller.adminRole { _ = try await backend.setRole(Caller.adminRole, userID: account.userID) }
+            logger.notice("--admin \(email): the account \(account.userID) is an admin")
+        }
+    }
+
+    /// Whether a record's `password` is a bcrypt hash, as json-server-auth (bcryptjs) makes them.
+    static func isPasswordHash(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        return bytes.count == 60 && text.hasPrefix("$2") && bytes[3] == UInt8(ascii: "$") && bytes[6] == UInt8(ascii: "$")
+    }
+
+    func register(_ body: JSONValue, from address: String) async throws -> Response {
         let (email, password) = try credentials(body)
+        try limit(address: address, account: email)
         guard password.count >= accounts.minimumPasswordLength else {
             throw APIError.badRequest("the password must have at least \(accounts.minimumPasswordLength) characters")
         }
@@ -77,23 +116,41 @@ struct AccountService: Sendable {
         // Neither the password nor a role becomes part of the record; the id is the server's.
         for member in ["password", "role", "id"] { profile[member] = nil }
         profile["email"] = .string(email)
-        let hash = try await accounts.passwords.hash(password)
+        let hash = try await hashed { try await accounts.passwords.hash(password) }
         let (user, account) = try await backend.register(email: email, passwordHash: hash, profile: profile, in: collection)
-        return try await answer(user: user, account: try await bootstrapAdmin(email, account), status: .created)
+        return try await answer(user: user, account: account, status: .created)
     }
 
-    func login(_ body: JSONValue) async throws -> Response {
+    func login(_ body: JSONValue, from address: String) async throws -> Response {
         let (email, password) = try credentials(body)
+        try limit(address: address, account: email)
         guard let (user, account) = try await backend.account(email: email, in: collection) else {
-            _ = try await accounts.passwords.verify(password, against: decoy.value)
+            let decoy = try await decoy.value
+            _ = try await hashed { try await accounts.passwords.verify(password, against: decoy) }
             throw Self.incorrect
         }
-        guard try await accounts.passwords.verify(password, against: account.passwordHash) else { throw Self.incorrect }
-        return try await answer(user: user, account: try await bootstrapAdmin(email, account), status: .ok)
+        guard try await hashed({ try await accounts.passwords.verify(password, against: account.passwordHash) }) else { throw Self.incorrect }
+        return try await answer(user: user, account: account, status: .ok)
+    }
+
+    /// Counts an attempt against the client's address (and the account named): 429 past a limit.
+    func limit(address: String, account: String? = nil) throws {
+        guard let limits = accounts.rateLimits else { return }
+        var keys = [(key: "address:" + address, limit: limits.perAddress)]
+        if let account { keys.append((key: "account:" + account, limit: limits.perAccount)) }
+        if let wait = limiter.attempt(keys, window: limits.window, now: Date().timeIntervalSince1970) {
+            throw APIError.tooManyAttempts(retryAfter: wait)
+        }
+    }
+
+    /// Runs a password hash within the bound on hashes at once.
+    func hashed<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        guard let hashing else { return try await body() }
+        return try await hashing.run(body)
     }
 
     /// One answer for an unknown email and a wrong password.
-    private static let incorrect = APIError.badRequest("incorrect email or password")
+    static let incorrect = APIError.badRequest("incorrect email or password")
 
     private func credentials(_ body: JSONValue) throws -> (email: String, password: String) {
         guard let given = body["email"]?.stringValue, let email = StoredAccount.normalizedEmail(given) else {
@@ -105,30 +162,86 @@ struct AccountService: Sendable {
         return (email, password)
     }
 
-    /// The account, an admin when the operator named its email (``BuiltInAccounts/admins``).
-    /// Were the server to stop between the registration and this, the next login makes it one.
-    private func bootstrapAdmin(_ email: String, _ account: StoredAccount) async throws -> StoredAccount {
-        guard accounts.admins.contains(email), account.role != Caller.adminRole else { return account }
-        return try await backend.setRole(Caller.adminRole, userID: account.userID) ?? account
+    /// The answer of a sign-in: an access token, a refresh token of a new family (with refresh
+    /// tokens), and the user's record.
+    func answer(user: JSONValue, account: StoredAccount, status: HTTPResponse.Status) async throws -> Response {
+        var answer = try await signedIn(account)
+        answer["user"] = user
+        return ServerRoutes.json(.object(answer), status: status)
     }
 
-    private func answer(user: JSONValue, account: StoredAccount, status: HTTPResponse.Status) async throws -> Response {
-        var answer = try await tokens(for: account.userID, role: account.role)
-        answer["user"] = user
+    /// An access token and, with refresh tokens, the first refresh token of a new family (every
+    /// token that descends from this sign-in).
+    func signedIn(_ account: StoredAccount) async throws -> JSONObject {
+        var answer = try await tokens(for: account)
         if let policy = accounts.refreshTokens {
-            // A new family: every token that descends from this sign-in.
             let token = RefreshToken()
             try await backend.storeRefreshToken(StoredRefreshToken(
                 hash: token.hash(policy.digest), userID: account.userID, family: token.family, expires: Date().addingTimeInterval(policy.lifetime.timeInterval)))
             answer["refreshToken"] = .string(token.text)
         }
-        return ServerRoutes.json(.object(answer), status: status)
+        return answer
     }
 
-    /// An access token (and its lifetime, when the issuer tells it).
-    func tokens(for userID: String, role: String?) async throws -> JSONObject {
-        var answer: JSONObject = ["accessToken": .string(try await accounts.issuer.accessToken(for: userID, role: role))]
+    /// An access token for the account at its generation (and its lifetime, when the issuer
+    /// tells it).
+    func tokens(for account: StoredAccount) async throws -> JSONObject {
+        let token = try await accounts.issuer.accessToken(for: account.userID, role: account.role, generation: account.generation)
+        var answer: JSONObject = ["accessToken": .string(token)]
         if let lifetime = accounts.issuer.accessTokenLifetime { answer["expiresIn"] = .number(JSONNumber(lifetime.components.seconds)) }
         return answer
+    }
+}
+
+extension AccountService {
+    /// Makes the account of `email` an admin with the password of `passwordHash`, creating it
+    /// (and its record in `collection`) when there is none: the first admin, made offline. An
+    /// existing account's sessions end (its password changed). Returns the account's user id and
+    /// whether it was created.
+    static func makeAdmin(email: String, passwordHash: String, collection: String, backend: any ServerBackend) async throws -> (userID: String, created: Bool) {
+        if let (_, account) = try await backend.account(email: email, in: collection) {
+            _ = try await backend.endSessions(userID: account.userID, newPasswordHash: passwordHash)
+            _ = try await backend.setRole(Caller.adminRole, userID: account.userID)
+            return (account.userID, false)
+        }
+        let (_, account) = try await backend.register(email: email, passwordHash: passwordHash, profile: ["email": .string(email)], in: collection)
+        _ = try await backend.setRole(Caller.adminRole, userID: account.userID)
+        return (account.userID, true)
+    }
+}
+
+extension SyncServer {
+    /// Makes `email`'s built-in account an admin with `password` (creating the account and its
+    /// record in `accountsCollection` when there is none), in a JSON file: the first admin, made
+    /// before the server starts (`modelsync-server admin <email> db.json`). Stop a server that
+    /// serves the file first: it would write its own copy back over this.
+    ///
+    /// - Returns: The account's user id and whether it was created.
+    /// - Throws: ``ServerError`` for a file that cannot be read or saved or an email that is not
+    ///   an address, and what `passwords` throws.
+    public static func makeAdmin(
+        email: String, password: String, passwords: any PasswordHasher, file: URL, accountsCollection: String = "users"
+    ) async throws -> (userID: String, created: Bool) {
+        guard let email = StoredAccount.normalizedEmail(email) else { throw ServerError.unsupported("an admin needs an email address, not \(email)") }
+        let hash = try await passwords.hash(password)
+        let backend = JSONFileBackend(root: try JSONFileBackend.load(file), file: file, feedLimits: FeedLimits())
+        do {
+            let made = try await AccountService.makeAdmin(email: email, passwordHash: hash, collection: accountsCollection, backend: backend)
+            await backend.close()
+            return made
+        } catch {
+            await backend.close()
+            throw error
+        }
+    }
+
+    /// ``makeAdmin(email:password:passwords:file:accountsCollection:)`` over another backend
+    /// (PostgreSQL's, in `ModelSyncServerPostgres`).
+    package static func makeAdmin(
+        email: String, password: String, passwords: any PasswordHasher, backend: any ServerBackend, accountsCollection: String
+    ) async throws -> (userID: String, created: Bool) {
+        guard let email = StoredAccount.normalizedEmail(email) else { throw ServerError.unsupported("an admin needs an email address, not \(email)") }
+        let hash = try await passwords.hash(password)
+        return try await AccountService.makeAdmin(email: email, passwordHash: hash, collection: accountsCollection, backend: backend)
     }
 }

@@ -4,11 +4,18 @@ public struct Caller: Sendable, Hashable, CustomStringConvertible {
     public var userID: String?
     /// The user's role (a token's role claim); `admin` bypasses the access rules.
     public var role: String?
+    /// The generation of the built-in account the token was issued for (see
+    /// ``AccessTokenIssuer/accessToken(for:role:generation:)``); nil for a token of another
+    /// issuer. Under built-in accounts the server checks it, and takes the role, from the
+    /// account as it is at each request: a role change, a deletion, a password change or a
+    /// sign-out everywhere takes effect on the caller's next request.
+    public var accountGeneration: Int?
 
     /// Creates a caller.
-    public init(userID: String?, role: String? = nil) {
+    public init(userID: String?, role: String? = nil, accountGeneration: Int? = nil) {
         self.userID = userID
         self.role = role
+        self.accountGeneration = accountGeneration
     }
 
     /// A request without a token.
@@ -44,6 +51,12 @@ public protocol AccessTokenIssuer: Sendable {
     /// A signed access token naming `userID` (as `sub`) and `role`.
     func accessToken(for userID: String, role: String?) async throws -> String
 
+    /// A signed access token naming `userID`, `role` and the account's `generation`, which the
+    /// verifier gives back as ``Caller/accountGeneration``: the server refuses the token once the
+    /// account has moved past it (a password change, a sign-out everywhere). The default leaves
+    /// the generation out (``accessToken(for:role:)``): such tokens then live until they expire.
+    func accessToken(for userID: String, role: String?, generation: Int) async throws -> String
+
     /// How long an issued token is valid: `/login`, `/register` and `/token` answer it as
     /// `expiresIn` (seconds), so that a client refreshes in time. Nil (the default) leaves it out.
     var accessTokenLifetime: Duration? { get }
@@ -51,6 +64,10 @@ public protocol AccessTokenIssuer: Sendable {
 
 extension AccessTokenIssuer {
     public var accessTokenLifetime: Duration? { nil }
+
+    public func accessToken(for userID: String, role: String?, generation: Int) async throws -> String {
+        try await accessToken(for: userID, role: role)
+    }
 }
 
 /// Hashes and checks the built-in accounts' passwords (bcrypt in `ModelSyncServerAuth`).

@@ -3,16 +3,27 @@ import Hummingbird
 import ModelSyncJSON
 
 extension ServerRoutes {
-    /// `POST /token` and `POST /logout` (with refresh tokens), and `PUT /_accounts/<id>/role`.
+    /// `POST /token` and `POST /logout` (with refresh tokens), `PUT /_accounts/<id>/role`,
+    /// `POST /_accounts/<id>/password` and `POST /_accounts/<id>/logout`.
     func sessionRoutes(_ service: AccountService) -> [Route] {
         var routes = [
             Route(path: "/_accounts/:id/role", handlers: [.put: { request, context in
                 try await service.setRole(userID: try context.segment("id"), try await readBody(request), caller: context.caller)
             }]),
+            Route(path: "/_accounts/:id/password", handlers: [.post: { request, context in
+                try await service.changePassword(
+                    userID: try context.segment("id"), try await readBody(request), caller: context.caller, from: context.clientAddress)
+            }]),
+            Route(path: "/_accounts/:id/logout", handlers: [.post: { _, context in
+                try await service.logOutEverywhere(userID: try context.segment("id"), caller: context.caller)
+            }]),
         ]
         if service.accounts.refreshTokens != nil {
             routes += [
-                Route(path: "/token", handlers: [.post: { request, context in try await service.refresh(try await readBody(request), caller: context.caller) }]),
+                Route(path: "/token", handlers: [.post: { request, context in
+                    try service.limit(address: context.clientAddress)
+                    return try await service.refresh(try await readBody(request), caller: context.caller)
+                }]),
                 Route(path: "/logout", handlers: [.post: { request, context in try await service.logOut(try await readBody(request), caller: context.caller) }]),
             ]
         }
@@ -58,7 +69,7 @@ extension AccountService {
             try await backend.revokeRefreshTokens(family: token.family)
             throw Self.invalidGrant
         }
-        var answer = try await tokens(for: userID, role: account.role)
+        var answer = try await tokens(for: account)
         answer["refreshToken"] = .string(RefreshToken(bytes: given, family: token.family).text)
         return ServerRoutes.json(.object(answer), status: .ok)
     }
@@ -74,6 +85,40 @@ extension AccountService {
         }
         if let userID = caller.userID, !stored.userID.isIdentical(to: userID) { throw Self.invalidGrant }
         try await backend.revokeRefreshTokens(family: stored.family)
+        return Response(status: .noContent)
+    }
+
+    /// `POST /_accounts/<id>/password` `{"password": "<current>", "newPassword": "<new>"}`: the
+    /// account's own user only, with the current password. Every other session ends (access
+    /// tokens from the next request, refresh tokens at once); the answer signs this one in again
+    /// as `/login` does. 400 for a wrong current password or a short new one, 401 anonymous, 403
+    /// for another account.
+    func changePassword(userID: String, _ body: JSONValue, caller: Caller, from address: String) async throws -> Response {
+        guard let callerID = caller.userID else { throw APIError.unauthenticated("sign in to change your password") }
+        guard callerID.isIdentical(to: userID) else { throw APIError(status: .forbidden, message: "only the account's own user changes its password") }
+        guard let current = body["password"]?.stringValue, let new = body["newPassword"]?.stringValue else {
+            throw APIError.badRequest(#"send {"password": "<current>", "newPassword": "<new>"}"#)
+        }
+        try limit(address: address, account: "id:" + userID)
+        guard new.count >= accounts.minimumPasswordLength else {
+            throw APIError.badRequest("the password must have at least \(accounts.minimumPasswordLength) characters")
+        }
+        guard let account = try await backend.account(userID: userID, in: collection) else { throw APIError.notFound("no account with id \(userID)") }
+        guard try await hashed({ try await accounts.passwords.verify(current, against: account.passwordHash) }) else { throw Self.incorrect }
+        let hash = try await hashed { try await accounts.passwords.hash(new) }
+        guard let changed = try await backend.endSessions(userID: userID, newPasswordHash: hash) else { throw APIError.notFound("no account with id \(userID)") }
+        return ServerRoutes.json(.object(try await signedIn(changed)), status: .ok)
+    }
+
+    /// `POST /_accounts/<id>/logout`: signs the account out everywhere: its access tokens are
+    /// refused from the next request and every refresh token family ends. The account's own user
+    /// or an admin; 204.
+    func logOutEverywhere(userID: String, caller: Caller) async throws -> Response {
+        guard let callerID = caller.userID else { throw APIError.unauthenticated("sign in to sign out everywhere") }
+        guard callerID.isIdentical(to: userID) || caller.isAdmin else {
+            throw APIError(status: .forbidden, message: "only the account's own user or an admin signs it out")
+        }
+        guard try await backend.endSessions(userID: userID, newPasswordHash: nil) != nil else { throw APIError.notFound("no account with id \(userID)") }
         return Response(status: .noContent)
     }
 

@@ -92,6 +92,24 @@ package protocol ServerBackend: Sendable {
 
     /// Revokes every refresh token of a family (a sign-out, a reuse).
     func revokeRefreshTokens(family: String) async throws
+
+    // MARK: The accounts as they are now (Access/Accounts.swift)
+
+    /// The credentials of the account of `userID` as they are now, without reading its record:
+    /// every request with a built-in account's token is checked against them, so this is one
+    /// lookup by id. Deleting the record removes them (in the same write).
+    func currentAccount(userID: String, in collection: String) async throws -> StoredAccount?
+
+    /// Ends every session of the account of `userID` in one write: its generation moves on (its
+    /// access tokens are refused from the next request) and its refresh tokens go; with
+    /// `newPasswordHash`, its password changes too. Nil when there is no such account.
+    func endSessions(userID: String, newPasswordHash: String?) async throws -> StoredAccount?
+
+    /// Moves the password hashes that json-server-auth keeps in the records of `collection`
+    /// (`"password": "$2a$10$…"`) to the accounts' credentials, for records with an email and no
+    /// account yet, and removes every record's `password` (each such record gets a new version,
+    /// so that the feed carries it without). Returns how many records had one.
+    func adoptPasswordHashes(in collection: String, isHash: @Sendable (String) -> Bool) async throws -> Int
 }
 
 /// The strong ETag of a record's version.
@@ -122,7 +140,12 @@ package struct ItemOperation: Sendable {
         guard let access else { return idempotencyKey }
         // Length-prefixed, so that no key one caller sends spells another's scope ("0:" is
         // anonymous: a user's id is never empty).
-        let userID = access.caller.userID ?? ""
+        guard let userID = access.caller.userID else {
+            // Anonymous callers by their address: one client's key never replays another's answer
+            // (clients behind one proxy share a scope; they should sign in, or send random keys).
+            let address = access.clientAddress ?? ""
+            return "0:\(address.utf8.count):\(address):\(idempotencyKey)"
+        }
         return "\(userID.utf8.count):\(userID):\(idempotencyKey)"
     }
 
@@ -131,6 +154,7 @@ package struct ItemOperation: Sendable {
     /// write, 403 for an update that would give the row to another owner (admins may).
     package func checkAccess(to current: JSONValue, replacement: JSONObject?) throws {
         guard let access else { return }
+        try checkSignedIn()
         guard access.read.admits(current) else { throw APIError.missing(write.collection, write.id ?? "") }
         guard access.write.admits(current) else { throw access.refusal }
         if let replacement, let field = access.ownerField, !access.caller.isAdmin, replacement[field] != current[field] {
@@ -140,6 +164,23 @@ package struct ItemOperation: Sendable {
 }
 
 extension ItemOperation {
+    /// Refuses (401) an anonymous update or delete where only signed-in callers may write, before
+    /// the row is looked up: whether or not it exists, signing in is what it takes. A client that
+    /// lost its token must not read a 404 as the row's deletion.
+    package func checkSignedIn() throws {
+        if let access, !access.caller.isSignedIn, access.write == .nothing { throw access.refusal }
+    }
+
+    /// The refusal of a create whose explicit id a row already holds: 409 when the caller may
+    /// read that row, else 403 without a word on the row (nothing of it is revealed, and a sync
+    /// client does not take another user's row for its own earlier create). `current` is nil
+    /// for a row the backend would not show the caller.
+    package func duplicateID(_ current: JSONValue?, _ given: JSONValue) -> APIError {
+        guard let access else { return APIError.duplicateID(write.collection, given) }
+        guard let current, access.read.admits(current) else { return APIError(status: .forbidden, message: "this id is not available") }
+        return APIError.duplicateID(write.collection, given)
+    }
+
     /// The owner an update takes `current` from, if it gives the row to another owner (only an
     /// admin may): that owner's feed must show the row deleted. Nil without access rules.
     package func departure(from current: JSONValue, to replacement: JSONObject) -> String? {

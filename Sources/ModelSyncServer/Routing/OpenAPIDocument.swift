@@ -127,8 +127,8 @@ package enum OpenAPIDocument {
     /// The built-in accounts' routes (`ServerOptions.access` with accounts; 404 without them):
     /// `x-modelsync-requires` says which configuration serves them.
     private static var accountPaths: JSONObject {
-        let register = account("register", "Create an account (json-server-auth): its record in the accounts collection, an access token and, with refresh tokens, a refresh token", created: true, codes: [400, 404, 409, 413])
-        let login = account("login", "Sign in (json-server-auth): an access token and, with refresh tokens, a refresh token", created: false, codes: [400, 404, 413])
+        let register = account("register", "Create an account (json-server-auth): its record in the accounts collection, an access token and, with refresh tokens, a refresh token", created: true, codes: [400, 404, 409, 413, 429])
+        let login = account("login", "Sign in (json-server-auth): an access token and, with refresh tokens, a refresh token", created: false, codes: [400, 404, 413, 429])
         return [
             "/register": ["post": register, "options": preflight("preflightRegister")],
             "/signup": ["post": renamed(register, "signup"), "options": preflight("preflightSignup")],
@@ -140,7 +140,7 @@ package enum OpenAPIDocument {
                     "summary": "Exchange a refresh token for a new access token and a new refresh token; the one sent is used up",
                     "description": "Sending a used refresh token again revokes every token of its sign-in (401), except within the server's retry window while its successor is unused: then the same successor is answered again (a lost answer).",
                     "requestBody": ["required": true, "content": json(schema("RefreshTokenRequest"))],
-                    "responses": responses(["200": ["description": "the new tokens", "content": json(schema("TokenPair"))]], codes: [400, 401, 404, 413]),
+                    "responses": responses(["200": ["description": "the new tokens", "content": json(schema("TokenPair"))]], codes: [400, 401, 404, 413, 429]),
                 ],
                 "options": preflight("preflightToken"),
             ],
@@ -162,6 +162,25 @@ package enum OpenAPIDocument {
                     "responses": responses(["200": ["description": "the account's role now", "content": json(schema("RoleAnswer"))]], codes: [400, 401, 403, 404, 405, 413]),
                 ],
                 "options": preflight("preflightRole"),
+            ],
+            "/_accounts/{id}/password": [
+                "parameters": [parameter("id")],
+                "post": [
+                    "operationId": "changePassword", "x-modelsync-requires": "accounts",
+                    "summary": "Change one's own password, giving the current one: every other session ends (access tokens from their next request, refresh tokens at once); the answer signs this one in again",
+                    "requestBody": ["required": true, "content": json(schema("PasswordChange"))],
+                    "responses": responses(["200": ["description": "new tokens", "content": json(schema("TokenPair"))]], codes: [400, 404, 405, 413, 429]),
+                ],
+                "options": preflight("preflightPassword"),
+            ],
+            "/_accounts/{id}/logout": [
+                "parameters": [parameter("id")],
+                "post": [
+                    "operationId": "logOutEverywhere", "x-modelsync-requires": "accounts",
+                    "summary": "Sign an account out everywhere (its own user or an admin): its access tokens are refused from their next request, every refresh token ends",
+                    "responses": responses(["204": ["description": "signed out everywhere"]], codes: [404, 405]),
+                ],
+                "options": preflight("preflightLogoutEverywhere"),
             ],
         ]
     }
@@ -302,7 +321,7 @@ package enum OpenAPIDocument {
 
     private static let errorNames: [Int: String] = [
         400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed", 409: "Conflict", 410: "Gone", 412: "PreconditionFailed",
-        413: "ContentTooLarge", 422: "UnprocessableContent",
+        413: "ContentTooLarge", 422: "UnprocessableContent", 429: "TooManyRequests",
     ]
 
     private static var components: JSONValue {
@@ -329,6 +348,7 @@ package enum OpenAPIDocument {
             ("PreconditionFailed", "If-Match failed: the record changed; `current` is the record now, ETag its version"),
             ("ContentTooLarge", "The body is larger (or deeper) than the server takes, or a batch holds more than \(SyncBatchRequest.maximumOperations) operations"),
             ("UnprocessableContent", "The Idempotency-Key was sent with another request, or PostgreSQL cannot store the value (NUL)"),
+            ("TooManyRequests", "Too many logins, registrations, refreshes or password changes from this address or for this account: try again after Retry-After seconds"),
         ]
         var object = JSONObject()
         for (name, meaning) in meanings {
@@ -367,6 +387,10 @@ package enum OpenAPIDocument {
                 "properties": ["accessToken": ["type": "string"], "refreshToken": ["type": "string"], "expiresIn": ["type": "integer"]],
             ],
             "RoleRequest": ["type": "object", "required": ["role"], "properties": ["role": ["type": ["string", "null"]]]],
+            "PasswordChange": [
+                "type": "object", "required": ["password", "newPassword"],
+                "properties": ["password": ["type": "string", "description": "the current password"], "newPassword": ["type": "string"]],
+            ],
             "RoleAnswer": ["type": "object", "required": ["id", "role"], "properties": ["id": ["type": "string"], "role": ["type": ["string", "null"]]]],
             "Resource": ["type": "object", "description": "A singular resource"],
             "Database": ["type": "object", "description": "Every collection (an array) and singular resource (an object), by name", "additionalProperties": ["type": ["array", "object"]]],

@@ -257,7 +257,9 @@ package struct ServerRoutes: Sendable {
 
     /// What the caller may do in `collection`; nil when the server has no access rules.
     func access(to collection: String, _ context: SyncServerContext) -> CollectionAccess? {
-        options.access?.rules.access(to: collection, for: context.caller)
+        guard var access = options.access?.rules.access(to: collection, for: context.caller) else { return nil }
+        if !context.caller.isSignedIn { access.clientAddress = context.clientAddress }
+        return access
     }
 
     /// Refuses a read of a collection none of whose rows the caller may read: 401 anonymous,
@@ -272,7 +274,8 @@ package struct ServerRoutes: Sendable {
     }
 
     /// A create in `collection` as the caller may make it: under access rules the row's owner
-    /// is the caller (a body naming another owner is refused, unless the caller is an admin).
+    /// is the caller (a body naming another owner is refused, unless the caller is an admin, whose
+    /// row is the admin's when the body names no owner).
     func creation(in collection: String, body: JSONObject, context: SyncServerContext, idempotencyKey: String?) throws -> ItemOperation {
         var body = body
         let access = access(to: collection, context)
@@ -284,11 +287,19 @@ package struct ServerRoutes: Sendable {
                     throw APIError(status: .forbidden, message: "only an admin may create a row for another owner")
                 }
                 // The owner as the rows of the collection name it: an integer id stays an integer.
-                body[field] = Int(userID).flatMap { String($0) == userID ? .number(JSONNumber($0)) : nil } ?? .string(userID)
+                body[field] = Self.ownerValue(userID)
+            } else if let field = access.ownerField, let userID = caller.userID, field != "id", body[field] ?? .null == .null {
+                // An admin's row is the admin's unless the body names another owner.
+                body[field] = Self.ownerValue(userID)
             }
             if !access.write.admits(.object(body)) { throw access.refusal }
         }
         return ItemOperation(write: .create(collection: collection, body: body), idempotencyKey: idempotencyKey, access: access)
+    }
+
+    /// A user id as a row's owner field holds it: an integer id stays an integer.
+    static func ownerValue(_ userID: String) -> JSONValue {
+        Int(userID).flatMap { String($0) == userID ? .number(JSONNumber($0)) : nil } ?? .string(userID)
     }
 
     // MARK: Writes

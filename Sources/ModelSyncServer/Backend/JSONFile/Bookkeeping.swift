@@ -64,11 +64,36 @@ package struct Bookkeeping: Sendable {
     package var deletedIDs: [String: Int] = [:]
     /// The built-in accounts' credentials by normalized email: the user's id, the password's
     /// hash and the role. Kept here, apart from the `users` records, so that no route serves them.
-    package var accounts: [String: StoredAccount] = [:]
+    /// Changed through ``setAccount(_:email:)``, which keeps ``accountEmails`` with it.
+    package private(set) var accounts: [String: StoredAccount] = [:]
+    /// The email of each account by its user's id (byte for byte): every request with a built-in
+    /// token looks its account up by id.
+    package private(set) var accountEmails: [ExactText: String] = [:]
     /// The built-in accounts' refresh tokens by hash (see ``StoredRefreshToken``).
     package var refreshTokens: [String: StoredRefreshToken] = [:]
 
     package init() {}
+
+    /// Keeps `account` (nil: removes the credentials) under `email`.
+    package mutating func setAccount(_ account: StoredAccount?, email: String) {
+        if let former = accounts[email] { accountEmails[ExactText(former.userID)] = nil }
+        accounts[email] = account
+        if let account { accountEmails[ExactText(account.userID)] = email }
+    }
+
+    /// Removes the credentials and refresh tokens of the account of `userID`, if any: its record
+    /// was deleted.
+    package mutating func endAccount(userID: String) {
+        guard let (email, _) = account(userID: userID) else { return }
+        setAccount(nil, email: email)
+        refreshTokens = refreshTokens.filter { !$0.value.userID.isIdentical(to: userID) }
+    }
+
+    /// The credentials of the account of `userID`, and their email.
+    package func account(userID: String) -> (email: String, account: StoredAccount)? {
+        guard let email = accountEmails[ExactText(userID)], let account = accounts[email] else { return nil }
+        return (email, account)
+    }
 
     /// Whether a top-level member is bookkeeping rather than data.
     package static func isReserved(_ name: String) -> Bool {
@@ -176,7 +201,7 @@ package struct Bookkeeping: Sendable {
             if let id = id.intValue { book.deletedIDs[collection] = id }
         }
         for (email, account) in saved["accounts"]?.objectValue ?? JSONObject() {
-            if let stored = StoredAccount(saved: account) { book.accounts[email] = stored }
+            if let stored = StoredAccount(saved: account) { book.setAccount(stored, email: email) }
         }
         for (hash, token) in saved["refreshTokens"]?.objectValue ?? JSONObject() {
             if let stored = StoredRefreshToken(hash: hash, saved: token) { book.refreshTokens[hash] = stored }

@@ -41,9 +41,8 @@ extension ItemWrite {
             var items = try JSONFileBackend.items(name, in: root)
             if let given = object["id"], given != .null {
                 let id = try normalizedID(given)
-                guard let text = scalarText(id), !items.contains(where: { hasID($0, text) }) else {
-                    throw APIError.duplicateID(name, given)
-                }
+                guard let text = scalarText(id) else { throw APIError.duplicateID(name, given) }
+                if let current = items.first(where: { hasID($0, text) }) { throw operation.duplicateID(current, given) }
                 object["id"] = id
             } else {
                 let next = Self.nextFreeID(in: items, above: book.deletedIDs[name] ?? 0)
@@ -56,6 +55,7 @@ extension ItemWrite {
             return Result(status: 201, body: .object(object), version: version)
         case .update(let name, let id, let object, let merge):
             try Self.checkBodyID(object, matches: id)
+            try operation.checkSignedIn()
             var items = try JSONFileBackend.items(name, in: root)
             guard let index = items.firstIndex(where: { hasID($0, id) }) else { throw APIError.missing(name, id) }
             let updated = Self.updated(items[index], with: object, merge: merge, keeping: operation.access?.ownerField)
@@ -70,12 +70,15 @@ extension ItemWrite {
             }
             return Result(status: 200, body: items[index], version: version)
         case .delete(let name, let id):
+            try operation.checkSignedIn()
             var items = try JSONFileBackend.items(name, in: root)
             guard let index = items.firstIndex(where: { hasID($0, id) }) else { throw APIError.missing(name, id) }
             try operation.checkAccess(to: items[index], replacement: nil)
             try checkIfMatch(items[index], version: book.version(collection: name, id: id), ifMatch)
             let owner = operation.access?.ownerField.flatMap { items[index][$0] }.flatMap(scalarText)
             book.recordDelete(collection: name, id: items[index]["id"] ?? .null, owner: owner, now: now, limits: limits)
+            // An account's record gone: its credentials and refresh tokens go in the same write.
+            if operation.access?.holdsAccounts == true, let userID = recordID(of: items[index]) { book.endAccount(userID: userID) }
             items.remove(at: index)
             root[name] = .array(items)
             return Result(status: 200, body: [:], version: nil)

@@ -6,15 +6,55 @@ import ModelSyncJSON
 extension JSONFileBackend {
     package func account(userID: String, in collection: String) -> StoredAccount? {
         guard root[collection]?.arrayValue?.contains(where: { hasID($0, userID) }) == true else { return nil }
-        return book.accounts.values.first { $0.userID.isIdentical(to: userID) }
+        return book.account(userID: userID)?.account
+    }
+
+    package func currentAccount(userID: String, in collection: String) -> StoredAccount? {
+        // A deleted record takes its credentials with it (``Bookkeeping/endAccount(userID:)``).
+        book.account(userID: userID)?.account
     }
 
     package func setRole(_ role: String?, userID: String) async throws -> StoredAccount? {
         try await write({ _, book -> StoredAccount? in
-            guard let email = book.accounts.first(where: { $0.value.userID.isIdentical(to: userID) })?.key else { return nil }
-            book.accounts[email]?.role = role
-            return book.accounts[email]
+            guard var (email, account) = book.account(userID: userID) else { return nil }
+            account.role = role
+            book.setAccount(account, email: email)
+            return account
         }, changed: { $0 != nil })
+    }
+
+    package func endSessions(userID: String, newPasswordHash: String?) async throws -> StoredAccount? {
+        try await write({ _, book -> StoredAccount? in
+            guard var (email, account) = book.account(userID: userID) else { return nil }
+            account.generation += 1
+            if let newPasswordHash { account.passwordHash = newPasswordHash }
+            book.setAccount(account, email: email)
+            book.refreshTokens = book.refreshTokens.filter { !$0.value.userID.isIdentical(to: userID) }
+            return account
+        }, changed: { $0 != nil })
+    }
+
+    package func adoptPasswordHashes(in collection: String, isHash: @Sendable (String) -> Bool) async throws -> Int {
+        try await write({ root, book -> Int in
+            guard var records = root[collection]?.arrayValue else { return 0 }
+            var adopted = 0
+            for index in records.indices {
+                guard var record = records[index].objectValue, let password = record["password"] else { continue }
+                // The hash goes whatever happens: no path may serve it.
+                record["password"] = nil
+                records[index] = .object(record)
+                adopted += 1
+                // A new version: the feed and the streams carry the record without it.
+                _ = book.recordWrite(collection: collection, record: records[index])
+                guard let hash = password.stringValue, isHash(hash), let userID = recordID(of: .object(record)),
+                      let email = record["email"]?.stringValue.flatMap(StoredAccount.normalizedEmail),
+                      book.accounts[email] == nil, book.account(userID: userID) == nil
+                else { continue }
+                book.setAccount(StoredAccount(userID: userID, passwordHash: hash), email: email)
+            }
+            if adopted > 0 { root[collection] = .array(records) }
+            return adopted
+        }, changed: { $0 > 0 })
     }
 
     package func storeRefreshToken(_ token: StoredRefreshToken) async throws {
