@@ -29,17 +29,10 @@ package struct QueryParameters: Sendable {
     /// A non-negative integer parameter; a malformed one is a 400.
     package func integer(_ name: String, minimum: Int = 0) throws -> Int? {
         guard let text = first(name) else { return nil }
-        guard let value = Self.integer(text), value >= minimum else {
+        guard let value = Int(text), value >= minimum else {
             throw APIError.badRequest("\(name) must be an integer of at least \(minimum), got \"\(text)\"")
         }
         return value
-    }
-
-    /// `text` as an integer; a run of digits too large for `Int` is `Int.max` (every bound the
-    /// server applies to a count or an index is far below it, and the document sets no maximum).
-    package static func integer(_ text: String) -> Int? {
-        if let value = Int(text) { return value }
-        return !text.isEmpty && text.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } ? Int.max : nil
     }
 }
 

@@ -463,8 +463,9 @@ package enum OpenAPIDocument {
     /// Every parameter, by name, from a table of name, location, description and schema.
     private static var parameters: JSONValue {
         let text: JSONValue = ["type": "string"]
-        let count: JSONValue = ["type": "integer", "minimum": 0]
-        let positive: JSONValue = ["type": "integer", "minimum": 1]
+        // Counts and indexes are 64-bit: a larger number is refused (400), not read as a smaller one.
+        let count: JSONValue = ["type": "integer", "minimum": 0, "maximum": .number(JSONNumber(Int.max))]
+        let positive: JSONValue = ["type": "integer", "minimum": 1, "maximum": .number(JSONNumber(Int.max))]
         let cursor: JSONValue = ["type": "string", "pattern": #"^([0-9]+(\.[0-9a-f]{16})?|now)?$"#]
         let table: [(String, String, String, JSONValue)] = [
             ("resource", "path", "A collection (a top-level array) or singular resource (a top-level object); see the examples", ["type": "string", "examples": ["posts"]]),

@@ -18,7 +18,7 @@ extension ServerRoutes {
         let isCollection = collections != nil
         let cursor = try await feedCursor(parameters.values(isCollection ? "_since" : "since").first, visibility)
         let limitText = parameters.values(isCollection ? "_limit" : "limit").first
-        guard let limit = limitText.map { QueryParameters.integer($0) } ?? Self.defaultFeedLimit, limit > 0 else {
+        guard let limit = limitText.map(Int.init) ?? Self.defaultFeedLimit, limit > 0 else {
             throw APIError.badRequest("the feed's limit must be a positive integer")
         }
         let names = collections ?? Self.collectionFilter(parameters)

@@ -16,7 +16,7 @@ extension JSONFileBackend {
 
     package func setRole(_ role: String?, userID: String) async throws -> StoredAccount? {
         try await write({ _, book -> StoredAccount? in
-            guard var (email, account) = book.account(userID: userID) else { return nil }
+            guard case (let email, var account)? = book.account(userID: userID) else { return nil }
             account.role = role
             book.setAccount(account, email: email)
             return account
@@ -25,7 +25,7 @@ extension JSONFileBackend {
 
     package func endSessions(userID: String, newPasswordHash: String?) async throws -> StoredAccount? {
         try await write({ _, book -> StoredAccount? in
-            guard var (email, account) = book.account(userID: userID) else { return nil }
+            guard case (let email, var account)? = book.account(userID: userID) else { return nil }
             account.generation += 1
             if let newPasswordHash { account.passwordHash = newPasswordHash }
             book.setAccount(account, email: email)
