@@ -290,8 +290,11 @@ extension SyncStore {
         let response: WriteAnswer?
         do {
             response = try answer.get()
-        } catch let error as RemoteError where entry.operation != .create && (error.status == 412 || (error.status == 404 && entry.operation == .update)) {
-            // The record changed or went since the change was based on it.
+        } catch let error as RemoteError where entry.operation != .create && (error.status == 412 || (error.status == 404 && entry.operation == .update))
+                    || (entry.operation == .create && !entry.temporaryKey && error.status == 409) {
+            // The record changed or went since the change was based on it; or a create under
+            // the row's own key (a policy's creating again of a deleted record) met a record
+            // another client created again meanwhile.
             guard let id = SyncKey.urlSegment(entry.localKey) else { throw SyncError.unsupportedKey(model: key.model) }
             let current = try await currentRecord(M.self, after: error, id: id)
             let (outcome, conflict) = try await database.write { db in
