@@ -307,10 +307,11 @@ extension SyncStore {
             response = nil  // Already gone: what the delete asked for.
         }
         var current: CurrentRecord?
-        if let response, response.replayed, entry.operation != .delete {
+        if let response, response.replayed {
             // Applied by an earlier attempt whose answer was lost: the record may have changed
-            // since, and a pull may have skipped that change while the entry's outcome was
-            // unknown. Its current state settles the row.
+            // since (a deleted one created again by another client's policy), and a pull may
+            // have skipped that change while the entry's outcome was unknown. Its current state
+            // settles the row.
             let id = entry.operation == .create ? response.record?[key.path].flatMap(SyncKey.urlSegment) : SyncKey.urlSegment(entry.localKey)
             if let id { current = try await fetchCurrent(M.self, id: id) }
         }
@@ -385,7 +386,8 @@ extension SyncStore {
     }
 
     /// After a replayed acknowledgement: rebases the row on the record as it is now when its
-    /// version moved past the replayed one (another writer changed or deleted it meanwhile).
+    /// version moved past the replayed one (another writer changed or deleted it meanwhile, or,
+    /// after a delete, created it again).
     /// Returns what to do after the commit.
     private func rebaseIfMoved<M: SyncedModel>(
         _ type: M.Type, key: SyncKey, _ keyValue: JSONValue, since version: String?, _ current: CurrentRecord?, _ db: SQLiteConnection
