@@ -170,7 +170,8 @@ extension SyncStore {
             var ownCreates = try self.sentCreates(key, db)
             let keys = try changes.indices.map { try pulled.key(at: $0, path: key.path) }
             // The rows' versions in one statement, to skip the echoes of this client's own writes.
-            let stored = pages.knowsVersions ? try SyncBookkeeping.versions(model: key.model, keys: keys, db) : [:]
+            // Kept as the page writes them: see below.
+            var stored = pages.knowsVersions ? try SyncBookkeeping.versions(model: key.model, keys: keys, db) : [:]
             outcomes.reserveCapacity(changes.count)
             var rows = ServerRows<M>(model: key.model)
             for (index, change) in changes.enumerated() {
@@ -194,6 +195,11 @@ extension SyncStore {
                     // stored without comparing.
                     outcomes.append(try self.storeFromServer(
                         key: key, keyValue, model, version: version, storedVersion: keyText.flatMap { stored[$0] }, into: &rows, db))
+                    // The version the row has now. A row can change twice in a page (a deletion,
+                    // then the record created again under its key): the later change is compared
+                    // with what the earlier one left, or the record looks like an echo of the
+                    // version it had before its deletion and is never stored.
+                    if let keyText { stored[keyText] = model == nil ? nil : version }
                     continue
                 }
                 try rows.write(db)

@@ -290,8 +290,11 @@ extension SyncStore {
         let response: WriteAnswer?
         do {
             response = try answer.get()
-        } catch let error as RemoteError where entry.operation != .create && (error.status == 412 || (error.status == 404 && entry.operation == .update)) {
-            // The record changed or went since the change was based on it.
+        } catch let error as RemoteError where entry.operation != .create && (error.status == 412 || (error.status == 404 && entry.operation == .update))
+                    || (entry.operation == .create && !entry.temporaryKey && error.status == 409) {
+            // The record changed or went since the change was based on it; or a create under
+            // the row's own key (a policy's creating again of a deleted record) met a record
+            // another client created again meanwhile.
             guard let id = SyncKey.urlSegment(entry.localKey) else { throw SyncError.unsupportedKey(model: key.model) }
             let current = try await currentRecord(M.self, after: error, id: id)
             let (outcome, conflict) = try await database.write { db in
@@ -304,10 +307,11 @@ extension SyncStore {
             response = nil  // Already gone: what the delete asked for.
         }
         var current: CurrentRecord?
-        if let response, response.replayed, entry.operation != .delete {
+        if let response, response.replayed {
             // Applied by an earlier attempt whose answer was lost: the record may have changed
-            // since, and a pull may have skipped that change while the entry's outcome was
-            // unknown. Its current state settles the row.
+            // since (a deleted one created again by another client's policy), and a pull may
+            // have skipped that change while the entry's outcome was unknown. Its current state
+            // settles the row.
             let id = entry.operation == .create ? response.record?[key.path].flatMap(SyncKey.urlSegment) : SyncKey.urlSegment(entry.localKey)
             if let id { current = try await fetchCurrent(M.self, id: id) }
         }
@@ -382,7 +386,8 @@ extension SyncStore {
     }
 
     /// After a replayed acknowledgement: rebases the row on the record as it is now when its
-    /// version moved past the replayed one (another writer changed or deleted it meanwhile).
+    /// version moved past the replayed one (another writer changed or deleted it meanwhile, or,
+    /// after a delete, created it again).
     /// Returns what to do after the commit.
     private func rebaseIfMoved<M: SyncedModel>(
         _ type: M.Type, key: SyncKey, _ keyValue: JSONValue, since version: String?, _ current: CurrentRecord?, _ db: SQLiteConnection

@@ -123,6 +123,74 @@ import Testing
         }
     }
 
+    /// The row's server version as the store knows it (nil: none).
+    func rowVersion(_ sync: SyncStore, _ id: Int?) async throws -> SQLValue? {
+        try await sync.database.read { db in
+            try db.scalar("SELECT version FROM modelsync_row_versions WHERE model = ? AND key = ?", [.text(SyncNote.schema.name), .text(String(id ?? 0))])
+        }
+    }
+
+    /// Issue #48: under `.clientWins`, an edit of a record another client deleted creates it
+    /// again, and the server's feed then holds the deletion and, after it, the record. The pull
+    /// that brought both deleted the row for the deletion, then took the record for the echo of
+    /// the re-create (the row's version as the page started) and never stored it: the winner
+    /// ended with no row and no version, its cursor past both.
+    @Test func aRecordCreatedAgainAfterADeleteSurvivesThePullOfTheDeletionAndTheRecord() async throws {
+        let delete: @Sendable (RemoteStore, SyncNote) async throws -> Void = { remote, note in try await remote.delete(note) }
+        try await conflict(policy: .clientWins, other: delete, local: { $0.title = "edited" }) { sync, server, note, _ in
+            #expect(try await serverRecords(server, "notes")[note.id ?? 0]?["title"]?.stringValue == "edited")
+            let version = try #require(try await rowVersion(sync, note.id))
+            let pulled = try await sync.pull(SyncNote.self)
+            #expect(pulled.conflicts == 0)
+            let row = try await localRow(sync, note.id)
+            #expect(row?.title == "edited")
+            #expect(try await rowVersion(sync, note.id) == version)
+            // Nothing is left to bring: the row is the server's.
+            let again = try await sync.pull(SyncNote.self)
+            #expect(again.upserted == 0 && again.deleted == 0)
+            #expect(try await localRow(sync, note.id)?.title == "edited")
+        }
+    }
+
+    /// Two clients under `.clientWins` edit a record that a third deletes, and both create it
+    /// again under its key. The second create meets the first's record (409): a conflict with
+    /// that record, resolved by the policy, not a failure retried forever.
+    @Test func twoCreatesAgainOfOneDeletedRecordMeetInThePolicy() async throws {
+        try await withSyncFixture { first, server, directory in
+            let second = SyncStore(
+                remote: RemoteStore(baseURL: server.baseURL),
+                database: try Database(path: directory.path("second.sqlite"), models: [SyncNote.self, SyncReply.self]),
+                models: [SyncNote.self, SyncReply.self])
+            for sync in [first, second] { sync.configure(SyncNote.self, conflicts: .clientWins) }
+            var note = SyncNote(id: nil, title: "A", body: "base")
+            try await first.save(&note)
+            try await first.push()
+            try await second.pull(SyncNote.self)
+            note = try #require(try await first.database.read { db in try SyncNote.all(db).first })
+            var theirs = note
+            note.title = "first"
+            try await first.save(&note)
+            theirs.body = "second"
+            try await second.save(&theirs)
+            try await RemoteStore(baseURL: server.baseURL).delete(note)
+            // The second learns of the deletion first: its edit becomes a create, not sent yet.
+            try await second.pull(SyncNote.self)
+            try await first.push()
+            #expect(try await serverRecords(server, "notes")[note.id ?? 0]?["title"]?.stringValue == "first")
+            let summary = try await second.push()
+            #expect(summary.conflicts == 1)
+            let record = try #require(try await serverRecords(server, "notes")[note.id ?? 0])
+            #expect(record["title"]?.stringValue == "A" && record["body"]?.stringValue == "second")
+            try await first.pull(SyncNote.self)
+            try await second.pull(SyncNote.self)
+            for sync in [first, second] {
+                #expect(try await sync.pendingCount() == 0)
+                let row = try await localRow(sync, note.id)
+                #expect(row?.title == "A" && row?.body == "second")
+            }
+        }
+    }
+
     @Test func aLocalDeleteOfARecordEditedOnTheServer() async throws {
         try await withSyncFixture { sync, server, _ in
             var note = SyncNote(id: nil, title: "A")

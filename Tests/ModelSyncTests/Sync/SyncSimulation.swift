@@ -8,23 +8,33 @@ import PostgresNIO
 
 /// A deterministic simulation of sync, as FoundationDB tests its core: a seed picks how many
 /// clients there are and every step they take (local creates, edits and deletes, pushes, pulls,
-/// crashes, also in the middle of a write transaction) and every fault their requests meet (lost requests, answers lost after the server
-/// applied the write, 503s and 429s). Each client has its own SQLite file and `SyncStore`; the
-/// server is the bundled one, over a JSON document or PostgreSQL. Requests go one at a time, so
-/// a seed replays exactly.
+/// crashes, also in the middle of a write transaction) and every fault their requests meet (lost
+/// requests, answers lost after the server applied the write, 503s and 429s); the run's conflict
+/// policy is one of ``SimulationPolicy``. Each client has its own SQLite file and `SyncStore`;
+/// the server is the bundled one, over a JSON document or PostgreSQL. Requests go one at a time,
+/// so a seed replays exactly.
 ///
 /// After the steps the faults stop, every client pushes and pulls until nothing changes, and the
-/// run is checked against what each app was told (``SimulationHistory``):
-/// - exactly once: every record a client created exists once on the server, unless that client
-///   deleted it; every field holds the last value its one writer saved;
-/// - no resurrection: a deleted record is gone everywhere;
+/// run is checked against what each app was told (``SimulationHistory``) and what the policy
+/// promises (docs/RELIABILITY.md, "What each conflict policy promises"):
+/// - exactly once: every record a client created exists at most once on the server, and once
+///   unless an app deleted it; a client's own record holds the last value its owner saved;
+/// - no invented values: every field of a record holds a value some app saved to it;
+/// - no resurrection, where the policy forbids it (``SimulationPolicy/recreatesDeleted``): a
+///   record deleted on the server never comes back;
+/// - one writer's row (server wins, client wins): every record is a row as one app saved it
+///   whole, so the winner's content is kept, never mixed with the loser's;
+/// - each writer's field (merge, the custom policy): a field only one client writes holds its
+///   last saved value, in every record no app deleted;
 /// - convergence: every client's table equals the server's, every outbox is empty, nothing is
 ///   parked, no temporary key is left;
-/// - honest conflicts: no conflict on a record only one client writes.
+/// - honest conflicts: a conflict only on a record another client wrote.
 ///
-/// Records are of two kinds, so that every field has one writer and the final state is known: a
-/// client's own records (only it edits and deletes them) and shared records (each client edits
-/// only its own field of them, so concurrent edits of one record meet in the conflict policy).
+/// Records are of two kinds: a client's own records (only it edits and deletes them, so their
+/// final state is known) and shared records, which any client creates, edits and deletes: each
+/// client has a field of its own in them (`a0`…`a2`), and `common` has every client as writer.
+/// Concurrent edits and deletes of a shared record meet in the conflict policy, and the policies
+/// that keep an edit over a delete create the record again.
 @Model
 struct SimulatedItem: SQLModel, Equatable {
     var id: Int?
@@ -34,11 +44,60 @@ struct SimulatedItem: SQLModel, Equatable {
     var a0: String = ""
     var a1: String = ""
     var a2: String = ""
+    /// A field of shared records that every client writes.
+    var common: String = ""
 
     /// The field client `client` writes.
     static func field(_ client: Int) -> WritableKeyPath<SimulatedItem, String> {
         [\.a0, \.a1, \.a2][client]
     }
+
+    /// The fields apps write, by name.
+    static var fields: [(name: String, path: WritableKeyPath<SimulatedItem, String>)] {
+        [("a0", \.a0), ("a1", \.a1), ("a2", \.a2), ("common", \.common)]
+    }
+
+    /// What an app saved, without the key (a create's row has none yet).
+    var content: [String] { [tag, String(owner), a0, a1, a2, common] }
+}
+
+/// The conflict policy of a simulated run.
+enum SimulationPolicy: String, Sendable, CaseIterable, CustomStringConvertible {
+    case serverWins, clientWins, merge, custom
+
+    var description: String { rawValue }
+
+    var conflicts: ConflictPolicy<SimulatedItem> {
+        switch self {
+        case .serverWins: .serverWins
+        case .clientWins: .clientWins
+        case .merge: .merge()
+        case .custom: Self.editsWin
+        }
+    }
+
+    /// An app's own rule: an edit wins over a delete, on either side (the record is kept, or
+    /// created again); fields merge three-way, and a field changed on both sides keeps the
+    /// larger value.
+    static let editsWin = ConflictPolicy<SimulatedItem>.custom { base, local, server in
+        guard let local else { return server }
+        guard var merged = server else { return local }
+        for (_, path) in SimulatedItem.fields {
+            let (b, l, s) = (base?[keyPath: path], local[keyPath: path], merged[keyPath: path])
+            guard l != s else { continue }
+            merged[keyPath: path] = s == b ? l : l == b ? s : max(l, s)
+        }
+        return merged
+    }
+
+    /// Whether the policy may create a deleted record again (an edit against a delete).
+    var recreatesDeleted: Bool { self == .clientWins || self == .custom }
+
+    /// Whether every record is a row one app saved whole: the policy keeps one side, never a mix.
+    var keepsWholeRows: Bool { self == .serverWins || self == .clientWins }
+
+    /// Whether a field with one writer keeps that writer's last value (a three-way merge).
+    var keepsEachWritersField: Bool { self == .merge || self == .custom }
 }
 
 extension SimulatedItem: RemoteResource {
@@ -48,9 +107,13 @@ extension SimulatedItem: RemoteResource {
 /// One step of a simulated run.
 enum SimulationStep: Sendable, Hashable, CustomStringConvertible {
     case create(client: Int)
-    /// An edit of the client's own record (`shared` false) or of a shared one, picked by `pick`.
-    case edit(client: Int, pick: Int, shared: Bool)
-    case delete(client: Int, pick: Int)
+    /// A new shared record.
+    case createShared(client: Int)
+    /// An edit of the client's own record (`shared` false) or of a shared one, picked by `pick`:
+    /// of the client's field, or (`common`) of the field every client writes.
+    case edit(client: Int, pick: Int, shared: Bool, common: Bool = false)
+    /// A delete of the client's own record (`shared` false) or of a shared one.
+    case delete(client: Int, pick: Int, shared: Bool = false)
     /// A push whose first requests meet `faults`, in order.
     case push(client: Int, faults: [TransportFault?])
     case pull(client: Int, faults: [TransportFault?])
@@ -67,8 +130,10 @@ enum SimulationStep: Sendable, Hashable, CustomStringConvertible {
         }
         switch self {
         case .create(let client): return "c\(client) create"
-        case .edit(let client, let pick, let shared): return "c\(client) edit \(shared ? "shared" : "own") #\(pick)"
-        case .delete(let client, let pick): return "c\(client) delete #\(pick)"
+        case .createShared(let client): return "c\(client) create shared"
+        case .edit(let client, let pick, let shared, let common):
+            return "c\(client) edit \(shared ? "shared" : "own") #\(pick)" + (common ? " common" : "")
+        case .delete(let client, let pick, let shared): return "c\(client) delete \(shared ? "shared" : "own") #\(pick)"
         case .push(let client, let list): return "c\(client) push" + faults(list)
         case .pull(let client, let list): return "c\(client) pull" + faults(list)
         case .crash(let client): return "c\(client) crash"
@@ -83,12 +148,14 @@ struct SimulationPlan: Sendable {
     static let sharedRecords = 3
 
     var seed: UInt64
+    var policy: SimulationPolicy
     var clients: Int
     /// 1: one request per entry; more: `POST /_batch`.
     var batchSize: Int
     var steps: [SimulationStep]
 
-    init(seed: UInt64, steps count: Int) {
+    init(seed: UInt64, steps count: Int, policy: SimulationPolicy = .merge) {
+        self.policy = policy
         var random = SeededGenerator(seed: seed)
         let clients = Int.random(in: 1...3, using: &random)
         (self.seed, self.clients) = (seed, clients)
@@ -108,10 +175,13 @@ struct SimulationPlan: Sendable {
             let client = Int.random(in: 0..<clients, using: &random)
             let pick = Int.random(in: 0..<1_000, using: &random)
             switch Int.random(in: 0..<100, using: &random) {
-            case ..<16: return .create(client: client)
-            case ..<30: return .edit(client: client, pick: pick, shared: false)
-            case ..<44: return .edit(client: client, pick: pick, shared: true)
-            case ..<52: return .delete(client: client, pick: pick)
+            case ..<12: return .create(client: client)
+            case ..<16: return .createShared(client: client)
+            case ..<28: return .edit(client: client, pick: pick, shared: false)
+            case ..<36: return .edit(client: client, pick: pick, shared: true)
+            case ..<44: return .edit(client: client, pick: pick, shared: true, common: true)
+            case ..<50: return .delete(client: client, pick: pick)
+            case ..<54: return .delete(client: client, pick: pick, shared: true)
             case ..<76: return .push(client: client, faults: faults())
             case ..<88: return .pull(client: client, faults: faults())
             case ..<94: return .crash(client: client)
@@ -127,9 +197,24 @@ struct SimulationPlan: Sendable {
 struct SimulationHistory {
     /// Each own record's last value of its owner's field; nil once its owner deleted it.
     var own: [String: String?] = [:]
-    /// Each shared record's last value per client.
+    /// Each shared record's last value of each client's own field.
     var shared: [String: [Int: String]] = [:]
+    /// Every value an app saved to each field of each record, by tag and field name.
+    var savedValues: [String: [String: Set<String>]] = [:]
+    /// Every row as an app saved it (``SimulatedItem/content``), and the seed's shared rows.
+    var savedRows: Set<[String]> = []
+    /// The clients that saved or deleted each record.
+    var writers: [String: Set<Int>] = [:]
+    /// Shared records created by an app, and those some app deleted.
+    var createdShared: Set<String> = []
+    var deletedShared: Set<String> = []
     var created = 0
+
+    mutating func saved(_ item: SimulatedItem, by client: Int) {
+        savedRows.insert(item.content)
+        writers[item.tag, default: []].insert(client)
+        for (name, path) in SimulatedItem.fields { savedValues[item.tag, default: [:]][name, default: []].insert(item[keyPath: path]) }
+    }
 }
 
 /// Where a simulated run keeps its server.
@@ -151,8 +236,12 @@ struct SyncSimulator {
 
     static var seedData: JSONValue {
         ["items": .array((1...SimulationPlan.sharedRecords).map { index in
-            ["id": .number(JSONNumber(index)), "tag": .string("shared-\(index)"), "owner": -1, "a0": "", "a1": "", "a2": ""]
+            ["id": .number(JSONNumber(index)), "tag": .string("shared-\(index)"), "owner": -1, "a0": "", "a1": "", "a2": "", "common": ""]
         })]
+    }
+
+    static var seedItems: [SimulatedItem] {
+        (1...SimulationPlan.sharedRecords).map { SimulatedItem(id: $0, tag: "shared-\($0)", owner: -1) }
     }
 
     /// The invariants the run broke, as sentences; empty when it held.
@@ -234,12 +323,18 @@ final class SimulationRun {
     var history = SimulationHistory()
     /// Conflicts each client reported, gathered before a crash drops its store.
     var conflicts: [[SyncConflict]]
+    /// The ids of the records on the server when it was last looked at, and of those it held
+    /// once and no longer did: a record deleted on the server that comes back was created again.
+    var serverIDs: Set<Int> = []
+    var deletedIDs: Set<Int> = []
+    var resurrections: [String] = []
 
     init(plan: SimulationPlan, server: TestServer, directory: TemporaryDirectory) {
         self.plan = plan
         self.server = server
         self.directory = directory
         conflicts = Array(repeating: [], count: plan.clients)
+        for item in SyncSimulator.seedItems { history.savedRows.insert(item.content) }
     }
 
     func open(_ index: Int, faults: FaultPlan = FaultPlan()) async throws -> Client {
@@ -252,6 +347,7 @@ final class SimulationRun {
         let sync = SyncStore(
             remote: remote, database: database, models: [SimulatedItem.self], maxConcurrentRequests: 1, maxBatchSize: plan.batchSize,
             logger: Logger(label: "modelsync.simulation", factory: { _ in SwiftLogNoOpLogHandler() }))
+        sync.configure(SimulatedItem.self, conflicts: plan.policy.conflicts)
         try await Self.installCrashPoints(sync)
         return Client(database: database, sync: sync, faults: faults)
     }
@@ -282,10 +378,29 @@ final class SimulationRun {
     func run() async throws -> [String] {
         for index in 0..<plan.clients { clients.append(try await open(index)) }
         for client in clients { try await client.sync.pull(SimulatedItem.self) }
-        for (index, step) in plan.steps.enumerated() { try await perform(step, at: index) }
+        try await observeServer()
+        for (index, step) in plan.steps.enumerated() {
+            try await perform(step, at: index)
+            switch step {
+            case .push, .crashDuring(_, false, _, _): try await observeServer()
+            default: break
+            }
+        }
         for client in clients { client.faults.set([]) }
         if let stuck = try await settle() { return [stuck] }
         return try await check()
+    }
+
+    /// Notes which records the server holds now: one it held before, lost since and holds
+    /// again was created again after its deletion (ids are never given twice).
+    private func observeServer() async throws {
+        let ids = Set(try await server.data["items"]?.arrayValue?.compactMap { $0["id"]?.intValue } ?? [])
+        for id in ids.intersection(deletedIDs) where !plan.policy.recreatesDeleted {
+            resurrections.append("record \(id) was deleted on the server and came back, which \(plan.policy) never does")
+        }
+        deletedIDs.formUnion(serverIDs.subtracting(ids))
+        deletedIDs.subtract(ids)
+        serverIDs = ids
     }
 
     private func rows(of client: Int, shared: Bool) async throws -> [SimulatedItem] {
@@ -302,19 +417,34 @@ final class SimulationRun {
             item[keyPath: SimulatedItem.field(client)] = "v\(index)"
             try await clients[client].sync.save(&item)
             history.own[item.tag] = .some("v\(index)")
-        case .edit(let client, let pick, let shared):
+            history.saved(item, by: client)
+        case .createShared(let client):
+            history.created += 1
+            var item = SimulatedItem(id: nil, tag: "s-\(history.created)", owner: -1, common: "v\(index)")
+            item[keyPath: SimulatedItem.field(client)] = "v\(index)"
+            try await clients[client].sync.save(&item)
+            history.createdShared.insert(item.tag)
+            history.shared[item.tag, default: [:]][client] = "v\(index)"
+            history.saved(item, by: client)
+        case .edit(let client, let pick, let shared, let common):
             let candidates = try await rows(of: client, shared: shared)
             guard !candidates.isEmpty else { return }
             var item = candidates[pick % candidates.count]
-            item[keyPath: SimulatedItem.field(client)] = "v\(index)"
+            if shared && common {
+                item.common = "v\(index)"
+            } else {
+                item[keyPath: SimulatedItem.field(client)] = "v\(index)"
+                if shared { history.shared[item.tag, default: [:]][client] = "v\(index)" } else { history.own[item.tag] = .some("v\(index)") }
+            }
             try await clients[client].sync.save(&item)
-            if shared { history.shared[item.tag, default: [:]][client] = "v\(index)" } else { history.own[item.tag] = .some("v\(index)") }
-        case .delete(let client, let pick):
-            let candidates = try await rows(of: client, shared: false)
+            history.saved(item, by: client)
+        case .delete(let client, let pick, let shared):
+            let candidates = try await rows(of: client, shared: shared)
             guard !candidates.isEmpty else { return }
             let item = candidates[pick % candidates.count]
             try await clients[client].sync.delete(item)
-            history.own[item.tag] = .some(nil)
+            history.writers[item.tag, default: []].insert(client)
+            if shared { history.deletedShared.insert(item.tag) } else { history.own[item.tag] = .some(nil) }
         case .push(let client, let faults):
             clients[client].faults.set(faults)
             _ = try? await clients[client].sync.push()
@@ -348,6 +478,7 @@ final class SimulationRun {
             var changed = false
             for client in clients {
                 let pushed = try await client.sync.push()
+                try await observeServer()
                 let pulled = try await client.sync.pull(SimulatedItem.self)
                 if pushed.sent + pushed.conflicts + pulled.upserted + pulled.deleted + pulled.conflicts > 0 { changed = true }
             }
@@ -358,7 +489,7 @@ final class SimulationRun {
     }
 
     private func check() async throws -> [String] {
-        var violations: [String] = []
+        var violations = resurrections
         let records = try await server.data["items"]?.arrayValue ?? []
         let items = try records.map { try JSONModelDecoder().decode(SimulatedItem.self, from: $0.jsonBytes()) }
         let byTag = Dictionary(grouping: items, by: \.tag)
@@ -378,14 +509,30 @@ final class SimulationRun {
             default: break
             }
         }
-        for item in items where item.owner >= 0 && history.own[item.tag] == nil {
+        let seedTags = Set(SyncSimulator.seedItems.map(\.tag))
+        for item in items where item.owner >= 0 ? history.own[item.tag] == nil : !seedTags.contains(item.tag) && !history.createdShared.contains(item.tag) {
             violations.append("\(item.tag) is on the server, but no app created it")
         }
-        for item in items where item.owner == -1 {
-            for client in 0..<plan.clients {
-                let expected = history.shared[item.tag]?[client] ?? ""
-                let held = item[keyPath: SimulatedItem.field(client)]
-                if held != expected { violations.append("\(item.tag): client \(client)'s field is \(held), the app last saved \(expected)") }
+        for tag in history.createdShared.union(seedTags).subtracting(history.deletedShared) where byTag[tag] == nil {
+            violations.append("shared \(tag), which no app deleted, is not on the server (lost)")
+        }
+        for item in items {
+            for (name, path) in SimulatedItem.fields where !item[keyPath: path].isEmpty {
+                if history.savedValues[item.tag]?[name]?.contains(item[keyPath: path]) != true {
+                    violations.append("\(item.tag).\(name) is \(item[keyPath: path]), which no app saved to it")
+                }
+            }
+            if plan.policy.keepsWholeRows && !history.savedRows.contains(item.content) {
+                violations.append("\(item.tag) is \(item.content.dropFirst(2)) on the server, not a row one app saved (\(plan.policy) keeps one side whole)")
+            }
+        }
+        if plan.policy.keepsEachWritersField {
+            for item in items where item.owner == -1 && !history.deletedShared.contains(item.tag) {
+                for client in 0..<plan.clients {
+                    let expected = history.shared[item.tag]?[client] ?? ""
+                    let held = item[keyPath: SimulatedItem.field(client)]
+                    if held != expected { violations.append("\(item.tag): client \(client)'s field is \(held), the app last saved \(expected)") }
+                }
             }
         }
         let serverRows = items.sorted { ($0.id ?? 0) < ($1.id ?? 0) }
@@ -401,8 +548,9 @@ final class SimulationRun {
                 violations.append("client \(index)'s outbox is not empty: \(status.pendingCount) pending, \(status.parked.count) parked")
             }
             for conflict in conflicts[index] + status.conflicts {
-                let owner = (conflict.local ?? conflict.server ?? conflict.base)?["owner"]?.intValue ?? -1
-                if owner >= 0 { violations.append("client \(index) reported a conflict on \(conflict.key), which only client \(owner) writes") }
+                guard let tag = (conflict.local ?? conflict.server ?? conflict.base)?["tag"]?.stringValue else { continue }
+                let others = (history.writers[tag] ?? []).subtracting([index])
+                if others.isEmpty { violations.append("client \(index) reported a conflict on \(conflict.key) (\(tag)), which no other client writes") }
             }
         }
         return violations

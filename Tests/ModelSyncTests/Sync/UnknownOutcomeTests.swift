@@ -68,6 +68,35 @@ import Testing
         }
     }
 
+    /// Issue #48, found by the simulation under an edits-win custom policy: a delete whose answer
+    /// was lost, and meanwhile another client's policy created the record again (its edit won
+    /// over the delete). The pull leaves the row alone while the delete's outcome is unknown, so
+    /// it is past the record created again; the delete's replayed acknowledgement must read the
+    /// record as it is now, or the client never holds it.
+    @Test func aReplayedDeleteOfARecordCreatedAgainMeanwhileBringsTheRecordBack() async throws {
+        try await withFixture(["notes": [["id": 1, "title": "shared", "body": "", "stars": 0]], "replies": []]) { fixture in
+            let deleter = try fixture.store("deleter")
+            let editor = try fixture.store("editor")
+            editor.configure(SyncNote.self, conflicts: .clientWins)
+            try await deleter.pull(SyncNote.self)
+            try await editor.pull(SyncNote.self)
+            var note = try #require(try await localNotes(editor).first)
+            note.title = "edited"
+            try await editor.save(&note)
+            try await deleter.delete(note)
+            await fixture.pushFailing(deleter, [.loseAnswer])
+            // The edit meets the deletion: created again.
+            try await editor.push()
+            #expect(try await serverRecords(fixture.server, "notes")[1]?["title"]?.stringValue == "edited")
+            try await deleter.pull(SyncNote.self)
+            try await deleter.push()
+            #expect(try await localNotes(deleter).map(\.title) == ["edited"])
+            #expect(try await deleter.pendingCount() == 0)
+            try await deleter.pull(SyncNote.self)
+            #expect(try await localNotes(deleter).map(\.title) == ["edited"])
+        }
+    }
+
     /// Against a server whose feed does not name create keys, the pull stores the server's copy
     /// of the lost create, and children of it; the create's acknowledgement then merges the local
     /// row into the copy without deleting it, so the children stay.
