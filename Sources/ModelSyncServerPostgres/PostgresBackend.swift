@@ -144,9 +144,23 @@ final class PostgresBackend: ServerBackend {
             // Class 22, a data exception (an invalid regular expression, a NUL byte in a query
             // value): the request's fault.
             if error.serverInfo?[.sqlState]?.hasPrefix("22") == true { return APIError.badRequest(message) }
+            if error.serverInfo?[.sqlState] == queryCanceledState { return statementTimedOut }
             return ServerError.database(message)
         }
         return ServerError.database("\(error)")
+    }
+
+    /// `query_canceled`: a statement ran past `statement_timeout` (``ServerDatabase/statementTimeout``).
+    static let queryCanceledState = "57014"
+
+    /// What a request answers when one of its statements ran past the statement timeout: a 503
+    /// (its transaction rolled back, nothing of it is saved), to try again later or narrower.
+    static var statementTimedOut: APIError {
+        var error = APIError(
+            status: .serviceUnavailable, message: "the database took longer than its statement timeout; nothing was changed",
+            details: ["reason": "statement_timeout"])
+        error.headers[.retryAfter] = "1"
+        return error
     }
 
     /// What a write answers when the connection failed once its commit was sent: PostgreSQL may
@@ -361,10 +375,12 @@ final class PostgresBackend: ServerBackend {
         for (name, accepted) in query.equal {
             parts.append("\(text)\(field(name, &sql)) = ANY(\(sql.bind(accepted))::text[])")
         }
-        for (name, comparison, value) in query.conditions {
+        for (name, comparison, value, pattern) in query.conditions {
             let target = field(name, &sql)
             if comparison == .like {
-                parts.append("\(text)(\(target)) ~* \(sql.bind(value))")
+                // The pattern as parsed, written for PostgreSQL: both backends accept one language
+                // (``LikePattern``), and nothing the request sent reaches the regex parser as is.
+                parts.append(pattern.map { "\(text)(\(target)) ~* \(sql.bind($0.postgresPattern))" } ?? "false")
                 continue
             }
             // Numbers compare as numbers when the query value is one too, anything else as text.

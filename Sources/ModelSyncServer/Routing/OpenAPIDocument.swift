@@ -273,7 +273,7 @@ package enum OpenAPIDocument {
             "parameters": [parameter("since"), parameter("collections"), parameter("Last-Event-ID"), parameter("ModelSync-Protocol")],
             "responses": responses(
                 ["200": ["description": "the event stream", "content": ["text/event-stream": ["schema": ["type": "string"]]]], "410": response("Gone")],
-                codes: [400]),
+                codes: [400, 429]),
         ]
     }
 
@@ -302,7 +302,7 @@ package enum OpenAPIDocument {
 
     private static let errorNames: [Int: String] = [
         400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed", 409: "Conflict", 410: "Gone", 412: "PreconditionFailed",
-        413: "ContentTooLarge", 422: "UnprocessableContent",
+        413: "ContentTooLarge", 422: "UnprocessableContent", 429: "TooManyRequests",
     ]
 
     private static var components: JSONValue {
@@ -329,6 +329,7 @@ package enum OpenAPIDocument {
             ("PreconditionFailed", "If-Match failed: the record changed; `current` is the record now, ETag its version"),
             ("ContentTooLarge", "The body is larger (or deeper) than the server takes, or a batch holds more than \(SyncBatchRequest.maximumOperations) operations"),
             ("UnprocessableContent", "The Idempotency-Key was sent with another request, or PostgreSQL cannot store the value (NUL)"),
+            ("TooManyRequests", "The caller has as many change streams open as it may (ServerOptions.changeStreamLimits); Retry-After says when to try again"),
         ]
         var object = JSONObject()
         for (name, meaning) in meanings {
@@ -452,10 +453,20 @@ package enum OpenAPIDocument {
             object[name] = .object(parameter)
         }
         // Any other query parameter filters the records: `field=value` (repeatable), `field_gte`,
-        // `_lte`, `_gt`, `_lt`, `_ne`, `_like` (a regular expression); dotted paths reach into objects.
+        // `_lte`, `_gt`, `_lt`, `_ne`, `_like` (a regular expression, `LikePattern`'s subset);
+        // dotted paths reach into objects.
         object["filters"] = [
             "name": "filters", "in": "query", "style": "form", "explode": true,
-            "description": "Field filters: field=value, field_gte, field_lte, field_gt, field_lt, field_ne, field_like (a regular expression); dotted fields reach into objects",
+            "description": .string("""
+                Field filters: field=value, field_gte, field_lte, field_gt, field_lt, field_ne, field_like; dotted fields reach into \
+                objects. field_like is a regular expression matched anywhere in the field's text unless anchored, ignoring case, over \
+                Unicode scalars, in time linear in the text: literals, `.` (not a newline), classes `[a-z]` `[^…]`, `\\d` `\\w` `\\s` \
+                (ASCII) and their negations, `\\n` `\\t` `\\r` `\\f` `\\uXXXX`, a backslash before other punctuation, `^` `$`, groups \
+                `( )` `(?: )`, `|`, `*` `+` `?` and `{m}` `{m,}` `{m,n}` (counts up to \(LikePattern.maximumRepetition)). At most \
+                \(LikePattern.maximumLength) characters, \(LikePattern.maximumNesting) nested groups and \(LikePattern.maximumProgramSize) \
+                steps once repetitions are expanded. Anything else (backreferences, lookaround, atomic groups, possessive quantifiers, \
+                inline options, word boundaries, Unicode properties) is 400 naming the problem.
+                """),
             "schema": ["type": "object", "additionalProperties": ["type": "string"]],
         ]
         return .object(object)
