@@ -151,7 +151,7 @@ import Darwin
     /// may, instead of the server keeping every change for it; one that reads gets them all.
     @Test(arguments: Backend.allCases) func aStreamWhoseClientStopsReadingIsClosed(backend: Backend) async throws {
         var options = ServerOptions(maxBodySize: 2 << 20)
-        options.changeStreamLimits = ChangeStreamLimits(bufferedEvents: 4)
+        options.changeStreamLimits = ChangeStreamLimits(bufferedEvents: 8)
         try await withServer(options: options, backend: backend) { server, base async throws in
             let stalled = try StreamSocket(port: server.port, path: "/_changes/stream?since=now", receiveBuffer: 4_096)
             let reading = try StreamSocket(port: server.port, path: "/_changes/stream?since=now")
@@ -312,12 +312,20 @@ final class StreamSocket: Sendable {
                 // The unread end of the last read may hold the start of a match.
                 let window = tail + bytes
                 var index = 0
-                while index + needle.count <= window.count {
-                    if window[index..<index + needle.count].elementsEqual(needle) {
-                        found += 1
-                        index += needle.count
-                    } else {
-                        index += 1
+                window.withUnsafeBytes { window in
+                    needle.withUnsafeBytes { needle in
+                        guard let start = window.baseAddress, let first = needle.first, let needleStart = needle.baseAddress else { return }
+                        // memchr to each candidate: the titles between the events are long.
+                        while index + needle.count <= window.count, let candidate = memchr(start + index, Int32(first), window.count - index) {
+                            let offset = UnsafeRawPointer(candidate) - start
+                            guard offset + needle.count <= window.count else { break }
+                            if memcmp(candidate, needleStart, needle.count) == 0 {
+                                found += 1
+                                index = offset + needle.count
+                            } else {
+                                index = offset + 1
+                            }
+                        }
                     }
                 }
                 tail = Array(window[max(index, window.count - needle.count + 1)...])
