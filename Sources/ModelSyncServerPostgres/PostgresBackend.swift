@@ -42,27 +42,36 @@ final class PostgresBackend: ServerBackend {
     static func open(
         _ database: ServerDatabase, initialData: JSONValue?, feedLimits: FeedLimits, rules: AccessRules? = nil, logger: Logger
     ) async throws -> PostgresBackend {
-        let (client, running) = try await PostgresClient.running(database, logger: logger)
         let schema = PostgresSchema(name: database.schema)
         let security = rules.map { RowSecurity(rules: $0, role: database.role) }
+        // The setup on connections of its own without the statement timeout: it waits for the
+        // import lock behind other servers' setups, and an import is one long transaction.
+        var setup = database
+        (setup.statementTimeout, setup.minimumConnections) = (nil, 0)
+        let (setupClient, setupRunning) = try await PostgresClient.running(setup, logger: logger)
+        let prepared: (resources: [String: Resource], sequence: Int64)
         do {
-            if let security { try await Self.checkRowSecurityRole(security, client: client, logger: logger) }
-            if let initialData { try await Self.importData(initialData, schema: schema, client: client, replacing: true, logger: logger) }
-            let resources = try await Self.readResources(schema, client, logger)
-            try await Self.installRowSecurity(security, schema: schema, tables: Self.collectionTables(resources), client: client, logger: logger)
-            try await Self.addRefreshTokenTable(schema, client, logger)
+            if let security { try await Self.checkRowSecurityRole(security, client: setupClient, logger: logger) }
+            if let initialData { try await Self.importData(initialData, schema: schema, client: setupClient, replacing: true, logger: logger) }
+            let resources = try await Self.readResources(schema, setupClient, logger)
+            try await Self.installRowSecurity(security, schema: schema, tables: Self.collectionTables(resources), client: setupClient, logger: logger)
+            try await Self.addRefreshTokenTable(schema, setupClient, logger)
             // Where the change streams start: read before the server takes requests, so that every
             // change a stream's backlog may miss is later than this.
-            let sequence: Int64 = try await client.guardedRows(
+            let sequence: Int64 = try await setupClient.guardedRows(
                 PostgresQuery(unsafeSQL: "SELECT sequence FROM \(schema.state)"), as: Int64.self, logger: logger).first ?? 0
-            return PostgresBackend(
-                schema: schema, client: client, logger: logger, feedLimits: feedLimits, resources: resources,
-                initialData: initialData, rowSecurity: security, running: running, streamsStart: Int(sequence))
+            prepared = (resources, sequence)
         } catch {
-            running.cancel()
-            await running.value
+            setupRunning.cancel()
+            await setupRunning.value
             throw Self.serverError(error)
         }
+        setupRunning.cancel()
+        await setupRunning.value
+        let (client, running) = try await PostgresClient.running(database, logger: logger)
+        return PostgresBackend(
+            schema: schema, client: client, logger: logger, feedLimits: feedLimits, resources: prepared.resources,
+            initialData: initialData, rowSecurity: security, running: running, streamsStart: Int(prepared.sequence))
     }
 
     private init(

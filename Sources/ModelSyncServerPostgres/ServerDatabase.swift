@@ -50,11 +50,11 @@ public struct ServerDatabase: Sendable, Hashable, CustomStringConvertible {
     /// The longest any one statement of the server may run (`?statement_timeout=`, in
     /// milliseconds; 0 for none): PostgreSQL cancels it after that, and the request answers 503
     /// with `"reason": "statement_timeout"`, nothing of it saved. A bound on the work one request
-    /// can make the database do (a pattern, a filter over a large table). Imports and exports
-    /// run without it.
+    /// can make the database do (a pattern, a filter over a large table). A server's setup,
+    /// imports and exports run without it.
     public var statementTimeout: Duration?
-    /// The statement timeout unless the URL gives one: ten seconds.
-    public static let defaultStatementTimeout = Duration.seconds(10)
+    /// The statement timeout unless the URL gives one: thirty seconds.
+    public static let defaultStatementTimeout = Duration.seconds(30)
 
     /// How a connection uses TLS.
     public enum TLSMode: String, Sendable, Hashable {
