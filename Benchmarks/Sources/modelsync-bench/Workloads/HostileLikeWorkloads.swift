@@ -1,6 +1,7 @@
 import Foundation
 import ModelSync
 import ModelSyncServer
+import NIOHTTP1
 
 /// `GET /posts/<id>` while clients send `_like` patterns that make a backtracking engine run
 /// for minutes (issue 48: over 200 posts of 40 `a`s, 4 clients sending `(a+)+$` left a read by
