@@ -91,8 +91,9 @@ package struct ListQuery: Sendable {
 
     /// `field=value` filters: the field's text must be one of the values.
     package private(set) var equal: [(field: String, accepted: [String])] = []
-    /// `field_gte=value` and its kin; `_like` holds a regular expression (case-insensitive).
-    package private(set) var conditions: [(field: String, comparison: Comparison, text: String)] = []
+    /// `field_gte=value` and its kin; `_like` holds a regular expression (case-insensitive),
+    /// parsed and bounded (``LikePattern``).
+    package private(set) var conditions: [(field: String, comparison: Comparison, text: String, pattern: LikePattern?)] = []
     /// `q=`: lowercased.
     package private(set) var search: String?
     package private(set) var sort: [(field: String, descending: Bool)] = []
@@ -104,8 +105,8 @@ package struct ListQuery: Sendable {
             } else if name.hasPrefix("_") {
                 continue
             } else if let comparison = Comparison.allCases.first(where: { name.hasSuffix($0.rawValue) && name.count > $0.rawValue.count }) {
-                if comparison == .like { _ = try Self.regex(text) }
-                conditions.append((String(name.dropLast(comparison.rawValue.count)), comparison, text))
+                let pattern = try comparison == .like ? Self.pattern(text, of: name) : nil
+                conditions.append((String(name.dropLast(comparison.rawValue.count)), comparison, text, pattern))
             } else if let index = equal.firstIndex(where: { $0.field == name }) {
                 equal[index].accepted.append(text)
             } else {
@@ -125,17 +126,19 @@ package struct ListQuery: Sendable {
         equal.append((field, [text]))
     }
 
-    package static func regex(_ pattern: String) throws -> NSRegularExpression {
+    /// A `_like` parameter's pattern; a 400 naming what is refused (docs/PROTOCOL.md lists the
+    /// syntax accepted).
+    static func pattern(_ text: String, of parameter: String) throws -> LikePattern {
         do {
-            return try NSRegularExpression(pattern: pattern, options: [.caseInsensitive])
+            return try LikePattern(text)
         } catch {
-            throw APIError.badRequest("invalid regular expression in _like: \(pattern)")
+            throw APIError.badRequest("invalid regular expression in \(parameter): \(error)")
         }
     }
 
     /// The matching items, sorted (stable: ties keep the data's order).
-    package func apply(to items: [JSONValue]) throws -> [JSONValue] {
-        let tests = try conditions.map { condition in (condition.field, try Self.test(condition.comparison, condition.text)) }
+    package func apply(to items: [JSONValue]) -> [JSONValue] {
+        let tests = conditions.map { condition in (condition.field, Self.test(condition.comparison, condition.text, condition.pattern)) }
         var result = items.filter { matches($0, tests) }
         if !sort.isEmpty {
             result = result.enumerated().sorted { a, b in
@@ -150,7 +153,7 @@ package struct ListQuery: Sendable {
         return result
     }
 
-    private static func test(_ comparison: Comparison, _ text: String) throws -> (JSONValue) -> Bool {
+    private static func test(_ comparison: Comparison, _ text: String, _ pattern: LikePattern?) -> (JSONValue) -> Bool {
         switch comparison {
         case .gte: return { compare($0, text).map { $0 != .orderedAscending } ?? false }
         case .lte: return { compare($0, text).map { $0 != .orderedDescending } ?? false }
@@ -158,11 +161,8 @@ package struct ListQuery: Sendable {
         case .lt: return { compare($0, text) == .orderedAscending }
         case .ne: return { compare($0, text) != .orderedSame }
         case .like:
-            let regex = try regex(text)
-            return { value in
-                guard let string = scalarText(value) else { return false }
-                return regex.firstMatch(in: string, options: [], range: NSRange(string.startIndex..., in: string)) != nil
-            }
+            guard let pattern else { return { _ in false } }
+            return { value in scalarText(value).map(pattern.matches) ?? false }
         }
     }
 

@@ -28,6 +28,9 @@ public struct ServerOptions: Sendable {
     public var feedLimits: FeedLimits
     /// How often an open change stream (`/_changes/stream`) sends a keep-alive comment.
     public var keepAliveInterval: Duration
+    /// How much one change stream may hold for a client that does not read, and how many
+    /// streams one caller may open (``ChangeStreamLimits``).
+    public var changeStreamLimits = ChangeStreamLimits()
     /// Middleware run on every request, in order, after CORS and before the routes: an app's
     /// own (authentication, logging) or the test hooks (``FaultInjection``, ``RequestRecorder``).
     public var middleware: [any SyncServerMiddleware]

@@ -42,29 +42,38 @@ final class PostgresBackend: ServerBackend {
     static func open(
         _ database: ServerDatabase, initialData: JSONValue?, feedLimits: FeedLimits, rules: AccessRules? = nil, logger: Logger
     ) async throws -> PostgresBackend {
-        let (client, running) = try await PostgresClient.running(database, logger: logger)
         let schema = PostgresSchema(name: database.schema)
         let security = rules.map { RowSecurity(rules: $0, role: database.role) }
+        // The setup on connections of its own without the statement timeout: it waits for the
+        // import lock behind other servers' setups, and an import is one long transaction.
+        var setup = database
+        (setup.statementTimeout, setup.minimumConnections) = (nil, 0)
+        let (setupClient, setupRunning) = try await PostgresClient.running(setup, logger: logger)
+        let prepared: (resources: [String: Resource], sequence: Int64)
         do {
-            if let security { try await Self.checkRowSecurityRole(security, client: client, logger: logger) }
-            if let initialData { try await Self.importData(initialData, schema: schema, client: client, replacing: true, logger: logger) }
-            let resources = try await Self.readResources(schema, client, logger)
+            if let security { try await Self.checkRowSecurityRole(security, client: setupClient, logger: logger) }
+            if let initialData { try await Self.importData(initialData, schema: schema, client: setupClient, replacing: true, logger: logger) }
+            let resources = try await Self.readResources(schema, setupClient, logger)
             // The accounts' tables first: the role requests take is granted every table there is.
-            try await Self.addRefreshTokenTable(schema, client, logger)
-            try await Self.upgradeAccounts(schema, client, logger)
-            try await Self.installRowSecurity(security, schema: schema, tables: Self.collectionTables(resources), client: client, logger: logger)
+            try await Self.addRefreshTokenTable(schema, setupClient, logger)
+            try await Self.upgradeAccounts(schema, setupClient, logger)
+            try await Self.installRowSecurity(security, schema: schema, tables: Self.collectionTables(resources), client: setupClient, logger: logger)
             // Where the change streams start: read before the server takes requests, so that every
             // change a stream's backlog may miss is later than this.
-            let sequence: Int64 = try await client.guardedRows(
+            let sequence: Int64 = try await setupClient.guardedRows(
                 PostgresQuery(unsafeSQL: "SELECT sequence FROM \(schema.state)"), as: Int64.self, logger: logger).first ?? 0
-            return PostgresBackend(
-                schema: schema, client: client, logger: logger, feedLimits: feedLimits, resources: resources,
-                initialData: initialData, rowSecurity: security, running: running, streamsStart: Int(sequence))
+            prepared = (resources, sequence)
         } catch {
-            running.cancel()
-            await running.value
+            setupRunning.cancel()
+            await setupRunning.value
             throw Self.serverError(error)
         }
+        setupRunning.cancel()
+        await setupRunning.value
+        let (client, running) = try await PostgresClient.running(database, logger: logger)
+        return PostgresBackend(
+            schema: schema, client: client, logger: logger, feedLimits: feedLimits, resources: prepared.resources,
+            initialData: initialData, rowSecurity: security, running: running, streamsStart: Int(prepared.sequence))
     }
 
     private init(
@@ -146,9 +155,23 @@ final class PostgresBackend: ServerBackend {
             // Class 22, a data exception (an invalid regular expression, a NUL byte in a query
             // value): the request's fault.
             if error.serverInfo?[.sqlState]?.hasPrefix("22") == true { return APIError.badRequest(message) }
+            if error.serverInfo?[.sqlState] == queryCanceledState { return statementTimedOut }
             return ServerError.database(message)
         }
         return ServerError.database("\(error)")
+    }
+
+    /// `query_canceled`: a statement ran past `statement_timeout` (``ServerDatabase/statementTimeout``).
+    static let queryCanceledState = "57014"
+
+    /// What a request answers when one of its statements ran past the statement timeout: a 503
+    /// (its transaction rolled back, nothing of it is saved), to try again later or narrower.
+    static var statementTimedOut: APIError {
+        var error = APIError(
+            status: .serviceUnavailable, message: "the database took longer than its statement timeout; nothing was changed",
+            details: ["reason": "statement_timeout"])
+        error.headers[.retryAfter] = "1"
+        return error
     }
 
     /// What a write answers when the connection failed once its commit was sent: PostgreSQL may
@@ -363,10 +386,12 @@ final class PostgresBackend: ServerBackend {
         for (name, accepted) in query.equal {
             parts.append("\(text)\(field(name, &sql)) = ANY(\(sql.bind(accepted))::text[])")
         }
-        for (name, comparison, value) in query.conditions {
+        for (name, comparison, value, pattern) in query.conditions {
             let target = field(name, &sql)
             if comparison == .like {
-                parts.append("\(text)(\(target)) ~* \(sql.bind(value))")
+                // The pattern as parsed, written for PostgreSQL: both backends accept one language
+                // (``LikePattern``), and nothing the request sent reaches the regex parser as is.
+                parts.append(pattern.map { "\(text)(\(target)) ~* \(sql.bind($0.postgresPattern))" } ?? "false")
                 continue
             }
             // Numbers compare as numbers when the query value is one too, anything else as text.

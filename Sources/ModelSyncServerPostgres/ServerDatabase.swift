@@ -47,6 +47,14 @@ public struct ServerDatabase: Sendable, Hashable, CustomStringConvertible {
     /// The name the server's connections give PostgreSQL (`?application_name=`, as with libpq),
     /// shown in `pg_stat_activity`: tells several servers' connections apart. Nil: none.
     public var applicationName: String?
+    /// The longest any one statement of the server may run (`?statement_timeout=`, in
+    /// milliseconds; 0 for none): PostgreSQL cancels it after that, and the request answers 503
+    /// with `"reason": "statement_timeout"`, nothing of it saved. A bound on the work one request
+    /// can make the database do (a pattern, a filter over a large table). A server's setup,
+    /// imports and exports run without it.
+    public var statementTimeout: Duration?
+    /// The statement timeout unless the URL gives one: thirty seconds.
+    public static let defaultStatementTimeout = Duration.seconds(30)
 
     /// How a connection uses TLS.
     public enum TLSMode: String, Sendable, Hashable {
@@ -58,7 +66,7 @@ public struct ServerDatabase: Sendable, Hashable, CustomStringConvertible {
         case require
     }
 
-    /// Reads `postgres://user[:password]@host[:port][/database][?schema=…&sslmode=…&host=…&min_connections=…&application_name=…]`.
+    /// Reads `postgres://user[:password]@host[:port][/database][?schema=…&sslmode=…&host=…&min_connections=…&application_name=…&statement_timeout=…]`.
     ///
     /// As with libpq, a host that is an absolute path (`?host=/var/run/postgresql`, or the
     /// authority percent-encoded: `postgres://%2Fvar%2Frun%2Fpostgresql/app`) names the directory
@@ -94,6 +102,9 @@ public struct ServerDatabase: Sendable, Hashable, CustomStringConvertible {
         let applicationName = items.first { $0.name == "application_name" }?.value
         if let applicationName, applicationName.utf8.contains(0) { throw ServerError.invalidDatabaseURL(text) }
         self.applicationName = applicationName
+        let timeout = items.first { $0.name == "statement_timeout" }.map { $0.value.flatMap { Int($0) } }
+        if let timeout, timeout.map({ $0 < 0 }) ?? true { throw ServerError.invalidDatabaseURL(text) }
+        self.statementTimeout = timeout.flatMap { $0 }.map { $0 == 0 ? nil : Duration.milliseconds($0) } ?? Self.defaultStatementTimeout
     }
 
     /// Whether the connection goes through a Unix-domain socket (``host`` is its directory).
@@ -150,6 +161,11 @@ public struct ServerDatabase: Sendable, Hashable, CustomStringConvertible {
             ("search_path", quotePostgres(schema)), ("plan_cache_mode", "force_generic_plan"),
         ]
         if let applicationName { configuration.options.additionalStartupParameters.append(("application_name", applicationName)) }
+        if let statementTimeout {
+            // Whole milliseconds, at least one (0 would mean none).
+            let milliseconds = max(1, statementTimeout.components.seconds * 1_000 + statementTimeout.components.attoseconds / 1_000_000_000_000_000)
+            configuration.options.additionalStartupParameters.append(("statement_timeout", String(milliseconds)))
+        }
         return configuration
     }
 }

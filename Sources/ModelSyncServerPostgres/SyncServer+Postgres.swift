@@ -104,6 +104,8 @@ extension SyncServer {
         // An import or export opens the connections it uses, not a server's pool of idle ones.
         var database = database
         database.minimumConnections = 0
+        // An import or export is one long transaction by design.
+        database.statementTimeout = nil
         let (client, running) = try await PostgresClient.running(database, logger: logger)
         let result: Result<T, any Error>
         do { result = .success(try await body(client)) } catch { result = .failure(error) }

@@ -140,6 +140,7 @@ extension HTTPField.Name {
     package static let lastEventID = named("Last-Event-ID")
     package static let idempotencyKey = named(SyncProtocol.idempotencyKeyHeader)
     package static let idempotentReplayed = named(SyncProtocol.replayedHeader)
+    package static let retryAfter = named("Retry-After")
 
     /// A header name given as a literal token.
     private static func named(_ name: String) -> HTTPField.Name {

@@ -292,7 +292,7 @@ package enum OpenAPIDocument {
             "parameters": [parameter("since"), parameter("collections"), parameter("Last-Event-ID"), parameter("ModelSync-Protocol")],
             "responses": responses(
                 ["200": ["description": "the event stream", "content": ["text/event-stream": ["schema": schema("SyncChangeEvent")]]], "410": response("Gone")],
-                codes: [400]),
+                codes: [400, 429]),
         ]
     }
 
@@ -348,7 +348,7 @@ package enum OpenAPIDocument {
             ("PreconditionFailed", "If-Match failed: the record changed; `current` is the record now, ETag its version"),
             ("ContentTooLarge", "The body is larger (or deeper) than the server takes, or a batch holds more than \(SyncBatchRequest.maximumOperations) operations"),
             ("UnprocessableContent", "The Idempotency-Key was sent with another request, or PostgreSQL cannot store the value (NUL)"),
-            ("TooManyRequests", "Too many logins, registrations, refreshes or password changes from this address or for this account: try again after Retry-After seconds"),
+            ("TooManyRequests", "Too many logins, registrations, refreshes or password changes from this address or for this account, or as many change streams open as the caller may have (ServerOptions.changeStreamLimits): try again after Retry-After seconds"),
         ]
         var object = JSONObject()
         for (name, meaning) in meanings {
@@ -499,10 +499,20 @@ package enum OpenAPIDocument {
             object[name] = .object(parameter)
         }
         // Any other query parameter filters the records: `field=value` (repeatable), `field_gte`,
-        // `_lte`, `_gt`, `_lt`, `_ne`, `_like` (a regular expression); dotted paths reach into objects.
+        // `_lte`, `_gt`, `_lt`, `_ne`, `_like` (a regular expression, `LikePattern`'s subset);
+        // dotted paths reach into objects.
         object["filters"] = [
             "name": "filters", "in": "query", "style": "form", "explode": true,
-            "description": "Field filters: field=value, field_gte, field_lte, field_gt, field_lt, field_ne, field_like (a regular expression); dotted fields reach into objects",
+            "description": .string("""
+                Field filters: field=value, field_gte, field_lte, field_gt, field_lt, field_ne, field_like; dotted fields reach into \
+                objects. field_like is a regular expression matched anywhere in the field's text unless anchored, ignoring case, over \
+                Unicode scalars, in time linear in the text: literals, `.` (not a newline), classes `[a-z]` `[^…]`, `\\d` `\\w` `\\s` \
+                (ASCII) and their negations, `\\n` `\\t` `\\r` `\\f` `\\uXXXX`, a backslash before other punctuation, `^` `$`, groups \
+                `( )` `(?: )`, `|`, `*` `+` `?` and `{m}` `{m,}` `{m,n}` (counts up to \(LikePattern.maximumRepetition)). At most \
+                \(LikePattern.maximumLength) characters, \(LikePattern.maximumNesting) nested groups and \(LikePattern.maximumProgramSize) \
+                steps once repetitions are expanded. Anything else (backreferences, lookaround, atomic groups, possessive quantifiers, \
+                inline options, word boundaries, Unicode properties) is 400 naming the problem.
+                """),
             // Any name and any value: the server reads every other parameter as a filter (a value
             // form-serialized from an array or an object, arrives as text all the same).
             "schema": ["type": "object"],

@@ -86,8 +86,22 @@ extension ServerRoutes {
     /// Under access rules a committed change only wakes the stream, which then reads its
     /// reader's feed from where it is: the feed alone knows whose deletion a tombstone is and
     /// whose view a row has left, so the stream sends exactly what the feed would.
-    func stream(_ parameters: QueryParameters, request: Request, visibility: Visibility) async throws -> Response {
+    ///
+    /// Bounded (``ServerOptions/changeStreamLimits``): a caller with as many streams open as it
+    /// may is answered 429; a client that reads slower than changes come has its connection
+    /// closed once its stream holds ``ChangeStreamLimits/bufferedEvents``, rather than the
+    /// server holding them without limit (it reconnects with `Last-Event-ID`).
+    func stream(_ parameters: QueryParameters, request: Request, context: SyncServerContext, visibility: Visibility) async throws -> Response {
         let cursor = try await feedCursor(request.headers[.lastEventID] ?? parameters.values("since").first, visibility)
+        let limits = options.changeStreamLimits
+        guard let place = openStreams.open(for: Self.streamOwner(context), limit: limits.streamsPerCaller) else {
+            var error = APIError(
+                status: .tooManyRequests,
+                message: "too many change streams open for this caller (at most \(limits.streamsPerCaller ?? 0)); close one first")
+            error.headers[.retryAfter] = "5"
+            throw error
+        }
+        let channel = context.channel
         let names = Self.collectionFilter(parameters)
         let keepAlive = options.keepAliveInterval
         let tag = visibility.cursorTag
@@ -116,54 +130,82 @@ extension ServerRoutes {
             case change(SyncChange)
             case keepAlive
         }
-        let (events, emit) = AsyncStream.makeStream(of: Event.self)
+        // Bounded: a client that stops reading holds up the writes below, and the events that
+        // keep coming are not kept for it without limit. A full buffer closes the connection,
+        // which fails the write it waits in.
+        let (events, emit) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingOldest(limits.bufferedEvents))
+        let overflow: @Sendable (AsyncStream<Event>.Continuation.YieldResult) -> Bool = { result in
+            guard case .dropped = result else { return false }
+            emit.finish()
+            channel.close(mode: .all, promise: nil)
+            return true
+        }
         let (seen, backlogChanges) = (since, backlog)
         return Response(status: .ok, headers: Self.streamHeaders, body: ResponseBody { writer in
+            // Held until the body ends (or is dropped unwritten): the caller's open stream.
+            let place = place
+            defer { withExtendedLifetime(place) {} }
             let forwarding = Task {
-                for await change in live { emit.yield(.change(change)) }
+                for await change in live {
+                    if overflow(emit.yield(.change(change))) { break }
+                }
                 emit.finish()
             }
             let ticking = Task {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: keepAlive)
-                    emit.yield(.keepAlive)
+                    if overflow(emit.yield(.keepAlive)) { break }
                 }
             }
             defer {
                 forwarding.cancel()
                 ticking.cancel()
             }
-            try await withGracefulShutdownHandler {
-                var sent = seen
-                for change in backlogChanges {
-                    try await writer.write(Self.event(change, tag: tag))
-                    sent = max(sent, change.sequence)
-                }
-                for await event in events {
-                    switch event {
-                    case .change(let change) where change.sequence > sent && visibility.isOpen:
-                        sent = change.sequence
-                        guard names?.contains(change.collection) ?? true else { continue }
+            do {
+                try await withGracefulShutdownHandler {
+                    var sent = seen
+                    for change in backlogChanges {
                         try await writer.write(Self.event(change, tag: tag))
-                    case .change(let change) where change.sequence > sent:
-                        var more = true
-                        while more {
-                            let page = try await changes(after: .after(sent), in: names, limit: Self.maximumFeedLimit, visibility)
-                            for change in page.changes { try await writer.write(Self.event(change, tag: tag)) }
-                            (sent, more) = (page.next, page.more)
-                        }
-                    case .change:
-                        continue
-                    case .keepAlive:
-                        try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
+                        sent = max(sent, change.sequence)
                     }
+                    for await event in events {
+                        switch event {
+                        case .change(let change) where change.sequence > sent && visibility.isOpen:
+                            sent = change.sequence
+                            guard names?.contains(change.collection) ?? true else { continue }
+                            try await writer.write(Self.event(change, tag: tag))
+                        case .change(let change) where change.sequence > sent:
+                            var more = true
+                            while more {
+                                let page = try await changes(after: .after(sent), in: names, limit: Self.maximumFeedLimit, visibility)
+                                for change in page.changes { try await writer.write(Self.event(change, tag: tag)) }
+                                (sent, more) = (page.next, page.more)
+                            }
+                        case .change:
+                            continue
+                        case .keepAlive:
+                            try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
+                        }
+                    }
+                } onGracefulShutdown: {
+                    emit.finish()
                 }
-            } onGracefulShutdown: {
-                emit.finish()
+            } catch {
+                // A client gone (or cut off) mid-write: its subscription ends too, or the backend
+                // would go on buffering changes for nobody.
+                await backend.unsubscribe(subscription)
+                throw error
             }
             await backend.unsubscribe(subscription)
             try await writer.finish(nil)
         })
+    }
+
+    /// Whose streams a stream counts among (``ChangeStreamLimits/streamsPerCaller``): the
+    /// signed-in user's, or an anonymous client address's.
+    static func streamOwner(_ context: SyncServerContext) -> String {
+        if let userID = context.caller.userID { return "user \(userID)" }
+        return "address " + (context.remoteAddress?.ipAddress ?? "unknown")
     }
 
     /// `HEAD /_changes/stream`: the stream's headers, or the refusal a `GET` would meet (400,

@@ -14,6 +14,8 @@ import Prometheus
 package struct ServerRoutes: Sendable {
     package let backend: any ServerBackend
     package let options: ServerOptions
+    /// The change streams open per caller (``ChangeStreamLimits/streamsPerCaller``).
+    package let openStreams = OpenStreams()
 
     package typealias Handler = @Sendable (Request, SyncServerContext) async throws -> Response
 
@@ -40,7 +42,9 @@ package struct ServerRoutes: Sendable {
                     try await feed(QueryParameters(request.uri.query), collections: nil, visibility: visibility(context))
                 }),
                 Route(path: "/_changes/stream", handlers: [
-                    .get: { request, context in try await stream(QueryParameters(request.uri.query), request: request, visibility: visibility(context)) },
+                    .get: { request, context in
+                        try await stream(QueryParameters(request.uri.query), request: request, context: context, visibility: visibility(context))
+                    },
                     .head: { request, context in
                         try await streamHead(QueryParameters(request.uri.query), request: request, visibility: visibility(context))
                     },

@@ -71,6 +71,15 @@ package struct Bookkeeping: Sendable {
     package private(set) var accountEmails: [ExactText: String] = [:]
     /// The built-in accounts' refresh tokens by hash (see ``StoredRefreshToken``).
     package var refreshTokens: [String: StoredRefreshToken] = [:]
+    /// The records written since ``recentStart``, in sequence order (a record written again is
+    /// there again; its earlier entries no longer match its version): the feed after a recent
+    /// cursor, as each change stream reads it after a commit under access rules, reads these
+    /// rather than every record's version. Not saved: after a load it starts at the sequence.
+    package private(set) var recentWrites: [(sequence: Int, collection: String, id: ExactText)] = []
+    /// Every record written after this sequence value is in ``recentWrites``.
+    private(set) var recentStart = 0
+    /// How many writes ``recentWrites`` keeps at least (at most twice as many).
+    package static let recentCapacity = 4_096
 
     package init() {}
 
@@ -111,6 +120,11 @@ package struct Bookkeeping: Sendable {
             let id = ExactText(text)
             let origin = createdWith ?? versions[collection]?[id]?.createdWith
             versions[collection, default: [:]][id] = Stamp(version: sequence, record: record, createdWith: origin)
+            recentWrites.append((sequence, collection, id))
+            if recentWrites.count >= 2 * Self.recentCapacity {
+                recentStart = recentWrites[Self.recentCapacity - 1].sequence
+                recentWrites.removeFirst(Self.recentCapacity)
+            }
         }
         return sequence
     }
@@ -178,6 +192,8 @@ package struct Bookkeeping: Sendable {
             return book
         }
         book.sequence = saved["sequence"]?.intValue ?? 0
+        // The writes before the load are not in `recentWrites`.
+        book.recentStart = book.sequence
         book.horizon = saved["horizon"]?.intValue ?? 0
         var savedVersions: [String: [ExactText: Int]] = [:]
         for (collection, ids) in saved["versions"]?.objectValue ?? JSONObject() {
@@ -262,18 +278,17 @@ package struct Bookkeeping: Sendable {
             filters[collection] = rows
             return rows
         }
-        for (collection, ids) in versions where collections?.contains(collection) ?? true {
-            let rows = rows(of: collection)
-            for stamp in ids.values where stamp.version > since {
-                let change = SyncChange(
-                    sequence: stamp.version, collection: collection, id: stamp.record["id"] ?? .null, record: stamp.record, createdWith: stamp.createdWith)
-                if let shown = visibility.shown(change, rows: rows) { changes.append(shown) }
-            }
+        for (collection, stamp) in recordsWritten(after: since, in: collections).records {
+            let change = SyncChange(
+                sequence: stamp.version, collection: collection, id: stamp.record["id"] ?? .null, record: stamp.record, createdWith: stamp.createdWith)
+            if let shown = visibility.shown(change, rows: rows(of: collection)) { changes.append(shown) }
         }
         // A row that left a reader's view shows as its deletion, once (its latest departure), and
         // not while the reader can read it again.
         var departures: [String: [ExactText: Tombstone]] = [:]
-        for stone in tombstones where stone.sequence > since && (collections?.contains(stone.collection) ?? true) && Self.shows(stone, rows(of: stone.collection)) {
+        // Tombstones are kept in sequence order: those after `since` are the last ones.
+        let firstAfter = Self.firstIndex(in: tombstones.lazy.map(\.sequence), after: since)
+        for stone in tombstones[firstAfter...] where (collections?.contains(stone.collection) ?? true) && Self.shows(stone, rows(of: stone.collection)) {
             guard stone.departed else {
                 changes.append(SyncChange(sequence: stone.sequence, collection: stone.collection, id: stone.id, record: nil))
                 continue
@@ -289,6 +304,42 @@ package struct Bookkeeping: Sendable {
         changes.sort { $0.sequence < $1.sequence }
         let more = changes.count > limit
         return (Array(changes.prefix(limit)), more)
+    }
+
+    /// The records (in their current version) written after `since` in `collections` (all when
+    /// nil), and how many versions were looked at to find them: after a recent cursor, the
+    /// writes since it (``recentWrites``), whatever the size of the data; after an older one,
+    /// every record's version.
+    package func recordsWritten(after since: Int, in collections: Set<String>?) -> (records: [(collection: String, stamp: Stamp)], examined: Int) {
+        var records: [(collection: String, stamp: Stamp)] = []
+        var examined = 0
+        guard since >= recentStart else {
+            for (collection, ids) in versions where collections?.contains(collection) ?? true {
+                for stamp in ids.values {
+                    examined += 1
+                    if stamp.version > since { records.append((collection, stamp)) }
+                }
+            }
+            return (records, examined)
+        }
+        let first = Self.firstIndex(in: recentWrites.lazy.map(\.sequence), after: since)
+        for (sequence, collection, id) in recentWrites[first...] where collections?.contains(collection) ?? true {
+            examined += 1
+            // A later write (or a deletion) of the record made this entry stale.
+            guard let stamp = versions[collection]?[id], stamp.version == sequence else { continue }
+            records.append((collection, stamp))
+        }
+        return (records, examined)
+    }
+
+    /// The index of the first sequence value above `since` in ascending `sequences`.
+    private static func firstIndex(in sequences: some RandomAccessCollection<Int>, after since: Int) -> Int {
+        var (low, high) = (0, sequences.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if sequences[sequences.index(sequences.startIndex, offsetBy: middle)] > since { high = middle } else { low = middle + 1 }
+        }
+        return low
     }
 
     /// Whether a reader sees a deletion: one who reads every row of its collection, or its

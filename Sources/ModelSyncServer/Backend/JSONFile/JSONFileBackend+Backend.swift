@@ -13,20 +13,37 @@ extension JSONFileBackend: ServerBackend {
         }
     }
 
-    package func list(_ collection: String, _ request: ListRequest) throws -> ListPage {
+    /// Filters, sorts and embeds outside the actor, on the data as it was when the request
+    /// came: the work a query costs is the caller's to choose (a pattern, a search over every
+    /// row), and inside the actor it held up every other request and write.
+    package nonisolated func list(_ collection: String, _ request: ListRequest) async throws -> ListPage {
+        let (root, modified) = await snapshot()
+        return try Self.list(collection, request, in: root, modified: modified, probe: listProbe)
+    }
+
+    /// The data and when it last changed, together (a copy of a value: writes replace it).
+    private func snapshot() -> (root: JSONObject, modified: Date) {
+        (root, lastModified)
+    }
+
+    private static func list(
+        _ collection: String, _ request: ListRequest, in root: JSONObject, modified: Date, probe: (@Sendable () -> Void)?
+    ) throws -> ListPage {
         var query = request.query
         let visibility = request.visibility
         if let owner = request.owner {
             let parents = visibility.rows(of: owner.collection)
-            guard try Self.items(owner.collection, in: root).contains(where: { hasID($0, owner.id) && parents.admits($0) }) else {
+            guard try items(owner.collection, in: root).contains(where: { hasID($0, owner.id) && parents.admits($0) }) else {
                 throw APIError.missing(owner.collection, owner.id)
             }
             query.require(foreignKey(of: owner.collection), equals: owner.id)
         }
-        let matching = try query.apply(to: Self.visible(Self.items(collection, in: root), visibility.rows(of: collection)))
+        let candidates = visible(try items(collection, in: root), visibility.rows(of: collection))
+        probe?()
+        let matching = query.apply(to: candidates)
         let slice = try request.slice(count: matching.count)
-        let page = try embed(Array(matching[slice.range]), of: collection, embeds: request.embeds, expands: request.expands, visibility: visibility)
-        return ListPage(items: page, total: matching.count, slice: slice, modified: lastModified)
+        let page = try embed(Array(matching[slice.range]), of: collection, in: root, embeds: request.embeds, expands: request.expands, visibility: visibility)
+        return ListPage(items: page, total: matching.count, slice: slice, modified: modified)
     }
 
     package func item(_ collection: String, id: String, embeds: [String], expands: [String], visibility: Visibility) throws -> ItemRead {
@@ -34,7 +51,7 @@ extension JSONFileBackend: ServerBackend {
         guard let item = try Self.items(collection, in: root).first(where: { hasID($0, id) }), visibility.rows(of: collection).admits(item) else {
             throw APIError.missing(collection, id)
         }
-        let value = try embed([item], of: collection, embeds: embeds, expands: expands, visibility: visibility)[0]
+        let value = try Self.embed([item], of: collection, in: root, embeds: embeds, expands: expands, visibility: visibility)[0]
         return ItemRead(value: value, version: book.version(collection: collection, id: id), modified: lastModified)
     }
 
@@ -126,7 +143,9 @@ extension JSONFileBackend: ServerBackend {
     // MARK: Helpers
 
     /// Adds `_embed` children (by `<singular>Id`) and `_expand` parents (from `<name>s`).
-    private func embed(_ items: [JSONValue], of name: String, embeds: [String], expands: [String], visibility: Visibility) throws -> [JSONValue] {
+    private static func embed(
+        _ items: [JSONValue], of name: String, in root: JSONObject, embeds: [String], expands: [String], visibility: Visibility
+    ) throws -> [JSONValue] {
         guard !embeds.isEmpty || !expands.isEmpty else { return items }
         let key = foreignKey(of: name)
         // One pass over each relation's records, keyed by id bytes (not one per item).

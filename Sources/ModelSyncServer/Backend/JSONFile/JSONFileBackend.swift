@@ -19,6 +19,9 @@ package actor JSONFileBackend {
     private let file: URL?
     /// How long deletions stay in the change feed.
     package let feedLimits: FeedLimits
+    /// Called by a list read just before it filters, outside the actor (tests hold a read there
+    /// to show that other requests go on meanwhile).
+    package nonisolated let listProbe: (@Sendable () -> Void)?
     /// The data the store started with, for `reset()`.
     private let initial: (root: JSONObject, book: Bookkeeping)
     /// The open change streams (`/_changes/stream`).
@@ -29,7 +32,7 @@ package actor JSONFileBackend {
     /// A store over `root` as loaded (with or without a bookkeeping member). Records without a
     /// version get one, the same at every start (in the data's order), so the file is left as
     /// it is until the next write saves them.
-    package init(root: JSONObject, file: URL?, feedLimits: FeedLimits) {
+    package init(root: JSONObject, file: URL?, feedLimits: FeedLimits, listProbe: (@Sendable () -> Void)? = nil) {
         var root = root
         let book = Bookkeeping.extract(from: &root)
         self.root = root
@@ -37,6 +40,7 @@ package actor JSONFileBackend {
         self.initial = (root, book)
         self.file = file
         self.feedLimits = feedLimits
+        self.listProbe = listProbe
         self.lastModified = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
     }
 
