@@ -299,8 +299,12 @@ package enum FeedCursor: Sendable, Equatable {
         case nil, ""?: self = .after(0)
         case "now"?: self = .now
         case let text?:
-            guard let value = Int(text), value >= 0 else { throw APIError.badRequest("a feed cursor is a non-negative integer or now, got \(text)") }
-            self = .after(value)
+            // Digits past 64 bits are past any sequence this server will reach: the feed answers
+            // such a cursor as it answers one past its data (410 with a horizon).
+            guard text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
+                throw APIError.badRequest("a feed cursor is a non-negative integer or now, got \(text)")
+            }
+            self = .after(Int(text) ?? Int.max)
         }
     }
 }

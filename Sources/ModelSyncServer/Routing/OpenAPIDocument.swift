@@ -178,7 +178,8 @@ package enum OpenAPIDocument {
                 "post": [
                     "operationId": "logOutEverywhere", "x-modelsync-requires": "accounts",
                     "summary": "Sign an account out everywhere (its own user or an admin): its access tokens are refused from their next request, every refresh token ends",
-                    "responses": responses(["204": ["description": "signed out everywhere"]], codes: [404, 405]),
+                    // 400: a server without accounts reads the path as a nested create, which needs a body.
+                    "responses": responses(["204": ["description": "signed out everywhere"]], codes: [400, 404, 405]),
                 ],
                 "options": preflight("preflightLogoutEverywhere"),
             ],
@@ -359,14 +360,18 @@ package enum OpenAPIDocument {
     }
 
     private static var schemas: JSONValue {
-        let id: JSONValue = ["type": ["integer", "string"], "description": "An integer or a string"]
+        // Integers are 64-bit: a larger one is no id (400).
+        let id: JSONValue = [
+            "type": ["integer", "string"], "minimum": .number(JSONNumber(Int.min)), "maximum": .number(JSONNumber(Int.max)),
+            "description": "An integer (64-bit) or a string",
+        ]
         let cursor: JSONValue = ["type": "string", "description": "A feed cursor: opaque to clients"]
         return [
             "Record": ["type": "object", "description": "A record: a JSON object, with an id once stored", "properties": ["id": id]],
             "RecordList": ["type": "array", "items": schema("Record")],
             "NewRecord": [
                 "type": "object", "description": "A record to create: an id absent or null is assigned by the server",
-                "properties": ["id": ["type": ["integer", "string", "null"]]],
+                "properties": ["id": ["type": ["integer", "string", "null"], "minimum": .number(JSONNumber(Int.min)), "maximum": .number(JSONNumber(Int.max))]],
             ],
             "Credentials": [
                 "type": "object", "required": ["email", "password"],

@@ -16,11 +16,12 @@ extension ServerRoutes {
     /// oldest first. `collections` nil reads the `collections` parameter (all when absent).
     func feed(_ parameters: QueryParameters, collections: Set<String>?, visibility: Visibility) async throws -> Response {
         let isCollection = collections != nil
-        let cursor = try await feedCursor(parameters.values(isCollection ? "_since" : "since").first, visibility)
+        // The limit before the cursor: a malformed request is 400 whatever its cursor's fate.
         let limitText = parameters.values(isCollection ? "_limit" : "limit").first
         guard let limit = limitText.map(Int.init) ?? Self.defaultFeedLimit, limit > 0 else {
             throw APIError.badRequest("the feed's limit must be a positive integer")
         }
+        let cursor = try await feedCursor(parameters.values(isCollection ? "_since" : "since").first, visibility)
         let names = collections ?? Self.collectionFilter(parameters)
         let page = try await withHorizonBound(to: visibility) {
             try await backend.encodedChanges(after: cursor, in: names, limit: min(limit, Self.maximumFeedLimit), visibility: visibility)

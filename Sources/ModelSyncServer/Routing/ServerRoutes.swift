@@ -140,6 +140,8 @@ package struct ServerRoutes: Sendable {
         case .collection?:
             if options.servesSyncExtensions && parameters.values("_since").first != nil {
                 try requireReadable(name, context)
+                // The feed ignores a list's slicing, but its bounds hold on every `/<name>`.
+                _ = try Slice(parameters, count: 0, defaultPageSize: 1)
                 return try await feed(parameters, collections: [name], visibility: visibility(context))
             }
             return try await list(name, parameters, owner: nil, request, context: context)
@@ -203,8 +205,10 @@ package struct ServerRoutes: Sendable {
     /// `POST /<parent>/<id>/<children>`: a child of an existing parent, naming it by its stored id.
     private func createChild(_ request: Request, context: SyncServerContext) async throws -> Response {
         let (parentName, id, childName) = try (context.segment("resource"), context.segment("id"), context.segment("children"))
-        guard var object = try await readBody(request).objectValue else { throw APIError.notAnObject }
+        // The parent first: under a path that names none (`/_accounts/1/logout` on a server
+        // without accounts) the answer is 404, whatever the body.
         let parent = try await backend.item(parentName, id: id, embeds: [], expands: [], visibility: visibility(context))
+        guard var object = try await readBody(request).objectValue else { throw APIError.notAnObject }
         object[foreignKey(of: parentName)] = parent.value["id"] ?? .null
         return try await apply(try creation(in: childName, body: object, context: context, idempotencyKey: try IdempotencyKeys.key(in: request.headers)))
     }
