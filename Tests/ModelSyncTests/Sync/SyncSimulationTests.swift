@@ -30,7 +30,7 @@ import Testing
 
     @Test(
         .enabled(if: SimulationDatabase.url != nil || StressMode.componentsRequired, "PostgreSQL is not available: set MODELSYNC_POSTGRES_URL"),
-        .timeLimit(.minutes(20)), arguments: SimulationPolicy.allCases)
+        .timeLimit(.minutes(60)), arguments: SimulationPolicy.allCases)
     func manyClientsConvergeExactlyOnceOverPostgres(policy: SimulationPolicy) async throws {
         let database = try #require(try SimulationDatabase.make(), "MODELSYNC_POSTGRES_URL is not set: CI must start PostgreSQL (.ci/postgres.sh)")
         try await simulate(SyncSimulator(backend: .postgres(database)), policy: policy, seeds: Self.seeds(StressMode.count(10, stress: 150), salt: 7))
