@@ -200,8 +200,9 @@ package struct Slice: Sendable {
 
     package init(_ parameters: QueryParameters, count: Int, defaultPageSize: Int) throws {
         if let page = try parameters.integer("_page", minimum: 1) {
-            let size = try parameters.integer("_per_page", minimum: 1)
-                ?? parameters.integer("_limit", minimum: 1) ?? defaultPageSize
+            // Both read, so that a malformed `_limit` is refused beside a `_per_page` too.
+            let (perPage, limit) = (try parameters.integer("_per_page", minimum: 1), try parameters.integer("_limit", minimum: 1))
+            let size = perPage ?? limit ?? defaultPageSize
             let start = min((page - 1).multipliedReportingOverflow(by: size).overflow ? count : (page - 1) * size, count)
             range = start..<min(start + min(size, count), count)
             // `count + size - 1` would overflow for `_limit=Int.max`.
