@@ -199,12 +199,16 @@ package struct Slice: Sendable {
     package var pages: [(rel: String, page: Int)] = []
 
     package init(_ parameters: QueryParameters, count: Int, defaultPageSize: Int) throws {
-        if let page = try parameters.integer("_page", minimum: 1) {
-            // Both read, so that a malformed `_limit` is refused beside a `_per_page` too.
-            let (perPage, limit) = (try parameters.integer("_per_page", minimum: 1), try parameters.integer("_limit", minimum: 1))
+        // Every bound is checked, whichever parameters apply: a malformed one is refused beside
+        // the others (the document's bounds hold on every request).
+        let page = try parameters.integer("_page", minimum: 1)
+        let perPage = try parameters.integer("_per_page", minimum: 1)
+        let limit = try parameters.integer("_limit", minimum: page == nil ? 0 : 1)
+        let (start, end) = (try parameters.integer("_start"), try parameters.integer("_end"))
+        if let page {
             let size = perPage ?? limit ?? defaultPageSize
-            let start = min((page - 1).multipliedReportingOverflow(by: size).overflow ? count : (page - 1) * size, count)
-            range = start..<min(start + min(size, count), count)
+            let offset = min((page - 1).multipliedReportingOverflow(by: size).overflow ? count : (page - 1) * size, count)
+            range = offset..<min(offset + min(size, count), count)
             // `count + size - 1` would overflow for `_limit=Int.max`.
             let last = count == 0 ? 1 : (count - 1) / size + 1
             pages = [("first", 1)]
@@ -213,12 +217,10 @@ package struct Slice: Sendable {
             pages.append(("last", last))
             return
         }
-        // Checked though unused without `_page`: the document's bound holds for every request.
-        _ = try parameters.integer("_per_page", minimum: 1)
-        let start = min(try parameters.integer("_start") ?? 0, count)
-        var end = count
-        if let limit = try parameters.integer("_limit") { end = min(start + min(limit, count), count) }
-        if let given = try parameters.integer("_end") { end = min(given, count) }
-        range = start..<max(start, end)
+        let first = min(start ?? 0, count)
+        var last = count
+        if let limit { last = min(first + min(limit, count), count) }
+        if let end { last = min(end, count) }
+        range = first..<max(first, last)
     }
 }

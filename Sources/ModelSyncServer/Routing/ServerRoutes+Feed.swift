@@ -235,7 +235,9 @@ extension ServerRoutes {
 
     package static func collectionFilter(_ parameters: QueryParameters) -> Set<String>? {
         let names = parameters.values("collections").flatMap { $0.split(separator: ",").map(String.init) }
-        return names.isEmpty ? nil : Set(names)
+        // A name with U+0000 is no collection a backend serves (PostgreSQL's queries cannot carry
+        // it, and its change listener reads the streams' names): kept out of every read.
+        return names.isEmpty ? nil : Set(names.filter { !$0.utf8.contains(0) })
     }
 }
 
