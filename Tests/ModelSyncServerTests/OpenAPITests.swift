@@ -133,6 +133,8 @@ import Testing
                 ("/posts?_since=\(huge)&_limit=-1", 400), ("/posts?_page=1&_per_page=2&_limit=false", 400), ("/profile?_page=1&_start=-1", 400),
                 ("/_changes?collections=a%00b", 200),
                 ("/_changes?since=0.5", 400), ("/_changes?since=1.ABCDEF0123456789", 400), ("/_changes?since=00", 200),
+                ("/profile?_since=x", 400), ("/profile?_since=3.0123456789abcdef", 200), ("/profile?_since=now", 200),
+                ("/_changes?since=now.0123456789abcdef", 400),
             ]
             for read in reads {
                 let status = try await send(.GET, base + read.url).status

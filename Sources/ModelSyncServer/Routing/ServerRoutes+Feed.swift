@@ -36,19 +36,25 @@ extension ServerRoutes {
     /// feed from there. The beginning (absent, empty, `0`) and `now` suit any reader.
     func feedCursor(_ text: String?, _ visibility: Visibility) async throws -> FeedCursor {
         guard let text, text != "now" else { return try FeedCursor(text) }
-        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        let sequence = try FeedCursor(String(parts[0]))
-        // A tag is what `cursorText` writes: 16 hex digits (the document's cursor pattern).
-        if parts.count == 2 && !Self.isCursorTag(parts[1]) {
-            throw APIError.badRequest("a feed cursor is a sequence number, optionally with a 16-digit hex tag: got \(text)")
-        }
+        let (sequence, given) = try Self.parseCursor(text)
         // A tagged cursor on an open server comes from before its rules were lifted.
         let tag = visibility.cursorTag
-        let issuedHere = parts.count == 2 ? tag.map { parts[1].utf8.elementsEqual($0.utf8) } ?? false : tag == nil
+        let issuedHere = given.map { given in tag.map { given.utf8.elementsEqual($0.utf8) } ?? false } ?? (tag == nil)
         if sequence == .after(0) || issuedHere { return sequence }
         let now = try await backend.changes(after: .now, in: [], limit: 1, visibility: visibility).next
         throw APIError(status: 410, message: "the cursor was issued to another reader or under other access rules; read everything again",
                        details: ["horizon": .string(Self.cursorText(now, visibility))])
+    }
+
+    /// A cursor's sequence and tag, checked against the document's cursor pattern (a tag is what
+    /// `cursorText` writes: 16 hex digits); a 400 otherwise.
+    static func parseCursor(_ text: String) throws -> (FeedCursor, tag: Substring?) {
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let sequence = try FeedCursor(String(parts[0]))
+        if parts.count == 2 && (sequence == .now || !isCursorTag(parts[1])) {
+            throw APIError.badRequest("a feed cursor is a sequence number, optionally with a 16-digit hex tag: got \(text)")
+        }
+        return (sequence, parts.count == 2 ? parts[1] : nil)
     }
 
     private static func isCursorTag(_ text: Substring) -> Bool {
