@@ -67,7 +67,7 @@ extension PostgresBackend {
             guard secured.first == true else { return }
         }
         try await client.guardedTransaction(logger: logger) { connection in
-            try await connection.guardedRun("SELECT pg_advisory_xact_lock(7400117)", logger: logger)
+            try await connection.guardedRun(schema.changeLock, logger: logger)
             for statement in rowSecurityStatements(security, schema: schema, tables: tables) {
                 try await connection.guardedRun(PostgresQuery(unsafeSQL: statement), logger: logger)
             }
@@ -200,7 +200,7 @@ extension PostgresBackend {
         let done: Bool = try await client.guardedRows(exists.query, as: Bool.self, logger: logger).first ?? false
         guard !done else { return }
         try await client.guardedTransaction(logger: logger) { connection in
-            try await connection.guardedRun("SELECT pg_advisory_xact_lock(7400117)", logger: logger)
+            try await connection.guardedRun(schema.changeLock, logger: logger)
             for statement in schema.accountUpgrades { try await connection.guardedRun(PostgresQuery(unsafeSQL: statement), logger: logger) }
         }
     }

@@ -30,7 +30,7 @@ extension PostgresBackend {
         let found = try await client.guardedRows(exists.query, as: Bool.self, logger: logger).first ?? false
         guard !found else { return }
         try await client.guardedTransaction(logger: logger) { connection in
-            try await connection.guardedRun("SELECT pg_advisory_xact_lock(7400117)", logger: logger)
+            try await connection.guardedRun(schema.changeLock, logger: logger)
             for statement in schema.refreshTokenCreation { try await connection.guardedRun(PostgresQuery(unsafeSQL: statement), logger: logger) }
         }
     }

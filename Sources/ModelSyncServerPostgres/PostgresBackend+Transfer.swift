@@ -24,8 +24,8 @@ extension PostgresBackend {
                 // An import is one long transaction, and waits for others (a reset runs on the
                 // server's connections, which have a statement timeout).
                 try await connection.guardedRun("SET LOCAL statement_timeout = 0", logger: logger)
-                // One import at a time per database, whatever else runs.
-                try await connection.guardedRun("SELECT pg_advisory_xact_lock(7400117)", logger: logger)
+                // One import at a time per schema, whatever else runs.
+                try await connection.guardedRun(schema.changeLock, logger: logger)
                 // One row: the state table's name, NULL when the schema has none.
                 let replaces: Bool
                 var security: SavedRowSecurity?

@@ -139,7 +139,7 @@ final class PostgresBackend: ServerBackend {
         else { return }
         try await client.guardedTransaction(logger: logger) { connection in
             // The import's lock: no import changes the tables meanwhile.
-            try await connection.guardedRun("SELECT pg_advisory_xact_lock(7400117)", logger: logger)
+            try await connection.guardedRun(schema.changeLock, logger: logger)
             let statements = schema.columnUpgrades(tables)
                 + [schema.allRecordsView(over: tables), "DROP FUNCTION IF EXISTS \(schema.highestIDFunction)(regclass, integer, bigint)", schema.highestIDCreation]
                 + tables.map(schema.writeFunctionCreation)

@@ -365,6 +365,15 @@ struct PostgresSchema: Sendable {
     /// earlier version for another channel) is made again.
     var notifyCall: String { "pg_notify(\(literal(channel)), " }
 
+    /// The transaction-scoped lock that servers and imports on this schema take turns on to
+    /// change its tables. Keyed by the schema's name: servers on other schemas of the database
+    /// (every test server has its own) go on at the same time.
+    var changeLock: PostgresQuery {
+        var query = BoundSQL("SELECT pg_advisory_xact_lock(7400117, hashtext(")
+        query.append(query.bind(name) + "))")
+        return query.query
+    }
+
     func literal(_ text: String) -> String { "'" + text.replacingASCII(UInt8(ascii: "'"), with: "''") + "'" }
 }
 

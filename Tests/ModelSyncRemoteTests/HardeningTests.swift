@@ -271,7 +271,7 @@ struct ContentTypeAndRedirectTests {
     }
 }
 
-@Suite("Transports: the timeout covers the body", .timeLimit(.minutes(1)))
+@Suite("Transports: the timeout covers the body", .timeLimit(.minutes(5)))
 struct BodyTimeoutTests {
     /// The head at once, then one byte of a long body every 50 ms: about 10 s in all, far
     /// beyond the timeout, yet never idle long enough for an idle timeout to fire.

@@ -77,7 +77,7 @@ struct DatabaseConcurrencyModelTests {
     // MARK: - Cancellation
 
     @Test("cancelling a long read interrupts it and leaves the database usable",
-          .timeLimit(.minutes(1)), arguments: TestStorage.allCases)
+          .timeLimit(.minutes(5)), arguments: TestStorage.allCases)
     func cancellingALongReadInterruptsIt(storage: TestStorage) async throws {
         let db = try storage.open(models: [Counter.self])
         let (started, signal) = AsyncStream<Void>.makeStream()
@@ -100,7 +100,7 @@ struct DatabaseConcurrencyModelTests {
     }
 
     @Test("cancelling a long write interrupts it and rolls it back",
-          .timeLimit(.minutes(1)), arguments: TestStorage.allCases)
+          .timeLimit(.minutes(5)), arguments: TestStorage.allCases)
     func cancellingALongWriteRollsItBack(storage: TestStorage) async throws {
         let db = try storage.open(models: [Counter.self])
         let (started, signal) = AsyncStream<Void>.makeStream()
@@ -124,7 +124,7 @@ struct DatabaseConcurrencyModelTests {
         #expect(try await db.read { try Counter.count($0) } == 1)
     }
 
-    @Test("a cancelled waiter leaves the writer's queue at once", .timeLimit(.minutes(1)))
+    @Test("a cancelled waiter leaves the writer's queue at once", .timeLimit(.minutes(5)))
     func aCancelledWaiterLeavesTheQueue() async throws {
         let db = try TestStorage.file.open()
         let holding = DispatchSemaphore(value: 0)
@@ -149,7 +149,7 @@ struct DatabaseConcurrencyModelTests {
 
     // MARK: - Many tasks
 
-    @Test("1,000 concurrent tasks on a pool of 2 readers finish", .timeLimit(.minutes(2)))
+    @Test("1,000 concurrent tasks on a pool of 2 readers finish", .timeLimit(.minutes(5)))
     func aThousandTasksOnTwoReaders() async throws {
         let directory = try TemporaryDirectory()
         let db = try Database(
@@ -176,7 +176,7 @@ struct DatabaseConcurrencyModelTests {
     // MARK: - Nesting
 
     @Test("every nesting of read and write works or throws a typed error",
-          .timeLimit(.minutes(1)), arguments: TestStorage.allCases)
+          .timeLimit(.minutes(5)), arguments: TestStorage.allCases)
     func everyNesting(storage: TestStorage) async throws {
         let db = try storage.open(models: [Counter.self])
         try nestSynchronously(db)
@@ -193,7 +193,7 @@ struct DatabaseConcurrencyModelTests {
     }
 
     /// Issue 13 item 14: nested reads and writes on 8 threads with 2 readers deadlocked.
-    @Test("nested reads and writes on many threads and tasks never deadlock", .timeLimit(.minutes(1)))
+    @Test("nested reads and writes on many threads and tasks never deadlock", .timeLimit(.minutes(5)))
     func nestingUnderContention() async throws {
         let directory = try TemporaryDirectory()
         let db = try Database(

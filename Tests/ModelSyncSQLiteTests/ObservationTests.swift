@@ -28,7 +28,7 @@ private func observeUserOneCount(
     return (counts.makeAsyncIterator(), fetched.makeAsyncIterator())
 }
 
-@Suite("SQLite: observation", .timeLimit(.minutes(2)))
+@Suite("SQLite: observation", .timeLimit(.minutes(5)))
 struct ObservationTests {
     @Test("delivers the current results, then new results after each commit", arguments: TestStorage.allCases)
     func emitsOnCommit(store: TestStorage) async throws {

@@ -316,7 +316,7 @@ import Testing
     }
 
     /// The live stream under rules carries a reader's rows, not others'.
-    @Test(.timeLimit(.minutes(1)), arguments: Backend.allCases) func theStreamCarriesOnlyReadableRows(backend: Backend) async throws {
+    @Test(.timeLimit(.minutes(5)), arguments: Backend.allCases) func theStreamCarriesOnlyReadableRows(backend: Backend) async throws {
         try await withServer(Self.data, options: try Self.options(), backend: backend) { server, base async throws in
             let cursor = try #require(try await get("\(base)/_changes?since=now", as: .ann).json?["next"]?.stringValue)
             let url = try #require(URL(string: "\(base)/_changes/stream?since=\(cursor)&collections=messages"))

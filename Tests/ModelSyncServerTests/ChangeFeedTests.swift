@@ -134,7 +134,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1)), arguments: Backend.allCases)
+    @Test(.timeLimit(.minutes(5)), arguments: Backend.allCases)
     func theStreamSendsTheBacklogThenLiveChangesAndEndsAtShutdown(backend: Backend) async throws {
         try await withServer(Self.data, backend: backend) { server, url in
             let base = url + "/"
@@ -161,7 +161,7 @@ import Testing
     /// A reset takes the sequence back: a stream open across it ends, a cursor past the data is
     /// gone (410, with the current sequence), and a stream opened afterwards gets every change
     /// written since, live (over PostgreSQL, through the relay the reset rewound).
-    @Test(.timeLimit(.minutes(1)), arguments: Backend.allCases)
+    @Test(.timeLimit(.minutes(5)), arguments: Backend.allCases)
     func aResetEndsStreamsAndMakesCursorsPastTheDataGone(backend: Backend) async throws {
         try await withServer(Self.data, backend: backend) { server, url in
             let base = url + "/"

@@ -271,7 +271,7 @@ import Testing
         _ = try? await TestPostgres.execute("DROP SCHEMA IF EXISTS \(quotePostgres(database.schema)) CASCADE", in: plain)
     }
 
-    @Test(.timeLimit(.minutes(1))) func writesThatArriveDuringACommitFormTheNextGroup() async throws {
+    @Test(.timeLimit(.minutes(5))) func writesThatArriveDuringACommitFormTheNextGroup() async throws {
         let groupCommit = GroupCommit()
         let groups = Locked<[[String]]>([])
         let (gate, open) = AsyncStream<Void>.makeStream()

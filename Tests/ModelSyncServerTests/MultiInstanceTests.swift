@@ -127,7 +127,7 @@ struct MultiInstanceTests {
         #expect(counter == incrementers * incrementsEach)
     }
 
-    @Test(.timeLimit(.minutes(1))) func theChangeStreamCatchesUpAfterLosingPostgreSQL() async throws {
+    @Test(.timeLimit(.minutes(5))) func theChangeStreamCatchesUpAfterLosingPostgreSQL() async throws {
         let database = try TestPostgres.database()
         let server = try await SyncServer.start(
             data: ["posts": []], database: database, logger: TestPostgresLog.logger("server \(database.schema)"))
@@ -176,7 +176,7 @@ struct MultiInstanceTests {
     /// Any schema name streams its changes. At 46 bytes the channel `modelsync_changes_<name>`
     /// would have 64, one past PostgreSQL's limit (`pg_notify` refused it), and a `"` broke the
     /// `LISTEN`: those get a hashed channel.
-    @Test(.timeLimit(.minutes(1)), arguments: [SchemaName.bytes(46), .bytes(58), .suffix(#"q"uote"#), .suffix(" it's ü")])
+    @Test(.timeLimit(.minutes(5)), arguments: [SchemaName.bytes(46), .bytes(58), .suffix(#"q"uote"#), .suffix(" it's ü")])
     func everySchemaNameStreamsItsChanges(name: SchemaName) async throws {
         let base = try TestPostgres.database()
         let database = base.withSchema(name.of(base.schema))
@@ -226,7 +226,7 @@ struct MultiInstanceTests {
     /// An import over the data (`import --replace`) while a server runs on it: the server hears
     /// of it by notification alone (it did not make it), ends its open streams, answers a cursor
     /// past the data 410, and a stream opened afterwards gets the writes since, live.
-    @Test(.timeLimit(.minutes(1))) func anImportOverTheDataRewindsARunningServersStreams() async throws {
+    @Test(.timeLimit(.minutes(5))) func anImportOverTheDataRewindsARunningServersStreams() async throws {
         let database = try TestPostgres.database()
         let data: JSONValue = ["posts": [["id": 1, "title": "a"]]]
         try await SyncServer.importData(data, into: database)

@@ -211,7 +211,7 @@ import Testing
         if operation["responses"]?["200"]?["content"]?["text/event-stream"] != nil {
             var request = HTTPClientRequest(url: url)
             for (name, value) in headers { request.headers.add(name: name, value: value) }
-            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+            let response = try await HTTPClient.shared.execute(request, timeout: .minutes(5))
             guard response.status == .ok else { return Int(response.status.code) }
             #expect(response.headers.first(name: "Content-Type") == "text/event-stream")
             // The backlog's first event, then the stream is dropped (which cancels it).

@@ -113,7 +113,7 @@ import Testing
 
     /// The live stream sends a reader what its feed would: the deletion of its own row among
     /// others', and the removal of a row given away; its event ids are the reader's cursors.
-    @Test(.timeLimit(.minutes(1)), arguments: Backend.allCases) func theStreamSendsWhatTheFeedWould(backend: Backend) async throws {
+    @Test(.timeLimit(.minutes(5)), arguments: Backend.allCases) func theStreamSendsWhatTheFeedWould(backend: Backend) async throws {
         try await AccessTests().withAccessServer(backend) { base async throws in
             let remote = RemoteStore(baseURL: try #require(URL(string: base)))
             // From each reader's cursor of now: whether the stream opens before or after the

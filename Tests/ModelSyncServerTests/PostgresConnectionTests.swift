@@ -130,7 +130,7 @@ import Testing
     /// postgres-nio drops a query sent to a closed connection, and its caller waits forever (the
     /// second stall of issue #17). The backend's guarded statements fail instead: on a
     /// connection closed before the statement, and on one ended while the statement runs.
-    @Test(.timeLimit(.minutes(1))) func statementsOnAClosedConnectionFailInsteadOfWaiting() async throws {
+    @Test(.timeLimit(.minutes(5))) func statementsOnAClosedConnectionFailInsteadOfWaiting() async throws {
         let database = try TestPostgres.database()
         let (client, running) = try await PostgresClient.running(database, logger: TestPostgresLog.logger("guarded \(database.schema)"))
         let logger = Logger(label: "guarded")
@@ -163,7 +163,7 @@ import Testing
     /// PostgreSQL raises an error while a statement runs, after its first row: reading one row
     /// or running the statement for its effect fails too (the error reaches only a reader of the
     /// rows; unread, it left the transaction aborted and its `COMMIT` silently rolled back).
-    @Test(.timeLimit(.minutes(1))) func anErrorAfterTheFirstRowFailsTheStatement() async throws {
+    @Test(.timeLimit(.minutes(5))) func anErrorAfterTheFirstRowFailsTheStatement() async throws {
         let database = try TestPostgres.database()
         let (client, running) = try await PostgresClient.running(database, logger: TestPostgresLog.logger("first \(database.schema)"))
         let logger = Logger(label: "first")

@@ -43,10 +43,11 @@ struct Reply {
     var ids: [Int] { json?.arrayValue?.compactMap { $0["id"]?.intValue } ?? [] }
 }
 
-/// Sends one request with AsyncHTTPClient.
+/// Sends one request with AsyncHTTPClient. The default timeout guards against a hang only, like
+/// the tests' time limits: with every test running at once, a save's fsync can wait long.
 func send(
     _ method: HTTPMethod, _ url: String, body: String? = nil, headers: [(String, String)] = [],
-    timeout: TimeAmount = .seconds(30)
+    timeout: TimeAmount = .minutes(5)
 ) async throws -> Reply {
     var request = HTTPClientRequest(url: url)
     request.method = method

@@ -55,7 +55,7 @@ private actor Calls {
     }
 }
 
-@Suite("Observable: LiveQuery", .timeLimit(.minutes(1)))
+@Suite("Observable: LiveQuery", .timeLimit(.minutes(5)))
 struct LiveQueryTests {
     private func insert(_ id: Int, _ title: String, in db: Database) async throws {
         try await db.write { db in
@@ -145,7 +145,7 @@ struct LiveQueryTests {
     }
 }
 
-@Suite("Observable: LoadableResource", .timeLimit(.minutes(1)))
+@Suite("Observable: LoadableResource", .timeLimit(.minutes(5)))
 struct LoadableResourceTests {
     @MainActor
     @Test("shows the cached value at once, then refreshes: isLoading, then the server's value")

@@ -798,7 +798,7 @@ extension ReadmeSQLiteExampleTests {
 @Suite struct ReadmeSyncExampleTests {
     typealias Post = Readme.Post
 
-    @Test(.timeLimit(.minutes(1))) func syncSection() async throws {
+    @Test(.timeLimit(.minutes(5))) func syncSection() async throws {
         let directory = try TemporaryDirectory(prefix: "readme-sync2")
         defer { directory.remove() }
         try await withTestServer { server in

@@ -168,7 +168,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func aLivePullFollowsTheServer() async throws {
+    @Test(.timeLimit(.minutes(5))) func aLivePullFollowsTheServer() async throws {
         try await withSyncFixture(data: Self.seed) { sync, server, _ in
             var updates = sync.database.observe(SyncNote.self).makeAsyncIterator()
             sync.startLivePull([SyncNote.self])
@@ -183,7 +183,7 @@ import Testing
 
     /// A server reset takes its sequence back past the client's cursors: the live pull is told
     /// (410), reads everything again, and follows the server from there.
-    @Test(.timeLimit(.minutes(1))) func aLivePullStartsOverAfterTheServerIsReset() async throws {
+    @Test(.timeLimit(.minutes(5))) func aLivePullStartsOverAfterTheServerIsReset() async throws {
         try await withSyncFixture(data: Self.seed) { sync, server, _ in
             var updates = sync.database.observe(SyncNote.self).makeAsyncIterator()
             sync.startLivePull([SyncNote.self])

@@ -274,7 +274,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func automaticPushSendsAfterALocalChange() async throws {
+    @Test(.timeLimit(.minutes(5))) func automaticPushSendsAfterALocalChange() async throws {
         try await withSyncFixture { sync, server, _ in
             var updates = sync.statusUpdates().makeAsyncIterator()
             sync.startAutomaticPush()
@@ -353,7 +353,7 @@ import Testing
 
     /// Clearing the local data (a sign-out) waits for a pull in flight: run beside it, the pull
     /// would store the last user's rows after the clear.
-    @Test(.timeLimit(.minutes(1))) func clearingLocalDataWaitsForAPullInFlight() async throws {
+    @Test(.timeLimit(.minutes(5))) func clearingLocalDataWaitsForAPullInFlight() async throws {
         let data: JSONValue = ["notes": [["id": 1, "title": "one", "body": "", "stars": 0]], "replies": []]
         let directory = try TemporaryDirectory(prefix: "modelsync-sync")
         defer { directory.remove() }

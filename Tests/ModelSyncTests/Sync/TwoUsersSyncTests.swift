@@ -28,7 +28,7 @@ private struct PlainTokens: AccessTokenVerifier {
 /// exactly its user's rows, and a note an admin gives to the other user leaves the first
 /// device and reaches the second.
 @Suite struct TwoUsersSyncTests {
-    @Test(.timeLimit(.minutes(2))) func eachDeviceHoldsItsUsersRowsAndGivenRowsMove() async throws {
+    @Test(.timeLimit(.minutes(5))) func eachDeviceHoldsItsUsersRowsAndGivenRowsMove() async throws {
         let seed: JSONValue = ["notes": [
             ["id": 1, "userId": "ann", "title": "Ann's first"], ["id": 2, "userId": "bob", "title": "Bob's first"],
             ["id": 3, "userId": "ann", "title": "Ann's second"],
