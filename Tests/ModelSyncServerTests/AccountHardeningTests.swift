@@ -263,6 +263,23 @@ import Testing
         }
     }
 
+    /// A refused attempt names its wait, whatever the window: one of a century (a wait past
+    /// `Int` in seconds' fractions) answers a capped wait instead of trapping.
+    @Test func aRefusedAttemptNamesItsWaitEvenOverAHugeWindow() {
+        let limiter = AttemptLimiter()
+        let keys = [(key: "address:a", limit: 1)]
+        for window in [Duration.seconds(60), .seconds(Int64.max)] {
+            let limiter = AttemptLimiter()
+            #expect(limiter.attempt(keys, window: window, now: 0) == nil)
+            let wait = limiter.attempt(keys, window: window, now: 0)
+            #expect((wait ?? 0) >= 1, "window \(window)")
+        }
+        // A refused attempt takes nothing: after its wait, one attempt passes again.
+        #expect(limiter.attempt(keys, window: .seconds(60), now: 0) == nil)
+        #expect(limiter.attempt(keys, window: .seconds(60), now: 1) == 59)
+        #expect(limiter.attempt(keys, window: .seconds(60), now: 61) == nil)
+    }
+
     /// At most `permits` bodies run at once; the others wait and all finish.
     @Test func theSemaphoreBoundsTheHashesAtOnce() async throws {
         let semaphore = AsyncSemaphore(permits: 2)

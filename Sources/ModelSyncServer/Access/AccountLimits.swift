@@ -73,7 +73,8 @@ final class AttemptLimiter: Sendable {
             for entry in refilled {
                 buckets[entry.key] = Bucket(tokens: entry.bucket.tokens - (wait == 0 ? 1 : 0), updated: now)
             }
-            return wait == 0 ? nil : max(1, Int(wait.rounded(.up)))
+            // Capped: a window of years would make a wait past `Int`, which traps when converted.
+            return wait == 0 ? nil : max(1, Int(min(wait.rounded(.up), 1e9)))
         }
     }
 }
