@@ -1,0 +1,155 @@
+import Foundation
+import Logging
+import ModelSyncCore
+import ModelSyncJSON
+import ModelSyncSQLite
+@testable import ModelSyncServer
+import ModelSyncServerPostgres
+@testable import ModelSyncServerSQLite
+import ModelSyncTesting
+import Testing
+
+/// What only the SQLite backend has: its file, its lock, its writer's groups, its backups. The
+/// HTTP contract it shares with the other backends runs in every suite over `Backend.allCases`.
+@Suite struct SQLiteBackendTests {
+    @Test func aSecondServerOnTheSameFileIsRefusedWithAClearError() async throws {
+        let directory = try TemporaryDirectory(prefix: "modelsync-sqlite-lock")
+        defer { directory.remove() }
+        let path = directory.path("data.sqlite")
+        let server = try await SyncServer.start(data: sampleData, sqlite: path)
+        do {
+            _ = try await SyncServer.start(sqlite: path)
+            Issue.record("a second server started on the same file")
+        } catch let error as ServerError {
+            #expect("\(error)".contains("another modelsync-server serves this database"))
+        }
+        await server.shutdown()
+        // Once the first one stopped, the file is free again, with its data.
+        let again = try await SyncServer.start(sqlite: path)
+        #expect(try await send(.GET, again.baseURL.absoluteString + "/posts").ids == [1, 2, 3, 4, 5])
+        await again.shutdown()
+    }
+
+    @Test func aFileThatIsNoSQLiteDatabaseIsRefusedAtStart() async throws {
+        let directory = try TemporaryDirectory(prefix: "modelsync-sqlite-check")
+        defer { directory.remove() }
+        let path = directory.path("data.sqlite")
+        try Data(String(repeating: #"{"posts": []}"#, count: 100).utf8).write(to: URL(fileURLWithPath: path))
+        await #expect(throws: ServerError.self) { try await SyncServer.start(sqlite: path) }
+        // Nothing was written over it.
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)).starts(with: Data(#"{"posts": []}"#.utf8)))
+    }
+
+    @Test func dataVersionsAndTheFeedSurviveARestart() async throws {
+        let directory = try TemporaryDirectory(prefix: "modelsync-sqlite-restart")
+        defer { directory.remove() }
+        let path = directory.path("data.sqlite")
+        let first = try await SyncServer.start(data: sampleData, sqlite: path)
+        let created = try await send(.POST, first.baseURL.absoluteString + "/posts", body: #"{"title": "kept"}"#, headers: [("Idempotency-Key", "k1")])
+        #expect(created.status == 201)
+        #expect(try await send(.DELETE, first.baseURL.absoluteString + "/posts/1").status == 200)
+        let feed = try await send(.GET, first.baseURL.absoluteString + "/_changes?since=0").json
+        await first.shutdown()
+
+        let second = try await SyncServer.start(sqlite: path)
+        let base = second.baseURL.absoluteString
+        let read = try await send(.GET, base + "/posts/6")
+        #expect(read.json?["title"] == "kept")
+        #expect(read.header("ETag") == created.header("ETag"))
+        #expect(try await send(.GET, base + "/_changes?since=0").json == feed)
+        // The key's first answer replays after the restart.
+        let replayed = try await send(.POST, base + "/posts", body: #"{"title": "kept"}"#, headers: [("Idempotency-Key", "k1")])
+        #expect(replayed.json == created.json)
+        // Id 1 was deleted: never given again; the next create gets 7.
+        #expect(try await send(.POST, base + "/posts", body: #"{"title": "next"}"#).json?["id"] == 7)
+        await second.shutdown()
+    }
+
+    @Test func writesThatQueueWhileAGroupCommitsCommitTogether() async throws {
+        let directory = try TemporaryDirectory(prefix: "modelsync-sqlite-group")
+        defer { directory.remove() }
+        let backend = try await SQLiteBackend.open(path: directory.path("data.sqlite"), initialData: ["posts": []], feedLimits: FeedLimits(), logger: Logger(label: "test"))
+        // The first write holds the writer until the others have queued behind it.
+        let (started, running) = AsyncStream<Void>.makeStream()
+        let gate = DispatchSemaphore(value: 0)
+        let holding = Task {
+            try await backend.writing { _, _ in
+                running.yield()
+                gate.wait()
+            }
+        }
+        for await _ in started { break }
+        let writes = Task {
+            try await withThrowingTaskGroup(of: [Result<ItemWrite.Result, APIError>].self) { group in
+                for index in 0..<10 {
+                    group.addTask { try await backend.write([ItemOperation(write: .create(collection: "posts", body: ["n": .number(JSONNumber(index))]))]) }
+                }
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+        }
+        while await backend.writer.waitingCount < 10 { try await Task.sleep(for: .milliseconds(5)) }
+        gate.signal()
+        try await holding.value
+        let results = try await writes.value
+        #expect(results.allSatisfy { if case .success = $0 { true } else { false } })
+        #expect(Set(results.compactMap { try? $0.get().body["id"]?.intValue }) == Set(1...10))
+        // One group for the held write, one for the ten that queued.
+        #expect(await backend.writer.groupsCommitted == 2)
+        #expect(await backend.writer.largestGroupCommitted == 10)
+        await backend.close()
+    }
+
+    @Test func aBackupWhileTheServerRunsIsADatabaseOfItsOwn() async throws {
+        let directory = try TemporaryDirectory(prefix: "modelsync-sqlite-backup")
+        defer { directory.remove() }
+        let server = try await SyncServer.start(data: sampleData, sqlite: directory.path("data.sqlite"))
+        #expect(try await send(.POST, server.baseURL.absoluteString + "/posts", body: #"{"title": "backed up"}"#).status == 201)
+        try await SyncServer.backUp(sqlite: directory.path("data.sqlite"), to: directory.path("backup.sqlite"))
+        // The server goes on writing meanwhile; the backup is the snapshot.
+        #expect(try await send(.POST, server.baseURL.absoluteString + "/posts", body: #"{"title": "after"}"#).status == 201)
+        await #expect(throws: ServerError.self) { try await SyncServer.backUp(sqlite: directory.path("data.sqlite"), to: directory.path("backup.sqlite")) }
+        let restored = try await SyncServer.start(sqlite: directory.path("backup.sqlite"))
+        #expect(try await send(.GET, restored.baseURL.absoluteString + "/posts").ids == [1, 2, 3, 4, 5, 6])
+        await restored.shutdown()
+        await server.shutdown()
+    }
+
+    /// Moving to PostgreSQL when one machine is outgrown: export, then import. Records keep their
+    /// versions, so clients' cursors and ETags stay valid.
+    @Test func exportFromSQLiteThenImportIntoPostgreSQLKeepsDataAndFeed() async throws {
+        let database = try TestPostgres.database()
+        let directory = try TemporaryDirectory(prefix: "modelsync-sqlite-export")
+        defer { directory.remove() }
+        let path = directory.path("data.sqlite")
+        let server = try await SyncServer.start(data: sampleData, sqlite: path)
+        let base = server.baseURL.absoluteString
+        let created = try await send(.POST, base + "/posts", body: #"{"title": "moved"}"#, headers: [("Idempotency-Key", "move-1")])
+        #expect(try await send(.DELETE, base + "/posts/2").status == 200)
+        #expect(try await send(.PATCH, base + "/profile", body: #"{"name": "moved"}"#).status == 200)
+        let everything = try await send(.GET, base + "/db").json
+        let feed = try await send(.GET, base + "/_changes?since=0").json
+        let exported = try await SyncServer.exportData(fromSQLite: path)
+        await server.shutdown()
+
+        try await SyncServer.importData(exported, into: database)
+        let postgres = try await SyncServer.start(database: database)
+        let moved = postgres.baseURL.absoluteString
+        #expect(try await send(.GET, moved + "/db").json == everything)
+        #expect(try await send(.GET, moved + "/_changes?since=0").json == feed)
+        #expect(try await send(.GET, moved + "/posts/6").header("ETag") == created.header("ETag"))
+        let replayed = try await send(.POST, moved + "/posts", body: #"{"title": "moved"}"#, headers: [("Idempotency-Key", "move-1")])
+        #expect(replayed.json == created.json)
+        await postgres.shutdown()
+        await TestPostgres.drop(database)
+    }
+
+    @Test func importIntoAFileWithDataNeedsReplacing() async throws {
+        let directory = try TemporaryDirectory(prefix: "modelsync-sqlite-import")
+        defer { directory.remove() }
+        let path = directory.path("data.sqlite")
+        try await SyncServer.importData(sampleData, intoSQLite: path)
+        await #expect(throws: ServerError.self) { try await SyncServer.importData(["posts": []], intoSQLite: path) }
+        try await SyncServer.importData(["posts": [["id": 9]]], intoSQLite: path, replacing: true)
+        #expect(try await SyncServer.exportData(fromSQLite: path)["posts"] == [["id": 9]])
+    }
+}
