@@ -248,7 +248,8 @@ let package = Package(
             name: "ModelSyncTests",
             dependencies: [
                 "TestLoggingStartup",
-                "ModelSync", "ModelSyncServer", "ModelSyncServerPostgres", "ModelSyncServerAuth", "ModelSyncTesting", "NameClashes", "TestProcesses",
+                "ModelSync", "ModelSyncServer", "ModelSyncServerPostgres", "ModelSyncServerSQLite", "ModelSyncServerAuth", "ModelSyncTesting", "NameClashes",
+                "TestProcesses",
                 .product(name: "Logging", package: "swift-log"),
                 // The sync simulation drops the PostgreSQL schema it made.
                 .product(name: "PostgresNIO", package: "postgres-nio"),
