@@ -13,14 +13,8 @@ extension SQLiteBackend {
             guard let state = try connection.rows("SELECT sequence, horizon FROM \(SQLiteSchema.state)").first else {
                 throw APIError(status: 500, message: "SQLite: the state row is missing")
             }
-            let (sequence, horizon) = (Int(state[0].integerValue ?? 0), Int(state[1].integerValue ?? 0))
-            let since: Int
-            switch cursor {
-            case .now: since = sequence
-            case .after(let value): since = value
-            }
-            guard since >= horizon else { throw APIError.cursorTooOld(horizon: horizon) }
-            guard since <= sequence else { throw APIError.cursorAhead(of: sequence) }
+            let sequence = Int(state[0].integerValue ?? 0)
+            let since = try cursor.start(sequence: sequence, horizon: Int(state[1].integerValue ?? 0))
             let (changes, more) = visibility.isOpen
                 ? try Self.openChanges(after: since, in: collections, limit: limit, connection)
                 : try Self.changes(after: since, in: collections, limit: limit, visibility, connection)
@@ -77,13 +71,8 @@ extension SQLiteBackend {
     private static func changes(
         after since: Int, in collections: Set<String>?, limit: Int, _ visibility: Visibility, _ connection: SQLiteConnection
     ) throws -> ([SyncChange], Bool) {
-        var filters: [String: RowFilter] = [:]
-        func rows(of collection: String) -> RowFilter {
-            if let known = filters[collection] { return known }
-            let rows = visibility.rows(of: collection)
-            filters[collection] = rows
-            return rows
-        }
+        var readerRows = ReaderRows(visibility)
+        func rows(of collection: String) -> RowFilter { readerRows.of(collection) }
         var changes: [SyncChange] = []
         var arguments: [SQLValue] = [.integer(Int64(since))]
         var condition = collectionCondition(collections, column: "collection", &arguments)

@@ -185,9 +185,17 @@ public final class SQLiteBackend: ServerBackend {
             }
         } else {
             // Filters, `q` and `_like` as ``ListQuery`` applies them (one language on every
-            // backend), one row at a time on this reader: only the matching rows are kept.
+            // backend), one row at a time on this reader: only the matching rows are kept. SQL
+            // first leaves out the rows that an equality filter or the owner rule refuses for
+            // sure, without building them in Swift.
             var matching: [JSONValue] = []
-            try connection.withStatement("SELECT record FROM \(SQLiteSchema.records) WHERE collection = ? ORDER BY row_id", [.text(collection)]) { statement in
+            var arguments: [SQLValue] = [.text(collection)]
+            var conditions = query.equal.compactMap { equality(at: $0.field, oneOf: $0.accepted, &arguments) }
+            if case .ownedBy(let field, let userID) = rows, !field.contains(".") {
+                conditions += [equality(at: field, oneOf: [userID], &arguments)].compactMap { $0 }
+            }
+            let select = "SELECT record FROM \(SQLiteSchema.records) WHERE collection = ?" + conditions.map { " AND " + $0 }.joined() + " ORDER BY row_id"
+            try connection.withStatement(select, arguments) { statement in
                 while try statement.step() {
                     let item = try parsed(statement.value(at: 0))
                     guard rows.admits(item), !filters || !query.apply(to: [item]).isEmpty else { continue }
@@ -248,6 +256,24 @@ public final class SQLiteBackend: ServerBackend {
 
     // MARK: Helpers
 
+    /// An SQL condition that keeps every record whose value at the dotted `field` has one of the
+    /// `accepted` texts (``ListQuery``'s rule: the value's ``/ModelSyncServer/scalarText(_:)``),
+    /// and leaves out most others: a string must be one of them, an integer's digits too (but
+    /// for zero, which JSON may spell `-0`); any other value is kept for the exact check in
+    /// Swift. Nil for a field no JSON path of SQLite spells (a `"`, an empty key, NUL).
+    static func equality(at field: String, oneOf accepted: [String], _ arguments: inout [SQLValue]) -> String? {
+        let keys = field.split(separator: ".")
+        guard !keys.isEmpty, !keys.contains(where: { $0.contains("\"") || $0.utf8.contains(0) }) else { return nil }
+        let path = SQLValue.text("$" + keys.map { ".\"\($0)\"" }.joined())
+        let texts = text(.array(accepted.map(JSONValue.string)))
+        arguments += [path, path, texts, path, texts, path]
+        return """
+            (CASE json_type(record, ?) WHEN 'text' THEN json_extract(record, ?) IN (SELECT value FROM json_each(?)) \
+            WHEN 'integer' THEN (CAST(json_extract(record, ?) AS TEXT) IN (SELECT value FROM json_each(?)) OR json_extract(record, ?) = 0) \
+            ELSE 1 END)
+            """
+    }
+
     /// Throws a 404 unless `name` is a collection.
     static func requireCollection(_ name: String, _ connection: SQLiteConnection) throws {
         guard try connection.scalar("SELECT 1 FROM \(SQLiteSchema.resources) WHERE name = ? AND kind = 'collection'", [.text(name)]) != nil else {
@@ -297,7 +323,11 @@ public final class SQLiteBackend: ServerBackend {
             try requireCollection(child, connection)
             let rows = visibility.rows(of: child)
             var byOwner: [ExactText: [JSONValue]] = [:]
-            try connection.withStatement("SELECT record FROM \(SQLiteSchema.records) WHERE collection = ? ORDER BY row_id", [.text(child)]) { statement in
+            // The children whose key is one of the page's ids (SQL leaves out most others).
+            var arguments: [SQLValue] = [.text(child)]
+            // (A key with a dot is a member's name here, not a path.)
+            let condition = key.contains(".") ? "" : equality(at: key, oneOf: ids.map(\.text), &arguments).map { " AND " + $0 } ?? ""
+            try connection.withStatement("SELECT record FROM \(SQLiteSchema.records) WHERE collection = ?\(condition) ORDER BY row_id", arguments) { statement in
                 while try statement.step() {
                     let record = try parsed(statement.value(at: 0))
                     guard let owner = record[key].flatMap(scalarText).map(ExactText.init), ids.contains(owner), rows.admits(record) else { continue }

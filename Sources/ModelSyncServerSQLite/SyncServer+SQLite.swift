@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import ModelSyncCore
 import ModelSyncJSON
 import ModelSyncSQLite
 import ModelSyncServer
@@ -73,9 +72,7 @@ extension SyncServer {
     /// Writes the data of the SQLite file at `path` to a database file, atomically, in the form
     /// a JSON-file server saves: ``exportData(fromSQLite:logger:)``.
     public static func exportData(fromSQLite path: String, toFile file: URL, logger: Logger = SyncServer.defaultLogger) async throws {
-        var bytes = JSONWriter.prettyPrinted(try await exportData(fromSQLite: path, logger: logger).jsonBytes())
-        bytes.append(UInt8(ascii: "\n"))
-        try AtomicFile.replace(file, with: bytes, mode: nil)
+        try JSONFileBackend.writeDocument(try await exportData(fromSQLite: path, logger: logger), to: file)
     }
 
     /// The data of the SQLite file at `path` as a JSON document that a JSON-file server (or an

@@ -143,6 +143,54 @@ import Testing
         await TestPostgres.drop(database)
     }
 
+    /// SQL leaves out the rows an equality filter refuses before Swift checks the rest: it must
+    /// never leave out one that matches (a number's text as written, `-0`, a nested field).
+    @Test(arguments: [Backend.jsonDocument, .sqlite]) func equalityFiltersMatchEveryValueAsItsText(backend: Backend) async throws {
+        let data = try JSONValue(parsing: Array(#"""
+            {"items": [
+                {"id": 1, "n": 1}, {"id": 2, "n": "1"}, {"id": 3, "n": -0}, {"id": 4, "n": 0}, {"id": 5, "n": 1.0},
+                {"id": 6, "n": true}, {"id": 7, "n": null}, {"id": 8}, {"id": 9, "n": {"a": 1}}, {"id": 10, "n": [1]},
+                {"id": 11, "n": 1e0}, {"id": 12, "n": "x"}, {"id": 13, "meta": {"n": 1}}, {"id": 14, "meta": {"n": "-0"}}
+            ],
+            "children": [{"id": 1, "itemId": 1}, {"id": 2, "itemId": "3"}, {"id": 3, "itemId": -0}]}
+            """#.utf8))
+        try await withServer(data, backend: backend) { _, base async throws in
+            let expected: [(String, [Int])] = [
+                ("n=1", [1, 2]), ("n=-0", [3]), ("n=0", [4]), ("n=1.0", [5]), ("n=true", [6]), ("n=null", [7]), ("n=1e0", [11]),
+                ("n=x&n=1", [1, 2, 12]), ("meta.n=1", [13]), ("meta.n=-0", [14]), ("n=2", []),
+            ]
+            for (query, ids) in expected {
+                #expect(try await send(.GET, base + "/items?" + query).ids == ids, "\(query)")
+            }
+            // Embedded children by their key's text, and a nested route.
+            let embedded = try await send(.GET, base + "/items?_embed=children&id_lte=4").json?.arrayValue ?? []
+            #expect(embedded.map { $0["children"]?.arrayValue?.count ?? -1 } == [1, 0, 1, 0])
+            #expect(try await send(.GET, base + "/items/3/children").ids == [2])
+        }
+    }
+
+    @Test(.enabled(if: serverExecutable != nil || StressMode.componentsRequired, "the modelsync-server executable is not built"))
+    func theCommandLineImportsServesBacksUpAndExportsASQLiteFile() async throws {
+        let executable = try #require(serverExecutable, "modelsync-server must be built next to the tests")
+        let directory = try TemporaryDirectory(prefix: "modelsync-sqlite-cli")
+        defer { directory.remove() }
+        try Data(sampleData.jsonBytes()).write(to: directory.url.appendingPathComponent("db.json"))
+        let imported = try await ServerProcess.run(executable, arguments: ["import", directory.path("db.json"), "--database", "sqlite:" + directory.path("data.sqlite")])
+        #expect(imported.status == 0, "\(imported.output)")
+        // `serve data.sqlite`, then a backup while it runs.
+        let server = try await ServerProcess.start(executable, arguments: [directory.path("data.sqlite")])
+        #expect(try await send(.POST, "http://127.0.0.1:\(server.port)/posts", body: #"{"title": "live"}"#).status == 201)
+        let backup = try await ServerProcess.run(executable, arguments: ["backup", directory.path("copy.sqlite"), directory.path("data.sqlite")])
+        #expect(backup.status == 0, "\(backup.output)")
+        await server.stop()
+        let exported = try await ServerProcess.run(executable, arguments: ["export", directory.path("out.json"), "--database", "sqlite:" + directory.path("copy.sqlite")])
+        #expect(exported.status == 0, "\(exported.output)")
+        let document = try JSONValue(parsing: Array(try Data(contentsOf: directory.url.appendingPathComponent("out.json"))))
+        #expect(document["users"] == sampleData["users"] && document["profile"] == sampleData["profile"])
+        #expect(document["posts"]?.arrayValue?.last?["title"] == "live")
+        #expect(document["_modelsync"]?["sequence"] != nil)
+    }
+
     @Test func importIntoAFileWithDataNeedsReplacing() async throws {
         let directory = try TemporaryDirectory(prefix: "modelsync-sqlite-import")
         defer { directory.remove() }
