@@ -99,6 +99,30 @@ import Testing
         await backend.close()
     }
 
+    /// Reads run on the readers: a write holding the writer holds up no read.
+    @Test(.timeLimit(.minutes(1))) func readsGoOnWhileTheWriterIsHeld() async throws {
+        let directory = try TemporaryDirectory(prefix: "modelsync-sqlite-readers")
+        defer { directory.remove() }
+        let backend = try await SQLiteBackend.open(path: directory.path("data.sqlite"), initialData: sampleData, feedLimits: FeedLimits(), logger: Logger(label: "test"))
+        let (started, running) = AsyncStream<Void>.makeStream()
+        let gate = DispatchSemaphore(value: 0)
+        let holding = Task {
+            try await backend.writing { _, _ in
+                running.yield()
+                gate.wait()
+            }
+        }
+        for await _ in started { break }
+        // The writer is held: these answer from the readers (they would wait forever on it).
+        let read = try await backend.item("posts", id: "1", embeds: ["comments"], expands: ["user"], visibility: .open)
+        #expect(read.value["title"] == "alpha" && read.value["comments"]?.arrayValue?.count == 2 && read.value["user"]?["name"] == "Leanne")
+        #expect(try await backend.changes(after: .after(0), in: nil, limit: 100, visibility: .open).changes.count == 10)
+        #expect(try await backend.everything().value["profile"] == sampleData["profile"])
+        gate.signal()
+        try await holding.value
+        await backend.close()
+    }
+
     @Test func aBackupWhileTheServerRunsIsADatabaseOfItsOwn() async throws {
         let directory = try TemporaryDirectory(prefix: "modelsync-sqlite-backup")
         defer { directory.remove() }
