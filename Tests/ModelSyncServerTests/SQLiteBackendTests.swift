@@ -70,15 +70,7 @@ import Testing
         defer { directory.remove() }
         let backend = try await SQLiteBackend.open(path: directory.path("data.sqlite"), initialData: ["posts": []], feedLimits: FeedLimits(), logger: Logger(label: "test"))
         // The first write holds the writer until the others have queued behind it.
-        let (started, running) = AsyncStream<Void>.makeStream()
-        let gate = DispatchSemaphore(value: 0)
-        let holding = Task {
-            try await backend.writing { _, _ in
-                running.yield()
-                gate.wait()
-            }
-        }
-        for await _ in started { break }
+        let (gate, holding) = await Self.holdWriter(of: backend)
         let writes = Task {
             try await withThrowingTaskGroup(of: [Result<ItemWrite.Result, APIError>].self) { group in
                 for index in 0..<10 {
@@ -104,6 +96,20 @@ import Testing
         let directory = try TemporaryDirectory(prefix: "modelsync-sqlite-readers")
         defer { directory.remove() }
         let backend = try await SQLiteBackend.open(path: directory.path("data.sqlite"), initialData: sampleData, feedLimits: FeedLimits(), logger: Logger(label: "test"))
+        let (gate, holding) = await Self.holdWriter(of: backend)
+        // The writer is held: these answer from the readers (they would wait forever on it).
+        let read = try await backend.item("posts", id: "1", embeds: ["comments"], expands: ["user"], visibility: .open)
+        #expect(read.value["title"] == "alpha" && read.value["comments"]?.arrayValue?.count == 2 && read.value["user"]?["name"] == "Leanne")
+        #expect(try await backend.changes(after: .after(0), in: nil, limit: 100, visibility: .open).changes.count == 10)
+        #expect(try await backend.everything().value["profile"] == sampleData["profile"])
+        gate.signal()
+        try await holding.value
+        await backend.close()
+    }
+
+    /// A write that holds `backend`'s writer (on the writer's thread) until `gate` is signalled;
+    /// returns once it holds it.
+    private static func holdWriter(of backend: SQLiteBackend) async -> (gate: DispatchSemaphore, holding: Task<Void, any Error>) {
         let (started, running) = AsyncStream<Void>.makeStream()
         let gate = DispatchSemaphore(value: 0)
         let holding = Task {
@@ -113,14 +119,7 @@ import Testing
             }
         }
         for await _ in started { break }
-        // The writer is held: these answer from the readers (they would wait forever on it).
-        let read = try await backend.item("posts", id: "1", embeds: ["comments"], expands: ["user"], visibility: .open)
-        #expect(read.value["title"] == "alpha" && read.value["comments"]?.arrayValue?.count == 2 && read.value["user"]?["name"] == "Leanne")
-        #expect(try await backend.changes(after: .after(0), in: nil, limit: 100, visibility: .open).changes.count == 10)
-        #expect(try await backend.everything().value["profile"] == sampleData["profile"])
-        gate.signal()
-        try await holding.value
-        await backend.close()
+        return (gate, holding)
     }
 
     @Test func aBackupWhileTheServerRunsIsADatabaseOfItsOwn() async throws {
