@@ -214,6 +214,22 @@ import Testing
         #expect(document["_modelsync"]?["sequence"] != nil)
     }
 
+    /// `--metrics` shows the writer's queue and the sizes of its groups.
+    @Test(.enabled(if: serverExecutable != nil || StressMode.componentsRequired, "the modelsync-server executable is not built"))
+    func theMetricsShowTheWritersQueueAndGroups() async throws {
+        let executable = try #require(serverExecutable, "modelsync-server must be built next to the tests")
+        let directory = try TemporaryDirectory(prefix: "modelsync-sqlite-metrics")
+        defer { directory.remove() }
+        try await SyncServer.importData(["posts": []], intoSQLite: directory.path("data.sqlite"))
+        let server = try await ServerProcess.start(executable, arguments: [directory.path("data.sqlite"), "--metrics"])
+        let base = "http://127.0.0.1:\(server.port)"
+        #expect(try await send(.POST, base + "/posts", body: #"{"title": "counted"}"#).status == 201)
+        let metrics = String(decoding: try await send(.GET, base + "/_metrics").body, as: UTF8.self)
+        await server.stop()
+        #expect(metrics.contains("modelsync_sqlite_writer_queue"))
+        #expect(metrics.contains("modelsync_sqlite_writer_group_size"))
+    }
+
     @Test func importIntoAFileWithDataNeedsReplacing() async throws {
         let directory = try TemporaryDirectory(prefix: "modelsync-sqlite-import")
         defer { directory.remove() }
