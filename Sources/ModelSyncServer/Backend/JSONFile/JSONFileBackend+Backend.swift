@@ -94,13 +94,7 @@ extension JSONFileBackend: ServerBackend {
     }
 
     package func changes(after cursor: FeedCursor, in collections: Set<String>?, limit: Int, visibility: Visibility) throws -> FeedPage {
-        let since: Int
-        switch cursor {
-        case .now: since = book.sequence
-        case .after(let value): since = value
-        }
-        guard since >= book.horizon else { throw APIError.cursorTooOld(horizon: book.horizon) }
-        guard since <= book.sequence else { throw APIError.cursorAhead(of: book.sequence) }
+        let since = try cursor.start(sequence: book.sequence, horizon: book.horizon)
         let (changes, more) = book.changes(after: since, in: collections, limit: limit, visibility: visibility)
         return FeedPage(changes: changes, more: more, next: more ? changes.last?.sequence ?? since : max(book.sequence, since))
     }

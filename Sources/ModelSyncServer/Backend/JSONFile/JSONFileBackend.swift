@@ -204,6 +204,14 @@ package actor JSONFileBackend {
         try AtomicFile.replace(file, with: bytes, mode: mode)
     }
 
+    /// Writes an exported document (bookkeeping included) to `file` atomically, as a JSON-file
+    /// server saves it: `export` from PostgreSQL or SQLite.
+    package static func writeDocument(_ document: JSONValue, to file: URL) throws {
+        var bytes = JSONWriter.prettyPrinted(document.jsonBytes())
+        bytes.append(UInt8(ascii: "\n"))
+        try AtomicFile.replace(file, with: bytes, mode: nil)
+    }
+
     /// Removes temporary files that a crash during ``save(_:to:)`` left next to `file`.
     package static func removeStaleTemporaryFiles(of file: URL, logger: Logger) {
         let directory = file.deletingLastPathComponent().path
