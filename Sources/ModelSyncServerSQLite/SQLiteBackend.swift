@@ -31,6 +31,11 @@ public final class SQLiteBackend: ServerBackend {
     let writer: SQLiteWriter
     let streams: ChangeStreams
     private let lock: FileLock
+    /// Lists take turns on all but one of the readers (at most one fewer than the cores): a
+    /// read by id always finds one.
+    let costlyReads = CostlyReads(width: min(CostlyReads.defaultWidth, SQLiteBackend.readers - 1))
+    /// The reader connections.
+    static let readers = 4
 
     /// The file's path.
     public let path: String
@@ -75,7 +80,7 @@ public final class SQLiteBackend: ServerBackend {
                 database = try Database(
                     path: path,
                     configuration: DatabaseConfiguration(
-                        busyTimeout: 5, foreignKeys: false, maximumReaders: 4, createsTables: false, functions: [SQLiteSchema.emailFunction]))
+                        busyTimeout: 5, foreignKeys: false, maximumReaders: SQLiteBackend.readers, createsTables: false, functions: [SQLiteSchema.emailFunction]))
                 try database.writeWithoutTransaction { connection in
                     let check = try connection.rows("PRAGMA quick_check").compactMap { $0.first?.textValue }
                     guard check == ["ok"] else { throw ServerError.unreadableFile(path: path, reason: "PRAGMA quick_check: " + check.joined(separator: "; ")) }
@@ -149,8 +154,10 @@ public final class SQLiteBackend: ServerBackend {
         resources.current[name]
     }
 
+    /// On a reader, in turn with the other lists (``CostlyReads``): without the bound, clients
+    /// sending costly filters held every reader, and a read by id waited for one.
     package func list(_ collection: String, _ request: ListRequest) async throws -> ListPage {
-        try await reading { connection in try Self.list(collection, request, connection) }
+        try await costlyReads.run { try await reading { connection in try Self.list(collection, request, connection) } }
     }
 
     private static func list(_ collection: String, _ request: ListRequest, _ connection: SQLiteConnection) throws -> ListPage {

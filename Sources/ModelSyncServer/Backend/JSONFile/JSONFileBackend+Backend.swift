@@ -15,10 +15,12 @@ extension JSONFileBackend: ServerBackend {
 
     /// Filters, sorts and embeds outside the actor, on the data as it was when the request
     /// came: the work a query costs is the caller's to choose (a pattern, a search over every
-    /// row), and inside the actor it held up every other request and write.
+    /// row), and inside the actor it held up every other request and write. Off the cooperative
+    /// pool too, and a bounded number at once (``CostlyReads``).
     package nonisolated func list(_ collection: String, _ request: ListRequest) async throws -> ListPage {
         let (root, modified) = await snapshot()
-        return try Self.list(collection, request, in: root, modified: modified, probe: listProbe)
+        let probe = listProbe
+        return try Self.list(collection, request, in: root, modified: modified, probe: probe)
     }
 
     /// The data and when it last changed, together (a copy of a value: writes replace it).

@@ -22,6 +22,8 @@ package actor JSONFileBackend {
     /// Called by a list read just before it filters, outside the actor (tests hold a read there
     /// to show that other requests go on meanwhile).
     package nonisolated let listProbe: (@Sendable () -> Void)?
+    /// Where list reads run: their filters are the caller's to choose.
+    package nonisolated let costlyReads = CostlyReads()
     /// The data the store started with, for `reset()`.
     private let initial: (root: JSONObject, book: Bookkeeping)
     /// The open change streams (`/_changes/stream`).
