@@ -1,4 +1,8 @@
 import Foundation
+import ModelSyncCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Reads whose cost the caller chooses (a filter, `q` or `_like` over a whole collection) take
 /// turns: at most ``width`` at once, off the cooperative pool.
@@ -27,12 +31,52 @@ package final class CostlyReads: Sendable {
         try await turns.run(body)
     }
 
-    /// `body` in its turn, on a Dispatch thread rather than the cooperative pool.
+    /// `body` in its turn, on one of ``LowPriorityThreads`` rather than the cooperative pool.
     package func runOffPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await turns.run {
             try await withCheckedThrowingContinuation { continuation in
-                DispatchQueue.global(qos: .userInitiated).async { continuation.resume(with: Result { try body() }) }
+                LowPriorityThreads.shared.run { continuation.resume(with: Result { try body() }) }
             }
         }
+    }
+}
+
+/// The process's threads for costly reads, at a lower scheduling priority (nice 10 on Linux,
+/// where it is per thread): when every core is busy, the kernel runs a cheap request's thread
+/// before them, so a read by id does not wait for a filter's time slice to end.
+final class LowPriorityThreads: Sendable {
+    static let shared = LowPriorityThreads(count: CostlyReads.defaultWidth)
+
+    private let jobs = Locked([@Sendable () -> Void]())
+    private let ready = DispatchSemaphore(value: 0)
+
+    /// Starts `count` threads, which live as long as the process (as a thread pool's do).
+    private init(count: Int) {
+        for index in 0..<max(1, count) {
+            let thread = Thread { [jobs, ready] in
+                Self.lowerPriority()
+                while true {
+                    ready.wait()
+                    if let job = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { job() }
+                }
+            }
+            thread.name = "modelsync.costly-reads.\(index)"
+            thread.start()
+        }
+    }
+
+    /// Runs `job` on the next free thread, in arrival order.
+    func run(_ job: @escaping @Sendable () -> Void) {
+        jobs.withLock { $0.append(job) }
+        ready.signal()
+    }
+
+    private static func lowerPriority() {
+        #if os(Linux)
+        // `who` 0 is the calling thread: Linux keeps a nice value per thread.
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+        #else
+        Thread.current.qualityOfService = .utility
+        #endif
     }
 }
