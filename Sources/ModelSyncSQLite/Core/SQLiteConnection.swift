@@ -375,34 +375,6 @@ public final class SQLiteConnection {
     }
 }
 
-/// A column of an existing table, as `PRAGMA table_info` describes it.
-public struct ColumnInfo: Sendable, Equatable {
-    /// The column name.
-    public var name: String
-    /// The declared type (`INTEGER`, `TEXT`, …).
-    public var type: String
-    /// Whether the column is `NOT NULL`.
-    public var isNotNull: Bool
-    /// The `DEFAULT` expression as written, if any.
-    public var defaultSQL: String?
-    /// 1-based position in the primary key, 0 when not part of it.
-    public var primaryKeyPosition: Int
-}
-
-extension SQLValue {
-    /// The text, when the value is text.
-    public var textValue: String? {
-        if case .text(let text) = self { return text }
-        return nil
-    }
-
-    /// The integer, when the value is an integer.
-    public var integerValue: Int64? {
-        if case .integer(let value) = self { return value }
-        return nil
-    }
-}
-
 /// A model table's multi-row statement, as a cache key.
 private struct MultiRowStatementKey: Hashable {
     var table: ObjectIdentifier
@@ -413,57 +385,4 @@ private struct MultiRowStatementKey: Hashable {
 private struct TableStatementKey: Hashable {
     var table: ObjectIdentifier
     var kind: SQLTable.Statement
-}
-
-/// A connection's prepared statements, keyed by the UTF-8 bytes of their SQL (two texts Swift
-/// calls equal, such as `'café'` precomposed and decomposed, are different statements), and
-/// bounded: beyond `capacity`, the least recently used one is finalized.
-struct StatementCache {
-    /// A reference, so that the entry found last can be marked used without a lookup.
-    private final class Entry {
-        let statement: SQLStatement
-        var lastUse: UInt64
-        init(statement: SQLStatement, lastUse: UInt64) { (self.statement, self.lastUse) = (statement, lastUse) }
-    }
-
-    private var entries: [ExactText: Entry] = [:]
-    private var clock: UInt64 = 0
-    /// The entry found last: a loop running one statement compares its bytes instead of
-    /// hashing them.
-    private var last: Entry?
-    let capacity: Int
-
-    init(capacity: Int) { self.capacity = max(1, capacity) }
-
-    var count: Int { entries.count }
-
-    subscript(sql: String) -> SQLStatement? {
-        mutating get {
-            clock &+= 1
-            if let last, last.statement.sql.isIdentical(to: sql) {
-                last.lastUse = clock
-                return last.statement
-            }
-            guard let entry = entries[ExactText(sql)] else { return nil }
-            entry.lastUse = clock
-            last = entry
-            return entry.statement
-        }
-    }
-
-    /// Adds `statement`, evicting the least recently used one when full. An evicted statement
-    /// still in use (a cursor's) lives until its user lets it go.
-    mutating func insert(_ statement: SQLStatement) {
-        if entries.count >= capacity, let oldest = entries.min(by: { $0.value.lastUse < $1.value.lastUse }) {
-            entries.removeValue(forKey: oldest.key)
-            if last === oldest.value { last = nil }
-        }
-        clock &+= 1
-        entries[ExactText(statement.sql)] = Entry(statement: statement, lastUse: clock)
-    }
-
-    mutating func removeAll() {
-        entries.removeAll()
-        last = nil
-    }
 }

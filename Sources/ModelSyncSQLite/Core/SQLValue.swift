@@ -158,3 +158,17 @@ func columnBlob(_ statement: OpaquePointer, _ index: Int32) -> [UInt8] {
     guard count > 0, let pointer = sqlite3_column_blob(statement, index) else { return [] }
     return Array(UnsafeRawBufferPointer(start: pointer, count: count))
 }
+
+extension SQLValue {
+    /// The text, when the value is text.
+    public var textValue: String? {
+        if case .text(let text) = self { return text }
+        return nil
+    }
+
+    /// The integer, when the value is an integer.
+    public var integerValue: Int64? {
+        if case .integer(let value) = self { return value }
+        return nil
+    }
+}
