@@ -1,9 +1,10 @@
 import Foundation
-import ModelSync
+import ModelSyncSQLite
 import ModelSyncTesting
 import Testing
 
-// Regression tests for issue 13, items 15, 16, 18 and 20 (the SQLite part).
+// Edge cases of the SQLite layer: clashing names, busy timeouts, a cursor outliving its database,
+// text compared by bytes, qualified columns, result codes, errors that keep their cause.
 
 /// Two models of the same name in different namespaces: both default to the table `Clash`.
 enum ClashingNamespaceA {
@@ -40,8 +41,8 @@ struct DecomposedTable: SQLModel {
     var ref: Int
 }
 
-@Suite("SQLite hardening")
-struct SQLiteHardeningTests {
+@Suite("SQLite: edge cases of configuration, names, text and errors")
+struct SQLiteEdgeCaseTests {
     // MARK: Configuration and connection lifetime
 
     /// A busy timeout is seconds as a `Double`; SQLite takes an `Int32` of milliseconds. Values

@@ -7,13 +7,14 @@ import ModelSyncServerAuth
 import ModelSyncServerPostgres
 import ModelSyncTesting
 import NIOHTTP1
+import ServerTestSupport
 import Testing
 
-/// The built-in accounts under attack (issue #48): who becomes an admin, what `*` opens, how
+/// The built-in accounts under attack: who becomes an admin, what `*` opens, how
 /// long a token outlives its account's rights, imported password hashes, rate limits, and the
 /// answers that must not reveal rows. Real JWTs (the per-request check reads their generation),
 /// stand-in password hashes unless bcrypt is the point.
-@Suite struct AccountHardeningTests {
+@Suite struct AccountSecurityTests {
     static let secret = Data("a test secret of at least thirty-two bytes".utf8)
 
     static func access(

@@ -11,7 +11,7 @@ import PostgresNIO
 import Testing
 
 /// The data most tests serve: jsonplaceholder-shaped users, posts and comments, and a profile.
-let sampleData: JSONValue = [
+package let sampleData: JSONValue = [
     "users": [
         ["id": 1, "name": "Leanne", "email": "leanne@example.com"],
         ["id": 2, "name": "Ervin", "email": "ervin@example.com"],
@@ -32,19 +32,19 @@ let sampleData: JSONValue = [
 ]
 
 /// A response with its body read.
-struct Reply {
-    var status: Int
-    var headers: HTTPHeaders
-    var body: [UInt8]
+package struct Reply {
+    package var status: Int
+    package var headers: HTTPHeaders
+    package var body: [UInt8]
 
-    var json: JSONValue? { try? JSONValue(parsing: body) }
-    func header(_ name: String) -> String? { headers[name].first }
+    package var json: JSONValue? { try? JSONValue(parsing: body) }
+    package func header(_ name: String) -> String? { headers[name].first }
     /// The ids of a list body, in order.
-    var ids: [Int] { json?.arrayValue?.compactMap { $0["id"]?.intValue } ?? [] }
+    package var ids: [Int] { json?.arrayValue?.compactMap { $0["id"]?.intValue } ?? [] }
 }
 
 /// Sends one request with AsyncHTTPClient.
-func send(
+package func send(
     _ method: HTTPMethod, _ url: String, body: String? = nil, headers: [(String, String)] = [],
     timeout: TimeAmount = .seconds(30)
 ) async throws -> Reply {
@@ -61,18 +61,18 @@ func send(
 }
 
 /// Where a test server keeps its data: the conformance suite runs each server test on both.
-enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+package enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case jsonDocument
     case postgres
 
-    var testDescription: String { rawValue }
+    package var testDescription: String { rawValue }
 }
 
 /// Where the PostgreSQL clients of the tests log, at debug level unless
 /// `MODELSYNC_TEST_PG_LOG_LEVEL` says otherwise: the file named by
 /// `MODELSYNC_TEST_PG_LOG` (`.ci/run` sets it and prints its end when a run stalls, issue #17),
 /// else the servers' quiet default.
-enum TestPostgresLog {
+package enum TestPostgresLog {
     private static let file: FileHandle? = {
         guard let path = ProcessInfo.processInfo.environment["MODELSYNC_TEST_PG_LOG"], !path.isEmpty,
               FileManager.default.createFile(atPath: path, contents: nil)
@@ -84,7 +84,7 @@ enum TestPostgresLog {
     private static let level = ProcessInfo.processInfo.environment["MODELSYNC_TEST_PG_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .debug
 
     /// The logger of one client (`label` names it in each line).
-    static func logger(_ label: String) -> Logger {
+    package static func logger(_ label: String) -> Logger {
         guard file != nil else { return SyncServer.defaultLogger }
         var logger = Logger(label: label) { label in FileLogHandler(label: label, write: write) }
         logger.logLevel = level
@@ -120,11 +120,11 @@ enum TestPostgresLog {
 
 /// The PostgreSQL the tests use: `MODELSYNC_POSTGRES_URL`, which `.ci/run` (through
 /// `.ci/postgres.sh`) exports. Without it a PostgreSQL test is skipped, or fails under `CI=true`.
-enum TestPostgres {
-    static let url = ProcessInfo.processInfo.environment["MODELSYNC_POSTGRES_URL"]
+package enum TestPostgres {
+    package static let url = ProcessInfo.processInfo.environment["MODELSYNC_POSTGRES_URL"]
 
     /// A fresh schema of the test database, or a skip (a failure in CI) without one.
-    static func database() throws -> ServerDatabase {
+    package static func database() throws -> ServerDatabase {
         guard let url, !url.isEmpty else {
             if ProcessInfo.processInfo.environment["CI"] == "true" {
                 Issue.record("MODELSYNC_POSTGRES_URL is not set: CI must start PostgreSQL (.ci/postgres.sh)")
@@ -138,17 +138,17 @@ enum TestPostgres {
     }
 
     /// The URL of `database` (a schema of the test database), for `modelsync-server --database`.
-    static func url(of database: ServerDatabase) -> String {
+    package static func url(of database: ServerDatabase) -> String {
         var components = URLComponents(string: url ?? "") ?? URLComponents()
         components.queryItems = (components.queryItems ?? []).filter { $0.name != "schema" } + [URLQueryItem(name: "schema", value: database.schema)]
         return components.string ?? ""
     }
 
     /// The role servers under access rules take in the tests (see `ServerDatabase.role`).
-    static let accessRole = "modelsync_test_access"
+    package static let accessRole = "modelsync_test_access"
 
     /// Creates ``accessRole`` unless it exists (tests running at once may race to create it).
-    static func ensureAccessRole(_ database: ServerDatabase) async throws {
+    package static func ensureAccessRole(_ database: ServerDatabase) async throws {
         try await execute("""
             DO $$ BEGIN
                 IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '\(accessRole)') THEN CREATE ROLE \(accessRole) NOLOGIN; END IF;
@@ -158,18 +158,18 @@ enum TestPostgres {
     }
 
     /// Drops a test's schema.
-    static func drop(_ database: ServerDatabase) async {
+    package static func drop(_ database: ServerDatabase) async {
         _ = try? await execute("DROP SCHEMA IF EXISTS \(quotedSchema(database)) CASCADE", in: database)
     }
 
     /// The schema's name as an SQL identifier.
-    static func quotedSchema(_ database: ServerDatabase) -> String {
+    package static func quotedSchema(_ database: ServerDatabase) -> String {
         "\"" + database.schema.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     /// Runs one SQL statement on a connection of its own; returns how many rows it gave.
     @discardableResult
-    static func execute(_ sql: String, in database: ServerDatabase) async throws -> Int {
+    package static func execute(_ sql: String, in database: ServerDatabase) async throws -> Int {
         try await withConnection(to: database, label: "test.execute") { connection in
             var rows = 0
             for try await _ in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: TestPostgresLog.logger("test.execute")) { rows += 1 }
@@ -178,7 +178,7 @@ enum TestPostgres {
     }
 
     /// `body` with a connection of its own to `database`, as its URL's user, without TLS.
-    static func withConnection<T: Sendable>(
+    package static func withConnection<T: Sendable>(
         to database: ServerDatabase, label: String, _ body: (PostgresConnection) async throws -> T
     ) async throws -> T {
         var configuration = PostgresClient.Configuration(
@@ -198,7 +198,7 @@ enum TestPostgres {
 }
 
 /// Runs `body` against a fresh in-process server on a random port and always shuts it down.
-func withServer(
+package func withServer(
     _ data: JSONValue = sampleData, options: ServerOptions = ServerOptions(), backend: Backend = .jsonDocument,
     delay: Duration = .zero, requestLogLimit: Int = 1_000, _ body: (TestServer, String) async throws -> Void
 ) async throws {
@@ -231,7 +231,7 @@ func withServer(
 }
 
 /// A temporary directory holding `db.json`, removed afterwards.
-func withDatabaseFile(_ contents: String, _ body: (URL) async throws -> Void) async throws {
+package func withDatabaseFile(_ contents: String, _ body: (URL) async throws -> Void) async throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("modelsync-server-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }

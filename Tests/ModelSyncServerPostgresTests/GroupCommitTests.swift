@@ -4,6 +4,7 @@ import ModelSyncCore
 import ModelSyncJSON
 @testable import ModelSyncServer
 @testable import ModelSyncServerPostgres
+import ServerTestSupport
 import Testing
 
 /// Single writes that arrive together commit together (``GroupCommit``); a group must answer

@@ -1,16 +1,16 @@
 import Foundation
-import ModelSync
+import ModelSyncJSON
 
-enum Role: String, ModelEnum, CaseIterable {
+enum Role: String, FieldValue, JSONCodable, CaseIterable {
     case admin, member, guest
 }
 
-enum Priority: Int, ModelEnum {
+enum Priority: Int, FieldValue, JSONCodable {
     case low = 1, high = 2
 }
 
 @Model(jsonKeys: .snakeCase)
-struct User: SQLModel, Equatable {
+struct User: Equatable {
     var id: Int
     var name: String
     var emailAddress: String?
@@ -19,7 +19,7 @@ struct User: SQLModel, Equatable {
 }
 
 @Model
-struct Post: SQLModel, Equatable {
+struct Post: Equatable {
     var id: Int?
     var userId: Int
     var title: String
@@ -33,7 +33,7 @@ struct Post: SQLModel, Equatable {
 
 /// One property of every supported kind.
 @Model
-struct Everything: SQLModel, Equatable {
+struct Everything: Equatable {
     var int: Int
     var int8: Int8
     var uint64: UInt64
@@ -57,7 +57,7 @@ struct Everything: SQLModel, Equatable {
 }
 
 @Model
-struct Comment: SQLModel, Equatable {
+struct Comment: Equatable {
     @PrimaryKey var postId: Int
     @PrimaryKey var index: Int
     @JSON("author.name") var authorName: String
@@ -67,7 +67,7 @@ struct Comment: SQLModel, Equatable {
 }
 
 @Model(dates: .secondsSince1970, decodeExcluding: ["localNote"], encodeExcluding: ["password"])
-struct Account: SQLModel, Equatable {
+struct Account: Equatable {
     var id: Int
     var createdAt: Date
     var password: String?
@@ -77,7 +77,7 @@ struct Account: SQLModel, Equatable {
 /// Uses all three hooks: accepts `{"fullName": "..."}` from an older API version, derives
 /// `initials`, and adds a computed key on output.
 @Model
-struct Person: SQLModel, Equatable {
+struct Person: Equatable {
     var name: String
     @Ignored var initials = ""
 
@@ -118,7 +118,7 @@ extension JSONTransformer where Self == CentsTransformer {
 }
 
 @Model
-struct Product: SQLModel, Equatable {
+struct Product: Equatable {
     var id: Int
     @Transform(.cents) var price: Double
     @Transform(.iso8601WithFractionalSeconds) var updatedAt: Date
@@ -128,7 +128,7 @@ struct Product: SQLModel, Equatable {
 
 /// A model that refers to itself through an array.
 @Model
-struct TreeNode: SQLModel, Equatable {
+struct TreeNode: Equatable {
     var name: String
     var children: [TreeNode] = []
 }

@@ -1,15 +1,16 @@
 import Foundation
-import ModelSync
+import ModelSyncCore
+import ModelSyncJSON
 import Testing
 
 /// Not `Equatable`: a field of this type counts as changed whenever it is set.
 @Model
-struct Byline: SQLModel {
+struct Byline {
     var name: String
 }
 
 @Model
-struct Memo: SQLModel {
+struct Memo {
     var id: Int?
     var title: String
     @JSON("body") var text: String = ""
@@ -263,8 +264,18 @@ final class ChangeLog: @unchecked Sendable {
         let snake = JSONModelEncoder(options: JSONEncodingOptions(keyStrategy: .snakeCase))
         let memo = Memo(id: 1, title: "A", dueAt: Date(timeIntervalSince1970: 0))
         #expect(text(try snake.encode(memo, fields: ["dueAt", "id"])) == #"{"due_at":"1970-01-01T00:00:00Z","id":1}"#)
-        let account = Account(id: 1, createdAt: Date(timeIntervalSince1970: 0), password: "secret")
+        let account = Credential(id: 1, createdAt: Date(timeIntervalSince1970: 0), password: "secret")
         #expect(text(try JSONModelEncoder().encode(account, fields: ["password", "createdAt"])) == #"{"createdAt":0}"#)
         #expect(throws: JSONError.self) { try JSONModelEncoder().encode(memo, fields: ["nope"]) }
     }
+}
+
+private func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+
+/// Dates as seconds, a field never encoded.
+@Model(dates: .secondsSince1970, encodeExcluding: ["password"])
+struct Credential {
+    var id: Int
+    var createdAt: Date
+    var password: String?
 }

@@ -4,6 +4,7 @@ import ModelSyncJSON
 import ModelSyncServer
 import ModelSyncServerPostgres
 import ModelSyncTesting
+import ServerTestSupport
 import Testing
 
 /// Counts the writes that must all arrive.

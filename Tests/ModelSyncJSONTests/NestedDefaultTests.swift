@@ -1,19 +1,19 @@
 import Foundation
-import ModelSync
+import ModelSyncJSON
 import Testing
 
-/// Models nested in a namespace whose defaults name sibling types (issue 13, item 19). That
+/// Models nested in a namespace whose defaults name sibling types. That
 /// this file compiles is most of the test: the defaults used to be copied into the generated
 /// extension, where `Point` is not in scope.
 enum SQ {
     @Model
-    struct Point: SQLModel, Equatable {
+    struct Point: Equatable {
         var x: Int
         var y: Int
     }
 
     @Model
-    struct Student: SQLModel, Equatable {
+    struct Student: Equatable {
         var id: Int
         var point: Point = Point(x: 0, y: 0)
         var home = Point(x: 1, y: 2)

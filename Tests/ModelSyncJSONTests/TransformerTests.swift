@@ -1,5 +1,5 @@
 import Foundation
-import ModelSync
+import ModelSyncJSON
 import Testing
 
 @Suite struct TransformerTests {

@@ -4,6 +4,7 @@ import ModelSyncJSON
 import PostgresNIO
 @testable import ModelSyncServer
 @testable import ModelSyncServerPostgres
+import ServerTestSupport
 import Testing
 
 /// How the server reaches PostgreSQL: the URL forms it reads (libpq's), the Unix-domain socket,

@@ -1,16 +1,16 @@
 import Foundation
 import ModelSyncServer
-import ModelSyncTesting
+import ModelSyncTestingCore
 import TestProcesses
 import Testing
 
 /// The `modelsync-server` executable built next to the test bundle, if it is there.
-let serverExecutable = StressMode.builtExecutable(named: "modelsync-server")
+package let serverExecutable = StressMode.builtExecutable(named: "modelsync-server")
 
 /// A `modelsync-server` child process (spawned without Foundation's `Process`: see
 /// ``ChildProcess``).
-final class ServerProcess: Sendable {
-    let port: Int
+package final class ServerProcess: Sendable {
+    package let port: Int
     private let child: ChildProcess
 
     private init(_ child: ChildProcess, port: Int) {
@@ -18,11 +18,11 @@ final class ServerProcess: Sendable {
         self.port = port
     }
 
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    package var baseURL: String { "http://127.0.0.1:\(port)" }
 
     /// Starts the executable serving `arguments` on a free port, and returns once it prints its
     /// address.
-    static func start(_ executable: URL, arguments: [String]) async throws -> ServerProcess {
+    package static func start(_ executable: URL, arguments: [String]) async throws -> ServerProcess {
         let child = try ChildProcess(executable, arguments: arguments + ["--port", "0"])
         var text = ""
         for await chunk in child.output {
@@ -43,7 +43,7 @@ final class ServerProcess: Sendable {
 
     /// Runs a command of the executable to its end (`import`, `export`) and returns its exit
     /// status and what it printed.
-    static func run(_ executable: URL, arguments: [String]) async throws -> (status: Int32, output: String) {
+    package static func run(_ executable: URL, arguments: [String]) async throws -> (status: Int32, output: String) {
         let child = try ChildProcess(executable, arguments: arguments, errorsToo: true)
         var bytes: [UInt8] = []
         for await chunk in child.output { bytes += chunk }
@@ -51,13 +51,13 @@ final class ServerProcess: Sendable {
     }
 
     /// `kill -9`, and returns once the process is gone.
-    func kill() async {
+    package func kill() async {
         await child.kill()
     }
 
     /// SIGTERM (a graceful shutdown), and returns once the process is gone. A server that does
     /// not stop within 10 s of it is killed, and the test fails.
-    func stop() async {
+    package func stop() async {
         let killer = Task { [child] in
             try await Task.sleep(for: .seconds(10))
             await child.kill()

@@ -1,5 +1,5 @@
 import Foundation
-import ModelSync
+import ModelSyncJSON
 import Testing
 
 /// A model with a plain, a dated, a nested-key, an optional and an excluded property.

@@ -3,6 +3,7 @@ import ModelSyncJSON
 import NIOHTTP1
 import ModelSyncServer
 import ModelSyncServerPostgres
+import ServerTestSupport
 import Testing
 
 /// A statement that PostgreSQL refuses while it runs, after it has described its rows, fails

@@ -1,9 +1,10 @@
 import Foundation
-import ModelSync
+import ModelSyncCore
+import ModelSyncJSON
 import Testing
 
 @Model
-struct Signup: SQLModel, Equatable {
+struct Signup: Equatable {
     var id: Int?
     var name: String
     @JSON("mail") var email: String
@@ -35,7 +36,7 @@ extension Signup: Validatable {
 
 /// Another type with a property of the same name and rules of its own.
 @Model
-struct Team: SQLModel {
+struct Team {
     var name: String
 }
 
@@ -47,7 +48,7 @@ extension Team: Validatable {
 
 /// A model without rules.
 @Model
-struct Tag: SQLModel {
+struct Tag {
     var name: String
 }
 

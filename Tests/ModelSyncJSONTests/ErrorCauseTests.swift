@@ -1,5 +1,5 @@
 import Foundation
-import ModelSync
+import ModelSyncJSON
 import Testing
 
 struct CauseFailure: Error, Equatable {
@@ -13,18 +13,18 @@ struct RejectingTransformer: JSONTransformer {
 }
 
 @Model
-struct CauseTagged: SQLModel, Equatable {
+struct CauseTagged: Equatable {
     var id: Int
     @Transform(RejectingTransformer()) var label: String
 }
 
 @Model
-struct CauseShouting: SQLModel, Equatable {
+struct CauseShouting: Equatable {
     var name: String
     func didEncode(_ json: inout JSONValue) throws { throw CauseFailure(input: name) }
 }
 
-/// Errors thrown by user code keep their cause (issue 13, item 20): callers can match the
+/// Errors thrown by user code keep their cause: callers can match the
 /// original error, and the description stays readable.
 @Suite struct ErrorCauseTests {
     @Test func aDidDecodeErrorIsKeptAsTheUnderlyingError() throws {

@@ -1,6 +1,6 @@
 import Foundation
-import ModelSync
-import ModelSyncTesting
+import ModelSyncJSON
+import ModelSyncTestingCore
 import Testing
 
 /// Random and mutated documents fed to model decoding: each one decodes or throws a
