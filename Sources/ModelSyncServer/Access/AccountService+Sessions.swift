@@ -2,35 +2,6 @@ import Foundation
 import Hummingbird
 import ModelSyncJSON
 
-extension ServerRoutes {
-    /// `POST /token` and `POST /logout` (with refresh tokens), `PUT /_accounts/<id>/role`,
-    /// `POST /_accounts/<id>/password` and `POST /_accounts/<id>/logout`.
-    func sessionRoutes(_ service: AccountService) -> [Route] {
-        var routes = [
-            Route(path: "/_accounts/:id/role", handlers: [.put: { request, context in
-                try await service.setRole(userID: try context.segment("id"), try await readBody(request), caller: context.caller)
-            }]),
-            Route(path: "/_accounts/:id/password", handlers: [.post: { request, context in
-                try await service.changePassword(
-                    userID: try context.segment("id"), try await readBody(request), caller: context.caller, from: context.clientAddress)
-            }]),
-            Route(path: "/_accounts/:id/logout", handlers: [.post: { _, context in
-                try await service.logOutEverywhere(userID: try context.segment("id"), caller: context.caller)
-            }]),
-        ]
-        if service.accounts.refreshTokens != nil {
-            routes += [
-                Route(path: "/token", handlers: [.post: { request, context in
-                    try service.limit(address: context.clientAddress)
-                    return try await service.refresh(try await readBody(request), caller: context.caller)
-                }]),
-                Route(path: "/logout", handlers: [.post: { request, context in try await service.logOut(try await readBody(request), caller: context.caller) }]),
-            ]
-        }
-        return routes
-    }
-}
-
 extension AccountService {
     /// `POST /token` `{"refreshToken": …}`: a new access token and a new refresh token; the one
     /// sent is used up (see ``RefreshTokenPolicy``). 400 without a token, 401 for one that is
