@@ -180,7 +180,7 @@ let package = Package(
             name: "ModelSyncRemoteTests",
             dependencies: [
                 "TestLoggingStartup",
-                "ModelSyncRemote", "ModelSyncServer", "ModelSyncTesting",
+                "ModelSyncRemote", "ModelSyncServer", "ModelSyncServerAuth", "ModelSyncTesting", "SessionTestSupport",
                 // A raw HTTP peer for what the bundled server never does: stall, redirect in a loop, mislabel.
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -244,6 +244,13 @@ let package = Package(
         // a C constructor calls TestLogging's bootstrap. Every test target links both.
         .target(name: "TestLogging", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/Support/TestLogging"),
         .target(name: "TestLoggingStartup", dependencies: ["TestLogging"], path: "Tests/Support/TestLoggingStartup"),
+        // What the AccountSession tests (Remote) and the SyncStore-with-a-session tests (umbrella)
+        // share: the server with built-in accounts, revocable tokens, a transport that counts refreshes.
+        .target(
+            name: "SessionTestSupport",
+            dependencies: ["ModelSyncRemote", "ModelSyncServer", "ModelSyncServerAuth", "ModelSyncTesting", "ModelSyncCore"],
+            path: "Tests/Support/SessionTestSupport"
+        ),
         // The server tests' helpers: requests, the backends a case runs on, test PostgreSQL
         // schemas, `modelsync-server` child processes.
         .target(
@@ -264,7 +271,7 @@ let package = Package(
             name: "ModelSyncTests",
             dependencies: [
                 "TestLoggingStartup",
-                "ModelSync", "ModelSyncServer", "ModelSyncServerPostgres", "ModelSyncServerAuth", "ModelSyncTesting", "NameClashes", "TestProcesses",
+                "ModelSync", "ModelSyncServer", "ModelSyncServerPostgres", "ModelSyncTesting", "NameClashes", "TestProcesses", "SessionTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 // The sync simulation drops the PostgreSQL schema it made.
                 .product(name: "PostgresNIO", package: "postgres-nio"),
