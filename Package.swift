@@ -183,24 +183,31 @@ let package = Package(
         // scenario per file, chosen by the first argument. Not a product.
         .executableTarget(name: "modelsync-stress-child", dependencies: ["ModelSync"]),
         // Testing: factories, test databases, HTTP record/replay, the server as a fixture.
-        .target(name: "ModelSyncTesting", dependencies: ["ModelSync", "ModelSyncServer"]),
+        .target(name: "ModelSyncTesting", dependencies: ["ModelSync", "ModelSyncServer", "ModelSyncTestingCore"]),
+        // What ModelSyncTesting offers that needs no store and no server (SeededGenerator, the
+        // reliability suite's switches), re-exported by it: a layer's own tests link only that layer.
+        .target(name: "ModelSyncTestingCore"),
 
-        .testTarget(name: "ModelSyncJSONTests", dependencies: ["TestLoggingStartup", "ModelSyncJSON", "ModelSyncTesting"]),
+        // One test target per module, each importing the module it tests (docs/ARCHITECTURE.md):
+        // `swift build --target ModelSyncJSONTests` builds no SQLite, HTTP, NIO or PostgreSQL.
+        .testTarget(name: "ModelSyncCoreTests", dependencies: ["TestLoggingStartup", "ModelSyncCore", "ModelSyncJSON"]),
+        .testTarget(name: "ModelSyncJSONTests", dependencies: ["TestLoggingStartup", "ModelSyncJSON", "ModelSyncTestingCore"]),
         .testTarget(
             name: "ModelSyncRemoteTests",
             dependencies: [
                 "TestLoggingStartup",
-                "ModelSync", "ModelSyncRemote", "ModelSyncServer", "ModelSyncTesting",
+                "ModelSyncRemote", "ModelSyncServer", "ModelSyncServerAuth", "ModelSyncTesting", "SessionTestSupport",
                 // A raw HTTP peer for what the bundled server never does: stall, redirect in a loop, mislabel.
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             exclude: ["Cassettes"]
         ),
+        // The server's HTTP behaviour, each case on every backend (ServerTestSupport's `Backend`).
         .testTarget(
             name: "ModelSyncServerTests",
             dependencies: [
-                "TestLoggingStartup",
+                "TestLoggingStartup", "ServerTestSupport",
                 "ModelSyncServer", "ModelSyncServerPostgres", "ModelSyncServerSQLite", "ModelSyncServerAuth", "ModelSyncProtocol", "ModelSyncTesting",
                 "TestProcesses",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -210,6 +217,18 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
+        // What only the PostgreSQL backend does: its connections, row security, the change relay,
+        // group commits, several server instances over one database.
+        .testTarget(
+            name: "ModelSyncServerPostgresTests",
+            dependencies: [
+                "TestLoggingStartup", "ServerTestSupport",
+                "ModelSyncServerPostgres", "ModelSyncServer", "ModelSyncProtocol", "ModelSyncTesting",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
@@ -242,6 +261,27 @@ let package = Package(
         // a C constructor calls TestLogging's bootstrap. Every test target links both.
         .target(name: "TestLogging", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/Support/TestLogging"),
         .target(name: "TestLoggingStartup", dependencies: ["TestLogging"], path: "Tests/Support/TestLoggingStartup"),
+        // What the AccountSession tests (Remote) and the SyncStore-with-a-session tests (umbrella)
+        // share: the server with built-in accounts, revocable tokens, a transport that counts refreshes.
+        .target(
+            name: "SessionTestSupport",
+            dependencies: ["ModelSyncRemote", "ModelSyncServer", "ModelSyncServerAuth", "ModelSyncTesting", "ModelSyncCore"],
+            path: "Tests/Support/SessionTestSupport"
+        ),
+        // The server tests' helpers: requests, the backends a case runs on, test PostgreSQL
+        // schemas, `modelsync-server` child processes.
+        .target(
+            name: "ServerTestSupport",
+            dependencies: [
+                "ModelSyncServer", "ModelSyncServerPostgres", "ModelSyncServerSQLite", "ModelSyncJSON", "ModelSyncTesting", "TestProcesses",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Tests/Support/ServerTestSupport"
+        ),
         // Declares names ModelSync shares with SwiftData, GRDB and Vapor, for NameClashTests.
         .target(name: "NameClashes", dependencies: ["ModelSyncMacros"], path: "Tests/Fixtures/NameClashes"),
         .testTarget(
@@ -249,7 +289,7 @@ let package = Package(
             dependencies: [
                 "TestLoggingStartup",
                 "ModelSync", "ModelSyncServer", "ModelSyncServerPostgres", "ModelSyncServerSQLite", "ModelSyncServerAuth", "ModelSyncTesting", "NameClashes",
-                "TestProcesses",
+                "TestProcesses", "SessionTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 // The sync simulation drops the PostgreSQL schema it made.
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -257,10 +297,11 @@ let package = Package(
         ),
         .testTarget(
             name: "ModelSyncSQLiteTests",
-            dependencies: ["TestLoggingStartup", "ModelSync", "ModelSyncTesting", "TestProcesses", .product(name: "Logging", package: "swift-log")]
+            // ModelSyncStorage: one column-transform test checks the same transformer in a storage suite.
+            dependencies: ["TestLoggingStartup", "ModelSyncSQLite", "ModelSyncStorage", "ModelSyncTesting", "TestProcesses", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "ModelSyncTestingTests", dependencies: ["TestLoggingStartup", "ModelSyncTesting", "ModelSync", "ModelSyncServer"]),
-        .testTarget(name: "ModelSyncStorageTests", dependencies: ["TestLoggingStartup", "ModelSync", "ModelSyncTesting"]),
+        .testTarget(name: "ModelSyncStorageTests", dependencies: ["TestLoggingStartup", "ModelSyncStorage", "ModelSyncTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -106,3 +106,30 @@ struct MessageReader {
         return elements
     }
 }
+
+extension SyncProtocol {
+    /// The paths of the protocol's routes and of the built-in accounts', relative to the
+    /// server's base URL: what a client appends to it, and what a server registers (after a `/`).
+    public enum Path {
+        /// `POST`: several writes in one request (``SyncBatchRequest``).
+        public static let batch = "_batch"
+        /// `GET`: the change feed of every collection (``SyncFeedPage``).
+        public static let changes = "_changes"
+        /// `GET`: the change stream, Server-Sent Events, one ``SyncChange`` each.
+        public static let changeStream = "_changes/stream"
+        /// `POST`: creates an account and signs it in (json-server-auth's route).
+        public static let register = "register"
+        /// `POST`: json-server-auth's other name for ``register``.
+        public static let signup = "signup"
+        /// `POST`: signs in with an email and a password (json-server-auth's route).
+        public static let login = "login"
+        /// `POST`: json-server-auth's other name for ``login``.
+        public static let signin = "signin"
+        /// `POST`: a refresh token for a new access token and a new refresh token.
+        public static let token = "token"
+        /// `POST`: revokes a refresh token.
+        public static let logout = "logout"
+        /// The accounts' own routes: `_accounts/<id>/role`, `/password`, `/logout`.
+        public static let accounts = "_accounts"
+    }
+}

@@ -190,18 +190,18 @@ public final class SyncServer: Sendable {
                 .syncProtocol, .lastEventID,
             ],
             allowMethods: ServerRoutes.allowedMethods,
-            exposedHeaders: ExposedHeaders.names
+            exposedHeaders: ExposedHeadersMiddleware.names
         ))
-        router.add(middleware: ExposedHeaders())
-        router.add(middleware: MethodGuard(readOnly: options.readOnly))
-        router.add(middleware: DeclaredBodyLimit(limit: options.maxBodySize))
+        router.add(middleware: ExposedHeadersMiddleware())
+        router.add(middleware: MethodGuardMiddleware(readOnly: options.readOnly))
+        router.add(middleware: DeclaredBodyLimitMiddleware(limit: options.maxBodySize))
         for middleware in options.middleware { router.add(middleware: middleware) }
         if let access = options.access {
             let accounts = access.accounts.map { _ in CurrentAccounts(backend: backend, collection: access.rules.accountsCollection) }
-            router.add(middleware: Authentication(tokens: access.tokens, accounts: accounts))
+            router.add(middleware: AuthenticationMiddleware(tokens: access.tokens, accounts: accounts))
         }
-        router.add(middleware: ProtocolNegotiation())
-        router.add(middleware: ErrorAnswers())
+        router.add(middleware: ProtocolNegotiationMiddleware())
+        router.add(middleware: ErrorAnswerMiddleware())
         ServerRoutes(backend: backend, options: options).route(into: router)
         return router
     }

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import ModelSyncJSON
-import ModelSyncTesting
+import ModelSyncTestingCore
 
 /// 2026-11-21T16:34:17Z.
 private let reference = Date(timeIntervalSince1970: 1_795_278_857)

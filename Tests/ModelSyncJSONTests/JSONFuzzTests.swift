@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import ModelSyncJSON
-import ModelSyncTesting
+import ModelSyncTestingCore
 
 /// Writes random valid JSON text: nesting, whitespace, escapes, non-ASCII, all number forms.
 private struct DocumentGenerator {

@@ -1,6 +1,6 @@
 import Testing
 @testable import ModelSyncJSON
-import ModelSyncTesting
+import ModelSyncTestingCore
 
 /// A node with Int fields, comparable in expectations.
 private struct Node: Equatable, CustomStringConvertible {

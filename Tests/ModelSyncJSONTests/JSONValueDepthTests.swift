@@ -1,8 +1,8 @@
 import Testing
 @testable import ModelSyncJSON
 
-/// Values nested far deeper than the stack allows for recursion (issue 13, item 21), and strings
-/// that Swift calls equal but whose bytes differ (issue 13, item 15).
+/// Values nested far deeper than the stack allows for recursion, and strings
+/// that Swift calls equal but whose bytes differ.
 @Suite("JSONValue depth and identity")
 struct JSONValueDepthTests {
     static let depth = 10_000

@@ -1,6 +1,6 @@
 import Testing
 @testable import ModelSyncJSON
-import ModelSyncTesting
+import ModelSyncTestingCore
 
 private func text(_ write: (inout JSONWriter) throws -> Void) rethrows -> String {
     var writer = JSONWriter(capacity: 0)

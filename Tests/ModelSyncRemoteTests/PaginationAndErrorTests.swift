@@ -1,5 +1,5 @@
 import Foundation
-import ModelSync
+import ModelSyncRemote
 import ModelSyncServer
 import Testing
 

@@ -1,5 +1,4 @@
 import Foundation
-import ModelSync
 @testable import ModelSyncRemote
 import ModelSyncServer
 import ModelSyncTesting

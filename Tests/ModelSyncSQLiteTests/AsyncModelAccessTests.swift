@@ -1,4 +1,4 @@
-import ModelSync
+import ModelSyncSQLite
 import ModelSyncTesting
 import Testing
 

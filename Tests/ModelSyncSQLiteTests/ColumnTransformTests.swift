@@ -1,5 +1,6 @@
 import Foundation
-import ModelSync
+import ModelSyncSQLite
+import ModelSyncStorage
 import ModelSyncTesting
 import Testing
 

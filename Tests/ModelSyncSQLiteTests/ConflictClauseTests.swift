@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import ModelSync
+import ModelSyncSQLite
 import ModelSyncTesting
 import Testing
 

@@ -1,5 +1,5 @@
 import Foundation
-import ModelSync
+import ModelSyncSQLite
 import ModelSyncTesting
 import Testing
 

@@ -1,5 +1,5 @@
 import Foundation
-import ModelSync
+import ModelSyncSQLite
 import ModelSyncTesting
 import Testing
 
@@ -21,7 +21,7 @@ struct StoredThread: SQLModel, Equatable {
 }
 
 /// Arrays, dictionaries and nested models stored as JSON text use the database's own format,
-/// not the REST codec's (issue 13, item 17), and rows written in the old format still read.
+/// not the REST codec's, and rows written in the old format still read.
 @Suite("SQLite: JSON column format")
 struct JSONColumnFormatTests {
     static let fractional = Date(timeIntervalSince1970: 1_700_000_000.123456)

@@ -1,5 +1,5 @@
 import Foundation
-import ModelSync
+import ModelSyncSQLite
 import ModelSyncCore
 import ModelSyncTesting
 import Testing

@@ -4,6 +4,7 @@ import ModelSync
 @testable import ModelSyncServer
 import ModelSyncServerAuth
 import NIOHTTP1
+import ServerTestSupport
 import Testing
 
 /// Access rules on every path of a server, over each backend: each endpoint × rule × caller

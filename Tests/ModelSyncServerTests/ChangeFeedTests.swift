@@ -3,6 +3,7 @@ import ModelSync
 import ModelSyncJSON
 @testable import ModelSyncServer
 import ModelSyncTesting
+import ServerTestSupport
 import Testing
 
 /// The change feed: versions as ETags, If-Match against them, `/_changes`, `?_since=`,

@@ -1,6 +1,7 @@
 import Foundation
 import ModelSyncJSON
 import ModelSyncServer
+import ServerTestSupport
 import Testing
 
 @Suite("Conditional requests: ETag, If-None-Match, If-Match, Last-Modified")

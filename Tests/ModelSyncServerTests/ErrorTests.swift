@@ -3,6 +3,7 @@ import ModelSyncJSON
 import ModelSyncServer
 import ModelSyncTesting
 import NIOHTTP1
+import ServerTestSupport
 import Testing
 
 @Suite("Bad input: every mistake gets its status and a message, and changes nothing")

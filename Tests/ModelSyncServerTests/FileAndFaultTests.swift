@@ -3,6 +3,7 @@ import Foundation
 import ModelSyncJSON
 @testable import ModelSyncServer
 import ModelSyncTesting
+import ServerTestSupport
 import Testing
 
 @Suite("The database file: saved atomically, never corrupted")

@@ -5,6 +5,7 @@ import ModelSyncServer
 import ModelSyncServerPostgres
 import ModelSyncTesting
 import PostgresNIO
+import ServerTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -13,7 +14,7 @@ import Glibc
 import Darwin
 #endif
 
-/// The server under requests meant to hurt it (issue 48): `_like` patterns that backtrack,
+/// The server under requests meant to hurt it: `_like` patterns that backtrack,
 /// statements that run long, change streams left unread or opened without end.
 @Suite struct HostileRequestTests {
     /// Five posts whose titles are 28 `a`s and a `!`: `(a+)+$` over them ran 47 s with

@@ -3,6 +3,7 @@ import Foundation
 import ModelSyncJSON
 import ModelSyncServer
 import ModelSyncTesting
+import ServerTestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -2,6 +2,7 @@ import Foundation
 import ModelSyncServer
 import ModelSyncTesting
 import PostgresNIO
+import ServerTestSupport
 import Testing
 
 /// The `_like` matcher: the language it accepts, what it refuses and why, patterns that make a

@@ -6,6 +6,7 @@ import ModelSyncCore
 import ModelSyncJSON
 import ModelSyncServer
 import Prometheus
+import ServerTestSupport
 import Testing
 
 /// The server as a Hummingbird router: its own middleware (metrics, the method check, OPTIONS),

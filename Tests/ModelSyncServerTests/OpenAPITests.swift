@@ -5,6 +5,7 @@ import ModelSyncProtocol
 @testable import ModelSyncServer
 import Prometheus
 import NIOHTTP1
+import ServerTestSupport
 import Testing
 
 /// The OpenAPI document (`GET /openapi.json`) against the server: every documented operation is
@@ -122,7 +123,7 @@ import Testing
 
     /// The document's bounds hold on every path that takes the parameter (found by
     /// schemathesis's negative data check); a count too large for 64 bits is beyond the
-    /// document's maximum (HardeningTests: 400).
+    /// document's maximum (HostileInputTests: 400).
     @Test(arguments: Backend.allCases) func theDocumentsParameterBoundsHold(backend: Backend) async throws {
         try await withServer(backend: backend) { _, base in
             let huge = "99999999999999999999999999"

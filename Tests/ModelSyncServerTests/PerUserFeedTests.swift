@@ -2,6 +2,7 @@ import Foundation
 import ModelSyncJSON
 import ModelSyncRemote
 @testable import ModelSyncServer
+import ServerTestSupport
 import Testing
 
 /// The feed under access rules is each reader's own: a row that leaves a reader's view reaches

@@ -4,6 +4,7 @@ import ModelSyncJSON
 @testable import ModelSyncServer
 @testable import ModelSyncServerPostgres
 import PostgresNIO
+import ServerTestSupport
 import Testing
 
 /// Row-level security under access rules: what the server's role reaches with a caller's

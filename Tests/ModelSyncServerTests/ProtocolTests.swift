@@ -2,6 +2,7 @@ import Foundation
 import ModelSyncJSON
 import ModelSyncProtocol
 @testable import ModelSyncServer
+import ServerTestSupport
 import Testing
 
 /// The sync protocol's types: they round-trip through JSON, name where a message is wrong, and

@@ -1,6 +1,7 @@
 import Foundation
 import ModelSyncJSON
 import ModelSyncServer
+import ServerTestSupport
 import Testing
 
 @Suite("Query conventions: filters, operators, search, sorting, slicing, pages, embedding")

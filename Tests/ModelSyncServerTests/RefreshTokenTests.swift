@@ -7,6 +7,7 @@ import ModelSyncServerAuth
 @testable import ModelSyncServerSQLite
 import ModelSyncTesting
 import NIOHTTP1
+import ServerTestSupport
 import Testing
 
 /// Refresh tokens and roles of the built-in accounts: over HTTP on a JSON-file server (access

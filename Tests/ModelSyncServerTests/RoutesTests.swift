@@ -1,6 +1,7 @@
 import Foundation
 import ModelSyncJSON
 import ModelSyncServer
+import ServerTestSupport
 import Testing
 
 @Suite("Routes: collections, items, singular resources, nested routes")

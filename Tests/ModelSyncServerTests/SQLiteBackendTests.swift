@@ -7,6 +7,7 @@ import ModelSyncSQLite
 import ModelSyncServerPostgres
 @testable import ModelSyncServerSQLite
 import ModelSyncTesting
+import ServerTestSupport
 import Testing
 
 /// What only the SQLite backend has: its file, its lock, its writer's groups, its backups. The
@@ -92,7 +93,7 @@ import Testing
     }
 
     /// Reads run on the readers: a write holding the writer holds up no read.
-    @Test(.timeLimit(.minutes(1))) func readsGoOnWhileTheWriterIsHeld() async throws {
+    @Test(.timeLimit(.minutes(5))) func readsGoOnWhileTheWriterIsHeld() async throws {
         let directory = try TemporaryDirectory(prefix: "modelsync-sqlite-readers")
         defer { directory.remove() }
         let backend = try await SQLiteBackend.open(path: directory.path("data.sqlite"), initialData: sampleData, feedLimits: FeedLimits(), logger: Logger(label: "test"))

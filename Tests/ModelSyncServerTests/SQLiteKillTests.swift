@@ -5,6 +5,7 @@ import ModelSyncSQLite
 import ModelSyncServer
 import ModelSyncServerSQLite
 import ModelSyncTesting
+import ServerTestSupport
 import Testing
 
 /// The acknowledged creates of a round (title and first answer), and when to fire `kill -9`.

@@ -2,6 +2,7 @@ import Foundation
 import ModelSyncJSON
 @testable import ModelSyncServer
 import ModelSyncTesting
+import ServerTestSupport
 import Testing
 
 /// What a client needs from the server when it never heard an answer: every write takes an

@@ -1,5 +1,5 @@
 import Foundation
-import ModelSync
+import ModelSyncStorage
 import Testing
 
 /// Concurrent writers, interrupted writes and damaged files.

@@ -1,5 +1,5 @@
 import Foundation
-import ModelSync
+import ModelSyncStorage
 import ModelSyncTesting
 import Testing
 

@@ -1,5 +1,5 @@
 import Foundation
-import ModelSync
+import ModelSyncStorage
 import Testing
 
 /// Keys and suite names: what is rejected, and how the rest map to file names.

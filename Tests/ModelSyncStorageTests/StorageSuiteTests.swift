@@ -1,5 +1,5 @@
 import Foundation
-import ModelSync
+import ModelSyncStorage
 import Testing
 
 /// Saving, fetching and deleting values, models and arrays under explicit and default keys.

@@ -28,7 +28,7 @@ extension SyncStore {
         var outcomes: [(OutboxRecord, Result<SendOutcome, any Error>)] = []
         if prepared.count > 1 {
             let batch = RemoteRequest(
-                method: .post, url: remote.baseURL.appendingPathComponent("_batch"), body: SyncBatchRequest(operations: operations).json.jsonBytes())
+                method: .post, url: remote.baseURL.appendingPathComponent(SyncProtocol.Path.batch), body: SyncBatchRequest(operations: operations).json.jsonBytes())
             do {
                 // Resending is safe: every operation carries its idempotency key.
                 let response = try await remote.send(batch, options: RequestOptions(headers: Self.protocolHeaders, isIdempotent: true))
@@ -36,10 +36,10 @@ extension SyncStore {
                 do {
                     results = try SyncBatchResponse(json: try JSONValue(parsing: response.body)).results
                 } catch {
-                    throw SyncError.unexpectedFeed(model: "_batch", reason: "\(error)")
+                    throw SyncError.unexpectedFeed(model: SyncProtocol.Path.batch, reason: "\(error)")
                 }
                 guard results.count == prepared.count else {
-                    throw SyncError.unexpectedFeed(model: "_batch", reason: "the batch's answer does not hold one result per operation")
+                    throw SyncError.unexpectedFeed(model: SyncProtocol.Path.batch, reason: "the batch's answer does not hold one result per operation")
                 }
                 state.withLock { $0.takesBatches = true }
                 // Every applied operation is acknowledged in one transaction; the others

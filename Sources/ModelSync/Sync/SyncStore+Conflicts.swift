@@ -167,24 +167,6 @@ extension SyncStore {
         return .stored(server)
     }
 
-    /// ``storeFromServer(key:_:_:version:storedVersion:skipsUnchanged:_:)`` for a pulled
-    /// page's row without local changes: a record (and its version) joins `batch`, written with
-    /// the page's others in a few multi-row statements; a deletion writes the batch first, then
-    /// deletes at once.
-    func storeFromServer<M: SyncedModel>(
-        key: SyncKey, _ keyValue: JSONValue, _ server: M?, version: String, storedVersion: String?, into batch: inout ServerRows<M>,
-        _ db: SQLiteConnection
-    ) throws -> RowOutcome<M> {
-        guard let server else {
-            try batch.write(db)
-            return try storeFromServer(key: key, keyValue, server, version: version, storedVersion: storedVersion, skipsUnchanged: false, db)
-        }
-        // The echo of this client's own write.
-        if storedVersion == version { return .unchanged }
-        batch.append(server, key: keyValue, version: version)
-        return .stored(server)
-    }
-
     /// Deletes a row the server no longer has. Foreign keys are checked at commit, so that a
     /// pull may delete a parent before the children it also deletes.
     /// `exists` nil: not known, the delete tells.
@@ -244,33 +226,4 @@ extension SyncStore {
 struct CurrentRecord: Sendable {
     var record: JSONValue?
     var version: String?
-}
-
-/// Rows of a pulled page that become the server's records, and their versions, gathered to be
-/// written together: a statement per row (two, with its version) cost a first sync more than
-/// the rows. The page writes them before anything else reads or writes the rows or the
-/// bookkeeping (a deletion, a rebase, an acknowledgement) and before its cursor, all in the
-/// page's transaction, so the outcome is the same as writing each row at its turn.
-struct ServerRows<M: SyncedModel> {
-    let model: String
-    private var rows: [M] = []
-    private var versions: [RowVersion] = []
-
-    init(model: String) {
-        self.model = model
-    }
-
-    mutating func append(_ row: M, key: JSONValue, version: String) {
-        rows.append(row)
-        versions.append(RowVersion(model: model, key: key, version: version))
-    }
-
-    /// Writes the gathered rows and versions, and forgets them.
-    mutating func write(_ db: SQLiteConnection) throws {
-        guard !rows.isEmpty else { return }
-        try RowVersion.upsertAll(versions, db)
-        try M.upsertAll(rows, db)
-        rows.removeAll(keepingCapacity: true)
-        versions.removeAll(keepingCapacity: true)
-    }
 }

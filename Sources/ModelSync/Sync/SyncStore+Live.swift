@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ModelSyncCore
 import ModelSyncJSON
+import ModelSyncProtocol
 import ModelSyncRemote
 import ModelSyncSQLite
 
@@ -92,7 +93,7 @@ extension SyncStore {
         var lastEventID: String?
         var delay = backoff.initial
         while !Task.isCancelled {
-            var url = remote.baseURL.appendingPathComponent("_changes").appendingPathComponent("stream")
+            var url = remote.baseURL.appendingPathComponent(SyncProtocol.Path.changeStream)
             url.append(queryItems: [URLQueryItem(name: "collections", value: collections.sorted().joined(separator: ","))]
                 + (lastEventID == nil ? [URLQueryItem(name: "since", value: "now")] : []))
             // From now (the first connection, or after a 410): every collection is pulled once

@@ -77,7 +77,7 @@ extension SyncStore {
         let tables = state.withLock { state in Array(Set(state.models.values.map { $0.sqlTable.name })).sorted() }
         // Alone, as a push or pull is: a push in flight would otherwise acknowledge its entries
         // into the emptied tables, a pull store the last user's rows after them.
-        try await withPushGate(.idle) {
+        try await exclusively(.idle) {
             try await database.write { db in
                 for table in tables where try db.scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text(table)]) != nil {
                     try db.execute("DELETE FROM \(quoteIdentifier(table))")

@@ -73,7 +73,8 @@ public final class SyncStore: Sendable {
     }
 
     let state = Locked(State())
-    let gate = PushGate()
+    /// One push, pull or clearing of the local data at a time.
+    let exchangeGate = SyncExchangeGate()
     private let wakeSignal: AsyncStream<Void>
     let wake: AsyncStream<Void>.Continuation
 
@@ -388,8 +389,9 @@ struct SyncKey: Sendable {
     }
 }
 
-/// One push at a time: a later caller waits for the running one to finish.
-actor PushGate {
+/// Guards the synced tables and the bookkeeping while the store exchanges data with the server
+/// (a push, a pull) or clears them: one at a time, a later caller waits for the running one.
+actor SyncExchangeGate {
     private var running = false
     private var waiters: [CheckedContinuation<Void, Never>] = []
 
@@ -407,9 +409,9 @@ actor PushGate {
 }
 
 extension SyncStore {
-    /// Runs `body` alone (one push or pull at a time), with the status showing `activity`.
-    func withPushGate<T: Sendable>(_ activity: SyncActivity, _ body: () async throws -> T) async throws -> T {
-        await gate.acquire()
+    /// Runs `body` alone (one push, pull or clearing at a time), with the status showing `activity`.
+    func exclusively<T: Sendable>(_ activity: SyncActivity, _ body: () async throws -> T) async throws -> T {
+        await exchangeGate.acquire()
         state.withLock { $0.activity = activity }
         changed()
         let result: Result<T, any Error>
@@ -421,7 +423,7 @@ extension SyncStore {
         // Idle before the gate opens, so that the next holder's activity is not overwritten.
         state.withLock { $0.activity = .idle }
         changed()
-        await gate.release()
+        await exchangeGate.release()
         return try result.get()
     }
 

@@ -70,7 +70,7 @@ public struct BuiltInAccounts: Sendable {
 /// Names the caller of each request from its `Authorization: Bearer <token>`: anonymous
 /// without one, 401 (`WWW-Authenticate: Bearer error="invalid_token"`) for one that does not
 /// verify, is not a bearer token, or comes twice.
-struct Authentication: RouterMiddleware {
+struct AuthenticationMiddleware: RouterMiddleware {
     typealias Context = SyncServerContext
     let tokens: any AccessTokenVerifier
     /// The built-in accounts' store, when the server has them: a token issued for one of them

@@ -44,19 +44,6 @@ package struct StoredAccount: Sendable, Equatable {
     }
 }
 
-extension ServerRoutes {
-    /// `POST /register` (`/signup`) and `POST /login` (`/signin`), json-server-auth's routes.
-    func accountRoutes(_ accounts: BuiltInAccounts, rules: AccessRules) -> [Route] {
-        let service = AccountService(backend: backend, accounts: accounts, collection: rules.accountsCollection)
-        let register: Handler = { request, context in try await service.register(try await readBody(request), from: context.clientAddress) }
-        let login: Handler = { request, context in try await service.login(try await readBody(request), from: context.clientAddress) }
-        return [
-            Route(path: "/register", handlers: [.post: register]), Route(path: "/signup", handlers: [.post: register]),
-            Route(path: "/login", handlers: [.post: login]), Route(path: "/signin", handlers: [.post: login]),
-        ] + sessionRoutes(service)
-    }
-}
-
 extension SyncServerContext {
     /// The client's IP address (without the port), what the rate limits count by.
     var clientAddress: String {

@@ -78,7 +78,7 @@ package enum OpenAPIDocument {
                 "head": head("headDatabase", codes: [400]),
                 "options": preflight("preflightDatabase"),
             ],
-            "/_changes": [
+            "/\(SyncProtocol.Path.changes)": [
                 "get": feedRead(),
                 "head": [
                     "operationId": "headChanges", "summary": "The change feed's headers",
@@ -87,7 +87,7 @@ package enum OpenAPIDocument {
                 ],
                 "options": preflight("preflightChanges"),
             ],
-            "/_changes/stream": [
+            "/\(SyncProtocol.Path.changeStream)": [
                 "get": stream(),
                 "head": [
                     "operationId": "headStream", "summary": "The stream's headers, or the refusal GET would meet; subscribes to nothing",
@@ -96,7 +96,7 @@ package enum OpenAPIDocument {
                 ],
                 "options": preflight("preflightStream"),
             ],
-            "/_batch": [
+            "/\(SyncProtocol.Path.batch)": [
                 "post": batch(),
                 "options": preflight("preflightBatch"),
             ],
@@ -130,11 +130,11 @@ package enum OpenAPIDocument {
         let register = account("register", "Create an account (json-server-auth): its record in the accounts collection, an access token and, with refresh tokens, a refresh token", created: true, codes: [400, 404, 409, 413, 429])
         let login = account("login", "Sign in (json-server-auth): an access token and, with refresh tokens, a refresh token", created: false, codes: [400, 404, 413, 429])
         return [
-            "/register": ["post": register, "options": preflight("preflightRegister")],
-            "/signup": ["post": renamed(register, "signup"), "options": preflight("preflightSignup")],
-            "/login": ["post": login, "options": preflight("preflightLogin")],
-            "/signin": ["post": renamed(login, "signin"), "options": preflight("preflightSignin")],
-            "/token": [
+            "/\(SyncProtocol.Path.register)": ["post": register, "options": preflight("preflightRegister")],
+            "/\(SyncProtocol.Path.signup)": ["post": renamed(register, "signup"), "options": preflight("preflightSignup")],
+            "/\(SyncProtocol.Path.login)": ["post": login, "options": preflight("preflightLogin")],
+            "/\(SyncProtocol.Path.signin)": ["post": renamed(login, "signin"), "options": preflight("preflightSignin")],
+            "/\(SyncProtocol.Path.token)": [
                 "post": [
                     "operationId": "refreshToken", "x-modelsync-requires": "refreshTokens",
                     "summary": "Exchange a refresh token for a new access token and a new refresh token; the one sent is used up",
@@ -144,7 +144,7 @@ package enum OpenAPIDocument {
                 ],
                 "options": preflight("preflightToken"),
             ],
-            "/logout": [
+            "/\(SyncProtocol.Path.logout)": [
                 "post": [
                     "operationId": "logOut", "x-modelsync-requires": "refreshTokens",
                     "summary": "Revoke a refresh token and every token of its sign-in (also answered 204 for a token already unknown)",
@@ -153,7 +153,7 @@ package enum OpenAPIDocument {
                 ],
                 "options": preflight("preflightLogout"),
             ],
-            "/_accounts/{id}/role": [
+            "/\(SyncProtocol.Path.accounts)/{id}/role": [
                 "parameters": [parameter("id")],
                 "put": [
                     "operationId": "setRole", "x-modelsync-requires": "accounts",
@@ -163,7 +163,7 @@ package enum OpenAPIDocument {
                 ],
                 "options": preflight("preflightRole"),
             ],
-            "/_accounts/{id}/password": [
+            "/\(SyncProtocol.Path.accounts)/{id}/password": [
                 "parameters": [parameter("id")],
                 "post": [
                     "operationId": "changePassword", "x-modelsync-requires": "accounts",
@@ -173,7 +173,7 @@ package enum OpenAPIDocument {
                 ],
                 "options": preflight("preflightPassword"),
             ],
-            "/_accounts/{id}/logout": [
+            "/\(SyncProtocol.Path.accounts)/{id}/logout": [
                 "parameters": [parameter("id")],
                 "post": [
                     "operationId": "logOutEverywhere", "x-modelsync-requires": "accounts",

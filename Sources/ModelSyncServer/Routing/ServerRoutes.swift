@@ -37,11 +37,11 @@ package struct ServerRoutes: Sendable {
         }
         if options.servesSyncExtensions {
             routes += [
-                Route(path: "/_batch", handlers: [.post: { request, context in try await batch(try await readBody(request), context: context) }]),
-                Route(path: "/_changes", handlers: reads { request, context in
+                Route(path: "/" + SyncProtocol.Path.batch, handlers: [.post: { request, context in try await batch(try await readBody(request), context: context) }]),
+                Route(path: "/" + SyncProtocol.Path.changes, handlers: reads { request, context in
                     try await feed(QueryParameters(request.uri.query), collections: nil, visibility: visibility(context))
                 }),
-                Route(path: "/_changes/stream", handlers: [
+                Route(path: "/" + SyncProtocol.Path.changeStream, handlers: [
                     .get: { request, context in
                         try await stream(QueryParameters(request.uri.query), request: request, context: context, visibility: visibility(context))
                     },

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Realistic fake values (names, e-mail addresses, words, sentences) drawn from a
-/// ``SeededGenerator``: the same seed gives the same values, so a test that uses them can be
+/// ``/ModelSyncTestingCore/SeededGenerator``: the same seed gives the same values, so a test that uses them can be
 /// reproduced.
 ///
 /// ```swift

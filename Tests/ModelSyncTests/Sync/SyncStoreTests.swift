@@ -370,7 +370,7 @@ import Testing
                 cleared.withLock { $0 = true }
             }
             // The clear is queued behind the pull (or, without the gate, already done).
-            while await sync.gate.queued == 0, !cleared.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
+            while await sync.exchangeGate.queued == 0, !cleared.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
             transport.release()
             _ = try await pull.value
             try await clear.value
