@@ -119,6 +119,7 @@ package enum OpenAPIDocument {
             ],
         ]
         for (path, item) in accountPaths { all[path] = item }
+        for (path, item) in consolePaths { all[path] = item }
         return .object(all)
     }
 
