@@ -222,6 +222,23 @@ def a_role_is_changed(driver):
     assert request("GET", "/posts", token=answer["accessToken"])[0] == 401
 
 
+def the_rules_view_explains_a_row(driver):
+    sign_in_as_admin(driver)
+    driver.find_element(By.CSS_SELECTOR, "[data-view=rules-view]").click()
+    wait_for(driver, lambda d: "Accounts live in" in text_of(d, "rules-status"), "the rules")
+    rules = [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")] for row in driver.find_elements(By.CSS_SELECTOR, "#rules tbody tr")]
+    assert ["posts", "644", "userId", "—"] in rules, rules
+    status, ann = request("POST", "/login", {"email": USER[0], "password": USER[1]})
+    assert status == 200
+    for field, value in [("check-collection", "posts"), ("check-id", "1"), ("check-user", str(ann["user"]["id"]))]:
+        driver.find_element(By.ID, field).send_keys(value)
+    driver.find_element(By.CSS_SELECTOR, "#check-form button[type=submit]").click()
+    wait_for(driver, lambda d: d.find_elements(By.ID, "check-write"), "the answer")
+    assert "may read posts/1: everyone may read" in text_of(driver, "check-read"), text_of(driver, "check-read")
+    assert "may not write it: only its owner may write" in text_of(driver, "check-write"), text_of(driver, "check-write")
+    assert "(role editor)" in text_of(driver, "check-read")
+
+
 def hostile_records_render_as_text(driver):
     sign_in_as_admin(driver)
     browse(driver, "posts")
@@ -284,7 +301,8 @@ def admin_token():
 
 
 CHECKS = [anonymous_is_refused, a_non_admin_is_refused, the_admin_browses_filters_and_edits,
-          the_edit_shows_in_the_live_feed_of_a_second_tab, a_role_is_changed, hostile_records_render_as_text,
+          the_edit_shows_in_the_live_feed_of_a_second_tab, a_role_is_changed, the_rules_view_explains_a_row,
+          hostile_records_render_as_text,
           keyboard_and_labels, screenshots]
 
 

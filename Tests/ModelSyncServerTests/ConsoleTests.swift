@@ -100,3 +100,83 @@ import Testing
         }
     }
 }
+
+/// The rules view's answer (`GET /_access/check`): whether a user may read and write a row, as
+/// the server enforces it, and which rule and digit decide; admins only.
+@Suite struct AccessExplanationTests {
+    static let rules: JSONValue = ["posts": ["mode": 640, "roles": ["editor": 664]], "notes": 600, "profile": 644]
+    static let post: JSONValue = ["id": 7, "userId": 1, "title": "Ann's card"]
+
+    func check(_ collection: String = "posts", user: String?, role: String? = nil) throws -> JSONValue {
+        AccessExplanation(rules: try AccessRules(json: Self.rules)).check(collection: collection, record: Self.post, user: user, role: role)
+    }
+
+    @Test func theAnswerSaysWhichDigitDecides() throws {
+        let owner = try check(user: "1")
+        #expect(owner["read"] == true && owner["write"] == true && owner["rule"] == "posts" && owner["mode"] == "640")
+        #expect(owner["reasons"]?["write"]?.stringValue?.contains("user 1 owns it (userId is 1)") == true)
+        let other = try check(user: "2")
+        #expect(other["read"] == true && other["write"] == false)
+        #expect(other["reasons"]?["read"]?.stringValue?.contains("signed-in digit (4)") == true)
+        #expect(other["reasons"]?["write"]?.stringValue?.contains("userId is 1, not user 2") == true)
+        let anonymous = try check(user: nil)
+        #expect(anonymous["read"] == false && anonymous["write"] == false && anonymous["user"] == .null)
+        #expect(anonymous["reasons"]?["read"]?.stringValue?.contains("anonymous callers may not read") == true)
+        let editor = try check(user: "2", role: "editor")
+        #expect(editor["write"] == true && editor["mode"] == "664")
+        #expect(editor["reasons"]?["write"]?.stringValue?.contains("role editor") == true)
+        let unnamed = try check("secrets", user: "1")
+        #expect(unnamed["read"] == false && unnamed["reasons"]?["read"]?.stringValue?.contains("only admins") == true)
+        let admin = try check("secrets", user: "9", role: "admin")
+        #expect(admin["read"] == true && admin["write"] == true)
+    }
+
+    /// The yes and no are the server's own: every caller's answer matches what `GET` and
+    /// `PATCH` of the row answer that caller.
+    @Test(arguments: Backend.allCases) func theAnswerIsWhatTheServerEnforces(backend: Backend) async throws {
+        let access = AccessControl(rules: try AccessRules(json: Self.rules), tokens: TestTokens(), accounts: BuiltInAccounts(issuer: TestTokens(), passwords: TestPasswords()))
+        let data: JSONValue = ["users": [], "posts": [Self.post], "profile": ["name": "x"]]
+        try await withServer(data, options: ServerOptions(access: access), backend: backend) { _, base in
+            let admin = [("Authorization", "Bearer test:9:admin")]
+            for (user, role) in [("1", ""), ("2", ""), ("2", "editor"), ("", "")] {
+                var url = base + "/_access/check?collection=posts&id=7"
+                if !user.isEmpty { url += "&user=\(user)" }
+                if !role.isEmpty { url += "&role=\(role)" }
+                let answer = try await send(.GET, url, headers: admin)
+                #expect(answer.status == 200, "\(url)")
+                let headers = user.isEmpty ? [] : [("Authorization", "Bearer test:\(user):\(role)")]
+                let read = try await send(.GET, base + "/posts/7", headers: headers).status == 200
+                let write = try await send(.PATCH, base + "/posts/7", body: #"{"title": "Ann's card"}"#, headers: headers).status == 200
+                #expect(answer.json?["read"] == .bool(read) && answer.json?["write"] == .bool(write), "user \(user) role \(role): \(answer.json ?? .null)")
+            }
+            let rules = try await send(.GET, base + "/_access/rules", headers: admin)
+            #expect(rules.status == 200 && rules.json?["rules"]?["posts"]?["roles"]?["editor"] == "664" && rules.json?["accountsRule"]?["mode"] == "600")
+            #expect(try await send(.HEAD, base + "/_access/rules", headers: admin).body.isEmpty)
+            for (path, status) in [("/_access/check?collection=posts", 400), ("/_access/check?collection=posts&id=99", 404), ("/_access/check?collection=profile&id=1", 404)] {
+                #expect(try await send(.GET, base + path, headers: admin).status == status, "\(path)")
+            }
+            for path in ["/_access/rules", "/_access/check?collection=posts&id=7", "/_accounts/1/role"] {
+                #expect(try await send(.GET, base + path).status == 401, "\(path) anonymous")
+                #expect(try await send(.GET, base + path, headers: [("Authorization", "Bearer test:1:")]).status == 403, "\(path) as a user")
+            }
+            // An account's role, as the Users view shows it.
+            let registered = try await send(.POST, base + "/register", body: #"{"email": "ann@example.com", "password": "correct horse"}"#)
+            let id = try #require(registered.json?["user"]?["id"].flatMap(scalarText))
+            #expect(try await send(.GET, base + "/_accounts/\(id)/role", headers: admin).json?["role"] == .null)
+            #expect(try await send(.PUT, base + "/_accounts/\(id)/role", body: #"{"role": "editor"}"#, headers: admin).status == 200)
+            #expect(try await send(.GET, base + "/_accounts/\(id)/role", headers: admin).json == ["id": .string(id), "role": "editor"])
+            #expect(try await send(.GET, base + "/_accounts/999/role", headers: admin).status == 404)
+            // The account's role answers for it when the question names none.
+            let asAccount = try await send(.GET, base + "/_access/check?collection=posts&id=7&user=\(id)", headers: admin)
+            #expect(asAccount.json?["role"] == "editor" && asAccount.json?["write"] == true)
+        }
+    }
+
+    @Test func withoutRulesThereIsNoExplanation() async throws {
+        try await withServer { _, base in
+            let rules = try await send(.GET, base + "/_access/rules")
+            #expect(rules.status == 404)
+            #expect(try await send(.GET, base + "/_access/check?collection=posts&id=1").status == 404)
+        }
+    }
+}

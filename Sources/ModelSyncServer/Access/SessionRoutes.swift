@@ -9,7 +9,7 @@ extension ServerRoutes {
         var routes = [
             Route(path: "/_accounts/:id/role", handlers: [.put: { request, context in
                 try await service.setRole(userID: try context.segment("id"), try await readBody(request), caller: context.caller)
-            }]),
+            }, .get: { _, context in try await service.role(userID: try context.segment("id"), caller: context.caller) }]),
             Route(path: "/_accounts/:id/password", handlers: [.post: { request, context in
                 try await service.changePassword(
                     userID: try context.segment("id"), try await readBody(request), caller: context.caller, from: context.clientAddress)

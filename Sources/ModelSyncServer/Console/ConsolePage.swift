@@ -43,6 +43,7 @@ enum ConsoleText {
               <button type="button" data-view="data-view" aria-controls="data-view" aria-pressed="true">Data</button>
               <button type="button" data-view="users-view" aria-controls="users-view" aria-pressed="false">Users</button>
               <button type="button" data-view="feed-view" aria-controls="feed-view" aria-pressed="false">Live feed</button>
+              <button type="button" data-view="rules-view" aria-controls="rules-view" aria-pressed="false" id="rules-button">Rules</button>
             </nav>
             <section id="data-view" aria-labelledby="collections-title">
               <div class="row">
@@ -146,6 +147,38 @@ enum ConsoleText {
               </form>
               <p id="feed-status" class="status" role="status"></p>
               <ol id="feed-events" class="events" aria-label="Changes, newest first"></ol>
+            </section>
+            <section id="rules-view" aria-labelledby="rules-title" hidden>
+              <h2 id="rules-title">Access rules as loaded</h2>
+              <p id="rules-status" class="status" role="status"></p>
+              <div class="table-wrap">
+                <table id="rules">
+                  <caption class="visually-hidden">Each collection's rule</caption>
+                  <thead><tr><th scope="col">Collection</th><th scope="col">Mode</th><th scope="col">Owner field</th><th scope="col">Role modes</th></tr></thead>
+                  <tbody></tbody>
+                </table>
+              </div>
+              <h2 id="check-title">Why can (or can't) a user see a row?</h2>
+              <form id="check-form" class="query" aria-labelledby="check-title">
+                <div>
+                  <label for="check-collection">Collection</label>
+                  <input id="check-collection" required autocomplete="off" spellcheck="false">
+                </div>
+                <div>
+                  <label for="check-id">Row id</label>
+                  <input id="check-id" required autocomplete="off" spellcheck="false">
+                </div>
+                <div>
+                  <label for="check-user">User id (empty: anonymous)</label>
+                  <input id="check-user" autocomplete="off" spellcheck="false">
+                </div>
+                <div>
+                  <label for="check-role">Role (empty: the account's own)</label>
+                  <input id="check-role" autocomplete="off" spellcheck="false">
+                </div>
+                <button type="submit">Check</button>
+              </form>
+              <div id="check-result" role="status" aria-live="polite"></div>
             </section>
           </div>
         </main>

@@ -144,11 +144,28 @@ extension ServerRoutes {
                 return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
             }
             return Route(path: asset.path, handlers: [.get: handler, .head: handler])
-        }
+        } + (options.access.map(accessExplanationRoutes) ?? [])
     }
 }
 
 extension OpenAPIDocument {
+    /// Adds the console's paths, the access explanation's (``AccessExplanation``) and
+    /// `GET /_accounts/{id}/role` to the document's `paths`.
+    static func addConsolePaths(to paths: inout JSONObject) {
+        for (path, item) in consolePaths { paths[path] = item }
+        for (path, item) in accessExplanationPaths { paths[path] = item }
+        guard var role = paths["/_accounts/{id}/role"]?.objectValue else { return }
+        role["get"] = [
+            "operationId": "readRole", "x-modelsync-requires": "accounts", "summary": "An account's role (admins only)",
+            "responses": [
+                "200": ["description": "the account's role now", "content": ["application/json": ["schema": ["$ref": "#/components/schemas/RoleAnswer"]]]],
+                "401": ["$ref": "#/components/responses/Unauthorized"], "403": ["$ref": "#/components/responses/Forbidden"],
+                "404": ["$ref": "#/components/responses/NotFound"], "405": ["$ref": "#/components/responses/MethodNotAllowed"],
+            ],
+        ]
+        paths["/_accounts/{id}/role"] = .object(role)
+    }
+
     /// The console's paths (`ConsoleAsset`): not API, but served, so documented.
     static var consolePaths: JSONObject {
         var paths = JSONObject()

@@ -153,6 +153,7 @@ extension ConsoleText {
                 $(other.dataset.view).hidden = !chosen;
               }
               if (button.dataset.view === "users-view" && !usersLoaded) loadUsers();
+              if (button.dataset.view === "rules-view" && !rulesLoaded) loadRules();
             });
           }
 
@@ -436,6 +437,9 @@ extension ConsoleText {
               const label = shown(account.email) || id;
               const roleID = "role-" + Math.random().toString(36).slice(2);
               const role = el("input", { id: roleID, autocomplete: "off", placeholder: "none", "aria-label": "Role of " + label });
+              api("GET", "/_accounts/" + encodeURIComponent(id) + "/role").then(
+                (answer) => { if (answer.body.role !== null && role.value === "") role.value = answer.body.role; },
+                (error) => { if (error instanceof APIError && error.status === 404) role.placeholder = "no account"; });
               const setRole = el("button", { type: "button", text: "Set role", "aria-label": "Set the role of " + label, onclick: async () => {
                 try {
                   const answer = await api("PUT", "/_accounts/" + encodeURIComponent(id) + "/role", { body: { role: role.value.trim() === "" ? null : role.value.trim() } });
@@ -459,7 +463,7 @@ extension ConsoleText {
             $("users-page-label").textContent = "Page " + users.page + " of " + pages;
             $("users-previous").disabled = users.page <= 1;
             $("users-next").disabled = users.page >= pages;
-            say("users-status", users.total + " accounts. Roles are kept apart from the records: type one and press Set role.");
+            say("users-status", users.total + " accounts. Change a role (empty: none) and press Set role.");
           }
 
           $("users-form").addEventListener("submit", (event) => { event.preventDefault(); users.page = 1; loadUsers(); });
@@ -560,9 +564,49 @@ extension ConsoleText {
           $("feed-stop").addEventListener("click", () => { stopFeed(); say("feed-status", "Stopped."); });
           $("feed-clear").addEventListener("click", () => { $("feed-events").replaceChildren(); });
 
+          // --- Rules: as loaded, and why a user may or may not reach a row ---
+
+          let rulesLoaded = false;
+
+          async function loadRules() {
+            rulesLoaded = true;
+            try {
+              const { body } = await api("GET", "/_access/rules");
+              const rows = $("rules").tBodies[0];
+              rows.replaceChildren();
+              const entries = Object.entries(body.rules).sort(([a], [b]) => a.localeCompare(b));
+              if (body.accountsRule) entries.push([body.accountsCollection + " (default)", body.accountsRule]);
+              for (const [name, rule] of entries) {
+                const roles = Object.entries(rule.roles).map(([role, mode]) => role + ": " + mode).join(", ");
+                rows.append(el("tr", {}, el("td", { text: name }), el("td", { text: rule.mode }), el("td", { text: rule.owner }), el("td", { text: roles || "—" })));
+              }
+              say("rules-status", "Accounts live in " + body.accountsCollection + ". A collection no rule names (and no *) is for admins only.");
+            } catch (error) {
+              say("rules-status", described(error), "bad");
+            }
+          }
+
+          $("check-form").addEventListener("submit", async (event) => {
+            event.preventDefault();
+            const query = new URLSearchParams({ collection: $("check-collection").value.trim(), id: $("check-id").value.trim() });
+            if ($("check-user").value.trim()) query.set("user", $("check-user").value.trim());
+            if ($("check-role").value.trim()) query.set("role", $("check-role").value.trim());
+            const result = $("check-result");
+            try {
+              const { body } = await api("GET", "/_access/check?" + query.toString());
+              const who = body.user === null ? "An anonymous caller" : "User " + body.user + (body.role ? " (role " + body.role + ")" : "");
+              result.replaceChildren(
+                el("p", { id: "check-read", text: who + (body.read ? " may read " : " may not read ") + body.collection + "/" + shown(body.id) + ": " + body.reasons.read + "." }),
+                el("p", { id: "check-write", text: who + (body.write ? " may write it: " : " may not write it: ") + body.reasons.write + "." }));
+            } catch (error) {
+              result.replaceChildren(el("p", { class: "status bad", text: described(error) }));
+            }
+          });
+
           // --- Start ---
 
           if (openServer) {
+            $("rules-button").hidden = true;
             const notice = $("notice");
             notice.textContent = "This server has no access rules: anyone on this machine can read and change its data, so the console answers only here (loopback). Start the server with access rules to reach it from elsewhere.";
             notice.hidden = false;
