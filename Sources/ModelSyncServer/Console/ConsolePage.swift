@@ -85,9 +85,9 @@ enum ConsoleText {
                   </table>
                 </div>
                 <nav class="pager" aria-label="Pages">
-                  <button type="button" id="previous-page">Previous page</button>
-                  <span id="page-label"></span>
-                  <button type="button" id="next-page">Next page</button>
+                  <button type="button" id="records-previous">Previous page</button>
+                  <span id="records-page-label"></span>
+                  <button type="button" id="records-next">Next page</button>
                 </nav>
               </section>
               <section id="editor" aria-labelledby="editor-title" hidden>

@@ -76,6 +76,21 @@ extension ConsoleText {
             return String(error && error.message ? error.message : error);
           }
 
+          // A list's pages: "<prefix>-page-label", "<prefix>-previous" and "<prefix>-next" follow
+          // state.page and state.total; the form starts over at page 1.
+          function showPager(prefix, state, perPageCount) {
+            const pages = Math.max(1, Math.ceil(state.total / perPageCount));
+            $(prefix + "-page-label").textContent = "Page " + state.page + " of " + pages;
+            $(prefix + "-previous").disabled = state.page <= 1;
+            $(prefix + "-next").disabled = state.page >= pages;
+          }
+
+          function wirePager(prefix, formID, state, load) {
+            $(formID).addEventListener("submit", (event) => { event.preventDefault(); state.page = 1; load(); });
+            $(prefix + "-previous").addEventListener("click", () => { state.page = Math.max(1, state.page - 1); load(); });
+            $(prefix + "-next").addEventListener("click", () => { state.page += 1; load(); });
+          }
+
           // --- Signing in ---
 
           function claims(jwt) {
@@ -239,16 +254,11 @@ extension ConsoleText {
                 ...columns.map((c) => el("td", { text: shown(record[c]) })),
                 el("td", {}, el("button", { type: "button", text: "Edit", "aria-label": "Edit record " + id, onclick: () => openRecord(browse.collection, id) }))));
             }
-            const pages = Math.max(1, Math.ceil(browse.total / perPage()));
-            $("page-label").textContent = "Page " + browse.page + " of " + pages;
-            $("previous-page").disabled = browse.page <= 1;
-            $("next-page").disabled = browse.page >= pages;
+            showPager("records", browse, perPage());
             say("records-status", browse.total + " records match.");
           }
 
-          $("query-form").addEventListener("submit", (event) => { event.preventDefault(); browse.page = 1; loadRecords(); });
-          $("previous-page").addEventListener("click", () => { browse.page = Math.max(1, browse.page - 1); loadRecords(); });
-          $("next-page").addEventListener("click", () => { browse.page += 1; loadRecords(); });
+          wirePager("records", "query-form", browse, loadRecords);
 
           // --- The editor: one field per member, If-Match on every write ---
 
@@ -459,16 +469,11 @@ extension ConsoleText {
               body.append(el("tr", {}, el("td", { text: id }), el("td", { text: shown(account.email) }),
                 el("td", {}, el("div", { class: "row" }, role, setRole)), el("td", {}, endSessions)));
             }
-            const pages = Math.max(1, Math.ceil(users.total / 20));
-            $("users-page-label").textContent = "Page " + users.page + " of " + pages;
-            $("users-previous").disabled = users.page <= 1;
-            $("users-next").disabled = users.page >= pages;
+            showPager("users", users, 20);
             say("users-status", users.total + " accounts. Change a role (empty: none) and press Set role.");
           }
 
-          $("users-form").addEventListener("submit", (event) => { event.preventDefault(); users.page = 1; loadUsers(); });
-          $("users-previous").addEventListener("click", () => { users.page = Math.max(1, users.page - 1); loadUsers(); });
-          $("users-next").addEventListener("click", () => { users.page += 1; loadUsers(); });
+          wirePager("users", "users-form", users, loadUsers);
 
           // --- The live feed: /_changes/stream read with fetch, since EventSource sends no
           // Authorization header ---
