@@ -252,6 +252,19 @@ def the_rules_view_explains_a_row(driver):
     assert "(role editor)" in text_of(driver, "check-read")
 
 
+def the_health_view_charts_the_metrics(driver):
+    sign_in_as_admin(driver)
+    driver.find_element(By.CSS_SELECTOR, "[data-view=health-view]").click()
+    # Two readings five seconds apart make the first point.
+    wait_for(driver, lambda d: text_of(d, "health-status").startswith("Updated"), "the charts")
+    assert "requests/s" in text_of(driver, "rate-now"), text_of(driver, "rate-now")
+    assert " ms" in text_of(driver, "p99-now") or "no requests" in text_of(driver, "p99-now"), text_of(driver, "p99-now")
+    assert driver.find_elements(By.CSS_SELECTOR, "#rate-chart polyline")
+    statuses = [row.find_elements(By.TAG_NAME, "td")[0].text for row in driver.find_elements(By.CSS_SELECTOR, "#errors tbody tr")]
+    assert "200" in statuses and "401" in statuses and "403" in statuses, statuses
+    driver.save_screenshot(os.path.join(SCREENSHOTS, "console-health.png"))
+
+
 def hostile_records_render_as_text(driver):
     sign_in_as_admin(driver)
     browse(driver, "posts")
@@ -315,6 +328,7 @@ def admin_token():
 
 CHECKS = [anonymous_is_refused, a_non_admin_is_refused, the_admin_browses_filters_and_edits,
           the_edit_shows_in_the_live_feed_of_a_second_tab, a_role_is_changed, the_rules_view_explains_a_row,
+          the_health_view_charts_the_metrics,
           hostile_records_render_as_text,
           keyboard_and_labels, screenshots]
 

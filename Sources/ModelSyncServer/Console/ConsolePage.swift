@@ -44,6 +44,7 @@ enum ConsoleText {
               <button type="button" data-view="users-view" aria-controls="users-view" aria-pressed="false">Users</button>
               <button type="button" data-view="feed-view" aria-controls="feed-view" aria-pressed="false">Live feed</button>
               <button type="button" data-view="rules-view" aria-controls="rules-view" aria-pressed="false" id="rules-button">Rules</button>
+              <button type="button" data-view="health-view" aria-controls="health-view" aria-pressed="false">Health</button>
             </nav>
             <section id="data-view" aria-labelledby="collections-title">
               <div class="row">
@@ -179,6 +180,24 @@ enum ConsoleText {
                 <button type="submit">Check</button>
               </form>
               <div id="check-result" role="status" aria-live="polite"></div>
+            </section>
+            <section id="health-view" aria-labelledby="health-title" hidden>
+              <h2 id="health-title">Health</h2>
+              <p class="hint">From the server's metrics (<code>/_metrics</code>, on a server started with <code>--metrics</code>), read every 5 seconds while this view is open; each point is one interval.</p>
+              <p id="health-status" class="status" role="status"></p>
+              <div class="charts">
+                <figure><figcaption id="rate-caption">Requests per second</figcaption><svg id="rate-chart" class="chart" viewBox="0 0 300 60" role="img" aria-labelledby="rate-caption rate-now"></svg><p id="rate-now" class="now"></p></figure>
+                <figure><figcaption id="p50-caption">p50 latency (ms)</figcaption><svg id="p50-chart" class="chart" viewBox="0 0 300 60" role="img" aria-labelledby="p50-caption p50-now"></svg><p id="p50-now" class="now"></p></figure>
+                <figure><figcaption id="p99-caption">p99 latency (ms)</figcaption><svg id="p99-chart" class="chart" viewBox="0 0 300 60" role="img" aria-labelledby="p99-caption p99-now"></svg><p id="p99-now" class="now"></p></figure>
+                <figure><figcaption id="active-caption">Requests in flight</figcaption><svg id="active-chart" class="chart" viewBox="0 0 300 60" role="img" aria-labelledby="active-caption active-now"></svg><p id="active-now" class="now"></p></figure>
+              </div>
+              <div class="table-wrap">
+                <table id="errors">
+                  <caption>Answers by status since the server started</caption>
+                  <thead><tr><th scope="col">Status</th><th scope="col">Answers</th></tr></thead>
+                  <tbody></tbody>
+                </table>
+              </div>
             </section>
           </div>
         </main>

@@ -150,6 +150,7 @@ extension ConsoleText {
           $("sign-out").addEventListener("click", () => {
             token = null;
             stopFeed();
+            stopHealth();
             $("app").hidden = true;
             $("sign-in").hidden = false;
             $("sign-out").hidden = true;
@@ -169,6 +170,7 @@ extension ConsoleText {
               }
               if (button.dataset.view === "users-view" && !usersLoaded) loadUsers();
               if (button.dataset.view === "rules-view" && !rulesLoaded) loadRules();
+              if (button.dataset.view === "health-view") startHealth(); else stopHealth();
             });
           }
 
@@ -607,6 +609,120 @@ extension ConsoleText {
               result.replaceChildren(el("p", { class: "status bad", text: described(error) }));
             }
           });
+
+          // --- Health: the server's metrics, read every 5 seconds while the view is open ---
+
+          const health = { timer: null, previous: null, series: { rate: [], p50: [], p99: [], active: [] } };
+
+          // Prometheus's text format: one sample per line, "name{label="value",…} number".
+          function samples(text) {
+            const parsed = [];
+            for (const line of text.split("\n")) {
+              const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
+              if (!match) continue;
+              const labels = {};
+              for (const label of (match[2] || "").matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[label[1]] = label[2];
+              parsed.push({ name: match[1], labels, value: Number(match[3]) });
+            }
+            return parsed;
+          }
+
+          // Totals of one reading: requests, answers by status, latency buckets, requests in flight.
+          function reading(list) {
+            const result = { requests: 0, statuses: {}, buckets: {}, active: 0, time: Date.now() };
+            for (const sample of list) {
+              if (sample.name === "hb_requests") {
+                result.requests += sample.value;
+                const status = sample.labels.http_response_status_code || "?";
+                result.statuses[status] = (result.statuses[status] || 0) + sample.value;
+              } else if (sample.name === "http_server_request_duration_bucket") {
+                const bound = sample.labels.le === "+Inf" ? Infinity : Number(sample.labels.le);
+                result.buckets[bound] = (result.buckets[bound] || 0) + sample.value;
+              } else if (sample.name === "http_server_active_requests") {
+                result.active += sample.value;
+              }
+            }
+            return result;
+          }
+
+          // The latency below which a share q of the interval's requests fell (linear within a bucket), in ms.
+          function quantile(now, before, q) {
+            const bounds = Object.keys(now.buckets).map(Number).sort((a, b) => a - b);
+            const counts = bounds.map((bound) => now.buckets[bound] - ((before && before.buckets[bound]) || 0));
+            const total = counts[counts.length - 1] || 0;
+            if (total <= 0) return null;
+            let lower = 0, below = 0;
+            for (let i = 0; i < bounds.length; i++) {
+              if (counts[i] >= q * total) {
+                const upper = bounds[i] === Infinity ? lower : bounds[i];
+                const inBucket = counts[i] - below;
+                return 1000 * (lower + (inBucket > 0 ? (upper - lower) * (q * total - below) / inBucket : 0));
+              }
+              lower = bounds[i];
+              below = counts[i];
+            }
+            return null;
+          }
+
+          function chart(id, values, unit) {
+            const svg = $(id + "-chart");
+            const points = values.slice(-30);
+            const top = Math.max(1, ...points.filter((v) => v !== null));
+            const svgNamespace = "http://www.w3.org/2000/svg";
+            const coordinates = points.map((v, i) => [i * 300 / 29, 58 - 56 * (v || 0) / top]);
+            const line = document.createElementNS(svgNamespace, "polyline");
+            line.setAttribute("points", coordinates.map(([x, y]) => x.toFixed(1) + "," + y.toFixed(1)).join(" "));
+            // The newest point as a dot: a line needs two.
+            const dot = document.createElementNS(svgNamespace, "circle");
+            const [x, y] = coordinates.length ? coordinates[coordinates.length - 1] : [0, 58];
+            dot.setAttribute("cx", x.toFixed(1));
+            dot.setAttribute("cy", y.toFixed(1));
+            dot.setAttribute("r", "3");
+            svg.replaceChildren(line, dot);
+            const last = points.length ? points[points.length - 1] : null;
+            const digits = unit === "ms" ? 1 : unit === "requests" ? 0 : 2;
+            $(id + "-now").textContent = last === null ? "no requests in the last interval" : "now " + last.toFixed(digits) + " " + unit + ", highest shown " + top.toFixed(digits);
+          }
+
+          async function readMetrics() {
+            const headers = { Accept: "text/plain" };
+            if (token) headers.Authorization = "Bearer " + token;
+            try {
+              const response = await fetch("/_metrics", { headers, cache: "no-store", credentials: "omit" });
+              if (response.status === 404) { say("health-status", "This server serves no metrics: start it with --metrics.", "bad"); stopHealth(); return; }
+              if (!response.ok) throw new Error(response.status + " " + response.statusText);
+              const now = reading(samples(await response.text()));
+              const before = health.previous;
+              health.previous = now;
+              const body = $("errors").tBodies[0];
+              body.replaceChildren(...Object.keys(now.statuses).sort().map((status) =>
+                el("tr", {}, el("td", { text: status }), el("td", { class: "number", text: String(now.statuses[status]) }))));
+              if (!before) { say("health-status", "Reading the metrics; the charts start with the next reading."); return; }
+              const seconds = Math.max(0.001, (now.time - before.time) / 1000);
+              health.series.rate.push(Math.max(0, now.requests - before.requests) / seconds);
+              health.series.p50.push(quantile(now, before, 0.5));
+              health.series.p99.push(quantile(now, before, 0.99));
+              health.series.active.push(now.active);
+              chart("rate", health.series.rate, "requests/s");
+              chart("p50", health.series.p50, "ms");
+              chart("p99", health.series.p99, "ms");
+              chart("active", health.series.active, "requests");
+              say("health-status", "Updated " + new Date(now.time).toLocaleTimeString() + ".", "good");
+            } catch (error) {
+              say("health-status", "Could not read the metrics: " + described(error), "bad");
+            }
+          }
+
+          function stopHealth() {
+            if (health.timer) clearInterval(health.timer);
+            health.timer = null;
+          }
+
+          function startHealth() {
+            if (health.timer) return;
+            readMetrics();
+            health.timer = setInterval(readMetrics, 5000);
+          }
 
           // --- Start ---
 

@@ -42,6 +42,12 @@ extension ConsoleText {
         .events li { border-bottom: 1px solid var(--line); padding: 6px 0; }
         .events .meta { font-weight: 600; }
         .events pre { margin: 2px 0 0; white-space: pre-wrap; overflow-wrap: anywhere; font-size: 0.85rem; }
+        .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(16rem, 1fr)); gap: 12px; }
+        .charts figure { margin: 0; border: 1px solid var(--line); padding: 8px; }
+        .chart { width: 100%; height: 60px; display: block; }
+        .chart polyline { fill: none; stroke: var(--accent); stroke-width: 2; }
+        .chart circle { fill: var(--accent); }
+        .now { margin: 4px 0 0; font-variant-numeric: tabular-nums; }
         @media (max-width: 600px) {
           .top, main { padding-left: 8px; padding-right: 8px; }
           .query div { flex-basis: 100%; }
