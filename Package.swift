@@ -9,8 +9,8 @@ import PackageDescription
 //   other. Each layer is a product of its own and re-exports the layers below it; ModelSyncJSON
 //   declares the macros (ModelSyncMacros, a compiler plugin), so `@Model` comes with any of them.
 //   ModelSyncJSON ← ModelSyncProtocol (the sync messages) ← {ModelSync, ModelSyncServer}.
-//   ModelSyncJSON ← ModelSyncServer ← ModelSyncServerPostgres ← modelsync-server (products of their
-//   own, not re-exported; only the PostgreSQL one builds postgres-nio).
+//   ModelSyncJSON ← ModelSyncServer ← {ModelSyncServerPostgres, ModelSyncServerSQLite} ← modelsync-server
+//   (products of their own, not re-exported; only the PostgreSQL one builds postgres-nio).
 //   ModelSyncServer ← ModelSyncServerAuth (JWTs with jwt-kit, bcrypt) ← modelsync-server: the
 //   server itself builds no crypto package.
 //   ModelSync + ModelSyncServer ← ModelSyncTesting (for users' tests; not re-exported).
@@ -30,6 +30,7 @@ let package = Package(
         .executable(name: "modelsync-demo", targets: ["modelsync-demo"]),
         .library(name: "ModelSyncServer", targets: ["ModelSyncServer"]),
         .library(name: "ModelSyncServerPostgres", targets: ["ModelSyncServerPostgres"]),
+        .library(name: "ModelSyncServerSQLite", targets: ["ModelSyncServerSQLite"]),
         .library(name: "ModelSyncServerAuth", targets: ["ModelSyncServerAuth"]),
         .executable(name: "modelsync-server", targets: ["modelsync-server"]),
         .library(name: "ModelSyncTesting", targets: ["ModelSyncTesting"]),
@@ -136,6 +137,20 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
+        // The server over a SQLite file, on the package's own SQLite layer: one writer with group
+        // commit, readers in parallel (WAL).
+        .target(
+            name: "ModelSyncServerSQLite",
+            dependencies: [
+                "ModelSyncCore",
+                "ModelSyncJSON",
+                "ModelSyncProtocol",
+                "ModelSyncServer",
+                "ModelSyncSQLite",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
         // Access tokens (JWTs: an HS256 secret, RS256/ES256 keys from a JWKS) and bcrypt password
         // hashes for the server's accounts: a target of its own, so that ModelSyncServer, a
         // JWT-free app and the demo never build jwt-kit and swift-crypto.
@@ -156,6 +171,7 @@ let package = Package(
                 "ModelSyncJSON",
                 "ModelSyncServer",
                 "ModelSyncServerPostgres",
+                "ModelSyncServerSQLite",
                 "ModelSyncServerAuth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -185,7 +201,8 @@ let package = Package(
             name: "ModelSyncServerTests",
             dependencies: [
                 "TestLoggingStartup",
-                "ModelSyncServer", "ModelSyncServerPostgres", "ModelSyncServerAuth", "ModelSyncProtocol", "ModelSyncTesting", "TestProcesses",
+                "ModelSyncServer", "ModelSyncServerPostgres", "ModelSyncServerSQLite", "ModelSyncServerAuth", "ModelSyncProtocol", "ModelSyncTesting",
+                "TestProcesses",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -231,7 +248,8 @@ let package = Package(
             name: "ModelSyncTests",
             dependencies: [
                 "TestLoggingStartup",
-                "ModelSync", "ModelSyncServer", "ModelSyncServerPostgres", "ModelSyncServerAuth", "ModelSyncTesting", "NameClashes", "TestProcesses",
+                "ModelSync", "ModelSyncServer", "ModelSyncServerPostgres", "ModelSyncServerSQLite", "ModelSyncServerAuth", "ModelSyncTesting", "NameClashes",
+                "TestProcesses",
                 .product(name: "Logging", package: "swift-log"),
                 // The sync simulation drops the PostgreSQL schema it made.
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -30,6 +30,7 @@ let package = Package(
                 .product(name: "ModelSync", package: "ModelSync"),
                 .product(name: "ModelSyncServer", package: "ModelSync"),
                 .product(name: "ModelSyncServerPostgres", package: "ModelSync"),
+                .product(name: "ModelSyncServerSQLite", package: "ModelSync"),
                 .product(name: "ModelSyncServerAuth", package: "ModelSync"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -29,15 +29,8 @@ extension PostgresBackend {
     private func start(of cursor: FeedCursor, _ connection: PostgresConnection) async throws -> (since: Int, sequence: Int) {
         let query = PostgresQuery(unsafeSQL: "SELECT sequence, horizon FROM \(schema.state)")
         let state = try await connection.guardedFirst(query, as: (Int64, Int64).self, logger: logger)
-        let (sequence, horizon) = (Int(state?.0 ?? 0), Int(state?.1 ?? 0))
-        let since: Int
-        switch cursor {
-        case .now: since = sequence
-        case .after(let value): since = value
-        }
-        guard since >= horizon else { throw APIError.cursorTooOld(horizon: horizon) }
-        guard since <= sequence else { throw APIError.cursorAhead(of: sequence) }
-        return (since, sequence)
+        let sequence = Int(state?.0 ?? 0)
+        return (try cursor.start(sequence: sequence, horizon: Int(state?.1 ?? 0)), sequence)
     }
 
     /// The feed's page with each change written as the answer sends it. For a reader of every

@@ -62,9 +62,7 @@ extension SyncServer {
     /// Writes the data of a PostgreSQL database to a database file, atomically, in the form a
     /// JSON-file server saves: ``exportData(from:logger:)``.
     public static func exportData(from database: ServerDatabase, toFile file: URL, logger: Logger = SyncServer.defaultLogger) async throws {
-        var bytes = JSONWriter.prettyPrinted(try await exportData(from: database, logger: logger).jsonBytes())
-        bytes.append(UInt8(ascii: "\n"))
-        try AtomicFile.replace(file, with: bytes, mode: nil)
+        try JSONFileBackend.writeDocument(try await exportData(from: database, logger: logger), to: file)
     }
 
     /// The data of a PostgreSQL database as a JSON document that a JSON-file server (or

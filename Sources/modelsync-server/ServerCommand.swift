@@ -6,47 +6,76 @@ import ModelSyncJSON
 import ModelSyncServer
 import ModelSyncServerAuth
 import ModelSyncServerPostgres
+import ModelSyncServerSQLite
 import Prometheus
 
-/// `modelsync-server db.json --port 3000`: a json-server-compatible REST server over a file, or
-/// over PostgreSQL with `--database`; `import` and `export` move data between the two.
+/// `modelsync-server db.json --port 3000`: a json-server-compatible REST server over a JSON file,
+/// a SQLite file (`data.sqlite`) or PostgreSQL (`--database`); `import` and `export` move data
+/// between them, `backup` copies a SQLite file while it is served.
 @main
 struct ServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "modelsync-server",
-        abstract: "A json-server-compatible REST server over a JSON file or a PostgreSQL database.",
-        subcommands: [Serve.self, Import.self, Export.self, Admin.self],
+        abstract: "A json-server-compatible REST server over a JSON file, a SQLite file or a PostgreSQL database.",
+        subcommands: [Serve.self, Import.self, Export.self, Backup.self, Admin.self],
         defaultSubcommand: Serve.self
     )
 }
 
 /// Where the data is: a file or `--database`.
 struct DatabaseOption: ParsableArguments {
-    @Option(help: "A PostgreSQL database: postgres://user[:password]@host[:port]/database[?schema=name&sslmode=disable|prefer|require&role=name&min_connections=0-16&application_name=name]; role: the role requests take under --access; min_connections: connections kept open while idle (16); application_name: how the connections show in pg_stat_activity.")
+    @Option(help: "A SQLite file (sqlite:<path>, created when missing) or a PostgreSQL database: postgres://user[:password]@host[:port]/database[?schema=name&sslmode=disable|prefer|require&role=name&min_connections=0-16&application_name=name]; role: the role requests take under --access; min_connections: connections kept open while idle (16); application_name: how the connections show in pg_stat_activity.")
     var database: String?
 
-    func parsed() throws -> ServerDatabase? {
+    /// A database the data lives in.
+    enum Store {
+        case postgres(ServerDatabase)
+        case sqlite(path: String)
+
+        var description: String {
+            switch self {
+            case .postgres(let database): database.description
+            case .sqlite(let path): path
+            }
+        }
+    }
+
+    func parsed() throws -> Store? {
         guard let database else { return nil }
+        if database.hasPrefix("sqlite:") {
+            let path = String(database.dropFirst("sqlite:".count))
+            guard !path.isEmpty else { throw ValidationError("--database sqlite:<path> needs a path") }
+            return .sqlite(path: path)
+        }
         do {
-            return try ServerDatabase(url: database)
+            return .postgres(try ServerDatabase(url: database))
         } catch {
             throw ValidationError("--database: \(error)")
         }
+    }
+
+    /// The database given, or the file when its name says SQLite (`.sqlite`, `.sqlite3`, `.db`).
+    func store(file: String?) throws -> Store? {
+        if let store = try parsed() { return store }
+        return file.flatMap { SyncServer.isSQLitePath($0) ? .sqlite(path: $0) : nil }
     }
 }
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Serve a JSON file or a PostgreSQL database (the default command).",
+        abstract: "Serve a JSON file, a SQLite file or a PostgreSQL database (the default command).",
         discussion: """
             Every top-level array in the data is a collection (GET/POST /posts, GET/PUT/PATCH/DELETE \
-            /posts/1, /posts/1/comments), every top-level object a singular resource. Over a file, \
-            writes are saved back to it atomically. Over PostgreSQL (after `modelsync-server import`), \
-            several servers can serve one database, and each one's change stream sees every write.
+            /posts/1, /posts/1/comments), every top-level object a singular resource. Over a JSON file, \
+            writes are saved back to it atomically (for mocks and tests). A file named *.sqlite, \
+            *.sqlite3 or *.db is a SQLite database (created when missing; fill it with `import`): \
+            one server per file, every write committed before it is answered. Over PostgreSQL (after \
+            `modelsync-server import`), several servers can serve one database, and each one's change \
+            stream sees every write.
             """
     )
 
-    @Argument(help: "The JSON file to serve (or --database).")
+    @Argument(help: "The JSON file or SQLite file (.sqlite, .sqlite3, .db) to serve (or --database).")
     var file: String?
 
     @OptionGroup var database: DatabaseOption
@@ -201,10 +230,14 @@ struct Serve: AsyncParsableCommand {
         }
         let server: SyncServer
         let source: String
-        if let database = try database.parsed() {
+        switch try database.store(file: file) {
+        case .postgres(let database)?:
             server = try await SyncServer.start(database: database, host: host, port: port, options: options, logger: logger, stopsOnSignals: true)
             source = database.description
-        } else {
+        case .sqlite(let path)?:
+            server = try await SyncServer.start(sqlite: path, host: host, port: port, options: options, logger: logger, stopsOnSignals: true)
+            source = path
+        case nil:
             let file = file ?? ""
             server = try await SyncServer.start(
                 file: URL(fileURLWithPath: file), host: host, port: port, options: options, logger: logger, stopsOnSignals: true)
@@ -268,7 +301,7 @@ extension Serve {
 
 struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Load a JSON file into a PostgreSQL database, in one transaction.",
+        abstract: "Load a JSON file into a SQLite file or a PostgreSQL database, in one transaction.",
         discussion: "Records keep their versions from the file's bookkeeping, so clients' change-feed cursors stay valid."
     )
 
@@ -281,15 +314,21 @@ struct Import: AsyncParsableCommand {
     var replace = false
 
     func run() async throws {
-        guard let database = try database.parsed() else { throw ValidationError("import needs --database") }
-        try await SyncServer.importData(fromFile: URL(fileURLWithPath: file), into: database, replacing: replace)
-        print("modelsync-server: imported \(file) into \(database)")
+        switch try database.parsed() {
+        case .postgres(let database)?:
+            try await SyncServer.importData(fromFile: URL(fileURLWithPath: file), into: database, replacing: replace)
+        case .sqlite(let path)?:
+            try await SyncServer.importData(fromFile: URL(fileURLWithPath: file), intoSQLite: path, replacing: replace)
+        case nil:
+            throw ValidationError("import needs --database")
+        }
+        print("modelsync-server: imported \(file) into \(database.database ?? "")")
     }
 }
 
 struct Export: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Write a PostgreSQL database's data as a JSON file that modelsync-server serves or imports."
+        abstract: "Write a SQLite file's or a PostgreSQL database's data as a JSON file that modelsync-server serves or imports."
     )
 
     @Argument(help: "The JSON file to write (replaced atomically).")
@@ -298,9 +337,38 @@ struct Export: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOption
 
     func run() async throws {
-        guard let database = try database.parsed() else { throw ValidationError("export needs --database") }
-        try await SyncServer.exportData(from: database, toFile: URL(fileURLWithPath: file))
-        print("modelsync-server: exported \(database) to \(file)")
+        switch try database.parsed() {
+        case .postgres(let database)?:
+            try await SyncServer.exportData(from: database, toFile: URL(fileURLWithPath: file))
+        case .sqlite(let path)?:
+            try await SyncServer.exportData(fromSQLite: path, toFile: URL(fileURLWithPath: file))
+        case nil:
+            throw ValidationError("export needs --database")
+        }
+        print("modelsync-server: exported \(database.database ?? "") to \(file)")
+    }
+}
+
+struct Backup: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Copy a SQLite file as one consistent snapshot while a server serves it (VACUUM INTO).",
+        discussion: "The copy is a SQLite file that modelsync-server serves as it is; `export` writes a JSON file instead."
+    )
+
+    @Argument(help: "The file to write (it must not exist).")
+    var destination: String
+
+    @Argument(help: "The SQLite file to copy (or --database sqlite:<path>).")
+    var file: String?
+
+    @OptionGroup var database: DatabaseOption
+
+    func run() async throws {
+        guard case .sqlite(let path)? = try database.store(file: file) else {
+            throw ValidationError("backup copies a SQLite file: give its path or --database sqlite:<path>")
+        }
+        try await SyncServer.backUp(sqlite: path, to: destination)
+        print("modelsync-server: backed up \(path) to \(destination)")
     }
 }
 
@@ -341,9 +409,12 @@ struct Admin: AsyncParsableCommand {
         guard password.count >= 8 else { throw ValidationError("the password must have at least 8 characters") }
         let passwords = try BcryptPasswordHasher()
         let made: (userID: String, created: Bool)
-        if let database = try database.parsed() {
+        switch try database.store(file: file) {
+        case .postgres(let database)?:
             made = try await SyncServer.makeAdmin(email: email, password: password, passwords: passwords, database: database, accountsCollection: accountsCollection)
-        } else {
+        case .sqlite(let path)?:
+            made = try await SyncServer.makeAdmin(email: email, password: password, passwords: passwords, sqlite: path, accountsCollection: accountsCollection)
+        case nil:
             made = try await SyncServer.makeAdmin(
                 email: email, password: password, passwords: passwords, file: URL(fileURLWithPath: file ?? ""), accountsCollection: accountsCollection)
         }

@@ -48,8 +48,10 @@ import Darwin
         }
     }
 
-    /// A list read filters outside the JSON-file backend's actor: one held in its filter (as a
-    /// long one would be) lets a read by id through, while more hostile reads run too.
+    /// A list read filters outside the JSON-file backend's actor, off the cooperative pool and
+    /// in turns: four hostile reads at once, each blocking its thread as a long filter would,
+    /// leave a read by id answered. (On the pool, they held both of its threads on a 2-core
+    /// machine.)
     @Test func aListReadInItsFilterHoldsUpNoOtherRequest() async throws {
         let hold = FilterHold()
         let root = try #require(Self.backtrackingData.objectValue)
@@ -228,19 +230,22 @@ final class FilterHold: Sendable {
     let entered: AsyncStream<Void>
     private let signal: AsyncStream<Void>.Continuation
     private let gate = DispatchSemaphore(value: 0)
-    private let first = Locked(true)
+    /// Set once the filters go on (released, or after the hold's 60 s).
     let released = Locked(false)
 
     init() {
         (entered, signal) = AsyncStream.makeStream()
     }
 
-    /// Blocks, as work would: a filter that computes, not one that waits.
+    /// Blocks every filter until released, as work would: a filter that computes, not one that
+    /// waits.
     func enter() {
-        guard first.withLock({ first in defer { first = false }; return first }) else { return }
         signal.yield()
+        guard !released.current else { return }
         _ = gate.wait(timeout: .now() + 60)
         released.withLock { $0 = true }
+        // Wakes the next held filter, which wakes the one after it.
+        gate.signal()
     }
 
     func release() {

@@ -4,6 +4,7 @@ import ModelSyncJSON
 @testable import ModelSyncServer
 import ModelSyncServerAuth
 @testable import ModelSyncServerPostgres
+@testable import ModelSyncServerSQLite
 import ModelSyncTesting
 import NIOHTTP1
 import Testing
@@ -365,6 +366,16 @@ import Testing
             }
             await store.close()
             await TestPostgres.drop(database)
+        case .sqlite:
+            let directory = try TemporaryDirectory(prefix: "modelsync-refresh-tokens")
+            defer { directory.remove() }
+            let store = try await SQLiteBackend.open(path: directory.path("data.sqlite"), initialData: ["users": []], feedLimits: FeedLimits(), logger: Logger(label: "test"))
+            do {
+                try await body(store)
+            } catch {
+                Issue.record(error)
+            }
+            await store.close()
         }
     }
 }

@@ -4,6 +4,7 @@ import Logging
 import ModelSyncJSON
 import ModelSyncServer
 import ModelSyncServerPostgres
+import ModelSyncServerSQLite
 import ModelSyncTesting
 import NIOCore
 import NIOHTTP1
@@ -65,6 +66,7 @@ func send(
 enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case jsonDocument
     case postgres
+    case sqlite
 
     var testDescription: String { rawValue }
 }
@@ -205,6 +207,7 @@ func withServer(
 ) async throws {
     let server: TestServer
     var database: ServerDatabase?
+    var sqliteDirectory: TemporaryDirectory?
     switch backend {
     case .jsonDocument:
         server = try await TestServer.start(data: data, options: options, delay: delay, requestLogLimit: requestLogLimit)
@@ -219,7 +222,14 @@ func withServer(
         server = try await TestServer.start(options: options, delay: delay, requestLogLimit: requestLogLimit) {
             try await SyncServer.start(data: data, database: fresh, options: $0, logger: TestPostgresLog.logger("server \(fresh.schema)"))
         }
+    case .sqlite:
+        let directory = try TemporaryDirectory(prefix: "modelsync-server-sqlite")
+        sqliteDirectory = directory
+        server = try await TestServer.start(options: options, delay: delay, requestLogLimit: requestLogLimit) {
+            try await SyncServer.start(data: data, sqlite: directory.url.appendingPathComponent("data.sqlite").path, options: $0)
+        }
     }
+    defer { sqliteDirectory?.remove() }
     do {
         try await body(server, server.baseURL.absoluteString)
         await server.shutdown()

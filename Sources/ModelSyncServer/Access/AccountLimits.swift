@@ -81,7 +81,7 @@ final class AttemptLimiter: Sendable {
 
 /// A counting semaphore for async code: ``run(_:)`` waits for a permit by suspending (never by
 /// blocking a thread), in arrival order.
-final class AsyncSemaphore: Sendable {
+package final class AsyncSemaphore: Sendable {
     private struct State {
         var available: Int
         var waiting: [CheckedContinuation<Void, Never>] = []
@@ -89,11 +89,11 @@ final class AsyncSemaphore: Sendable {
 
     private let state: Locked<State>
 
-    init(permits: Int) {
+    package init(permits: Int) {
         state = Locked(State(available: max(1, permits)))
     }
 
-    func run<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+    package func run<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         await acquire()
         defer { release() }
         return try await body()

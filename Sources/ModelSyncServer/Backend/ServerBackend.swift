@@ -309,6 +309,37 @@ package enum FeedCursor: Sendable, Equatable {
     }
 }
 
+extension FeedCursor {
+    /// The sequence value a feed read starts after, the data being at `sequence` with
+    /// tombstones kept above `horizon`: a 410 for a cursor older than the tombstones kept, or
+    /// past the last change (the data was replaced).
+    package func start(sequence: Int, horizon: Int) throws -> Int {
+        let since: Int
+        switch self {
+        case .now: since = sequence
+        case .after(let value): since = value
+        }
+        guard since >= horizon else { throw APIError.cursorTooOld(horizon: horizon) }
+        guard since <= sequence else { throw APIError.cursorAhead(of: sequence) }
+        return since
+    }
+}
+
+/// Each collection's rows for one reader, worked out once per feed read (not per change).
+package struct ReaderRows {
+    package let visibility: Visibility
+    private var known: [String: RowFilter] = [:]
+
+    package init(_ visibility: Visibility) { self.visibility = visibility }
+
+    package mutating func of(_ collection: String) -> RowFilter {
+        if let rows = known[collection] { return rows }
+        let rows = visibility.rows(of: collection)
+        known[collection] = rows
+        return rows
+    }
+}
+
 extension ServerBackend {
     package func encodedChanges(after cursor: FeedCursor, in collections: Set<String>?, limit: Int, visibility: Visibility) async throws -> EncodedFeedPage {
         EncodedFeedPage(try await changes(after: cursor, in: collections, limit: limit, visibility: visibility))

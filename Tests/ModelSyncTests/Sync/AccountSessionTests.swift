@@ -176,7 +176,7 @@ import Testing
             let refreshed = try #require(f.session.tokens)
             #expect(refreshed.accessToken != first.accessToken && refreshed.refreshToken != first.refreshToken)
             #expect(authorization(f.server, "/notes").last == "Bearer \(refreshed.accessToken)")
-            #expect(try await f.storage.loadTokens() == refreshed)
+            #expect(await f.storage.loadTokens() == refreshed)
         }
     }
 
@@ -239,7 +239,7 @@ import Testing
                 try await f.session.refresh()
             }
             #expect(f.session.state == .signedOut)
-            #expect(try await f.storage.loadTokens() == nil)
+            #expect(await f.storage.loadTokens() == nil)
             var iterator = events.makeAsyncIterator()
             if case .signedOut(let error)? = await iterator.next() { #expect(error != nil) } else { Issue.record("no sign-out event") }
             await #expect(throws: AccountSessionError.notSignedIn) { try await f.session.refresh() }

@@ -3,6 +3,7 @@ import Logging
 import ModelSync
 import ModelSyncServer
 import ModelSyncServerPostgres
+import ModelSyncServerSQLite
 import ModelSyncTesting
 import PostgresNIO
 
@@ -221,11 +222,14 @@ struct SimulationHistory {
 enum SimulationBackend: Sendable, CustomStringConvertible {
     case jsonDocument
     case postgres(ServerDatabase)
+    /// A SQLite file in the run's temporary directory.
+    case sqlite
 
     var description: String {
         switch self {
         case .jsonDocument: "json"
         case .postgres: "postgres"
+        case .sqlite: "sqlite"
         }
     }
 }
@@ -252,6 +256,7 @@ struct SyncSimulator {
             let server = switch backend {
             case .jsonDocument: try await TestServer.start(data: Self.seedData)
             case .postgres(let database): try await TestServer.start { try await SyncServer.start(data: Self.seedData, database: database, options: $0) }
+            case .sqlite: try await TestServer.start { try await SyncServer.start(data: Self.seedData, sqlite: directory.path("server.sqlite"), options: $0) }
             }
             let result: [String]
             do {

@@ -28,6 +28,11 @@ import Testing
         try await simulate(SyncSimulator(backend: .jsonDocument), policy: policy, seeds: Self.seeds(StressMode.count(40, stress: 150), salt: 0))
     }
 
+    @Test(.timeLimit(.minutes(20)), arguments: SimulationPolicy.allCases)
+    func manyClientsConvergeExactlyOnceOverSQLite(policy: SimulationPolicy) async throws {
+        try await simulate(SyncSimulator(backend: .sqlite), policy: policy, seeds: Self.seeds(StressMode.count(10, stress: 150), salt: 11))
+    }
+
     @Test(
         .enabled(if: SimulationDatabase.url != nil || StressMode.componentsRequired, "PostgreSQL is not available: set MODELSYNC_POSTGRES_URL"),
         .timeLimit(.minutes(60)), arguments: SimulationPolicy.allCases)

@@ -5,6 +5,7 @@ import ModelSync
 import ModelSyncServer
 import ModelSyncServerAuth
 import ModelSyncServerPostgres
+import ModelSyncServerSQLite
 import NIOCore
 import NIOHTTP1
 
@@ -163,6 +164,8 @@ actor ServerFleet {
         let postgres: String
         let postgresSecond: String
         let jsonFile: String
+        /// Our server over a SQLite file.
+        let sqlite: String
         let jsonServerPy: String?
     }
 
@@ -191,6 +194,9 @@ actor ServerFleet {
         let postgres = try await launch(executable, ["--serve", databaseURL])
         let second = try await launch(executable, ["--serve", databaseURL])
         let jsonFile = try await launch(executable, ["--serve", file.path])
+        let sqliteFile = directory.appendingPathComponent("data.sqlite").path
+        try await SyncServer.importData(data, intoSQLite: sqliteFile)
+        let sqlite = try await launch(executable, ["--serve", sqliteFile])
         var python: String?
         if let jsonServer = Self.jsonServerPy() {
             let pythonFile = directory.appendingPathComponent("python-db.json")
@@ -202,7 +208,7 @@ actor ServerFleet {
         } else {
             BenchmarkNotes.add("json_server_py skipped: json-server.py is not installed (see Benchmarks/README.md)")
         }
-        let started = Addresses(postgres: postgres, postgresSecond: second, jsonFile: jsonFile, jsonServerPy: python)
+        let started = Addresses(postgres: postgres, postgresSecond: second, jsonFile: jsonFile, sqlite: sqlite, jsonServerPy: python)
         addresses = started
         return started
     }
@@ -333,6 +339,8 @@ enum BenchServe {
         if source.hasPrefix("postgres://") || source.hasPrefix("postgresql://") {
             server = try await SyncServer.start(
                 database: try ServerDatabase(url: source), options: options, logger: quietLogger, stopsOnSignals: true)
+        } else if SyncServer.isSQLitePath(source) {
+            server = try await SyncServer.start(sqlite: source, options: options, logger: quietLogger, stopsOnSignals: true)
         } else {
             server = try await SyncServer.start(
                 file: URL(fileURLWithPath: source), options: options, logger: quietLogger, stopsOnSignals: true)

@@ -17,7 +17,8 @@ import Glibc
 ///   binary's `--serve-constant`): the HTTP layer's ceiling;
 /// - `pgbench_select` (reads by id): `pgbench -S -M prepared`, the same client count, on the same
 ///   PostgreSQL: the database's own ceiling for a primary-key read;
-/// - `json_server_py`: json-server.py, when installed; `json_file`: our server over its JSON file.
+/// - `json_server_py`: json-server.py, when installed; `json_file`: our server over its JSON file;
+///   `sqlite`: our server over a SQLite file (one process, `synchronous = FULL`).
 ///
 /// These rows do not fit the harness's model (a run of a fixed number of requests, timed): wrk
 /// runs for a duration and reports requests/s and a latency distribution, so they have their
@@ -57,7 +58,7 @@ enum WrkWorkloads {
     static func list() -> String {
         rows.map {
             "\($0.name)  [requests/s, p50, p99; wrk -c \(connections) -t \(threads)]\n    \($0.summary); ours: PostgreSQL, 1 server process; "
-                + "limits: \($0.pgbenchLimit ? "pgbench_select, " : "")constant_route; peers: json_server_py, json_file"
+                + "limits: \($0.pgbenchLimit ? "pgbench_select, " : "")constant_route; peers: json_server_py, json_file, sqlite"
         }.joined(separator: "\n")
     }
 
@@ -191,6 +192,7 @@ enum WrkWorkloads {
         var targets = [("ours", servers.postgres), ("constant_route", constant)]
         if let python = servers.jsonServerPy { targets.append(("json_server_py", python)) }
         targets.append(("json_file", servers.jsonFile))
+        targets.append(("sqlite", servers.sqlite))
 
         var results: [Result] = []
         for row in selected {

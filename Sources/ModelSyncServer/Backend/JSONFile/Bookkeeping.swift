@@ -270,14 +270,8 @@ package struct Bookkeeping: Sendable {
     /// whether more follow.
     package func changes(after since: Int, in collections: Set<String>?, limit: Int, visibility: Visibility = .open) -> (changes: [SyncChange], more: Bool) {
         var changes: [SyncChange] = []
-        // Each collection's rows for this reader, worked out once (not per change).
-        var filters: [String: RowFilter] = [:]
-        func rows(of collection: String) -> RowFilter {
-            if let known = filters[collection] { return known }
-            let rows = visibility.rows(of: collection)
-            filters[collection] = rows
-            return rows
-        }
+        var readerRows = ReaderRows(visibility)
+        func rows(of collection: String) -> RowFilter { readerRows.of(collection) }
         for (collection, stamp) in recordsWritten(after: since, in: collections).records {
             let change = SyncChange(
                 sequence: stamp.version, collection: collection, id: stamp.record["id"] ?? .null, record: stamp.record, createdWith: stamp.createdWith)

@@ -15,10 +15,12 @@ extension JSONFileBackend: ServerBackend {
 
     /// Filters, sorts and embeds outside the actor, on the data as it was when the request
     /// came: the work a query costs is the caller's to choose (a pattern, a search over every
-    /// row), and inside the actor it held up every other request and write.
+    /// row), and inside the actor it held up every other request and write. Off the cooperative
+    /// pool too, and a bounded number at once (``CostlyReads``).
     package nonisolated func list(_ collection: String, _ request: ListRequest) async throws -> ListPage {
         let (root, modified) = await snapshot()
-        return try Self.list(collection, request, in: root, modified: modified, probe: listProbe)
+        let probe = listProbe
+        return try Self.list(collection, request, in: root, modified: modified, probe: probe)
     }
 
     /// The data and when it last changed, together (a copy of a value: writes replace it).
@@ -94,13 +96,7 @@ extension JSONFileBackend: ServerBackend {
     }
 
     package func changes(after cursor: FeedCursor, in collections: Set<String>?, limit: Int, visibility: Visibility) throws -> FeedPage {
-        let since: Int
-        switch cursor {
-        case .now: since = book.sequence
-        case .after(let value): since = value
-        }
-        guard since >= book.horizon else { throw APIError.cursorTooOld(horizon: book.horizon) }
-        guard since <= book.sequence else { throw APIError.cursorAhead(of: book.sequence) }
+        let since = try cursor.start(sequence: book.sequence, horizon: book.horizon)
         let (changes, more) = book.changes(after: since, in: collections, limit: limit, visibility: visibility)
         return FeedPage(changes: changes, more: more, next: more ? changes.last?.sequence ?? since : max(book.sequence, since))
     }

@@ -22,6 +22,8 @@ package actor JSONFileBackend {
     /// Called by a list read just before it filters, outside the actor (tests hold a read there
     /// to show that other requests go on meanwhile).
     package nonisolated let listProbe: (@Sendable () -> Void)?
+    /// Where list reads run: their filters are the caller's to choose.
+    package nonisolated let costlyReads = CostlyReads()
     /// The data the store started with, for `reset()`.
     private let initial: (root: JSONObject, book: Bookkeeping)
     /// The open change streams (`/_changes/stream`).
@@ -202,6 +204,14 @@ package actor JSONFileBackend {
         var status = stat()
         let mode = stat(file.path, &status) == 0 ? status.st_mode & 0o7777 : nil
         try AtomicFile.replace(file, with: bytes, mode: mode)
+    }
+
+    /// Writes an exported document (bookkeeping included) to `file` atomically, as a JSON-file
+    /// server saves it: `export` from PostgreSQL or SQLite.
+    package static func writeDocument(_ document: JSONValue, to file: URL) throws {
+        var bytes = JSONWriter.prettyPrinted(document.jsonBytes())
+        bytes.append(UInt8(ascii: "\n"))
+        try AtomicFile.replace(file, with: bytes, mode: nil)
     }
 
     /// Removes temporary files that a crash during ``save(_:to:)`` left next to `file`.

@@ -1,0 +1,400 @@
+import Foundation
+import Logging
+import ModelSyncCore
+import ModelSyncJSON
+import ModelSyncProtocol
+import ModelSyncSQLite
+import ModelSyncServer
+
+
+/// The data in one SQLite file (see ``SQLiteSchema`` for the tables), on the package's own
+/// SQLite layer:
+///
+/// - WAL, and `synchronous = FULL` by default: a write is answered once its transaction is
+///   committed and synced, so it survives `kill -9` and power loss.
+/// - One writer (``SQLiteWriter``): writes that arrive while another commits queue up and commit
+///   together, one transaction and one sync for the group.
+/// - Reads run on a pool of reader connections, in parallel with each other and with the writer.
+///   The work a request chooses (filters, `q`, `_like` with the linear-time ``LikePattern``)
+///   runs there, never on the writer.
+/// - Records are looked up by id, and owner checks made, through indexes; the feed reads by the
+///   version index.
+/// - A lock file beside the database (`<file>-server.lock`) keeps a second server off the file.
+public final class SQLiteBackend: ServerBackend {
+    let database: Database
+    let logger: Logger
+    let feedLimits: FeedLimits
+    /// The data `reset()` puts back: what the server was started with, when it was.
+    let initialData: JSONValue?
+    /// The top-level names, read at start and after a reset or import (only those change them).
+    let resources: Locked<[String: ResourceKind]>
+    let writer: SQLiteWriter
+    let streams: ChangeStreams
+    private let lock: FileLock
+    /// Lists take turns on all but one of the readers (at most one fewer than the cores): a
+    /// read by id always finds one.
+    let costlyReads = CostlyReads(width: min(CostlyReads.defaultWidth, SQLiteBackend.readers - 1))
+    /// The reader connections.
+    static let readers = 4
+
+    /// The file's path.
+    public let path: String
+
+    /// How SQLite syncs commits (`PRAGMA synchronous`).
+    public enum Durability: String, Sendable {
+        /// Every commit is synced before it is answered (`FULL`, the default): it survives
+        /// `kill -9` and power loss.
+        case full = "FULL"
+        /// Commits are synced at checkpoints (`NORMAL`): they survive `kill -9`, but the last
+        /// ones before a power loss may be lost. Faster on disks whose sync is slow.
+        case normal = "NORMAL"
+    }
+
+    /// Opens (creating it when missing) the SQLite file at `path`: takes its lock, checks it
+    /// (`PRAGMA quick_check`), migrates the bookkeeping and, with `initialData`, replaces the
+    /// data with it.
+    ///
+    /// - Throws: ``/ModelSyncServer/ServerError/couldNotStart(_:)`` when another server holds
+    ///   the file, ``/ModelSyncServer/ServerError/unreadableFile(path:reason:)`` when it is no
+    ///   SQLite database or fails its check.
+    static func open(
+        path: String, initialData: JSONValue?, feedLimits: FeedLimits, durability: Durability = .full, logger: Logger
+    ) async throws -> SQLiteBackend {
+        // Opening reads and checks the whole file: on a thread of its own, off Swift's pool.
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<SQLiteBackend, any Error>) in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result {
+                    try openNow(path: path, initialData: initialData, feedLimits: feedLimits, durability: durability, logger: logger)
+                })
+            }
+        }
+    }
+
+    private static func openNow(
+        path: String, initialData: JSONValue?, feedLimits: FeedLimits, durability: Durability, logger: Logger
+    ) throws -> SQLiteBackend {
+        let lock = try FileLock(path: path + "-server.lock")
+        do {
+            let database: Database
+            do {
+                database = try Database(
+                    path: path,
+                    configuration: DatabaseConfiguration(
+                        busyTimeout: 5, foreignKeys: false, maximumReaders: SQLiteBackend.readers, createsTables: false, functions: [SQLiteSchema.emailFunction]))
+                try database.writeWithoutTransaction { connection in
+                    let check = try connection.rows("PRAGMA quick_check").compactMap { $0.first?.textValue }
+                    guard check == ["ok"] else { throw ServerError.unreadableFile(path: path, reason: "PRAGMA quick_check: " + check.joined(separator: "; ")) }
+                    try connection.execute("PRAGMA synchronous = \(durability.rawValue)")
+                    try SQLiteSchema.migrator.migrate(connection)
+                }
+            } catch let error as ServerError {
+                throw error
+            } catch {
+                throw ServerError.unreadableFile(path: path, reason: "\(error)")
+            }
+            if let initialData {
+                try database.write { connection in try Self.replaceData(with: initialData, connection) }
+            }
+            let resources = try database.read { try Self.readResources($0) }
+            return SQLiteBackend(
+                database: database, path: path, lock: lock, logger: logger, feedLimits: feedLimits, initialData: initialData, resources: resources)
+        } catch {
+            lock.release()
+            throw error
+        }
+    }
+
+    private init(
+        database: Database, path: String, lock: FileLock, logger: Logger, feedLimits: FeedLimits, initialData: JSONValue?,
+        resources: [String: ResourceKind]
+    ) {
+        self.database = database
+        self.path = path
+        self.lock = lock
+        self.logger = logger
+        self.feedLimits = feedLimits
+        self.initialData = initialData
+        self.resources = Locked(resources)
+        let streams = ChangeStreams()
+        self.streams = streams
+        self.writer = SQLiteWriter(database: database, publish: { streams.publish($0) })
+    }
+
+    static func readResources(_ connection: SQLiteConnection) throws -> [String: ResourceKind] {
+        var resources: [String: ResourceKind] = [:]
+        for row in try connection.rows("SELECT name, kind FROM \(SQLiteSchema.resources)") {
+            guard let name = row[0].textValue else { continue }
+            switch row[1].textValue {
+            case "collection": resources[name] = .collection
+            case "singular": resources[name] = .singular
+            default: continue
+            }
+        }
+        return resources
+    }
+
+    /// An error of SQLite as a request's answer: a 500 that names SQLite (nothing was changed).
+    static func requestError(_ error: any Error) -> any Error {
+        if error is APIError || error is ServerError || error is CancellationError { return error }
+        return APIError(status: 500, message: "SQLite: \(error)")
+    }
+
+    /// Runs `body` on a reader: one committed snapshot, in parallel with other reads and the writer.
+    func reading<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+        do {
+            return try await database.read(body)
+        } catch {
+            throw Self.requestError(error)
+        }
+    }
+
+    // MARK: Reads
+
+    package func resource(named name: String) -> ResourceKind? {
+        resources.current[name]
+    }
+
+    /// On a reader, in turn with the other lists (``CostlyReads``): without the bound, clients
+    /// sending costly filters held every reader, and a read by id waited for one.
+    package func list(_ collection: String, _ request: ListRequest) async throws -> ListPage {
+        try await costlyReads.run { try await reading { connection in try Self.list(collection, request, connection) } }
+    }
+
+    private static func list(_ collection: String, _ request: ListRequest, _ connection: SQLiteConnection) throws -> ListPage {
+        try requireCollection(collection, connection)
+        let modified = try self.modified(connection)
+        var query = request.query
+        let visibility = request.visibility
+        if let owner = request.owner {
+            // The parent by its id (an index), and only when the reader may see it.
+            try requireCollection(owner.collection, connection)
+            guard let parent = try record(owner.collection, id: owner.id, connection), visibility.rows(of: owner.collection).admits(parent.record) else {
+                throw APIError.missing(owner.collection, owner.id)
+            }
+            query.require(foreignKey(of: owner.collection), equals: owner.id)
+        }
+        let rows = visibility.rows(of: collection)
+        let filters = !query.equal.isEmpty || !query.conditions.isEmpty || query.search != nil
+        let total: Int
+        let slice: ModelSyncServer.Slice
+        var page: [JSONValue] = []
+        if !filters && query.sort.isEmpty && rows == .everything {
+            // A page of the data in order: counted and sliced in SQL, only the page read.
+            total = Int(try connection.scalar("SELECT count(*) FROM \(SQLiteSchema.records) WHERE collection = ?", [.text(collection)])?.integerValue ?? 0)
+            slice = try request.slice(count: total)
+            if !slice.range.isEmpty {
+                try connection.withStatement(
+                    "SELECT record FROM \(SQLiteSchema.records) WHERE collection = ? ORDER BY row_id LIMIT ? OFFSET ?",
+                    [.text(collection), .integer(Int64(slice.range.count)), .integer(Int64(slice.range.lowerBound))]
+                ) { statement in
+                    while try statement.step() { page.append(try parsed(statement.value(at: 0))) }
+                }
+            }
+        } else {
+            // Filters, `q` and `_like` as ``ListQuery`` applies them (one language on every
+            // backend), one row at a time on this reader: only the matching rows are kept. SQL
+            // first leaves out the rows that an equality filter or the owner rule refuses for
+            // sure, without building them in Swift.
+            var matching: [JSONValue] = []
+            var arguments: [SQLValue] = [.text(collection)]
+            var conditions = query.equal.compactMap { equality(at: $0.field, oneOf: $0.accepted, &arguments) }
+            if case .ownedBy(let field, let userID) = rows, !field.contains(".") {
+                conditions += [equality(at: field, oneOf: [userID], &arguments)].compactMap { $0 }
+            }
+            let select = "SELECT record FROM \(SQLiteSchema.records) WHERE collection = ?" + conditions.map { " AND " + $0 }.joined() + " ORDER BY row_id"
+            try connection.withStatement(select, arguments) { statement in
+                while try statement.step() {
+                    let item = try parsed(statement.value(at: 0))
+                    guard rows.admits(item), !filters || !query.apply(to: [item]).isEmpty else { continue }
+                    matching.append(item)
+                }
+            }
+            if !query.sort.isEmpty { matching = query.apply(to: matching) }
+            total = matching.count
+            slice = try request.slice(count: total)
+            page = Array(matching[slice.range])
+        }
+        let items = try embed(page, of: collection, embeds: request.embeds, expands: request.expands, visibility, connection)
+        return ListPage(items: items, total: total, slice: slice, modified: modified)
+    }
+
+    package func item(_ collection: String, id: String, embeds: [String], expands: [String], visibility: Visibility) async throws -> ItemRead {
+        try await reading { connection in
+            try Self.requireCollection(collection, connection)
+            // A row the reader may not see is missing to it: its existence is not revealed.
+            guard let found = try Self.record(collection, id: id, connection), visibility.rows(of: collection).admits(found.record) else {
+                throw APIError.missing(collection, id)
+            }
+            let value = try Self.embed([found.record], of: collection, embeds: embeds, expands: expands, visibility, connection)[0]
+            return ItemRead(value: value, version: found.version, modified: try Self.modified(connection))
+        }
+    }
+
+    package func singular(_ name: String) async throws -> (value: JSONValue, modified: Date)? {
+        try await reading { connection in
+            guard let value = try connection.scalar("SELECT value FROM \(SQLiteSchema.resources) WHERE kind = 'singular' AND name = ?", [.text(name)]) else {
+                return nil
+            }
+            return (try Self.parsed(value), try Self.modified(connection))
+        }
+    }
+
+    package func everything() async throws -> (value: JSONValue, modified: Date) {
+        try await reading { connection in (.object(try Self.everything(connection)), try Self.modified(connection)) }
+    }
+
+    /// Every top-level member in the data's order.
+    static func everything(_ connection: SQLiteConnection) throws -> JSONObject {
+        var root = JSONObject()
+        for member in try connection.rows("SELECT name, kind, value FROM \(SQLiteSchema.resources) ORDER BY position") {
+            guard let name = member[0].textValue else { continue }
+            if member[1].textValue == "collection" {
+                var items: [JSONValue] = []
+                try connection.withStatement("SELECT record FROM \(SQLiteSchema.records) WHERE collection = ? ORDER BY row_id", [.text(name)]) { statement in
+                    while try statement.step() { items.append(try parsed(statement.value(at: 0))) }
+                }
+                root[name] = .array(items)
+            } else {
+                root[name] = try parsed(member[2])
+            }
+        }
+        return root
+    }
+
+    // MARK: Helpers
+
+    /// An SQL condition that keeps every record whose value at the dotted `field` has one of the
+    /// `accepted` texts (``ListQuery``'s rule: the value's ``/ModelSyncServer/scalarText(_:)``),
+    /// and leaves out most others: a string must be one of them, an integer's digits too (but
+    /// for zero, which JSON may spell `-0`); any other value is kept for the exact check in
+    /// Swift. Nil for a field no JSON path of SQLite spells (a `"`, an empty key, NUL).
+    static func equality(at field: String, oneOf accepted: [String], _ arguments: inout [SQLValue]) -> String? {
+        let keys = field.split(separator: ".")
+        guard !keys.isEmpty, !keys.contains(where: { $0.contains("\"") || $0.utf8.contains(0) }) else { return nil }
+        let path = SQLValue.text("$" + keys.map { ".\"\($0)\"" }.joined())
+        let texts = text(.array(accepted.map(JSONValue.string)))
+        arguments += [path, path, texts, path, texts, path]
+        return """
+            (CASE json_type(record, ?) WHEN 'text' THEN json_extract(record, ?) IN (SELECT value FROM json_each(?)) \
+            WHEN 'integer' THEN (CAST(json_extract(record, ?) AS TEXT) IN (SELECT value FROM json_each(?)) OR json_extract(record, ?) = 0) \
+            ELSE 1 END)
+            """
+    }
+
+    /// Throws a 404 unless `name` is a collection.
+    static func requireCollection(_ name: String, _ connection: SQLiteConnection) throws {
+        guard try connection.scalar("SELECT 1 FROM \(SQLiteSchema.resources) WHERE name = ? AND kind = 'collection'", [.text(name)]) != nil else {
+            throw APIError.notFound("no collection named \(name)")
+        }
+    }
+
+    /// A record by id (its bytes, through the index): its row, version, value and create's key.
+    static func record(_ collection: String, id: String, _ connection: SQLiteConnection) throws -> (rowID: Int64, version: Int, record: JSONValue, createdWith: String?)? {
+        try connection.withStatement(
+            "SELECT row_id, version, record, created_with FROM \(SQLiteSchema.records) WHERE collection = ? AND id_text = ?", [.text(collection), .text(id)]
+        ) { statement in
+            guard try statement.step() else { return nil }
+            return (
+                statement.value(at: 0).integerValue ?? 0, Int(statement.value(at: 1).integerValue ?? 0), try parsed(statement.value(at: 2)),
+                statement.value(at: 3).textValue
+            )
+        }
+    }
+
+    /// When the data last changed.
+    static func modified(_ connection: SQLiteConnection) throws -> Date {
+        Date(timeIntervalSince1970: TimeInterval(try connection.scalar("SELECT modified FROM \(SQLiteSchema.state)")?.integerValue ?? 0))
+    }
+
+    /// JSON text of a column as a value.
+    static func parsed(_ value: SQLValue) throws -> JSONValue {
+        guard let text = value.textValue else { return .null }
+        return try JSONValue(parsing: Array(text.utf8))
+    }
+
+    /// A value as the JSON text a column holds.
+    static func text(_ value: JSONValue) -> SQLValue {
+        .text(String(decoding: value.jsonBytes(), as: UTF8.self))
+    }
+
+    /// Adds `_embed` children (by `<singular>Id`) and `_expand` parents (from `<name>s`), each
+    /// relation only with the rows its own collection's rule admits.
+    static func embed(
+        _ items: [JSONValue], of name: String, embeds: [String], expands: [String], _ visibility: Visibility, _ connection: SQLiteConnection
+    ) throws -> [JSONValue] {
+        guard !embeds.isEmpty || !expands.isEmpty else { return items }
+        let key = foreignKey(of: name)
+        let ids = Set(items.compactMap(recordID(of:)).map(ExactText.init))
+        var children: [(key: String, byOwner: [ExactText: [JSONValue]])] = []
+        for child in embeds {
+            try requireCollection(child, connection)
+            let rows = visibility.rows(of: child)
+            var byOwner: [ExactText: [JSONValue]] = [:]
+            // The children whose key is one of the page's ids (SQL leaves out most others).
+            var arguments: [SQLValue] = [.text(child)]
+            // (A key with a dot is a member's name here, not a path.)
+            let condition = key.contains(".") ? "" : equality(at: key, oneOf: ids.map(\.text), &arguments).map { " AND " + $0 } ?? ""
+            try connection.withStatement("SELECT record FROM \(SQLiteSchema.records) WHERE collection = ?\(condition) ORDER BY row_id", arguments) { statement in
+                while try statement.step() {
+                    let record = try parsed(statement.value(at: 0))
+                    guard let owner = record[key].flatMap(scalarText).map(ExactText.init), ids.contains(owner), rows.admits(record) else { continue }
+                    byOwner[owner, default: []].append(record)
+                }
+            }
+            children.append((child, byOwner))
+        }
+        var parents: [(key: String, byID: [ExactText: JSONValue])] = []
+        for parent in expands {
+            let kinds = try readResources(connection)
+            let parentName = kinds[parent + "s"] == .collection ? parent + "s" : parent
+            guard kinds[parentName] == .collection else { throw APIError.cannotExpand(parent) }
+            let rows = visibility.rows(of: parentName)
+            var byID: [ExactText: JSONValue] = [:]
+            for wanted in Set(items.compactMap { $0[parent + "Id"].flatMap(scalarText) }) {
+                if let found = try record(parentName, id: wanted, connection), rows.admits(found.record) { byID[ExactText(wanted)] = found.record }
+            }
+            parents.append((parent, byID))
+        }
+        return attachRelations(items, children: children, parents: parents)
+    }
+
+    package func close() async {
+        streams.finish()
+        await writer.finish()
+        lock.release()
+    }
+}
+
+/// An exclusive lock on a file (`flock`), held while a server serves the database beside it:
+/// a second server on the same database is refused at start. The system releases it when the
+/// process ends, however it ends.
+final class FileLock: Sendable {
+    private let descriptor: Locked<Int32>
+    let path: String
+
+    init(path: String) throws {
+        self.path = path
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw ServerError.unreadableFile(path: path, reason: "cannot open the lock file: \(String(cString: strerror(errno)))")
+        }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let reason = errno == EWOULDBLOCK ? "another modelsync-server serves this database (it holds \(path))" : String(cString: strerror(errno))
+            close(descriptor)
+            throw ServerError.couldNotStart(reason)
+        }
+        self.descriptor = Locked(descriptor)
+    }
+
+    /// Releases the lock (again: nothing).
+    func release() {
+        descriptor.withLock { descriptor in
+            guard descriptor >= 0 else { return }
+            flock(descriptor, LOCK_UN)
+            close(descriptor)
+            descriptor = -1
+        }
+    }
+
+    deinit { release() }
+}
