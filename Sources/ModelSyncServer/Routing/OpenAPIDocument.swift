@@ -119,6 +119,7 @@ package enum OpenAPIDocument {
             ],
         ]
         for (path, item) in accountPaths { all[path] = item }
+        addConsolePaths(to: &all)
         return .object(all)
     }
 

@@ -15,13 +15,13 @@ extension ServerRoutes {
         ] + sessionRoutes(service)
     }
 
-    /// `POST /token` and `POST /logout` (with refresh tokens), `PUT /_accounts/<id>/role`,
+    /// `POST /token` and `POST /logout` (with refresh tokens), `PUT` and `GET /_accounts/<id>/role`,
     /// `POST /_accounts/<id>/password` and `POST /_accounts/<id>/logout`.
     func sessionRoutes(_ service: AccountService) -> [Route] {
         var routes = [
             Route(path: "/\(SyncProtocol.Path.accounts)/:id/role", handlers: [.put: { request, context in
                 try await service.setRole(userID: try context.segment("id"), try await readBody(request), caller: context.caller)
-            }]),
+            }, .get: { _, context in try await service.role(userID: try context.segment("id"), caller: context.caller) }]),
             Route(path: "/\(SyncProtocol.Path.accounts)/:id/password", handlers: [.post: { request, context in
                 try await service.changePassword(
                     userID: try context.segment("id"), try await readBody(request), caller: context.caller, from: context.clientAddress)

@@ -54,6 +54,7 @@ package struct ServerRoutes: Sendable {
         if let access = options.access, let accounts = access.accounts {
             routes += accountRoutes(accounts, rules: access.rules)
         }
+        routes += consoleRoutes
         let resourceWrite: Handler = { request, context in try await writeResource(request, context: context) }
         routes += [
             Route(path: "/:resource", handlers: reads { request, context in try await readResource(request, context: context) }
