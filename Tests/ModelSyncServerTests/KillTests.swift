@@ -12,18 +12,18 @@ import Glibc
 import Darwin
 #endif
 
-/// Counts acknowledged writes and fires `kill -9` at the chosen one.
-private actor Acknowledgements {
-    var titles: [String] = []
+/// The acknowledged writes of a round (what each test keeps of one), and when to fire `kill -9`.
+actor Acknowledgements<Acknowledged: Sendable> {
+    private(set) var acknowledged: [Acknowledged] = []
     let killAt: Int
     private var killed = false
 
     init(killAt: Int) { self.killAt = killAt }
 
-    /// Records an acknowledged title; true when this is the moment to kill.
-    func record(_ title: String) -> Bool {
-        titles.append(title)
-        guard !killed, titles.count >= killAt else { return false }
+    /// Records an acknowledged write; true when this is the moment to kill.
+    func record(_ write: Acknowledged) -> Bool {
+        acknowledged.append(write)
+        guard !killed, acknowledged.count >= killAt else { return false }
         killed = true
         return true
     }
@@ -48,7 +48,7 @@ struct ServerKillTests {
             var acknowledged: [String] = []
             for round in 0..<Self.rounds {
                 let server = try await ServerProcess.start(executable, arguments: [file.path])
-                let acks = Acknowledgements(killAt: Int.random(in: 1...40, using: &random))
+                let acks = Acknowledgements<String>(killAt: Int.random(in: 1...40, using: &random))
                 let base = "http://127.0.0.1:\(server.port)/posts"
                 await withTaskGroup(of: Void.self) { group in
                     for writer in 0..<Self.writers {
@@ -69,7 +69,7 @@ struct ServerKillTests {
                     }
                 }
                 await server.kill()
-                acknowledged += await acks.titles
+                acknowledged += await acks.acknowledged
                 // The file the killed server left must load and hold every acknowledged write.
                 let stored = try JSONValue(parsing: Array(try Data(contentsOf: file)))
                 let titles = Set(stored["posts"]?.arrayValue?.compactMap { $0["title"]?.stringValue } ?? [])

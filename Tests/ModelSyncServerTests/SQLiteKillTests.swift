@@ -8,21 +8,9 @@ import ModelSyncTesting
 import ServerTestSupport
 import Testing
 
-/// The acknowledged creates of a round (title and first answer), and when to fire `kill -9`.
-private actor AcknowledgedCreates {
-    var answers: [(title: String, body: JSONValue)] = []
-    let killAt: Int
-    private var killed = false
-
-    init(killAt: Int) { self.killAt = killAt }
-
-    /// Records an acknowledged create; true when this is the moment to kill.
-    func record(_ title: String, _ body: JSONValue) -> Bool {
-        answers.append((title, body))
-        guard !killed, answers.count >= killAt else { return false }
-        killed = true
-        return true
-    }
+private struct AcknowledgedCreate: Sendable {
+    let title: String
+    let body: JSONValue
 }
 
 @Suite("kill -9 of the server over SQLite while clients write", .serialized, .timeLimit(.minutes(30)))
@@ -40,11 +28,12 @@ struct SQLiteKillTests {
         defer { directory.remove() }
         let path = directory.path("data.sqlite")
         try await SyncServer.importData(["posts": []], intoSQLite: path)
-        var acknowledged: [(title: String, body: JSONValue)] = []
+        var acknowledged: [AcknowledgedCreate] = []
         for round in 0..<Self.rounds {
             // The path's extension chooses SQLite (`modelsync-server serve data.sqlite`).
             let server = try await ServerProcess.start(executable, arguments: [path])
-            let acks = AcknowledgedCreates(killAt: Int.random(in: 1...40, using: &random))
+            // Each acknowledged create's title and first answer.
+            let acks = Acknowledgements<AcknowledgedCreate>(killAt: Int.random(in: 1...40, using: &random))
             let base = "http://127.0.0.1:\(server.port)/posts"
             await withTaskGroup(of: Void.self) { group in
                 for writer in 0..<Self.writers {
@@ -58,13 +47,13 @@ struct SQLiteKillTests {
                                 .POST, base, body: #"{"title": "\#(title)"}"#, headers: [("Idempotency-Key", title)], timeout: .seconds(5)),
                                 reply.status == 201, let body = reply.json
                             else { return }
-                            if await acks.record(title, body) { await server.kill() }
+                            if await acks.record(AcknowledgedCreate(title: title, body: body)) { await server.kill() }
                         }
                     }
                 }
             }
             await server.kill()
-            acknowledged += await acks.answers
+            acknowledged += await acks.acknowledged
 
             // The file the killed server left passes SQLite's own check.
             let file = try Database(path: path, configuration: DatabaseConfiguration(createsTables: false))
@@ -77,7 +66,7 @@ struct SQLiteKillTests {
             let titles = Set(posts.compactMap { $0["title"]?.stringValue })
             let lost = acknowledged.filter { !titles.contains($0.title) }
             #expect(lost.isEmpty, "round \(round), seed \(seed): acknowledged writes lost: \(lost.prefix(5).map(\.title))")
-            for (title, body) in acknowledged.prefix(20) {
+            for (title, body) in acknowledged.prefix(20).map({ ($0.title, $0.body) }) {
                 let replay = try await send(.POST, restarted.baseURL.absoluteString + "/posts", body: #"{"title": "\#(title)"}"#, headers: [("Idempotency-Key", title)])
                 #expect(replay.status == 201 && replay.json == body, "round \(round), seed \(seed): the replay of \(title) changed")
             }

@@ -8,12 +8,14 @@ import NIOHTTP1
 /// id unanswered for a minute), beside the same reads with no such clients, in the same run.
 ///
 /// - `ours`: the reads while 4 clients each send `GET /posts?title_like=(a%2B)%2B%24` in a loop;
-/// - `quiet`: the same reads alone.
+/// - `quiet`: the same reads alone;
+/// - `busy`: the same reads while the 4 clients each send `GET /posts/1` in a loop instead: what
+///   four busy clients cost whatever they ask, on the same cores (the control for `ours`).
 ///
 /// The server is a JSON-file process of its own (this binary's `--serve`, a release build) over
 /// 1,000 posts and 200 whose titles are 40 `a`s and a `!`. One client reads, one request at a
 /// time; each read is timed. The `RESULT server_get_id_under_like_<size>` line under the report
-/// gives both p99s and their ratio (goal: ≤ 2, hostile / quiet).
+/// gives the p99s and their ratios (goal: ≤ 2, hostile / quiet).
 enum HostileLikeWorkloads {
     static let hostileClients = 4
     static let hostilePath = "/posts?title_like=(a%2B)%2B%24"
@@ -25,9 +27,9 @@ enum HostileLikeWorkloads {
     ) { size in
         let base = try await server()
         let latencies = Latencies(label: "server_get_id_under_like_\(size.label)")
-        func contender(_ name: String, hostile: Bool) -> Contender {
+        func contender(_ name: String, sending path: String?) -> Contender {
             Contender(name: name) {
-                let attackers = hostile ? (0..<hostileClients).map { _ in Task { await attack(base) } } : []
+                let attackers = path.map { path in (0..<hostileClients).map { _ in Task { await attack(base + path) } } } ?? []
                 defer { for attacker in attackers { attacker.cancel() } }
                 var answered = 0
                 var samples: [Double] = []
@@ -42,13 +44,14 @@ enum HostileLikeWorkloads {
                 }
                 for attacker in attackers { attacker.cancel() }
                 for attacker in attackers { await attacker.value }
-                latencies.add(samples, hostile: hostile)
+                latencies.add(samples, to: name)
                 return answered
             }
         }
-        let ours = contender(Contender.oursName, hostile: true)
-        let quiet = contender("quiet", hostile: false)
-        return PreparedWorkload(ours: ours, peers: [quiet]) {
+        let ours = contender(Contender.oursName, sending: hostilePath)
+        let quiet = contender("quiet", sending: nil)
+        let busy = contender("busy", sending: "/posts/1")
+        return PreparedWorkload(ours: ours, peers: [quiet, busy]) {
             let (status, _, body) = try await Load.send(.GET, base + hostilePath, body: nil, headers: [])
             guard status == 200, (try? JSONValue(parsing: body))?.arrayValue?.isEmpty == true else {
                 throw BenchmarkError("GET \(hostilePath) answered \(status), not an empty list")
@@ -59,10 +62,10 @@ enum HostileLikeWorkloads {
 
     static let all = [getByIDUnderLike]
 
-    /// Sends the backtracking pattern until cancelled.
-    private static func attack(_ base: String) async {
+    /// Sends `url` until cancelled.
+    private static func attack(_ url: String) async {
         while !Task.isCancelled {
-            _ = try? await Load.send(.GET, base + hostilePath, body: nil, headers: [])
+            _ = try? await Load.send(.GET, url, body: nil, headers: [])
         }
     }
 
@@ -87,24 +90,26 @@ enum HostileLikeWorkloads {
 
     /// Every timed read's latency, by contender, and the line comparing their p99s.
     final class Latencies: Sendable {
-        private let samples = NSLockedState<(hostile: [Double], quiet: [Double])>(([], []))
+        private let samples = NSLockedState<[String: [Double]]>([:])
 
         init(label: String) {
             ExtraReportLines.add { [self] in lines(label) }
         }
 
-        func add(_ new: [Double], hostile: Bool) {
-            samples.withLock { if hostile { $0.hostile += new } else { $0.quiet += new } }
+        func add(_ new: [Double], to contender: String) {
+            samples.withLock { $0[contender, default: []] += new }
         }
 
-        func reset() { samples.withLock { $0 = ([], []) } }
+        func reset() { samples.withLock { $0 = [:] } }
 
         private func lines(_ label: String) -> [String] {
-            let (hostile, quiet) = samples.withLock { $0 }
-            guard let hostileP99 = Self.p99(hostile), let quietP99 = Self.p99(quiet) else { return [] }
+            let samples = samples.withLock { $0 }
+            let hostile = samples[Contender.oursName] ?? [], quiet = samples["quiet"] ?? [], busy = samples["busy"] ?? []
+            guard let hostileP99 = Self.p99(hostile), let quietP99 = Self.p99(quiet), let busyP99 = Self.p99(busy) else { return [] }
             return [
                 "RESULT \(label) hostile_p99_ms=\(TextReport.format(hostileP99, 2)) quiet_p99_ms=\(TextReport.format(quietP99, 2)) "
-                    + "ratio=\(TextReport.format(hostileP99 / quietP99, 2)) (goal <= 2; \(hostile.count) and \(quiet.count) reads)",
+                    + "busy_p99_ms=\(TextReport.format(busyP99, 2)) hostile/quiet=\(TextReport.format(hostileP99 / quietP99, 2)) "
+                    + "hostile/busy=\(TextReport.format(hostileP99 / busyP99, 2)) (goal: hostile/quiet <= 2; \(hostile.count), \(quiet.count), \(busy.count) reads)",
             ]
         }
 
