@@ -76,6 +76,8 @@ import Darwin
             #expect(answeredWhileHeld, "the read by id waited for the held filter")
             #expect(try await held.value.status == 200)
             #expect(try await others.value == [200, 200, 200])
+            // On the costly reads' threads, never the cooperative pool's.
+            #expect(hold.onCostlyThreads.current == [true, true, true, true])
         } catch {
             hold.release()
             Issue.record(error)
@@ -238,9 +240,13 @@ final class FilterHold: Sendable {
         (entered, signal) = AsyncStream.makeStream()
     }
 
+    /// For each filter, whether it ran on a costly reads' thread.
+    let onCostlyThreads = Locked([Bool]())
+
     /// Blocks every filter until released, as work would: a filter that computes, not one that
     /// waits.
     func enter() {
+        onCostlyThreads.withLock { $0.append(LowPriorityThreads.isCurrentThreadOne) }
         signal.yield()
         guard !released.current else { return }
         _ = gate.wait(timeout: .now() + 60)

@@ -44,23 +44,29 @@ package final class CostlyReads: Sendable {
 /// The process's threads for costly reads, at a lower scheduling priority (nice 10 on Linux,
 /// where it is per thread): when every core is busy, the kernel runs a cheap request's thread
 /// before them, so a read by id does not wait for a filter's time slice to end.
-final class LowPriorityThreads: Sendable {
+package final class LowPriorityThreads: Sendable {
     static let shared = LowPriorityThreads(count: CostlyReads.defaultWidth)
 
     private let jobs = Locked([@Sendable () -> Void]())
     private let ready = DispatchSemaphore(value: 0)
+    private static let members = Locked(Set<pthread_t>())
+
+    /// Whether the calling thread is one of these (tests check where costly work ran).
+    package static var isCurrentThreadOne: Bool {
+        members.withLock { $0.contains(pthread_self()) }
+    }
 
     /// Starts `count` threads, which live as long as the process (as a thread pool's do).
     private init(count: Int) {
-        for index in 0..<max(1, count) {
+        for _ in 0..<max(1, count) {
             let thread = Thread { [jobs, ready] in
+                _ = Self.members.withLock { $0.insert(pthread_self()) }
                 Self.lowerPriority()
                 while true {
                     ready.wait()
                     if let job = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { job() }
                 }
             }
-            thread.name = "modelsync.costly-reads.\(index)"
             thread.start()
         }
     }

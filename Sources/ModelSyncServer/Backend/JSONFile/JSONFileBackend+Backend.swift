@@ -20,7 +20,7 @@ extension JSONFileBackend: ServerBackend {
     package nonisolated func list(_ collection: String, _ request: ListRequest) async throws -> ListPage {
         let (root, modified) = await snapshot()
         let probe = listProbe
-        return try Self.list(collection, request, in: root, modified: modified, probe: probe)
+        return try await costlyReads.runOffPool { try Self.list(collection, request, in: root, modified: modified, probe: probe) }
     }
 
     /// The data and when it last changed, together (a copy of a value: writes replace it).
