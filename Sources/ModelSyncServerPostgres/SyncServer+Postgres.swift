@@ -88,14 +88,7 @@ extension SyncServer {
         var database = database
         database.minimumConnections = 0
         let backend = try await PostgresBackend.open(database, initialData: nil, feedLimits: FeedLimits(), logger: logger)
-        do {
-            let made = try await makeAdmin(email: email, password: password, passwords: passwords, backend: backend, accountsCollection: accountsCollection)
-            await backend.close()
-            return made
-        } catch {
-            await backend.close()
-            throw error
-        }
+        return try await makeAdmin(email: email, password: password, passwords: passwords, closing: backend, accountsCollection: accountsCollection)
     }
 
     private static func withClient<T: Sendable>(_ database: ServerDatabase, logger: Logger, _ body: (PostgresClient) async throws -> T) async throws -> T {

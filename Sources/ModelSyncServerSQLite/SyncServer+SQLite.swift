@@ -121,14 +121,7 @@ extension SyncServer {
         logger: Logger = SyncServer.defaultLogger
     ) async throws -> (userID: String, created: Bool) {
         let backend = try await SQLiteBackend.open(path: path, initialData: nil, feedLimits: FeedLimits(), logger: logger)
-        do {
-            let made = try await makeAdmin(email: email, password: password, passwords: passwords, backend: backend, accountsCollection: accountsCollection)
-            await backend.close()
-            return made
-        } catch {
-            await backend.close()
-            throw error
-        }
+        return try await makeAdmin(email: email, password: password, passwords: passwords, closing: backend, accountsCollection: accountsCollection)
     }
 
     /// The file at `path` opened for reading beside the server that may serve it (WAL: its

@@ -209,10 +209,18 @@ extension SyncServer {
     public static func makeAdmin(
         email: String, password: String, passwords: any PasswordHasher, file: URL, accountsCollection: String = "users"
     ) async throws -> (userID: String, created: Bool) {
-        guard let email = StoredAccount.normalizedEmail(email) else { throw ServerError.unsupported("an admin needs an email address, not \(email)") }
-        let hash = try await passwords.hash(password)
         let backend = JSONFileBackend(root: try JSONFileBackend.load(file), file: file, feedLimits: FeedLimits())
+        return try await makeAdmin(email: email, password: password, passwords: passwords, closing: backend, accountsCollection: accountsCollection)
+    }
+
+    /// ``makeAdmin(email:password:passwords:file:accountsCollection:)`` over any backend (the
+    /// JSON file's, PostgreSQL's, SQLite's), which it closes when done, whether or not it succeeded.
+    package static func makeAdmin(
+        email: String, password: String, passwords: any PasswordHasher, closing backend: any ServerBackend, accountsCollection: String
+    ) async throws -> (userID: String, created: Bool) {
         do {
+            guard let email = StoredAccount.normalizedEmail(email) else { throw ServerError.unsupported("an admin needs an email address, not \(email)") }
+            let hash = try await passwords.hash(password)
             let made = try await AccountService.makeAdmin(email: email, passwordHash: hash, collection: accountsCollection, backend: backend)
             await backend.close()
             return made
@@ -220,15 +228,5 @@ extension SyncServer {
             await backend.close()
             throw error
         }
-    }
-
-    /// ``makeAdmin(email:password:passwords:file:accountsCollection:)`` over another backend
-    /// (PostgreSQL's, in `ModelSyncServerPostgres`).
-    package static func makeAdmin(
-        email: String, password: String, passwords: any PasswordHasher, backend: any ServerBackend, accountsCollection: String
-    ) async throws -> (userID: String, created: Bool) {
-        guard let email = StoredAccount.normalizedEmail(email) else { throw ServerError.unsupported("an admin needs an email address, not \(email)") }
-        let hash = try await passwords.hash(password)
-        return try await AccountService.makeAdmin(email: email, passwordHash: hash, collection: accountsCollection, backend: backend)
     }
 }
