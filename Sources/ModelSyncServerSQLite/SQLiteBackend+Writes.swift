@@ -5,7 +5,7 @@ import ModelSyncProtocol
 import ModelSyncSQLite
 import ModelSyncServer
 
-/// Writes: each runs on the writer, in a group's transaction (``SQLiteWriter``), and is
+/// Writes: each runs on the writer, in a group's transaction (`SQLiteWriter`), and is
 /// answered once that transaction is committed.
 extension SQLiteBackend {
     /// Runs `body` on the writer and returns its result once committed; SQLite's errors as 500s.

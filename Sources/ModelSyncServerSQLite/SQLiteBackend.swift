@@ -7,15 +7,15 @@ import ModelSyncSQLite
 import ModelSyncServer
 
 
-/// The data in one SQLite file (see ``SQLiteSchema`` for the tables), on the package's own
+/// The data in one SQLite file (see `SQLiteSchema` for the tables), on the package's own
 /// SQLite layer:
 ///
 /// - WAL, and `synchronous = FULL` by default: a write is answered once its transaction is
 ///   committed and synced, so it survives `kill -9` and power loss.
-/// - One writer (``SQLiteWriter``): writes that arrive while another commits queue up and commit
+/// - One writer (`SQLiteWriter`): writes that arrive while another commits queue up and commit
 ///   together, one transaction and one sync for the group.
 /// - Reads run on a pool of reader connections, in parallel with each other and with the writer.
-///   The work a request chooses (filters, `q`, `_like` with the linear-time ``LikePattern``)
+///   The work a request chooses (filters, `q`, `_like` with the linear-time `LikePattern`)
 ///   runs there, never on the writer.
 /// - Records are looked up by id, and owner checks made, through indexes; the feed reads by the
 ///   version index.

@@ -18,8 +18,14 @@ extension SyncServer {
     /// serves a file at a time: a second one is refused.
     ///
     /// - Parameters:
+    ///   - path: The SQLite file.
+    ///   - host: The address to listen on; loopback by default.
+    ///   - port: The port; 0 (the default) takes a free one (see ``/ModelSyncServer/SyncServer/baseURL``).
+    ///   - options: The server's options, as for the other backends.
     ///   - durability: How commits are synced: ``SQLiteBackend/Durability/full`` (the default)
     ///     answers a write once it would survive a power loss.
+    ///   - logger: Where the server logs.
+    ///   - stopsOnSignals: Whether SIGINT and SIGTERM stop the server gracefully (the command line's).
     /// - Throws: ``/ModelSyncServer/ServerError/couldNotStart(_:)`` when another server serves
     ///   the file or the server cannot listen, ``/ModelSyncServer/ServerError/unreadableFile(path:reason:)``
     ///   when the file is no SQLite database or fails `PRAGMA quick_check`.
