@@ -67,7 +67,9 @@ extension SQLiteBackend {
     /// (``/ModelSyncServer/Bookkeeping/changes(after:in:limit:visibility:)``): the records the
     /// reader may read (without the create's key unless it owns them); the deletions of
     /// collections it reads whole and of its own rows; the departures of rows given to another
-    /// owner, as deletions, while it cannot read the row. Reads every change after `since`.
+    /// owner, as deletions, while it cannot read the row. Records stop at the first past the
+    /// page (a reader of a large history pages through it instead of reading it whole each
+    /// time); tombstones, which the feed limits bound, stop there too.
     private static func changes(
         after since: Int, in collections: Set<String>?, limit: Int, _ visibility: Visibility, _ connection: SQLiteConnection
     ) throws -> ([SyncChange], Bool) {
@@ -79,7 +81,7 @@ extension SQLiteBackend {
         try connection.withStatement(
             "SELECT version, collection, record, created_with FROM \(SQLiteSchema.records) WHERE version > ? AND \(condition) ORDER BY version", arguments
         ) { statement in
-            while try statement.step() {
+            while changes.count <= limit, try statement.step() {
                 let collection = statement.value(at: 1).textValue ?? ""
                 let filter = rows(of: collection)
                 if filter == .nothing { continue }
@@ -93,10 +95,13 @@ extension SQLiteBackend {
         // A row that left a reader's view shows as its deletion, once (its latest departure), and
         // not while the reader can read it again.
         var departures: [String: [ExactText: SyncChange]] = [:]
-        arguments = [.integer(Int64(since))]
+        // Past the page's last record, nothing more belongs to this page.
+        let through = changes.count > limit ? changes[limit].sequence : Int.max
+        arguments = [.integer(Int64(since)), .integer(Int64(through))]
         condition = collectionCondition(collections, column: "collection", &arguments)
         for row in try connection.rows(
-            "SELECT sequence, collection, id, owner, departed FROM \(SQLiteSchema.tombstones) WHERE sequence > ? AND \(condition) ORDER BY sequence", arguments)
+            "SELECT sequence, collection, id, owner, departed FROM \(SQLiteSchema.tombstones) WHERE sequence > ? AND sequence <= ? AND \(condition) ORDER BY sequence",
+            arguments)
         {
             let collection = row[1].textValue ?? ""
             let departed = row[4].integerValue == 1
