@@ -34,12 +34,21 @@ public struct AccessRules: Sendable, Equatable {
         public var ownerField: String
         /// Modes for roles other than admin.
         public var roles: [String: Mode]
+        /// The rule in the sharing form (members, parents, a standing per operation); when set,
+        /// it decides, and the mode, owner field and role modes above are not used.
+        public var sharing: SharingRule?
 
         /// Creates a rule.
         public init(mode: Mode, ownerField: String = "userId", roles: [String: Mode] = [:]) {
             self.mode = mode
             self.ownerField = ownerField
             self.roles = roles
+        }
+
+        /// Creates a rule in the sharing form.
+        public init(_ sharing: SharingRule) {
+            self.init(mode: .ownRowsOnly, ownerField: sharing.owner ?? "")
+            self.sharing = sharing
         }
     }
 
@@ -80,8 +89,23 @@ public struct AccessRules: Sendable, Equatable {
     /// The collection holding the accounts' records (its owner field is `id`).
     public var accountsCollection: String
 
-    /// Creates rules; see the type's description for the defaults.
-    public init(_ rules: [String: Rule], accountsCollection: String = "users") {
+    /// Creates rules; see the type's description for the defaults. A membership collection
+    /// that `rules` does not name gets the default of ``SharingRule``'s memberships: it inherits
+    /// from the row it grants, and only managers change it.
+    ///
+    /// - Throws: ``AccessRulesError`` when the sharing rules do not hold together (a parent
+    ///   without a rule, a cycle of parents, a membership collection its members could edit).
+    public init(_ rules: [String: Rule], accountsCollection: String = "users") throws {
+        self.init(unchecked: rules, accountsCollection: accountsCollection)
+        for (name, rule) in rules.sorted(by: { $0.key < $1.key }) {
+            guard let members = rule.sharing?.members, self.rules[members.collection] == nil else { continue }
+            self.rules[members.collection] = Rule(SharingRule.ofMemberships(members, granting: name))
+        }
+        try validateSharing()
+    }
+
+    /// Rules of the numeric form only, which need no checks across collections.
+    init(unchecked rules: [String: Rule], accountsCollection: String = "users") {
         self.rules = rules
         self.accountsCollection = accountsCollection
     }
@@ -95,7 +119,7 @@ public struct AccessRules: Sendable, Equatable {
         for (name, value) in object {
             rules[name] = try Self.rule(value, named: name)
         }
-        self.init(rules)
+        try self.init(rules)
     }
 
     private static func rule(_ value: JSONValue, named name: String) throws -> Rule {
@@ -104,9 +128,10 @@ public struct AccessRules: Sendable, Equatable {
             return Rule(mode: mode)
         }
         guard let object = value.objectValue else { throw AccessRulesError("\(name): a rule is a mode (644) or an object") }
+        if SharingRule.isSharingForm(object) { return Rule(try SharingRule(json: object, named: name)) }
         let known: Set<String> = ["mode", "owner", "roles"]
         if let unknown = object.keys.first(where: { !known.contains($0) }) {
-            throw AccessRulesError("\(name): unknown member \(unknown) (a rule has mode, owner and roles)")
+            throw AccessRulesError("\(name): unknown member \(unknown) (a rule has mode, owner and roles, or the sharing form's members, parent and list, view, create, update, delete)")
         }
         guard let digits = object["mode"]?.intValue, let mode = Mode(digits) else {
             throw AccessRulesError("\(name): mode must be three digits of 0, 4 or 6")
@@ -136,6 +161,10 @@ public struct AccessRules: Sendable, Equatable {
     package var canonicalText: String {
         var text = "accounts=\(accountsCollection.utf8.count):\(accountsCollection)"
         for (name, rule) in rules.sorted(by: { Array($0.key.utf8).lexicographicallyPrecedes($1.key.utf8) }) {
+            if let sharing = rule.sharing {
+                text += ";\(name.utf8.count):\(name)=\(sharing.canonicalText)"
+                continue
+            }
             text += ";\(name.utf8.count):\(name)=\(rule.mode),\(rule.ownerField.utf8.count):\(rule.ownerField)"
             for (role, mode) in rule.roles.sorted(by: { Array($0.key.utf8).lexicographicallyPrecedes($1.key.utf8) }) {
                 text += ",\(role.utf8.count):\(role)=\(mode)"
@@ -149,17 +178,32 @@ public struct AccessRules: Sendable, Equatable {
     package func rule(for collection: String) -> Rule? {
         guard collection == accountsCollection else { return rules[collection] ?? rules["*"] }
         guard let rule = rules[collection] else { return Rule(mode: Mode.ownRowsOnly, ownerField: "id") }
+        if var sharing = rule.sharing {
+            sharing.owner = "id"
+            return Rule(sharing)
+        }
         return Rule(mode: rule.mode, ownerField: "id", roles: rule.roles)
     }
 
     /// What `caller` may do in `collection`.
     package func access(to collection: String, for caller: Caller) -> CollectionAccess {
         let holdsAccounts = collection == accountsCollection
-        if caller.isAdmin {
-            return CollectionAccess(read: .everything, write: .everything, ownerField: rule(for: collection)?.ownerField, caller: caller, holdsAccounts: holdsAccounts)
-        }
-        guard let rule = rule(for: collection) else {
-            return CollectionAccess(read: .nothing, write: .nothing, ownerField: nil, caller: caller)
+        let rule = rule(for: collection)
+        let ownerField = rule.map { $0.sharing == nil ? $0.ownerField : $0.sharing?.owner } ?? nil
+        let sharedFields = rule?.sharing.map { [$0.owner, $0.parent?.field, $0.members == nil ? nil : "id"].compactMap { $0 } } ?? []
+        var access = accessOfRule(rule, collection, caller, ownerField: ownerField)
+        access.holdsAccounts = holdsAccounts
+        access.sharedFields = sharedFields
+        return access
+    }
+
+    private func accessOfRule(_ rule: Rule?, _ collection: String, _ caller: Caller, ownerField: String?) -> CollectionAccess {
+        if caller.isAdmin { return CollectionAccess(everything: .everything, ownerField: ownerField, caller: caller) }
+        guard let rule else { return CollectionAccess(everything: .nothing, ownerField: nil, caller: caller) }
+        if let sharing = rule.sharing {
+            func rows(_ operation: SharingRule.Operation) -> RowFilter { self.rows(of: collection, reaching: sharing.needed(for: operation), for: caller) }
+            return CollectionAccess(
+                read: rows(.list), view: rows(.view), create: rows(.create), update: rows(.update), delete: rows(.delete), ownerField: ownerField, caller: caller)
         }
         let mode = caller.role.flatMap { rule.roles[$0] } ?? rule.mode
         func rows(_ needed: Mode.Right) -> RowFilter {
@@ -168,7 +212,37 @@ public struct AccessRules: Sendable, Equatable {
             if mode.signedIn >= needed { return .everything }
             return mode.owner >= needed ? .ownedBy(field: rule.ownerField, userID: userID) : .nothing
         }
-        return CollectionAccess(read: rows(.read), write: rows(.readWrite), ownerField: rule.ownerField, caller: caller, holdsAccounts: holdsAccounts)
+        let (read, write) = (rows(.read), rows(.readWrite))
+        return CollectionAccess(read: read, view: read, create: write, update: write, delete: write, ownerField: ownerField, caller: caller)
+    }
+
+    /// The rows of `collection` on which `caller` (not an admin) stands at least at `needed`:
+    /// the rows it owns, those a membership gives it a role high enough on, and those whose
+    /// parent it stands on high enough. The chain of parents ends (``validateSharing()``).
+    package func rows(of collection: String, reaching needed: SharingRule.Standing, for caller: Caller) -> RowFilter {
+        if needed <= .everyone { return .everything }
+        guard let userID = caller.userID, needed < .admin else { return .nothing }
+        if needed <= .signedIn { return .everything }
+        guard let rule = rule(for: collection) else { return .nothing }
+        guard let sharing = rule.sharing else {
+            // A parent under a mode: its owner stands as owner, everyone else by the mode's digits.
+            return .ownedBy(field: rule.ownerField, userID: userID)
+        }
+        var filters: [RowFilter] = []
+        if let owner = sharing.owner { filters.append(.ownedBy(field: owner, userID: userID)) }
+        if let members = sharing.members {
+            let roles = SharingRule.Standing.memberRoles.filter { $0 >= needed }.map(\.description)
+            if !roles.isEmpty { filters.append(.member(link: members, userID: userID, roles: roles)) }
+        }
+        if let parent = sharing.parent {
+            let parentRows = rows(of: parent.collection, reaching: needed, for: caller)
+            if parentRows == .everything {
+                filters.append(.everything)
+            } else if parentRows != .nothing {
+                filters.append(.parent(field: parent.field, collection: parent.collection, rows: parentRows))
+            }
+        }
+        return .anyOf(filters)
     }
 }
 
@@ -186,27 +260,18 @@ public struct AccessRulesError: Error, Sendable, Equatable, CustomStringConverti
     }
 }
 
-/// Which rows of a collection a caller reaches.
-package enum RowFilter: Sendable, Equatable {
-    case everything
-    case nothing
-    /// The rows whose `field` names the user (compared as text, byte for byte).
-    case ownedBy(field: String, userID: String)
-
-    /// Whether `record` is among the rows.
-    package func admits(_ record: JSONValue) -> Bool {
-        switch self {
-        case .everything: true
-        case .nothing: false
-        case .ownedBy(let field, let userID): record[field].flatMap(scalarText)?.isIdentical(to: userID) ?? false
-        }
-    }
-}
-
-/// What a caller may do in one collection: the rows it reads and those it writes.
+/// What a caller may do in one collection: the rows each operation reaches.
 package struct CollectionAccess: Sendable, Equatable {
+    /// The rows its lists, the feed and relations show.
     package var read: RowFilter
-    package var write: RowFilter
+    /// The rows it reads by id.
+    package var view: RowFilter
+    /// The rows it may create (checked on the new row).
+    package var create: RowFilter
+    /// The rows it may update (checked on the row before and after).
+    package var update: RowFilter
+    /// The rows it may delete.
+    package var delete: RowFilter
     /// The field naming a row's owner, when the collection has a rule.
     package var ownerField: String?
     package var caller: Caller
@@ -215,6 +280,25 @@ package struct CollectionAccess: Sendable, Equatable {
     package var holdsAccounts = false
     /// The client's address, which scopes an anonymous caller's idempotency keys.
     package var clientAddress: String?
+    /// Under a sharing rule, the fields its filters read (owner, parent, and `id` for
+    /// members): a tombstone keeps them, so that the feed knows whose view a deleted row left.
+    package var sharedFields: [String] = []
+
+    package init(
+        read: RowFilter, view: RowFilter, create: RowFilter, update: RowFilter, delete: RowFilter,
+        ownerField: String?, caller: Caller, holdsAccounts: Bool = false
+    ) {
+        (self.read, self.view, self.create, self.update, self.delete) = (read, view, create, update, delete)
+        (self.ownerField, self.caller, self.holdsAccounts) = (ownerField, caller, holdsAccounts)
+    }
+
+    /// Access where every operation reaches the same rows.
+    package init(everything rows: RowFilter, ownerField: String?, caller: Caller, holdsAccounts: Bool = false) {
+        self.init(read: rows, view: rows, create: rows, update: rows, delete: rows, ownerField: ownerField, caller: caller, holdsAccounts: holdsAccounts)
+    }
+
+    /// Whether no row at all may be written (created, updated or deleted).
+    package var writesNothing: Bool { create == .nothing && update == .nothing && delete == .nothing }
 
     /// The refusal of a write the caller may not make: 401 for an anonymous caller (signing in
     /// may help), 403 for a signed-in one.

@@ -65,6 +65,12 @@ package protocol ServerBackend: Sendable {
     /// Puts back the data the server started with.
     func reset() async throws
 
+    /// The memberships that give `userID` a role through any of `links` (read whatever the
+    /// membership collections' own rules say), as ``MembershipList/text(_:)`` writes them: a
+    /// feed cursor carries a digest of it, so that a membership gained or lost starts its
+    /// reader over. One indexed read per link.
+    func memberships(of userID: String, in links: [SharingRule.Membership]) async throws -> [MembershipList.Entry]
+
     // MARK: Roles and refresh tokens of the built-in accounts (Access/RefreshTokens.swift)
 
     /// The credentials of the account whose record in `collection` has this id, if both exist
@@ -150,16 +156,28 @@ package struct ItemOperation: Sendable {
     }
 
     /// Refuses the update or delete of `current` that the caller may not make: 404 for a row
-    /// it cannot read (its existence is not revealed), 401 or 403 for one it reads but may not
-    /// write, 403 for an update that would give the row to another owner (admins may).
-    package func checkAccess(to current: JSONValue, replacement: JSONObject?) throws {
+    /// it cannot view (its existence is not revealed), 401 or 403 for one it views but may not
+    /// change, 403 for an update that would give the row to another owner (admins may) or move
+    /// it where the caller may not update it (a card to a board its writer may not edit).
+    package func checkAccess(to current: JSONValue, replacement: JSONObject?, _ facts: @autoclosure () -> RowFacts) throws {
         guard let access else { return }
         try checkSignedIn()
-        guard access.read.admits(current) else { throw APIError.missing(write.collection, write.id ?? "") }
-        guard access.write.admits(current) else { throw access.refusal }
-        if let replacement, let field = access.ownerField, !access.caller.isAdmin, replacement[field] != current[field] {
+        let facts = facts()
+        guard try access.view.admits(current, facts) else { throw APIError.missing(write.collection, write.id ?? "") }
+        guard try (replacement == nil ? access.delete : access.update).admits(current, facts) else { throw access.refusal }
+        guard let replacement else { return }
+        if let field = access.ownerField, !access.caller.isAdmin, replacement[field] != current[field] {
             throw APIError(status: .forbidden, message: "only an admin may give a row to another owner")
         }
+        guard try access.update.admits(.object(replacement), facts) else {
+            throw APIError(status: .forbidden, message: "\(access.caller) may not move this row where it would be out of their reach")
+        }
+    }
+
+    /// Refuses the create of `record` (its id given) that the caller may not make: 401 or 403.
+    package func checkCreate(_ record: JSONObject, _ facts: @autoclosure () -> RowFacts) throws {
+        guard let access, access.create != .everything else { return }
+        guard try access.create.admits(.object(record), facts()) else { throw access.refusal }
     }
 }
 
@@ -168,17 +186,41 @@ extension ItemOperation {
     /// the row is looked up: whether or not it exists, signing in is what it takes. A client that
     /// lost its token must not read a 404 as the row's deletion.
     package func checkSignedIn() throws {
-        if let access, !access.caller.isSignedIn, access.write == .nothing { throw access.refusal }
+        guard let access, !access.caller.isSignedIn else { return }
+        let rows = switch write {
+        case .create: access.create
+        case .update: access.update
+        case .delete: access.delete
+        }
+        if rows == .nothing { throw access.refusal }
     }
 
     /// The refusal of a create whose explicit id a row already holds: 409 when the caller may
-    /// read that row, else 403 without a word on the row (nothing of it is revealed, and a sync
+    /// view that row, else 403 without a word on the row (nothing of it is revealed, and a sync
     /// client does not take another user's row for its own earlier create). `current` is nil
     /// for a row the backend would not show the caller.
-    package func duplicateID(_ current: JSONValue?, _ given: JSONValue) -> APIError {
+    package func duplicateID(_ current: JSONValue?, _ given: JSONValue, _ facts: @autoclosure () -> RowFacts) -> APIError {
         guard let access else { return APIError.duplicateID(write.collection, given) }
-        guard let current, access.read.admits(current) else { return APIError(status: .forbidden, message: "this id is not available") }
+        guard let current, (try? access.view.admits(current, facts())) == true else { return APIError(status: .forbidden, message: "this id is not available") }
         return APIError.duplicateID(write.collection, given)
+    }
+
+    /// Under a sharing rule, the fields of `record` its filters read, with the id: what a
+    /// tombstone keeps of a deleted row. Nil for a collection under a mode, or without rules.
+    package func sharedFields(of record: JSONValue) -> JSONObject? {
+        guard let fields = access?.sharedFields, !fields.isEmpty else { return nil }
+        var kept = JSONObject()
+        kept["id"] = record["id"] ?? .null
+        for field in fields { kept[field] = record[field] ?? .null }
+        return kept
+    }
+
+    /// Under a sharing rule, the shared fields of `current` when an update changes one of them
+    /// (a card moved to another board): the readers who saw the row through them, and cannot
+    /// see it now, get its deletion. Nil when none changes.
+    package func sharedDeparture(from current: JSONValue, to replacement: JSONObject) -> JSONObject? {
+        guard let before = sharedFields(of: current) else { return nil }
+        return sharedFields(of: .object(replacement)) == before ? nil : before
     }
 
     /// The owner an update takes `current` from, if it gives the row to another owner (only an
@@ -194,6 +236,10 @@ extension ItemOperation {
 package struct Visibility: Sendable {
     package var rules: AccessRules?
     package var caller: Caller
+
+    /// The reader's memberships (``ServerBackend/memberships(of:in:)``), for feed reads under
+    /// sharing rules: the cursor's tag covers them.
+    package var memberships: [MembershipList.Entry] = []
 
     package init(rules: AccessRules?, caller: Caller) {
         (self.rules, self.caller) = (rules, caller)
@@ -214,24 +260,29 @@ package struct Visibility: Sendable {
         func counted(_ text: String?) -> String { text.map { "\($0.utf8.count):\($0)" } ?? "-" }
         // FNV-1a, 64 bits: stable across processes and builds, unlike `Hasher`.
         var digest: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in "\(counted(caller.userID));\(counted(caller.role));\(rules.canonicalText)".utf8 {
+        for byte in "\(counted(caller.userID));\(counted(caller.role));\(rules.canonicalText);\(MembershipList.text(memberships))".utf8 {
             digest = (digest ^ UInt64(byte)) &* 0x100_0000_01b3
         }
         let hex = String(digest, radix: 16)
         return String(repeating: "0", count: 16 - hex.count) + hex
     }
 
-    /// The rows of `collection` the reader sees.
+    /// The rows of `collection` the reader sees in lists, relations and the feed.
     package func rows(of collection: String) -> RowFilter {
         rules?.access(to: collection, for: caller).read ?? .everything
+    }
+
+    /// The rows of `collection` the reader reads by id.
+    package func viewableRows(of collection: String) -> RowFilter {
+        rules?.access(to: collection, for: caller).view ?? .everything
     }
 
     /// A record's change as this reader may see it: nil for a row it may not read; without the
     /// create's `Idempotency-Key` unless the reader owns the row, since a client acknowledges its
     /// own lost create by that key and must never take another user's row for it.
-    package func shown(_ change: SyncChange, rows: RowFilter) -> SyncChange? {
+    package func shown(_ change: SyncChange, rows: RowFilter, _ facts: @autoclosure () -> RowFacts) throws -> SyncChange? {
         guard let rules, let record = change.record else { return change }
-        guard rows.admits(record) else { return nil }
+        guard try rows.admits(record, facts()) else { return nil }
         guard change.createdWith != nil else { return change }
         let owner = rules.access(to: change.collection, for: caller).ownerField
         let owns = caller.userID.map { userID in owner.flatMap { record[$0] }.flatMap(scalarText)?.isIdentical(to: userID) ?? false } ?? false
@@ -409,5 +460,37 @@ extension APIError {
     package static func cursorAhead(of sequence: Int) -> APIError {
         APIError(status: 410, message: "the cursor is past the server's data (replaced or restored since); read everything again",
                  details: ["horizon": .string(String(sequence))])
+    }
+}
+
+/// A user's memberships, as feed cursors cover them.
+package enum MembershipList {
+    /// One membership: the link, the row it is on and its role.
+    package struct Entry: Sendable, Equatable {
+        package var link: SharingRule.Membership
+        package var rowID: String
+        package var role: String
+
+        package init(link: SharingRule.Membership, rowID: String, role: String) {
+            (self.link, self.rowID, self.role) = (link, rowID, role)
+        }
+    }
+
+    /// The entries in one canonical order, each part length-prefixed: equal sets give equal text.
+    package static func text(_ entries: [MembershipList.Entry]) -> String {
+        func counted(_ text: String) -> String { "\(text.utf8.count):\(text)" }
+        return entries.map { "\(counted($0.link.collection))\(counted($0.link.field))\(counted($0.rowID))\(counted($0.role))" }
+            .sorted { Array($0.utf8).lexicographicallyPrecedes($1.utf8) }
+            .joined(separator: ",")
+    }
+
+    /// The membership links of `rules`: every collection whose rows give roles.
+    package static func links(of rules: AccessRules?) -> [SharingRule.Membership] {
+        guard let rules else { return [] }
+        var links: [SharingRule.Membership] = []
+        for (_, rule) in rules.rules.sorted(by: { $0.key < $1.key }) {
+            if let link = rule.sharing?.members, !links.contains(link) { links.append(link) }
+        }
+        return links
     }
 }

@@ -27,12 +27,59 @@ package struct AccessExplanation: Sendable {
         return ["mode": .string(rule.mode.description), "owner": .string(rule.ownerField), "roles": .object(roles)]
     }
 
+    /// Under a sharing rule: how high `user` stands on `record` and through what (ownership, a
+    /// membership, a parent), and which operations that allows. `parent` reads a row as stored,
+    /// `memberships` a user's memberships of one link.
+    package func checkShared(
+        collection: String, record: JSONValue, user: String?, role: String?,
+        parent: (String, String) async throws -> JSONValue?, memberships: (SharingRule.Membership, String) async throws -> [MembershipList.Entry]
+    ) async throws -> JSONValue? {
+        guard let rule = rules.rule(for: collection), let sharing = rule.sharing else { return nil }
+        var answer: JSONObject = [
+            "collection": .string(collection), "id": record["id"] ?? .null, "rule": .string(rules.rules[collection] != nil ? collection : "*"),
+            "user": user.map(JSONValue.string) ?? .null, "role": role.map(JSONValue.string) ?? .null,
+        ]
+        let admin = role == Caller.adminRole
+        var standing: SharingRule.Standing = user == nil ? .everyone : .signedIn
+        var reason = user == nil ? "anonymous: stands as everyone" : "signed in, with no tie to this row"
+        if admin { (standing, reason) = (.admin, "the role admin bypasses every rule") }
+        // Up the chain of parents: the highest standing found decides, and the first place it was found.
+        var (name, row, path) = (collection, record, "\(collection)/\(recordID(of: record) ?? "?")")
+        var current: SharingRule? = sharing
+        while !admin, let user, let link = current {
+            if let owner = link.owner, row[owner].flatMap(scalarText)?.isIdentical(to: user) == true, standing < .owner {
+                (standing, reason) = (.owner, "user \(user) owns \(path) (its \(owner))")
+            }
+            if let members = link.members, let id = recordID(of: row) {
+                for entry in try await memberships(members, user) where entry.rowID.isIdentical(to: id) {
+                    if let given = SharingRule.Standing(memberRole: entry.role), given > standing {
+                        (standing, reason) = (given, "a row of \(members.collection) makes user \(user) \(entry.role) of \(path)")
+                    }
+                }
+            }
+            guard let up = link.parent, let parentID = row[up.field].flatMap(scalarText), let found = try await parent(up.collection, parentID) else { break }
+            (name, row, path) = (up.collection, found, "\(up.collection)/\(parentID) (through \(name).\(up.field))")
+            current = rules.rule(for: up.collection)?.sharing
+        }
+        answer["standing"] = .string(standing.description)
+        answer["because"] = .string(reason)
+        var operations = JSONObject()
+        for operation in SharingRule.Operation.allCases {
+            let needed = sharing.needed(for: operation)
+            operations[operation.rawValue] = ["allowed": .bool(standing >= needed), "needs": .string(needed.description)]
+        }
+        answer["operations"] = .object(operations)
+        answer["read"] = .bool(standing >= sharing.view)
+        answer["write"] = .bool(standing >= sharing.update)
+        return .object(answer)
+    }
+
     /// Whether `user` (nil: anonymous) with `role` may read and write `record` of `collection`,
     /// and why.
     package func check(collection: String, record: JSONValue, user: String?, role: String?) -> JSONValue {
         let caller = Caller(userID: user, role: role)
         let access = rules.access(to: collection, for: caller)
-        let (read, write) = (access.read.admits(record), access.write.admits(record))
+        let (read, write) = (access.read.admitsAlone(record) ?? false, access.update.admitsAlone(record) ?? false)
         var answer: JSONObject = [
             "collection": .string(collection), "id": record["id"] ?? .null,
             "user": user.map(JSONValue.string) ?? .null, "role": role.map(JSONValue.string) ?? .null,
@@ -94,6 +141,12 @@ extension ServerRoutes {
             }
             guard try await backend.resource(named: collection) == .collection else { throw APIError.notFound("no collection named \(collection)") }
             let row = try await backend.item(collection, id: id, embeds: [], expands: [], visibility: visibility(context))
+            let backend = backend
+            let shared = try await explanation.checkShared(
+                collection: collection, record: row.value, user: user, role: role,
+                parent: { try? await backend.item($0, id: $1, embeds: [], expands: [], visibility: .open).value },
+                memberships: { try await backend.memberships(of: $1, in: [$0]) })
+            if let shared { return Self.headless(Self.json(shared, status: .ok), request) }
             return Self.headless(Self.json(explanation.check(collection: collection, record: row.value, user: user, role: role), status: .ok), request)
         }
         return [

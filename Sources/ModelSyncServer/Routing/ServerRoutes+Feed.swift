@@ -182,6 +182,12 @@ extension ServerRoutes {
                             guard names?.contains(change.collection) ?? true else { continue }
                             try await writer.write(Self.event(change, tag: tag))
                         case .change(let change) where change.sequence > sent:
+                            // A membership gained or lost moves rows in or out of this reader's
+                            // view: the stream ends, and the client's next cursor starts it over.
+                            if !visibility.memberships.isEmpty || !MembershipList.links(of: visibility.rules).isEmpty,
+                               try await memberships(of: visibility.caller) != visibility.memberships {
+                                return
+                            }
                             var more = true
                             while more {
                                 let page = try await changes(after: .after(sent), in: names, limit: Self.maximumFeedLimit, visibility)

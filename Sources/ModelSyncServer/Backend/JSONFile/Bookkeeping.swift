@@ -27,12 +27,17 @@ package struct Bookkeeping: Sendable {
         /// The deleted row's owner (under access rules): whose feed shows the deletion. For a
         /// departure, the owner the row was taken from.
         package var owner: String?
+        /// Under a sharing rule, the fields its filters read, as they were (``ItemOperation/sharedFields(of:)``):
+        /// the readers who saw the row through them see its deletion.
+        package var fields: JSONObject?
         /// Whether the row lives on under another owner: only its former owner's feed shows it
         /// deleted, and only while that reader cannot read the row.
         package var departed = false
 
-        package init(collection: String, id: JSONValue, sequence: Int, at: Int, owner: String? = nil, departed: Bool = false) {
-            (self.collection, self.id, self.sequence, self.at, self.owner, self.departed) = (collection, id, sequence, at, owner, departed)
+        package init(
+            collection: String, id: JSONValue, sequence: Int, at: Int, owner: String? = nil, fields: JSONObject? = nil, departed: Bool = false
+        ) {
+            (self.collection, self.id, self.sequence, self.at, self.owner, self.fields, self.departed) = (collection, id, sequence, at, owner, fields, departed)
         }
     }
 
@@ -131,18 +136,21 @@ package struct Bookkeeping: Sendable {
 
     /// Replaces a deleted record's version with a tombstone, and drops the tombstones beyond
     /// the limits.
-    package mutating func recordDelete(collection: String, id: JSONValue, owner: String? = nil, now: Date, limits: FeedLimits) {
+    package mutating func recordDelete(collection: String, id: JSONValue, owner: String? = nil, fields: JSONObject? = nil, now: Date, limits: FeedLimits) {
         sequence += 1
         if let text = scalarText(id) { versions[collection]?.removeValue(forKey: ExactText(text)) }
         if let integer = id.intValue { deletedIDs[collection] = max(deletedIDs[collection] ?? 0, integer) }
-        keep(Tombstone(collection: collection, id: id, sequence: sequence, at: Int(now.timeIntervalSince1970), owner: owner), now: now, limits: limits)
+        keep(Tombstone(collection: collection, id: id, sequence: sequence, at: Int(now.timeIntervalSince1970), owner: owner, fields: fields), now: now, limits: limits)
     }
 
     /// Records that the write just recorded (``recordWrite(collection:record:createdWith:)``)
-    /// gave a row away from `formerOwner`: that owner's feed shows it deleted. Under the write's
-    /// own sequence value, so that one write is one change.
-    package mutating func recordDeparture(collection: String, id: JSONValue, formerOwner: String, now: Date, limits: FeedLimits) {
-        keep(Tombstone(collection: collection, id: id, sequence: sequence, at: Int(now.timeIntervalSince1970), owner: formerOwner, departed: true), now: now, limits: limits)
+    /// gave a row away from `formerOwner`, or changed the `fields` a sharing rule reads (a card
+    /// moved to another board): the readers who saw it before, and cannot now, see it deleted.
+    /// Under the write's own sequence value, so that one write is one change.
+    package mutating func recordDeparture(collection: String, id: JSONValue, formerOwner: String?, fields: JSONObject? = nil, now: Date, limits: FeedLimits) {
+        let stone = Tombstone(
+            collection: collection, id: id, sequence: sequence, at: Int(now.timeIntervalSince1970), owner: formerOwner, fields: fields, departed: true)
+        keep(stone, now: now, limits: limits)
     }
 
     /// Adds a tombstone and drops those beyond the limits, raising the horizon past them.
@@ -208,7 +216,7 @@ package struct Bookkeeping: Sendable {
             guard let collection = stone["collection"]?.stringValue, let id = stone["id"], let sequence = stone["seq"]?.intValue else { return nil }
             return Tombstone(
                 collection: collection, id: id, sequence: sequence, at: stone["at"]?.intValue ?? 0, owner: stone["owner"]?.stringValue,
-                departed: stone["departed"]?.boolValue ?? false)
+                fields: stone["fields"]?.objectValue, departed: stone["departed"]?.boolValue ?? false)
         }
         if let keys = saved["idempotency"]?.objectValue {
             for (key, record) in keys { book.idempotency[key] = record }
@@ -249,6 +257,7 @@ package struct Bookkeeping: Sendable {
         object["tombstones"] = .array(tombstones.map { stone in
             var saved: JSONObject = ["collection": .string(stone.collection), "id": stone.id, "seq": .number(JSONNumber(stone.sequence)), "at": .number(JSONNumber(stone.at))]
             if let owner = stone.owner { saved["owner"] = .string(owner) }
+            if let fields = stone.fields { saved["fields"] = .object(fields) }
             if stone.departed { saved["departed"] = .bool(true) }
             return .object(saved)
         })
@@ -268,28 +277,29 @@ package struct Bookkeeping: Sendable {
     /// The changes after `since` in `collections` (all when nil), oldest first: each record at
     /// most once, in its current state, and the tombstones. At most `limit`; the flag says
     /// whether more follow.
-    package func changes(after since: Int, in collections: Set<String>?, limit: Int, visibility: Visibility = .open) -> (changes: [SyncChange], more: Bool) {
+    package func changes(after since: Int, in collections: Set<String>?, limit: Int, visibility: Visibility = .open) throws -> (changes: [SyncChange], more: Bool) {
         var changes: [SyncChange] = []
         var readerRows = ReaderRows(visibility)
         func rows(of collection: String) -> RowFilter { readerRows.of(collection) }
+        let facts = RowFacts(StampLookups(book: self))
         for (collection, stamp) in recordsWritten(after: since, in: collections).records {
             let change = SyncChange(
                 sequence: stamp.version, collection: collection, id: stamp.record["id"] ?? .null, record: stamp.record, createdWith: stamp.createdWith)
-            if let shown = visibility.shown(change, rows: rows(of: collection)) { changes.append(shown) }
+            if let shown = try visibility.shown(change, rows: rows(of: collection), facts) { changes.append(shown) }
         }
         // A row that left a reader's view shows as its deletion, once (its latest departure), and
         // not while the reader can read it again.
         var departures: [String: [ExactText: Tombstone]] = [:]
         // Tombstones are kept in sequence order: those after `since` are the last ones.
         let firstAfter = Self.firstIndex(in: tombstones.lazy.map(\.sequence), after: since)
-        for stone in tombstones[firstAfter...] where (collections?.contains(stone.collection) ?? true) && Self.shows(stone, rows(of: stone.collection)) {
+        for stone in tombstones[firstAfter...] where try (collections?.contains(stone.collection) ?? true) && Self.shows(stone, rows(of: stone.collection), facts) {
             guard stone.departed else {
                 changes.append(SyncChange(sequence: stone.sequence, collection: stone.collection, id: stone.id, record: nil))
                 continue
             }
             guard let text = scalarText(stone.id) else { continue }
             let id = ExactText(text)
-            if let current = versions[stone.collection]?[id]?.record, rows(of: stone.collection).admits(current) { continue }
+            if let current = versions[stone.collection]?[id]?.record, try rows(of: stone.collection).admits(current, facts) { continue }
             departures[stone.collection, default: [:]][id] = stone
         }
         for stone in departures.values.flatMap(\.values) {
@@ -337,12 +347,37 @@ package struct Bookkeeping: Sendable {
     }
 
     /// Whether a reader sees a deletion: one who reads every row of its collection, or its
-    /// owner. A departure only its former owner, for whom the row is gone.
-    private static func shows(_ stone: Tombstone, _ rows: RowFilter) -> Bool {
+    /// owner. A departure only its former owner, for whom the row is gone. Under a sharing rule,
+    /// a reader whose filter admits the row's shared fields as they were.
+    private static func shows(_ stone: Tombstone, _ rows: RowFilter, _ facts: RowFacts) throws -> Bool {
         switch rows {
-        case .everything: !stone.departed
-        case .nothing: false
-        case .ownedBy(_, let userID): stone.owner?.isIdentical(to: userID) ?? false
+        case .everything: return !stone.departed
+        case .nothing: return false
+        case .ownedBy(_, let userID) where stone.fields == nil: return stone.owner?.isIdentical(to: userID) ?? false
+        default: return try stone.fields.map { try rows.admits(.object($0), facts) } ?? false
+        }
+    }
+}
+
+/// Lookups over the records' current versions, for the feed: a parent that was deleted is
+/// looked up in its tombstone's shared fields, so that the deletion of a card whose board went
+/// first still reaches the board's members.
+private struct StampLookups: RowLookups {
+    let book: Bookkeeping
+
+    func record(in collection: String, id: String) throws -> JSONValue? {
+        if let stamp = book.versions[collection]?[ExactText(id)] { return stamp.record }
+        let stone = book.tombstones.last { $0.collection == collection && !$0.departed && scalarText($0.id)?.isIdentical(to: id) == true }
+        return stone?.fields.map(JSONValue.object)
+    }
+
+    func memberships(in link: SharingRule.Membership, userID: String) throws -> [(rowID: String, role: String)] {
+        (book.versions[link.collection]?.values ?? [:].values).compactMap { stamp in
+            let row = stamp.record
+            guard row[link.user].flatMap(scalarText)?.isIdentical(to: userID) == true,
+                  let rowID = row[link.field].flatMap(scalarText), let role = row[link.role]?.stringValue
+            else { return nil }
+            return (rowID, role)
         }
     }
 }

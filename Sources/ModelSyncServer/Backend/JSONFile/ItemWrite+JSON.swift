@@ -42,13 +42,14 @@ extension ItemWrite {
             if let given = object["id"], given != .null {
                 let id = try normalizedID(given)
                 guard let text = scalarText(id) else { throw APIError.duplicateID(name, given) }
-                if let current = items.first(where: { hasID($0, text) }) { throw operation.duplicateID(current, given) }
+                if let current = items.first(where: { hasID($0, text) }) { throw operation.duplicateID(current, given, RowFacts(InMemoryRowLookups(root))) }
                 object["id"] = id
             } else {
                 let next = Self.nextFreeID(in: items, above: book.deletedIDs[name] ?? 0)
                 object["id"] = nil
                 object = JSONObject([("id", JSONValue.number(JSONNumber(next)))] + object.map { ($0.key, $0.value) })
             }
+            try operation.checkCreate(object, RowFacts(InMemoryRowLookups(root)))
             items.append(.object(object))
             root[name] = .array(items)
             let version = book.recordWrite(collection: name, record: .object(object), createdWith: createdWith)
@@ -59,24 +60,25 @@ extension ItemWrite {
             var items = try JSONFileBackend.items(name, in: root)
             guard let index = items.firstIndex(where: { hasID($0, id) }) else { throw APIError.missing(name, id) }
             let updated = Self.updated(items[index], with: object, merge: merge, keeping: operation.access?.ownerField)
-            try operation.checkAccess(to: items[index], replacement: updated)
+            try operation.checkAccess(to: items[index], replacement: updated, RowFacts(InMemoryRowLookups(root)))
             try checkIfMatch(items[index], version: book.version(collection: name, id: id), ifMatch)
             let formerOwner = operation.departure(from: items[index], to: updated)
+            let formerFields = operation.sharedDeparture(from: items[index], to: updated)
             items[index] = .object(updated)
             root[name] = .array(items)
             let version = book.recordWrite(collection: name, record: items[index])
-            if let formerOwner {
-                book.recordDeparture(collection: name, id: items[index]["id"] ?? .null, formerOwner: formerOwner, now: now, limits: limits)
+            if formerOwner != nil || formerFields != nil {
+                book.recordDeparture(collection: name, id: items[index]["id"] ?? .null, formerOwner: formerOwner, fields: formerFields, now: now, limits: limits)
             }
             return Result(status: 200, body: items[index], version: version)
         case .delete(let name, let id):
             try operation.checkSignedIn()
             var items = try JSONFileBackend.items(name, in: root)
             guard let index = items.firstIndex(where: { hasID($0, id) }) else { throw APIError.missing(name, id) }
-            try operation.checkAccess(to: items[index], replacement: nil)
+            try operation.checkAccess(to: items[index], replacement: nil, RowFacts(InMemoryRowLookups(root)))
             try checkIfMatch(items[index], version: book.version(collection: name, id: id), ifMatch)
             let owner = operation.access?.ownerField.flatMap { items[index][$0] }.flatMap(scalarText)
-            book.recordDelete(collection: name, id: items[index]["id"] ?? .null, owner: owner, now: now, limits: limits)
+            book.recordDelete(collection: name, id: items[index]["id"] ?? .null, owner: owner, fields: operation.sharedFields(of: items[index]), now: now, limits: limits)
             // An account's record gone: its credentials and refresh tokens go in the same write.
             if operation.access?.holdsAccounts == true, let userID = recordID(of: items[index]) { book.endAccount(userID: userID) }
             items.remove(at: index)

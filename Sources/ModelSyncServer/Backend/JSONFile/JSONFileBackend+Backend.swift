@@ -33,27 +33,30 @@ extension JSONFileBackend: ServerBackend {
     ) throws -> ListPage {
         var query = request.query
         let visibility = request.visibility
+        let facts = RowFacts(InMemoryRowLookups(root))
         if let owner = request.owner {
-            let parents = visibility.rows(of: owner.collection)
-            guard try items(owner.collection, in: root).contains(where: { hasID($0, owner.id) && parents.admits($0) }) else {
+            let parents = visibility.viewableRows(of: owner.collection)
+            guard let parent = try items(owner.collection, in: root).first(where: { hasID($0, owner.id) }), try parents.admits(parent, facts) else {
                 throw APIError.missing(owner.collection, owner.id)
             }
             query.require(foreignKey(of: owner.collection), equals: owner.id)
         }
-        let candidates = visible(try items(collection, in: root), visibility.rows(of: collection))
+        let candidates = try visible(try items(collection, in: root), visibility.rows(of: collection), facts)
         probe?()
         let matching = query.apply(to: candidates)
         let slice = try request.slice(count: matching.count)
-        let page = try embed(Array(matching[slice.range]), of: collection, in: root, embeds: request.embeds, expands: request.expands, visibility: visibility)
+        let page = try embed(
+            Array(matching[slice.range]), of: collection, in: root, embeds: request.embeds, expands: request.expands, visibility: visibility, facts)
         return ListPage(items: page, total: matching.count, slice: slice, modified: modified)
     }
 
     package func item(_ collection: String, id: String, embeds: [String], expands: [String], visibility: Visibility) throws -> ItemRead {
         // A row the reader may not see is missing to it: its existence is not revealed.
-        guard let item = try Self.items(collection, in: root).first(where: { hasID($0, id) }), visibility.rows(of: collection).admits(item) else {
+        let facts = RowFacts(InMemoryRowLookups(root))
+        guard let item = try Self.items(collection, in: root).first(where: { hasID($0, id) }), try visibility.viewableRows(of: collection).admits(item, facts) else {
             throw APIError.missing(collection, id)
         }
-        let value = try Self.embed([item], of: collection, in: root, embeds: embeds, expands: expands, visibility: visibility)[0]
+        let value = try Self.embed([item], of: collection, in: root, embeds: embeds, expands: expands, visibility: visibility, facts)[0]
         return ItemRead(value: value, version: book.version(collection: collection, id: id), modified: lastModified)
     }
 
@@ -97,8 +100,15 @@ extension JSONFileBackend: ServerBackend {
 
     package func changes(after cursor: FeedCursor, in collections: Set<String>?, limit: Int, visibility: Visibility) throws -> FeedPage {
         let since = try cursor.start(sequence: book.sequence, horizon: book.horizon)
-        let (changes, more) = book.changes(after: since, in: collections, limit: limit, visibility: visibility)
+        let (changes, more) = try book.changes(after: since, in: collections, limit: limit, visibility: visibility)
         return FeedPage(changes: changes, more: more, next: more ? changes.last?.sequence ?? since : max(book.sequence, since))
+    }
+
+    package func memberships(of userID: String, in links: [SharingRule.Membership]) -> [MembershipList.Entry] {
+        let lookups = InMemoryRowLookups(root)
+        return links.flatMap { link in
+            ((try? lookups.memberships(in: link, userID: userID)) ?? []).map { MembershipList.Entry(link: link, rowID: $0.rowID, role: $0.role) }
+        }
     }
 
     package func register(
@@ -140,21 +150,22 @@ extension JSONFileBackend: ServerBackend {
 
     /// Adds `_embed` children (by `<singular>Id`) and `_expand` parents (from `<name>s`).
     private static func embed(
-        _ items: [JSONValue], of name: String, in root: JSONObject, embeds: [String], expands: [String], visibility: Visibility
+        _ items: [JSONValue], of name: String, in root: JSONObject, embeds: [String], expands: [String], visibility: Visibility, _ facts: RowFacts
     ) throws -> [JSONValue] {
         guard !embeds.isEmpty || !expands.isEmpty else { return items }
         let key = foreignKey(of: name)
         // One pass over each relation's records, keyed by id bytes (not one per item).
         let children = try embeds.map { child in
             var byOwner: [ExactText: [JSONValue]] = [:]
-            for record in try Self.visible(Self.items(child, in: root), visibility.rows(of: child)) {
+            for record in try Self.visible(Self.items(child, in: root), visibility.rows(of: child), facts) {
                 if let owner = record[key].flatMap(scalarText) { byOwner[ExactText(owner), default: []].append(record) }
             }
             return (key: child, byOwner: byOwner)
         }
         let parents = try expands.map { parent in
             let name = root[parent + "s"] != nil ? parent + "s" : parent
-            guard let records = root[name]?.arrayValue.map({ Self.visible($0, visibility.rows(of: name)) }) else { throw APIError.cannotExpand(parent) }
+            guard let all = root[name]?.arrayValue else { throw APIError.cannotExpand(parent) }
+            let records = try Self.visible(all, visibility.rows(of: name), facts)
             var byID: [ExactText: JSONValue] = [:]
             // The first record with an id wins, as a search from the start would find.
             for record in records { if let id = recordID(of: record), byID[ExactText(id)] == nil { byID[ExactText(id)] = record } }
@@ -164,8 +175,8 @@ extension JSONFileBackend: ServerBackend {
     }
 
     /// The rows of `items` that `rows` admits.
-    private static func visible(_ items: [JSONValue], _ rows: RowFilter) -> [JSONValue] {
-        rows == .everything ? items : items.filter(rows.admits)
+    private static func visible(_ items: [JSONValue], _ rows: RowFilter, _ facts: RowFacts) throws -> [JSONValue] {
+        rows == .everything ? items : try items.filter { try rows.admits($0, facts) }
     }
 
     package static func items(_ name: String, in root: JSONObject) throws -> [JSONValue] {

@@ -122,7 +122,8 @@ package actor JSONFileBackend {
         root = copy
         book = bookCopy
         if !subscribers.isEmpty && book.sequence > before {
-            for change in book.changes(after: before, in: nil, limit: Int.max - 1).changes {
+            // Open visibility: no lookups, nothing to throw.
+            for change in (try? book.changes(after: before, in: nil, limit: Int.max - 1).changes) ?? [] {
                 for subscriber in subscribers.values { subscriber.yield(change) }
             }
         }
