@@ -201,7 +201,11 @@ public struct AccessRules: Sendable, Equatable {
         if caller.isAdmin { return CollectionAccess(everything: .everything, ownerField: ownerField, caller: caller) }
         guard let rule else { return CollectionAccess(everything: .nothing, ownerField: nil, caller: caller) }
         if let sharing = rule.sharing {
-            func rows(_ operation: SharingRule.Operation) -> RowFilter { self.rows(of: collection, reaching: sharing.needed(for: operation), for: caller) }
+            // A create's own owner field names the caller (the route sees to it): on a new row only
+            // the standing it inherits counts.
+            func rows(_ operation: SharingRule.Operation) -> RowFilter {
+                self.rows(of: collection, reaching: sharing.needed(for: operation), for: caller, countingOwner: operation != .create)
+            }
             return CollectionAccess(
                 read: rows(.list), view: rows(.view), create: rows(.create), update: rows(.update), delete: rows(.delete), ownerField: ownerField, caller: caller)
         }
@@ -219,7 +223,7 @@ public struct AccessRules: Sendable, Equatable {
     /// The rows of `collection` on which `caller` (not an admin) stands at least at `needed`:
     /// the rows it owns, those a membership gives it a role high enough on, and those whose
     /// parent it stands on high enough. The chain of parents ends (``validateSharing()``).
-    package func rows(of collection: String, reaching needed: SharingRule.Standing, for caller: Caller) -> RowFilter {
+    package func rows(of collection: String, reaching needed: SharingRule.Standing, for caller: Caller, countingOwner: Bool = true) -> RowFilter {
         if needed <= .everyone { return .everything }
         guard let userID = caller.userID, needed < .admin else { return .nothing }
         if needed <= .signedIn { return .everything }
@@ -229,7 +233,7 @@ public struct AccessRules: Sendable, Equatable {
             return .ownedBy(field: rule.ownerField, userID: userID)
         }
         var filters: [RowFilter] = []
-        if let owner = sharing.owner { filters.append(.ownedBy(field: owner, userID: userID)) }
+        if let owner = sharing.owner, countingOwner { filters.append(.ownedBy(field: owner, userID: userID)) }
         if let members = sharing.members {
             let roles = SharingRule.Standing.memberRoles.filter { $0 >= needed }.map(\.description)
             if !roles.isEmpty { filters.append(.member(link: members, userID: userID, roles: roles)) }
