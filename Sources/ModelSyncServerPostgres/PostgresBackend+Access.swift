@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ModelSyncCore
 import ModelSyncJSON
+import ModelSyncProtocol
 import ModelSyncServer
 import PostgresNIO
 
@@ -276,4 +277,9 @@ extension PostgresBackend {
 extension PostgresBackend {
     // TEMPORARY: replaced by the PostgreSQL helper's work.
     package func memberships(of userID: String, in links: [SharingRule.Membership]) async throws -> [MembershipList.Entry] { [] }
+}
+extension PostgresBackend {
+    // TEMPORARY: replaced at merge.
+    package func currentChanges(of collection: String, where field: String, isOneOf values: [String], visibility: Visibility) async throws -> [SyncChange] { [] }
+    package func tombstoneFields(in collection: String, id: JSONValue, sequence: Int) async throws -> JSONObject? { nil }
 }

@@ -140,3 +140,8 @@ extension SQLiteBackend {
     // TEMPORARY: replaced by the SQLite helper's work.
     package func memberships(of userID: String, in links: [SharingRule.Membership]) async throws -> [MembershipList.Entry] { [] }
 }
+extension SQLiteBackend {
+    // TEMPORARY: replaced at merge.
+    package func currentChanges(of collection: String, where field: String, isOneOf values: [String], visibility: Visibility) async throws -> [SyncChange] { [] }
+    package func tombstoneFields(in collection: String, id: JSONValue, sequence: Int) async throws -> JSONObject? { nil }
+}

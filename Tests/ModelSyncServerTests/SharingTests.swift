@@ -1,5 +1,6 @@
 import Foundation
 import ModelSyncJSON
+import ModelSyncRemote
 import NIOHTTP1
 @testable import ModelSyncServer
 import ServerTestSupport
@@ -166,30 +167,50 @@ import Testing
         }.sorted()
     }
 
-    /// The feed: each reader gets the rows it may read; a membership gained or lost starts the
-    /// reader over (410), and the re-read holds exactly the rows now in reach.
-    @Test(arguments: Backend.allCases) func theFeedFollowsMembership(backend: Backend) async throws {
+    /// The feed: each reader gets the rows it may read. A user added to a board gets the board,
+    /// its cards, their comments and its memberships in the next page, without reading
+    /// everything again; removed, their deletions. A feed of one collection moves its rows too.
+    @Test(arguments: Backend.allCases) func rowsMoveInAndOutWithMembership(backend: Backend) async throws {
         try await withTracker(backend) { base async throws in
             let cy = try await feed(base, since: "0", as: .cy)
             #expect(entries(cy) == ["boards/1", "cards/1", "comments/1", "memberships/1", "memberships/2", "users/3"])
             let dan = try await feed(base, since: "0", as: .dan)
             #expect(entries(dan) == ["boards/2", "cards/2", "comments/2", "users/4"])
             let danCursor = try #require(dan.json?["next"]?.stringValue)
-            // Ann adds Dan to board 1: his cursor starts him over, and board 1 comes with its cards and comments.
+            let cardsCursor = try #require(try await send(.GET, "\(base)/cards?_since=0", headers: Who.dan.headers).json?["next"]?.stringValue)
+            // Ann adds Dan to board 1: board 1 comes with its cards, comments and memberships.
             let added = try await send(.POST, "\(base)/memberships", body: #"{"boardId":1,"userId":4,"role":"viewer"}"#, headers: Who.ann.headers)
             #expect(added.status == 201)
-            let restart = try await feed(base, since: danCursor, as: .dan)
-            #expect(restart.status == 410)
-            let again = try await feed(base, since: "0", as: .dan)
-            #expect(entries(again) == ["boards/1", "boards/2", "cards/1", "cards/2", "comments/1", "comments/2", "memberships/1", "memberships/2", "memberships/3", "users/4"])
-            // Removed again: his cursor starts him over, and the re-read leaves board 1 out.
-            let cursor = try #require(again.json?["next"]?.stringValue)
+            let movedIn = try await feed(base, since: danCursor, as: .dan)
+            #expect(movedIn.status == 200)
+            #expect(entries(movedIn) == ["boards/1", "cards/1", "comments/1", "memberships/1", "memberships/2", "memberships/3"])
+            let cards = try await send(.GET, "\(base)/cards?_since=\(cardsCursor)", headers: Who.dan.headers)
+            #expect(entries(cards) == ["cards/1"])
+            // Removed again: their deletions, and nothing of board 2.
+            let cursor = try #require(movedIn.json?["next"]?.stringValue)
             #expect(try await send(.DELETE, "\(base)/memberships/3", headers: Who.ann.headers).status == 200)
-            #expect(try await feed(base, since: cursor, as: .dan).status == 410)
-            #expect(entries(try await feed(base, since: "0", as: .dan)) == ["boards/2", "cards/2", "comments/2", "users/4"])
-            // Cy's cursor, whose memberships did not change, still serves.
+            let movedOut = try await feed(base, since: cursor, as: .dan)
+            #expect(entries(movedOut) == ["boards/1-", "cards/1-", "comments/1-", "memberships/1-", "memberships/2-", "memberships/3-"])
+            #expect(entries(try await feed(base, since: "0", as: .dan)) == ["boards/2", "cards/2", "comments/2", "memberships/3-", "users/4"])
+            // Cy's feed meanwhile: Dan's membership came and went, nothing else moved.
             let cyCursor = try #require(cy.json?["next"]?.stringValue)
-            #expect(try await feed(base, since: cyCursor, as: .cy).status == 200)
+            #expect(entries(try await feed(base, since: cyCursor, as: .cy)) == ["memberships/3-"])
+        }
+    }
+
+    /// The live stream carries the rows a new membership moves in.
+    @Test(.timeLimit(.minutes(5)), arguments: Backend.allCases) func theStreamCarriesRowsMovingIn(backend: Backend) async throws {
+        try await withServer(Self.data, options: try Self.options(), backend: backend) { server, base async throws in
+            let cursor = try #require(try await feed(base, since: "now", as: .dan).json?["next"]?.stringValue)
+            let url = try #require(URL(string: "\(base)/_changes/stream?since=\(cursor)"))
+            var events = RemoteStore(baseURL: server.baseURL).events(at: url, headers: ["Authorization": "Bearer test:4:"]).makeAsyncIterator()
+            #expect(try await send(.POST, "\(base)/memberships", body: #"{"boardId":1,"userId":4,"role":"viewer"}"#, headers: Who.ann.headers).status == 201)
+            var seen: [String] = []
+            while seen.count < 6, let event = try await events.next() {
+                let change = try JSONValue(parsing: Array(event.data.utf8))
+                seen.append("\(change["collection"]?.stringValue ?? "")/\(change["id"]?.intValue ?? 0)")
+            }
+            #expect(seen.sorted() == ["boards/1", "cards/1", "comments/1", "memberships/1", "memberships/2", "memberships/3"])
         }
     }
 

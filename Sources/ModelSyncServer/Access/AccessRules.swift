@@ -190,11 +190,37 @@ public struct AccessRules: Sendable, Equatable {
         let holdsAccounts = collection == accountsCollection
         let rule = rule(for: collection)
         let ownerField = rule.map { $0.sharing == nil ? $0.ownerField : $0.sharing?.owner } ?? nil
-        let sharedFields = rule?.sharing.map { [$0.owner, $0.parent?.field, $0.members == nil ? nil : "id"].compactMap { $0 } } ?? []
+        let membership = membershipLink(of: collection)
+        var sharedFields = rule?.sharing.map { [$0.owner, $0.parent?.field, $0.members == nil ? nil : "id"].compactMap { $0 } } ?? []
+        if let membership { sharedFields.append(membership.link.user) }
         var access = accessOfRule(rule, collection, caller, ownerField: ownerField)
         access.holdsAccounts = holdsAccounts
         access.sharedFields = sharedFields
+        // A member reads their own memberships (and sees one of them go): the feed moves the
+        // rows it grants in and out of their view by them. Reading only: owning a membership
+        // would let its member change their own role.
+        if let membership, let userID = caller.userID, !caller.isAdmin {
+            let own = RowFilter.ownedBy(field: membership.link.user, userID: userID)
+            access.read = .anyOf([access.read, own])
+            access.view = .anyOf([access.view, own])
+        }
         return access
+    }
+
+    /// The link whose membership rows `collection` holds, and the collection they grant, if any.
+    package func membershipLink(of collection: String) -> (link: SharingRule.Membership, granting: String)? {
+        for (name, rule) in rules.sorted(by: { $0.key < $1.key }) {
+            if let link = rule.sharing?.members, link.collection == collection { return (link, name) }
+        }
+        return nil
+    }
+
+    /// The collections whose rows inherit from `collection`'s, with the field naming the parent.
+    package func children(of collection: String) -> [(collection: String, field: String)] {
+        rules.sorted(by: { $0.key < $1.key }).compactMap { name, rule in
+            guard let parent = rule.sharing?.parent, parent.collection == collection else { return nil }
+            return (name, parent.field)
+        }
     }
 
     private func accessOfRule(_ rule: Rule?, _ collection: String, _ caller: Caller, ownerField: String?) -> CollectionAccess {
