@@ -145,6 +145,24 @@ import Testing
         }
     }
 
+    /// "Why doesn't Cy edit this card?": the admin's check names the standing and where it comes from.
+    @Test(arguments: Backend.allCases) func theCheckExplainsAStanding(backend: Backend) async throws {
+        try await withTracker(backend) { base async throws in
+            let bob = try await send(.GET, "\(base)/_access/check?collection=cards&id=1&user=2", headers: Who.admin.headers)
+            #expect(bob.json?["standing"] == "editor" && bob.json?["write"] == true)
+            #expect(bob.json?["because"]?.stringValue?.contains("memberships makes user 2 editor of boards/1") == true, "\(String(decoding: bob.body, as: UTF8.self))")
+            let cy = try await send(.GET, "\(base)/_access/check?collection=cards&id=1&user=3", headers: Who.admin.headers)
+            #expect(cy.json?["standing"] == "viewer" && cy.json?["read"] == true && cy.json?["write"] == false)
+            #expect(cy.json?["operations"]?["update"]?["needs"] == "editor")
+            let ann = try await send(.GET, "\(base)/_access/check?collection=comments&id=1&user=1", headers: Who.admin.headers)
+            #expect(ann.json?["standing"] == "owner" && ann.json?["because"]?.stringValue?.contains("owns boards/1") == true)
+            let dan = try await send(.GET, "\(base)/_access/check?collection=cards&id=1&user=4", headers: Who.admin.headers)
+            #expect(dan.json?["standing"] == "signedIn" && dan.json?["read"] == false)
+            let rules = try await send(.GET, "\(base)/_access/rules", headers: Who.admin.headers)
+            #expect(rules.json?["rules"]?["cards"]?["parent"]?["collection"] == "boards" && rules.json?["rules"]?["memberships"]?["create"] == "manager")
+        }
+    }
+
     /// `_batch` applies the same rules to each operation.
     @Test(arguments: Backend.allCases) func aBatchChecksEachOperation(backend: Backend) async throws {
         try await withTracker(backend) { base async throws in
