@@ -163,6 +163,31 @@ import Testing
         }
     }
 
+    /// 5,000 boards for one member, on every backend: lists count them and the feed pages them.
+    @Test(arguments: Backend.allCases) func aMemberOfFiveThousandBoardsReadsThemAll(backend: Backend) async throws {
+        let count = 5_000
+        let data: JSONValue = [
+            "users": [["id": 1, "email": "ann@example.com"], ["id": 2, "email": "bob@example.com"]],
+            "boards": .array((1...count).map { ["id": .number(JSONNumber($0)), "ownerId": 1, "name": .string("board \($0)")] }),
+            "memberships": .array((1...count).map { ["id": .number(JSONNumber($0)), "boardId": .number(JSONNumber($0)), "userId": 2, "role": "viewer"] }),
+            "cards": .array((1...count).map { ["id": .number(JSONNumber($0)), "boardId": .number(JSONNumber($0)), "title": .string("card \($0)")] }),
+            "comments": [],
+        ]
+        try await withServer(data, options: try Self.options(), backend: backend) { _, base in
+            let cards = try await send(.GET, "\(base)/cards?_page=3&_limit=10", headers: Who.bob.headers)
+            #expect(cards.status == 200 && cards.header("X-Total-Count") == String(count) && ids(cards).count == 10)
+            var (cursor, seen) = ("0", 0)
+            for _ in 0..<40 {
+                let page = try await send(.GET, "\(base)/_changes?since=\(cursor)&collections=boards,cards&limit=1000", headers: Who.bob.headers)
+                #expect(page.status == 200)
+                seen += page.json?["changes"]?.arrayValue?.count ?? 0
+                cursor = try #require(page.json?["next"]?.stringValue)
+                if page.json?["more"] != true { break }
+            }
+            #expect(seen == 2 * count)
+        }
+    }
+
     /// `_batch` applies the same rules to each operation.
     @Test(arguments: Backend.allCases) func aBatchChecksEachOperation(backend: Backend) async throws {
         try await withTracker(backend) { base async throws in

@@ -31,12 +31,14 @@ struct MembershipMoves {
 
     /// A page of the feed read after `since`, with the rows its reader's membership changes up
     /// to `page.next` moved in (their current records) and out (their deletions), each row once.
-    /// `names` are the collections asked for (nil: all). A read from the start moves nothing: it
-    /// carries every row the reader may read.
-    func page(_ page: FeedPage, after since: Int, in names: Set<String>?) async throws -> FeedPage {
-        guard since > 0, page.next > since else { return page }
+    /// Only changes after `mark` move rows: the rows up to the cursor were read after the
+    /// earlier ones (a read from the start carries every row the reader may read, and the
+    /// pages of a catch-up carry the mark of its start). `names` are the collections asked for
+    /// (nil: all).
+    func page(_ page: FeedPage, after since: Int, movesAfter mark: Int, in names: Set<String>?) async throws -> FeedPage {
+        guard since > 0, page.next > max(since, mark) else { return page }
         var moved: [SyncChange] = []
-        for change in try await membershipChanges(page, after: since, in: names) {
+        for change in try await membershipChanges(page, after: max(since, mark), in: names) {
             guard let (link, granting) = rules.membershipLink(of: change.collection) else { continue }
             if let record = change.record {
                 guard isReader(record[link.user]), let rowID = record[link.field].flatMap(scalarText) else { continue }
@@ -65,7 +67,7 @@ struct MembershipMoves {
     /// the membership collections the page was not asked for.
     private func membershipChanges(_ page: FeedPage, after since: Int, in names: Set<String>?) async throws -> [SyncChange] {
         let memberships = Set(MembershipList.links(of: rules).map(\.collection))
-        var found = page.changes.filter { memberships.contains($0.collection) }
+        var found = page.changes.filter { memberships.contains($0.collection) && $0.sequence > since }
         let unread = names.map { memberships.subtracting($0) } ?? []
         var cursor = since
         while !unread.isEmpty && cursor < page.next {

@@ -21,18 +21,34 @@ extension ServerRoutes {
         guard let limit = limitText.map(Int.init) ?? Self.defaultFeedLimit, limit > 0 else {
             throw APIError.badRequest("the feed's limit must be a positive integer")
         }
-        let cursor = try await feedCursor(parameters.values(isCollection ? "_since" : "since").first, visibility)
+        let cursorText = parameters.values(isCollection ? "_since" : "since").first
+        let cursor = try await feedCursor(cursorText, visibility)
         let names = collections ?? Self.collectionFilter(parameters)
         let pageLimit = min(limit, Self.maximumFeedLimit)
-        let page: EncodedFeedPage
-        if MembershipMoves(backend: backend, visibility: visibility) != nil {
-            page = EncodedFeedPage(try await changes(after: cursor, in: names, limit: pageLimit, visibility))
-        } else {
-            page = try await withHorizonBound(to: visibility) {
+        guard MembershipMoves(backend: backend, visibility: visibility) != nil, case .after(let since) = cursor else {
+            let page = try await withHorizonBound(to: visibility) {
                 try await backend.encodedChanges(after: cursor, in: names, limit: pageLimit, visibility: visibility)
             }
+            return Self.json(bytes: page.body(next: Self.cursorText(page.next, visibility)), status: .ok)
         }
-        return Self.json(bytes: page.body(next: Self.cursorText(page.next, visibility)), status: .ok)
+        let mark = try await catchUpMark(cursorText, since: since, visibility)
+        let page = try await changes(after: cursor, in: names, limit: pageLimit, visibility, movesAfter: mark)
+        // A page of a catch-up (more follow) names where it started, so that the next pages move
+        // no rows the reader got already.
+        var next = Self.cursorText(page.next, visibility)
+        if page.more { next += ".\(mark)" }
+        return Self.json(bytes: EncodedFeedPage(page).body(next: next), status: .ok)
+    }
+
+    /// Under sharing rules, the sequence after which a membership change moves rows into this
+    /// reader's view: the rows up to the cursor were read before it. That is the cursor itself,
+    /// or, for a page of a catch-up, the mark its cursor carries (``parseCursor(_:)``), or, for a
+    /// read from the start, the sequence now (taken before the read: an earlier mark moves more
+    /// rows, never fewer).
+    func catchUpMark(_ text: String?, since: Int, _ visibility: Visibility) async throws -> Int {
+        if let text, let mark = try Self.parseCursor(text).mark { return mark }
+        guard since == 0 else { return since }
+        return try await backend.changes(after: .now, in: [], limit: 1, visibility: visibility).next
     }
 
     /// The cursor as sent. Under access rules a cursor names its reader (``Visibility/cursorTag``).
@@ -42,7 +58,7 @@ extension ServerRoutes {
     /// feed from there. The beginning (absent, empty, `0`) and `now` suit any reader.
     func feedCursor(_ text: String?, _ visibility: Visibility) async throws -> FeedCursor {
         guard let text, text != "now" else { return try FeedCursor(text) }
-        let (sequence, given) = try Self.parseCursor(text)
+        let (sequence, given, _) = try Self.parseCursor(text)
         // A tagged cursor on an open server comes from before its rules were lifted.
         let tag = visibility.cursorTag
         let issuedHere = given.map { given in tag.map { given.utf8.elementsEqual($0.utf8) } ?? false } ?? (tag == nil)
@@ -52,15 +68,18 @@ extension ServerRoutes {
                        details: ["horizon": .string(Self.cursorText(now, visibility))])
     }
 
-    /// A cursor's sequence and tag, checked against the document's cursor pattern (a tag is what
-    /// `cursorText` writes: 16 hex digits); a 400 otherwise.
-    static func parseCursor(_ text: String) throws -> (FeedCursor, tag: Substring?) {
-        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+    /// A cursor's sequence, tag and catch-up mark (`<seq>.<tag>.<mark>`), checked against the
+    /// document's cursor pattern (a tag is what `cursorText` writes: 16 hex digits; a mark,
+    /// digits); a 400 otherwise.
+    static func parseCursor(_ text: String) throws -> (FeedCursor, tag: Substring?, mark: Int?) {
+        let parts = text.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
         let sequence = try FeedCursor(String(parts[0]))
-        if parts.count == 2 && (sequence == .now || !isCursorTag(parts[1])) {
-            throw APIError.badRequest("a feed cursor is a sequence number, optionally with a 16-digit hex tag: got \(text)")
+        let digits = parts.count == 3 && !parts[2].isEmpty && parts[2].utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+        if parts.count >= 2 && (sequence == .now || !isCursorTag(parts[1])) || parts.count == 3 && !digits {
+            throw APIError.badRequest("a feed cursor is a sequence number, optionally with a 16-digit hex tag and a mark: got \(text)")
         }
-        return (sequence, parts.count == 2 ? parts[1] : nil)
+        let mark = parts.count == 3 ? Int(parts[2]) ?? Int.max : nil
+        return (sequence, parts.count >= 2 ? parts[1] : nil, mark)
     }
 
     private static func isCursorTag(_ text: Substring) -> Bool {
@@ -77,11 +96,13 @@ extension ServerRoutes {
     }
 
     /// The backend's changes, a 410's horizon bound to the reader, with the rows its membership
-    /// changes move in and out (``MembershipMoves``).
-    private func changes(after cursor: FeedCursor, in names: Set<String>?, limit: Int, _ visibility: Visibility) async throws -> FeedPage {
+    /// changes after `mark` (nil: after the cursor) move in and out (``MembershipMoves``).
+    private func changes(
+        after cursor: FeedCursor, in names: Set<String>?, limit: Int, _ visibility: Visibility, movesAfter mark: Int? = nil
+    ) async throws -> FeedPage {
         let page = try await withHorizonBound(to: visibility) { try await backend.changes(after: cursor, in: names, limit: limit, visibility: visibility) }
         guard let moves = MembershipMoves(backend: backend, visibility: visibility), case .after(let since) = cursor else { return page }
-        return try await moves.page(page, after: since, in: names)
+        return try await moves.page(page, after: since, movesAfter: mark ?? since, in: names)
     }
 
     /// Runs a read of the feed, binding a 410's horizon to the reader.
@@ -126,10 +147,15 @@ extension ServerRoutes {
         var backlog: [SyncChange] = []
         var since: Int
         do {
-            var page = try await changes(after: cursor, in: names, limit: Self.maximumFeedLimit, visibility)
+            // The backlog is one catch-up: its pages move only rows of memberships changed since it began.
+            var mark: Int?
+            if case .after(let given) = cursor, MembershipMoves(backend: backend, visibility: visibility) != nil {
+                mark = try await catchUpMark(request.headers[.lastEventID] ?? parameters.values("since").first, since: given, visibility)
+            }
+            var page = try await changes(after: cursor, in: names, limit: Self.maximumFeedLimit, visibility, movesAfter: mark)
             backlog = page.changes
             while page.more {
-                page = try await changes(after: .after(page.next), in: names, limit: Self.maximumFeedLimit, visibility)
+                page = try await changes(after: .after(page.next), in: names, limit: Self.maximumFeedLimit, visibility, movesAfter: mark)
                 backlog += page.changes
             }
             // What the client has seen: its cursor, resolved (`now` is the current sequence).

@@ -119,4 +119,29 @@ extension CardComment: RemoteResource { static let remote = RemoteConfiguration(
             #expect(try await held(bob) == ["note Bob's own"])
         }
     }
+
+    /// A user who belongs to 5,000 boards syncs them, their cards and the memberships, without
+    /// error (PowerSync's default is 1,000 buckets a connection).
+    @Test(.timeLimit(.minutes(5))) func aMemberOfFiveThousandBoardsSyncsThemAll() async throws {
+        let count = 5_000
+        let seed: JSONValue = [
+            "boards": .array((1...count).map { ["id": .number(JSONNumber($0)), "ownerId": "ann", "name": .string("board \($0)")] }),
+            "memberships": .array((1...count).map { ["id": .number(JSONNumber($0)), "boardId": .number(JSONNumber($0)), "userId": "bob", "role": "viewer"] }),
+            "cards": .array((1...count).map { ["id": .number(JSONNumber($0)), "boardId": .number(JSONNumber($0)), "title": .string("card \($0)")] }),
+            "comments": [], "notes": [],
+        ]
+        let access = AccessControl(rules: try AccessRules(json: Self.rules), tokens: PlainTokens())
+        let directory = try TemporaryDirectory(prefix: "modelsync-sharing-scale")
+        defer { directory.remove() }
+        try await withTestServer(data: seed, options: ServerOptions(access: access)) { server in
+            var options = RemoteStore.Options()
+            options.headers.add("Authorization", "Bearer user:bob")
+            let database = try Database(path: directory.path("bob.sqlite"), models: Self.models)
+            let bob = SyncStore(remote: RemoteStore(baseURL: server.baseURL, options: options), database: database, models: Self.models)
+            #expect(try await bob.pull(SharedBoard.self).upserted == count)
+            #expect(try await bob.pull(BoardMembership.self).upserted == count)
+            #expect(try await bob.pull(BoardCard.self).upserted == count)
+            #expect(try await database.read { db in try BoardCard.count(db) } == count)
+        }
+    }
 }
