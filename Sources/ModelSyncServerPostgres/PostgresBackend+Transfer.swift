@@ -129,9 +129,9 @@ extension PostgresBackend {
             }
         }
         for stone in book.tombstones {
-            var insert = BoundSQL("INSERT INTO \(schema.tombstones) (sequence, collection, id, at, owner) VALUES (")
+            var insert = BoundSQL("INSERT INTO \(schema.tombstones) (sequence, collection, id, at, owner, fields, departed) VALUES (")
             insert.append("\(insert.bind(stone.sequence)), \(insert.bind(stone.collection)), \(insert.bind(json: stone.id)), \(insert.bind(Date(timeIntervalSince1970: TimeInterval(stone.at)))), ")
-            insert.append("\(insert.bindOrNull(stone.owner)))")
+            insert.append("\(insert.bindOrNull(stone.owner)), \(stone.fields.map { insert.bind(json: .object($0)) } ?? "NULL"), \(insert.bind(stone.departed)))")
             try await connection.guardedRun(insert.query, logger: logger)
         }
         for (key, record) in book.idempotency {
@@ -188,11 +188,14 @@ extension PostgresBackend {
                     }
                     root[name] = .array(items)
                 }
-                // Departures stay behind: the JSON file keeps no such record (see ``readChanges``).
-                let stones = PostgresQuery(unsafeSQL: "SELECT sequence, collection, id::text, extract(epoch FROM at)::bigint, owner FROM \(schema.tombstones) WHERE NOT departed ORDER BY sequence")
-                for try await (sequence, collection, id, at, owner) in try await connection.guardedQuery(stones, logger: logger).decode((Int64, String, String, Int64, String?).self) {
+                // Departures too: the JSON file keeps them as this does.
+                let stones = PostgresQuery(unsafeSQL: "SELECT sequence, collection, id::text, extract(epoch FROM at)::bigint, owner, fields::text, departed FROM \(schema.tombstones) ORDER BY sequence")
+                for try await (sequence, collection, id, at, owner, fields, departed) in try await connection.guardedQuery(stones, logger: logger).decode(
+                    (Int64, String, String, Int64, String?, String?, Bool).self)
+                {
                     book.tombstones.append(Bookkeeping.Tombstone(
-                        collection: collection, id: try JSONValue(parsing: Array(id.utf8)), sequence: Int(sequence), at: Int(at), owner: owner))
+                        collection: collection, id: try JSONValue(parsing: Array(id.utf8)), sequence: Int(sequence), at: Int(at), owner: owner,
+                        fields: try fields.map { try JSONValue(parsing: Array($0.utf8)) }?.objectValue, departed: departed))
                 }
                 let accounts = PostgresQuery(unsafeSQL: "SELECT email, user_id, password_hash, role, generation FROM \(schema.accounts) ORDER BY email")
                 for try await (email, userID, hash, role, generation) in try await connection.guardedQuery(accounts, logger: logger).decode((String, String, String, String?, Int64).self) {
