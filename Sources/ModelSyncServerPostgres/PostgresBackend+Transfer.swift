@@ -237,6 +237,9 @@ struct SavedRowSecurity: Sendable {
     var policies: [String: [Policy]]
     /// The roles the tables were granted to (a `?role=`), besides their owner.
     var grantees: [String]
+    /// The generated columns that sharing rules read (``SharedRowsSQL``), by collection: the
+    /// membership functions read them, and the new tables have them from the commit on too.
+    var columns: [String: [(name: String, expression: String)]] = [:]
 
     /// Nil when no collection table of the schema has row-level security.
     static func read(_ schema: PostgresSchema, _ connection: PostgresConnection, _ logger: Logger) async throws -> SavedRowSecurity? {
@@ -251,7 +254,15 @@ struct SavedRowSecurity: Sendable {
         grants.append("WHERE g.table_schema::text = \(grants.bind(schema.name)) AND g.grantee::text NOT IN ('PUBLIC', current_user::text) ORDER BY 1")
         var grantees: [String] = []
         for try await grantee in try await connection.guardedQuery(grants.query, logger: logger).decode(String.self) { grantees.append(grantee) }
-        return SavedRowSecurity(policies: policies, grantees: grantees)
+        var saved = SavedRowSecurity(policies: policies, grantees: grantees)
+        var generated = BoundSQL("SELECT r.name, a.attname::text, pg_get_expr(d.adbin, d.adrelid) FROM \(schema.resources) AS r ")
+        generated.append("JOIN pg_attribute AS a ON a.attrelid = to_regclass(\(generated.bind(schema.quoted + ".")) || quote_ident(r.table_name)) ")
+        generated.append("JOIN pg_attrdef AS d ON d.adrelid = a.attrelid AND d.adnum = a.attnum ")
+        generated.append("WHERE a.attgenerated = 's' AND NOT a.attisdropped AND a.attname LIKE 'modelsync\\_field\\_%' ORDER BY 1, 2")
+        for try await (collection, name, expression) in try await connection.guardedQuery(generated.query, logger: logger).decode((String, String, String).self) {
+            saved.columns[collection, default: []].append((name, expression))
+        }
+        return saved
     }
 
     /// Gives the schema's collection tables (as loaded) the saved policies and grants.
@@ -268,6 +279,10 @@ struct SavedRowSecurity: Sendable {
                 Policy(name: "modelsync_read", command: "SELECT", using: closed), Policy(name: "modelsync_insert", command: "INSERT", check: closed),
                 Policy(name: "modelsync_update", command: "UPDATE", using: closed, check: closed), Policy(name: "modelsync_delete", command: "DELETE", using: closed),
             ]
+            for column in columns[collection] ?? [] {
+                statements.append("ALTER TABLE \(target) ADD COLUMN IF NOT EXISTS \(quotePostgres(column.name)) text GENERATED ALWAYS AS (\(column.expression)) STORED")
+                statements.append(SharedRowsSQL.columnIndex(column.name, table: target, tableName: table))
+            }
             for policy in saved {
                 var statement = "CREATE POLICY \(quotePostgres(policy.name)) ON \(target) FOR \(policy.command)"
                 if let using = policy.using { statement += " USING (\(using))" }

@@ -117,6 +117,12 @@ struct SharedRowsSQL: Sendable {
         }
     }
 
+    /// The statement that indexes a generated column of the table `table` (unquoted: `tableName`).
+    static func columnIndex(_ column: String, table: String, tableName: String) -> String {
+        let index = "modelsync_field_index_" + stableHash((tableName + "\u{0}" + column).utf8)
+        return "CREATE INDEX IF NOT EXISTS \(quotePostgres(index)) ON \(table) (\(quotePostgres(column)))"
+    }
+
     /// The function of a membership link (see the type's notes).
     func memberFunction(_ link: SharingRule.Membership) -> String {
         func counted(_ text: String) -> String { "\(text.utf8.count):\(text)" }
@@ -140,8 +146,7 @@ struct SharedRowsSQL: Sendable {
                     ALTER TABLE \(table) ADD COLUMN IF NOT EXISTS \(quotePostgres(column)) text \
                     GENERATED ALWAYS AS (\(schema.textFunction)(record -> \(schema.literal(field)))) STORED
                     """)
-                let index = "modelsync_field_index_" + stableHash((tableName + "\u{0}" + field).utf8)
-                statements.append("CREATE INDEX IF NOT EXISTS \(quotePostgres(index)) ON \(table) (\(quotePostgres(column)))")
+                statements.append(Self.columnIndex(column, table: table, tableName: tableName))
             }
         }
         let pinned = "SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET modelsync.system = 'on'"

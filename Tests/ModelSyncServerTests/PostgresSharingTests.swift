@@ -1,0 +1,176 @@
+import Foundation
+import Logging
+import ModelSyncJSON
+import NIOHTTP1
+@testable import ModelSyncServer
+@testable import ModelSyncServerPostgres
+import PostgresNIO
+import ServerTestSupport
+import Testing
+
+/// Sharing rules over PostgreSQL: the row-level security policies say what the queries say (a
+/// member sees the board, its cards and their comments; a viewer may not change them), read as
+/// the server's role with a caller's settings, whatever SQL it runs; and the server's answers
+/// over HTTP, the feed's deletions included.
+@Suite struct PostgresSharingTests {
+    /// A team tracker: Ann owns board 1, on which Bob is a viewer and Eve an editor; Cat owns
+    /// board 2. Dan belongs nowhere.
+    static let data: JSONValue = [
+        "users": [["id": 1], ["id": 2], ["id": 3], ["id": 4], ["id": 5]],
+        "boards": [["id": 1, "ownerId": 1, "name": "Ann's"], ["id": 2, "ownerId": 3, "name": "Cat's"]],
+        "memberships": [["id": 1, "boardId": 1, "userId": 2, "role": "viewer"], ["id": 2, "boardId": 1, "userId": 5, "role": "editor"]],
+        "cards": [["id": 1, "boardId": 1, "title": "on Ann's"], ["id": 2, "boardId": 2, "title": "on Cat's"]],
+        "comments": [["id": 1, "cardId": 1, "authorId": 1, "text": "Ann's"], ["id": 2, "cardId": 2, "authorId": 3, "text": "Cat's"]],
+    ]
+
+    static let rules: JSONValue = [
+        "boards": ["owner": "ownerId", "members": ["collection": "memberships", "field": "boardId"], "create": "signedIn", "delete": "owner"],
+        "cards": ["parent": ["collection": "boards", "field": "boardId"]],
+        "comments": ["parent": ["collection": "cards", "field": "cardId"], "owner": "authorId"],
+    ]
+
+    static func options() throws -> ServerOptions {
+        ServerOptions(access: AccessControl(
+            rules: try AccessRules(json: rules), tokens: TestTokens(), accounts: BuiltInAccounts(issuer: TestTokens(), passwords: TestPasswords())))
+    }
+
+    /// Plain SQL as the server's role: the policies admit a member's board, cards and comments,
+    /// nothing to a stranger, and no change to a viewer; an editor changes a card but cannot move
+    /// it to a board it may not edit.
+    @Test func thePoliciesFollowMembershipsAndParents() async throws {
+        try await withSharingServer { _, database in
+            let schema = TestPostgres.quotedSchema(database)
+            try await TestPostgres.withConnection(to: database, label: "test.raw") { connection in
+                var tables: [String: String] = [:]
+                for name in ["boards", "memberships", "cards", "comments"] { tables[name] = "\(schema).\(try await table(of: name, schema, connection))" }
+                func ids(_ user: String, _ collection: String, role: String = "") async throws -> [String] {
+                    try await asCaller(connection, user, role: role, "SELECT id_text FROM \(tables[collection] ?? "") ORDER BY id_text")
+                }
+                // Bob, a viewer of board 1: the board, its card, the card's comment, his membership.
+                #expect(try await ids("2", "boards") == ["1"])
+                #expect(try await ids("2", "cards") == ["1"])
+                #expect(try await ids("2", "comments") == ["1"])
+                #expect(try await ids("2", "memberships") == ["1", "2"])
+                // Dan, a member of nothing, and an anonymous caller: nothing.
+                for user in ["4", ""] {
+                    for collection in ["boards", "memberships", "cards", "comments"] { #expect(try await ids(user, collection).isEmpty) }
+                }
+                // Ann owns board 1, Cat board 2: each sees their own; an admin sees both.
+                #expect(try await ids("1", "cards") == ["1"])
+                #expect(try await ids("3", "comments") == ["2"])
+                #expect(try await ids("9", "cards", role: "admin") == ["1", "2"])
+                // Bob's update of the card touches nothing (the policy's USING hides it), and his
+                // new card on board 1 is refused (its WITH CHECK).
+                let touch = "UPDATE \(tables["cards"] ?? "") SET record = record || '{\"title\":\"x\"}' RETURNING id_text"
+                #expect(try await asCaller(connection, "2", touch) == [])
+                await #expect(throws: (any Error).self) {
+                    try await asCaller(connection, "2", "INSERT INTO \(tables["cards"] ?? "") (id_text, version, record) VALUES ('9', 999, '{\"id\":9,\"boardId\":1}')")
+                }
+                // Eve, an editor of board 1, changes its card, and Cat's not; she cannot move it to
+                // Cat's board.
+                #expect(try await asCaller(connection, "5", touch) == ["1"])
+                await #expect(throws: (any Error).self) {
+                    try await asCaller(connection, "5", "UPDATE \(tables["cards"] ?? "") SET record = record || '{\"boardId\":2}' WHERE id_text = '1'")
+                }
+                // Bob may not make himself an editor: changing memberships takes a manager.
+                #expect(try await asCaller(connection, "2", "UPDATE \(tables["memberships"] ?? "") SET record = record || '{\"role\":\"manager\"}' RETURNING id_text") == [])
+            }
+        }
+    }
+
+    /// The server's answers on PostgreSQL: lists, items, nested routes and embeds show the
+    /// member's rows only; a viewer's writes are refused; the feed shows a member the rows and
+    /// the deletions of the rows it saw (a card moved away, a card deleted), and a stranger none.
+    @Test func theServerAnswersMembersOnly() async throws {
+        try await withServer(Self.data, options: try Self.options(), backend: .postgres) { _, base in
+            func get(_ path: String, _ user: Int) async throws -> Reply {
+                try await send(.GET, base + path, headers: [("Authorization", "Bearer test:\(user):")])
+            }
+            func write(_ method: HTTPMethod, _ path: String, _ body: String?, _ user: Int) async throws -> Reply {
+                try await send(method, base + path, body: body, headers: [("Authorization", "Bearer test:\(user):")])
+            }
+            #expect(try await get("/cards", 2).ids == [1])
+            #expect(try await get("/cards", 4).ids == [])
+            #expect(try await get("/comments?_page=1&_limit=5", 2).ids == [1])
+            #expect(try await get("/comments?_page=1&_limit=5", 2).header("X-Total-Count") == "1")
+            #expect(try await get("/boards/1/cards", 2).ids == [1])
+            #expect(try await get("/boards/2/cards", 2).status == 404)
+            #expect(try await get("/boards/2", 2).status == 404)
+            #expect(try await get("/boards/1?_embed=cards", 2).json?["cards"]?.arrayValue?.count == 1)
+            #expect(try await get("/cards/1?_expand=board", 2).json?["board"]?["name"] == "Ann's")
+            // A viewer reads and may not write; an editor may, but not onto a board it cannot edit.
+            #expect(try await write(.PATCH, "/cards/1", #"{"title":"Bob's"}"#, 2).status == 403)
+            #expect(try await write(.POST, "/cards", #"{"boardId":1,"title":"Bob's"}"#, 2).status == 403)
+            #expect(try await write(.DELETE, "/cards/1", nil, 2).status == 403)
+            #expect(try await write(.PATCH, "/cards/2", #"{"title":"Bob's"}"#, 2).status == 404)
+            #expect(try await write(.PATCH, "/cards/1", #"{"title":"Eve's"}"#, 5).status == 200)
+            #expect(try await write(.PATCH, "/cards/1", #"{"boardId":2}"#, 5).status == 403)
+            #expect(try await write(.POST, "/cards", #"{"boardId":1,"title":"Eve's new"}"#, 5).status == 201)
+            #expect(try await write(.POST, "/cards", #"{"boardId":2,"title":"Eve's new"}"#, 5).status == 403)
+            // Bob's feed: his board, its cards, the comment, the memberships.
+            let first = try await get("/_changes", 2)
+            let seen = Set((first.json?["changes"]?.arrayValue ?? []).compactMap { change in
+                change["collection"]?.stringValue.map { "\($0)/\(scalarText(change["id"] ?? .null) ?? "")" }
+            })
+            #expect(seen == ["boards/1", "cards/1", "cards/3", "comments/1", "memberships/1", "memberships/2", "users/2"])
+            let cursor = first.json?["next"]?.stringValue ?? ""
+            let strangerCursor = try await get("/_changes", 4).json?["next"]?.stringValue ?? ""
+            // Ann makes a board of her own, moves card 1 there, and deletes card 3.
+            #expect(try await write(.POST, "/boards", #"{"id":3,"name":"Ann's private"}"#, 1).status == 201)
+            #expect(try await write(.PATCH, "/cards/1", #"{"boardId":3}"#, 1).status == 200)
+            #expect(try await write(.DELETE, "/cards/3", nil, 1).status == 200)
+            let after = try await get("/_changes?since=\(cursor)", 2).json?["changes"]?.arrayValue ?? []
+            #expect(after.map { "\($0["collection"]?.stringValue ?? "")/\(scalarText($0["id"] ?? .null) ?? ""):\($0["deleted"]?.boolValue ?? false)" }.sorted()
+                == ["cards/1:true", "cards/3:true"])
+            let stranger = try await get("/_changes?since=\(strangerCursor)", 4).json?["changes"]?.arrayValue ?? []
+            #expect(stranger.isEmpty)
+        }
+    }
+
+    // MARK: Raw SQL
+
+    /// A server under the sharing rules over a fresh schema, as the access role; errors are
+    /// recorded, and the server and schema always go.
+    private func withSharingServer(_ body: (SyncServer, ServerDatabase) async throws -> Void) async throws {
+        let database = try TestPostgres.database()
+        try await TestPostgres.ensureAccessRole(database)
+        let server = try await SyncServer.start(
+            data: Self.data, database: database.withRole(TestPostgres.accessRole), options: try Self.options(),
+            logger: TestPostgresLog.logger("server \(database.schema)"))
+        do {
+            try await body(server, database)
+        } catch {
+            Issue.record(error)
+        }
+        await server.shutdown()
+        await TestPostgres.drop(database)
+    }
+
+    /// `statement`'s first column as text, as the server's role with a caller's settings, rolled back.
+    private func asCaller(_ connection: PostgresConnection, _ user: String, role: String = "", _ statement: String) async throws -> [String] {
+        let logger = Logger(label: "test")
+        _ = try await connection.query("BEGIN", logger: logger).collect()
+        let settings: PostgresQuery = """
+            SELECT set_config('role', \(TestPostgres.accessRole), true), set_config('modelsync.user_id', \(user), true), \
+            set_config('modelsync.role', \(role), true)
+            """
+        do {
+            _ = try await connection.query(settings, logger: logger).collect()
+            var found: [String] = []
+            for try await row in try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) {
+                if let text = try? row.decode(String.self) { found.append(text) }
+            }
+            _ = try await connection.query("ROLLBACK", logger: logger).collect()
+            return found
+        } catch {
+            _ = try? await connection.query("ROLLBACK", logger: logger).collect()
+            throw error
+        }
+    }
+
+    private func table(of collection: String, _ schema: String, _ connection: PostgresConnection) async throws -> String {
+        let query = PostgresQuery(unsafeSQL: "SELECT table_name FROM \(schema).modelsync_resources WHERE name = '\(collection)'")
+        for try await table in try await connection.query(query, logger: Logger(label: "test")).decode(String.self) { return table }
+        throw APIError.notFound("no table for \(collection)")
+    }
+}
