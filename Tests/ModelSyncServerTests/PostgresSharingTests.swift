@@ -124,6 +124,15 @@ import Testing
                 == ["cards/1:true", "cards/3:true"])
             let stranger = try await get("/_changes?since=\(strangerCursor)", 4).json?["changes"]?.arrayValue ?? []
             #expect(stranger.isEmpty)
+            // A card whose board went first: its deletion still reaches the board's members, by
+            // the board's tombstone.
+            #expect(try await write(.POST, "/cards", #"{"id":4,"boardId":1}"#, 5).status == 201)
+            let eveCursor = try await get("/_changes", 5).json?["next"]?.stringValue ?? ""
+            #expect(try await write(.DELETE, "/boards/1", nil, 1).status == 200)
+            #expect(try await send(.DELETE, base + "/cards/4", headers: [("Authorization", "Bearer test:9:admin")]).status == 200)
+            let gone = try await get("/_changes?since=\(eveCursor)", 5).json?["changes"]?.arrayValue ?? []
+            #expect(gone.map { "\($0["collection"]?.stringValue ?? "")/\(scalarText($0["id"] ?? .null) ?? ""):\($0["deleted"]?.boolValue ?? false)" }
+                == ["boards/1:true", "cards/4:true"])
         }
     }
 
