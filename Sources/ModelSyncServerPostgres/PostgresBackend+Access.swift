@@ -125,7 +125,7 @@ extension PostgresBackend {
         // Every signed-in caller who is not an admin gets a filter of the same shape: one made
         // for any of them, its user ids written as the setting.
         let filter = rules.rows(of: collection, reaching: needed, for: Caller(userID: "policy"))
-        let condition = shared.condition(filter, of: .table(collection: collection, alias: nil), user: { _ in user }, columns: false)
+        let condition = shared.condition(filter, of: .table(collection: collection, alias: nil), user: { _ in user })
         return "\(bypass) OR (\(user) IS NOT NULL AND (\(condition)))"
     }
 

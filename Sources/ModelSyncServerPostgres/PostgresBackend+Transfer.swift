@@ -240,6 +240,10 @@ struct SavedRowSecurity: Sendable {
     /// The generated columns that sharing rules read (``SharedRowsSQL``), by collection: the
     /// membership functions read them, and the new tables have them from the commit on too.
     var columns: [String: [(name: String, expression: String)]] = [:]
+    /// Each collection's table before the import. A sharing rule's policies and membership
+    /// functions name other collections' tables: should the import give a collection another
+    /// table, they would read the wrong one, so they are closed instead until a server starts.
+    var tablesBefore: [String: String] = [:]
 
     /// Nil when no collection table of the schema has row-level security.
     static func read(_ schema: PostgresSchema, _ connection: PostgresConnection, _ logger: Logger) async throws -> SavedRowSecurity? {
@@ -255,6 +259,8 @@ struct SavedRowSecurity: Sendable {
         var grantees: [String] = []
         for try await grantee in try await connection.guardedQuery(grants.query, logger: logger).decode(String.self) { grantees.append(grantee) }
         var saved = SavedRowSecurity(policies: policies, grantees: grantees)
+        let named = PostgresQuery(unsafeSQL: "SELECT name, table_name FROM \(schema.resources) WHERE table_name IS NOT NULL")
+        for try await (name, table) in try await connection.guardedQuery(named, logger: logger).decode((String, String).self) { saved.tablesBefore[name] = table }
         var generated = BoundSQL("SELECT r.name, a.attname::text, pg_get_expr(d.adbin, d.adrelid) FROM \(schema.resources) AS r ")
         generated.append("JOIN pg_attribute AS a ON a.attrelid = to_regclass(\(generated.bind(schema.quoted + ".")) || quote_ident(r.table_name)) ")
         generated.append("JOIN pg_attrdef AS d ON d.adrelid = a.attrelid AND d.adnum = a.attnum ")
@@ -272,17 +278,40 @@ struct SavedRowSecurity: Sendable {
         for try await (name, table) in try await connection.guardedQuery(query, logger: logger).decode((String, String).self) { tables.append((name, table)) }
         let closed = PostgresBackend.policyCondition(nil, needed: .read, schema: schema)
         var statements: [String] = []
+        let moved = tables.contains { name, table in tablesBefore[name].map { $0 != table } ?? false }
+            || tablesBefore.keys.contains { name in !tables.contains { $0.0 == name } }
+        if moved {
+            // The membership functions read a table by name: gone until a server starts and makes them.
+            statements.append("DO " + schema.literal("""
+                DECLARE f regprocedure;
+                BEGIN
+                    FOR f IN SELECT p.oid::regprocedure FROM pg_proc AS p JOIN pg_namespace AS n ON n.oid = p.pronamespace
+                        WHERE n.nspname = \(schema.literal(schema.name)) AND p.proname LIKE 'modelsync\\_members\\_%' LOOP
+                        EXECUTE format('DROP FUNCTION %s', f);
+                    END LOOP;
+                END
+                """))
+        }
+        /// Whether a policy reads other tables than its own (a sharing rule's).
+        func readsOthers(_ policy: Policy) -> Bool {
+            [policy.using, policy.check].contains { $0?.contains("modelsync_records_") == true || $0?.contains("modelsync_members_") == true }
+        }
+        // Every table's columns before any policy: a policy reads its parents' columns.
         for (collection, table) in tables {
-            let target = schema.table(table)
-            statements.append("ALTER TABLE \(target) ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY")
-            let saved = policies[collection] ?? [
-                Policy(name: "modelsync_read", command: "SELECT", using: closed), Policy(name: "modelsync_insert", command: "INSERT", check: closed),
-                Policy(name: "modelsync_update", command: "UPDATE", using: closed, check: closed), Policy(name: "modelsync_delete", command: "DELETE", using: closed),
-            ]
             for column in columns[collection] ?? [] {
+                let target = schema.table(table)
                 statements.append("ALTER TABLE \(target) ADD COLUMN IF NOT EXISTS \(quotePostgres(column.name)) text GENERATED ALWAYS AS (\(column.expression)) STORED")
                 statements.append(SharedRowsSQL.columnIndex(column.name, table: target, tableName: table))
             }
+        }
+        for (collection, table) in tables {
+            let target = schema.table(table)
+            statements.append("ALTER TABLE \(target) ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY")
+            let kept = policies[collection].map { saved in moved && saved.contains(where: readsOthers) ? nil : saved } ?? nil
+            let saved = kept ?? [
+                Policy(name: "modelsync_read", command: "SELECT", using: closed), Policy(name: "modelsync_insert", command: "INSERT", check: closed),
+                Policy(name: "modelsync_update", command: "UPDATE", using: closed, check: closed), Policy(name: "modelsync_delete", command: "DELETE", using: closed),
+            ]
             for policy in saved {
                 var statement = "CREATE POLICY \(quotePostgres(policy.name)) ON \(target) FOR \(policy.command)"
                 if let using = policy.using { statement += " USING (\(using))" }

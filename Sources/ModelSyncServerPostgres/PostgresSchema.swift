@@ -351,7 +351,8 @@ struct PostgresSchema: Sendable {
                 BEGIN
                     IF to_regclass(\(literal(quoted + ".modelsync_resources"))) IS NOT NULL THEN
                         FOR t IN SELECT table_name FROM \(resources) WHERE table_name IS NOT NULL LOOP
-                            EXECUTE format('DROP TABLE IF EXISTS %I.%I', \(literal(name)), t);
+                            -- CASCADE: a sharing rule's policies on other tables read this one.
+                            EXECUTE format('DROP TABLE IF EXISTS %I.%I CASCADE', \(literal(name)), t);
                             EXECUTE format('DROP FUNCTION IF EXISTS %I.%I', \(literal(name)), t || '_write');
                         END LOOP;
                     END IF;

@@ -65,26 +65,22 @@ struct SharedRowsSQL: Sendable {
 
     /// The SQL condition of the rows `filter` admits. `user` writes a user id of the filter (a
     /// bound value), or an expression in its place (the policies'). With `tombstones`, a parent
-    /// that was deleted is found in its tombstone's fields (the feed's deletions). `columns`
-    /// false reads fields from `record` only (policies outlive the generated columns: an import
-    /// makes the tables again, and keeps their policies).
-    func condition(
-        _ filter: RowFilter, of source: Source, user: (String) -> String, tombstones: Bool = false, columns useColumns: Bool = true, depth: Int = 0
-    ) -> String {
+    /// that was deleted is found in its tombstone's fields (the feed's deletions).
+    func condition(_ filter: RowFilter, of source: Source, user: (String) -> String, tombstones: Bool = false, depth: Int = 0) -> String {
         func nested(_ filter: RowFilter, _ source: Source) -> String {
-            condition(filter, of: source, user: user, tombstones: tombstones, columns: useColumns, depth: depth + 1)
+            condition(filter, of: source, user: user, tombstones: tombstones, depth: depth + 1)
         }
         switch filter {
         case .everything: return "true"
         case .nothing: return "false"
         case .ownedBy(let field, let userID):
-            return "\(self.field(field, of: source, columns: useColumns)) = \(user(userID))"
+            return "\(self.field(field, of: source)) = \(user(userID))"
         case .member(let link, let userID, let roles):
             guard links.contains(link), !roles.isEmpty else { return "false" }
             let accepted = roles.map(schema.literal).joined(separator: ", ")
-            return "\(field("id", of: source, columns: useColumns)) IN (SELECT member_row FROM \(memberFunction(link))(\(user(userID))) WHERE member_role IN (\(accepted)))"
+            return "\(field("id", of: source)) IN (SELECT member_row FROM \(memberFunction(link))(\(user(userID))) WHERE member_role IN (\(accepted)))"
         case .parent(let field, let collection, let rows):
-            let named = self.field(field, of: source, columns: useColumns)
+            let named = self.field(field, of: source)
             var found: [String] = []
             if let table = tables[collection] {
                 let alias = "parent_\(depth)"
@@ -105,12 +101,12 @@ struct SharedRowsSQL: Sendable {
     }
 
     /// A field of the row as text (as ``scalarText(_:)`` gives it).
-    func field(_ name: String, of source: Source, columns useColumns: Bool = true) -> String {
+    func field(_ name: String, of source: Source) -> String {
         switch source {
         case .table(let collection, let alias):
             let prefix = alias.map { $0 + "." } ?? ""
             if name == "id" { return prefix + "id_text" }
-            if useColumns, let column = columns[collection]?[name] { return prefix + quotePostgres(column) }
+            if let column = columns[collection]?[name] { return prefix + quotePostgres(column) }
             return "\(schema.textFunction)(\(prefix)record -> \(schema.literal(name)))"
         case .json(let value):
             return "\(schema.textFunction)(\(value) -> \(schema.literal(name)))"

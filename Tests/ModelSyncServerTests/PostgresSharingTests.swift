@@ -136,6 +136,32 @@ import Testing
         }
     }
 
+    /// `import --replace` under a running server: the new tables keep the columns the
+    /// membership lookups read and the policies, and the server answers as before; an import
+    /// that gives the collections other tables closes the policies that name them.
+    @Test func anImportOverARunningSchemaKeepsTheSharingPolicies() async throws {
+        try await withSharingServer { server, database in
+            let schema = TestPostgres.quotedSchema(database)
+            try await SyncServer.importData(Self.data, into: database, replacing: true)
+            let bob = [("Authorization", "Bearer test:2:")]
+            #expect(try await send(.GET, server.baseURL.absoluteString + "/cards", headers: bob).ids == [1])
+            #expect(try await send(.GET, server.baseURL.absoluteString + "/boards/1/cards", headers: bob).ids == [1])
+            try await TestPostgres.withConnection(to: database, label: "test.raw") { connection in
+                let cards = try await table(of: "cards", schema, connection)
+                #expect(try await asCaller(connection, "2", "SELECT id_text FROM \(schema).\(cards) ORDER BY id_text") == ["1"])
+            }
+            // The collections in another order: each gets another table.
+            var reordered = JSONObject()
+            for name in ["comments", "cards", "memberships", "boards", "users"] { reordered[name] = Self.data[name] ?? [] }
+            try await SyncServer.importData(.object(reordered), into: database, replacing: true)
+            try await TestPostgres.withConnection(to: database, label: "test.raw") { connection in
+                let cards = try await table(of: "cards", schema, connection)
+                #expect(try await asCaller(connection, "2", "SELECT id_text FROM \(schema).\(cards) ORDER BY id_text") == [])
+                #expect(try await asCaller(connection, "9", role: "admin", "SELECT id_text FROM \(schema).\(cards) ORDER BY id_text") == ["1", "2"])
+            }
+        }
+    }
+
     // MARK: Raw SQL
 
     /// A server under the sharing rules over a fresh schema, as the access role; errors are
