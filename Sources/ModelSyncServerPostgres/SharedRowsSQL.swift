@@ -66,9 +66,19 @@ struct SharedRowsSQL: Sendable {
     /// The SQL condition of the rows `filter` admits. `user` writes a user id of the filter (a
     /// bound value), or an expression in its place (the policies'). With `tombstones`, a parent
     /// that was deleted is found in its tombstone's fields (the feed's deletions).
-    func condition(_ filter: RowFilter, of source: Source, user: (String) -> String, tombstones: Bool = false, depth: Int = 0) -> String {
-        func nested(_ filter: RowFilter, _ source: Source) -> String {
-            condition(filter, of: source, user: user, tombstones: tombstones, depth: depth + 1)
+    ///
+    /// A table's rows on which the user has a membership are `id_text = ANY(ARRAY(…))`: the
+    /// array is read once, and PostgreSQL looks its ids up in the index (with an owner's rows, a
+    /// `BitmapOr` of two index scans), so the cost follows the user's memberships, not the
+    /// table. Where the condition can only filter row by row (`indexed` false: a policy's own
+    /// rows, behind its bypass; a tombstone's fields), `IN (SELECT …)`: a hash probe per row
+    /// where an array is searched from end to end.
+    func condition(
+        _ filter: RowFilter, of source: Source, user: (String) -> String, tombstones: Bool = false, indexed: Bool = true, depth: Int = 0
+    ) -> String {
+        // A parent's rows are a subquery of their own, which an index serves; `any` stays on this row.
+        func nested(_ filter: RowFilter, _ source: Source, indexed: Bool = true) -> String {
+            condition(filter, of: source, user: user, tombstones: tombstones, indexed: indexed, depth: depth + 1)
         }
         switch filter {
         case .everything: return "true"
@@ -78,7 +88,9 @@ struct SharedRowsSQL: Sendable {
         case .member(let link, let userID, let roles):
             guard links.contains(link), !roles.isEmpty else { return "false" }
             let accepted = roles.map(schema.literal).joined(separator: ", ")
-            return "\(field("id", of: source)) IN (SELECT member_row FROM \(memberFunction(link))(\(user(userID))) WHERE member_role IN (\(accepted)))"
+            let rows = "SELECT member_row FROM \(memberFunction(link))(\(user(userID))) WHERE member_role IN (\(accepted))"
+            if indexed, case .table = source { return "\(field("id", of: source)) = ANY(ARRAY(\(rows)))" }
+            return "\(field("id", of: source)) IN (\(rows))"
         case .parent(let field, let collection, let rows):
             let named = self.field(field, of: source)
             var found: [String] = []
@@ -96,7 +108,7 @@ struct SharedRowsSQL: Sendable {
             }
             return found.isEmpty ? "false" : "(" + found.joined(separator: " OR ") + ")"
         case .any(let filters):
-            return filters.isEmpty ? "false" : "(" + filters.map { nested($0, source) }.joined(separator: " OR ") + ")"
+            return filters.isEmpty ? "false" : "(" + filters.map { nested($0, source, indexed: indexed) }.joined(separator: " OR ") + ")"
         }
     }
 
