@@ -172,48 +172,17 @@ import Testing
 
     // MARK: Raw SQL
 
-    /// A server under the sharing rules over a fresh schema, as the access role; errors are
-    /// recorded, and the server and schema always go.
+    /// A server under the sharing rules over a fresh schema, as the access role.
     private func withSharingServer(_ body: (SyncServer, ServerDatabase) async throws -> Void) async throws {
-        let database = try TestPostgres.database()
-        try await TestPostgres.ensureAccessRole(database)
-        let server = try await SyncServer.start(
-            data: Self.data, database: database.withRole(TestPostgres.accessRole), options: try Self.options(),
-            logger: TestPostgresLog.logger("server \(database.schema)"))
-        do {
-            try await body(server, database)
-        } catch {
-            Issue.record(error)
-        }
-        await server.shutdown()
-        await TestPostgres.drop(database)
+        try await PostgresRowSecurityTests().withSecuredServer(data: Self.data, options: try Self.options(), body)
     }
 
     /// `statement`'s first column as text, as the server's role with a caller's settings, rolled back.
     private func asCaller(_ connection: PostgresConnection, _ user: String, role: String = "", _ statement: String) async throws -> [String] {
-        let logger = Logger(label: "test")
-        _ = try await connection.query("BEGIN", logger: logger).collect()
-        let settings: PostgresQuery = """
-            SELECT set_config('role', \(TestPostgres.accessRole), true), set_config('modelsync.user_id', \(user), true), \
-            set_config('modelsync.role', \(role), true)
-            """
-        do {
-            _ = try await connection.query(settings, logger: logger).collect()
-            var found: [String] = []
-            for try await row in try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) {
-                if let text = try? row.decode(String.self) { found.append(text) }
-            }
-            _ = try await connection.query("ROLLBACK", logger: logger).collect()
-            return found
-        } catch {
-            _ = try? await connection.query("ROLLBACK", logger: logger).collect()
-            throw error
-        }
+        try await PostgresRowSecurityTests().asCaller(connection, user, role: role, statement)
     }
 
     private func table(of collection: String, _ schema: String, _ connection: PostgresConnection) async throws -> String {
-        let query = PostgresQuery(unsafeSQL: "SELECT table_name FROM \(schema).modelsync_resources WHERE name = '\(collection)'")
-        for try await table in try await connection.query(query, logger: Logger(label: "test")).decode(String.self) { return table }
-        throw APIError.notFound("no table for \(collection)")
+        try await PostgresRowSecurityTests().table(of: collection, schema, connection)
     }
 }
