@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import ModelSyncJSON
 import NIOHTTP1
 @testable import ModelSyncServer
