@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ModelSyncCore
 import ModelSyncJSON
+import ModelSyncProtocol
 import ModelSyncServer
 import PostgresNIO
 
@@ -95,10 +96,17 @@ extension PostgresBackend {
             let rule = security.rules.rule(for: collection)
             let (read, create, update, delete): (String, String, String, String)
             if let sharing = rule?.sharing {
-                func rows(_ needed: SharingRule.Standing) -> String {
-                    sharingPolicyCondition(collection, reaching: needed, rules: security.rules, shared: shared)
+                func rows(_ needed: SharingRule.Standing, countingOwner: Bool = true) -> String {
+                    sharingPolicyCondition(collection, reaching: needed, rules: security.rules, shared: shared, countingOwner: countingOwner)
                 }
-                (read, create, update, delete) = (rows(min(sharing.list, sharing.view)), rows(sharing.create), rows(sharing.update), rows(sharing.delete))
+                // A create counts only the standing the new row inherits (its owner field is the
+                // caller's); a member reads their own memberships (``AccessRules/access(to:for:)``).
+                var listed = rows(min(sharing.list, sharing.view))
+                if let membership = security.rules.membershipLink(of: collection) {
+                    let own = shared.field(membership.link.user, of: .table(collection: collection, alias: nil))
+                    listed = "(\(listed)) OR (\(policyUser) IS NOT NULL AND \(own) = \(policyUser))"
+                }
+                (read, create, update, delete) = (listed, rows(sharing.create, countingOwner: false), rows(sharing.update), rows(sharing.delete))
             } else {
                 let write = policyCondition(rule, needed: .readWrite, schema: schema)
                 (read, create, update, delete) = (policyCondition(rule, needed: .read, schema: schema), write, write, write)
@@ -118,13 +126,15 @@ extension PostgresBackend {
     /// Under a sharing rule, a policy's condition on `record`: admins and the server's own work
     /// see every row; everyone else the rows of `collection` on which they stand at `needed` at
     /// least, by the same filter the queries use, with the user from `modelsync.user_id`.
-    static func sharingPolicyCondition(_ collection: String, reaching needed: SharingRule.Standing, rules: AccessRules, shared: SharedRowsSQL) -> String {
+    static func sharingPolicyCondition(
+        _ collection: String, reaching needed: SharingRule.Standing, rules: AccessRules, shared: SharedRowsSQL, countingOwner: Bool = true
+    ) -> String {
         let (user, bypass) = (policyUser, policyBypass(shared.schema))
         if needed <= .everyone { return "true" }
         if needed >= .admin { return bypass }
         // Every signed-in caller who is not an admin gets a filter of the same shape: one made
         // for any of them, its user ids written as the setting.
-        let filter = rules.rows(of: collection, reaching: needed, for: Caller(userID: "policy"))
+        let filter = rules.rows(of: collection, reaching: needed, for: Caller(userID: "policy"), countingOwner: countingOwner)
         // Behind the bypass the policy filters row by row: its memberships as a hashed set.
         let condition = shared.condition(filter, of: .table(collection: collection, alias: nil), user: { _ in user }, indexed: false)
         return "\(bypass) OR (\(user) IS NOT NULL AND (\(condition)))"

@@ -1,6 +1,7 @@
 import Foundation
 import ModelSyncCore
 import ModelSyncJSON
+import ModelSyncProtocol
 import ModelSyncServer
 import PostgresNIO
 
@@ -83,6 +84,37 @@ extension PostgresBackend {
         var rows: [(rowID: String, role: String)] = []
         for try await (rowID, role) in try await connection.guardedQuery(select.query, logger: logger).decode((String, String).self) { rows.append((rowID, role)) }
         return rows
+    }
+
+    func currentChanges(of collection: String, where field: String, isOneOf values: [String], visibility: Visibility) async throws -> [SyncChange] {
+        guard let table = resources[collection]?.table, !values.isEmpty else { return [] }
+        let rows = visibility.rows(of: collection)
+        if rows == .nothing { return [] }
+        // Open visibility reads every row: the server's own work, whatever the policies say.
+        return try await reading(as: visibility.caller, system: visibility.isOpen) { connection in
+            var select = BoundSQL("SELECT version, record::text, created_with FROM \(table) WHERE ")
+            select.append("\(shared.field(field, of: .table(collection: collection, alias: nil))) = ANY(\(select.bind(values))::text[]) ")
+            select.append("AND \(rowCondition(rows, &select, of: collection)) ORDER BY version")
+            var changes: [SyncChange] = []
+            for try await (version, text, createdWith) in try await connection.guardedQuery(select.query, logger: logger).decode((Int64, String, String?).self) {
+                let record = try JSONValue(parsing: Array(text.utf8))
+                let change = SyncChange(sequence: Int(version), collection: collection, id: record["id"] ?? .null, record: record, createdWith: createdWith)
+                // The statement admitted the row: only the create's key is left to decide.
+                if let shown = try visibility.shown(change, rows: .everything, RowFacts(NoRowLookups())) { changes.append(shown) }
+            }
+            return changes
+        }
+    }
+
+    func tombstoneFields(in collection: String, id: JSONValue, sequence: Int) async throws -> JSONObject? {
+        // The tombstones have no policies: one read by their key.
+        try await readingOnce { connection in
+            var select = BoundSQL("SELECT fields::text FROM \(schema.tombstones) WHERE sequence = ")
+            select.append("\(select.bind(sequence)) AND collection = \(select.bind(collection)) AND \(schema.textFunction)(id) = \(select.bind(scalarText(id) ?? ""))")
+            let found: String?? = try await connection.guardedFirst(select.query, as: String?.self, logger: logger)
+            guard let text = found ?? nil else { return nil }
+            return try JSONValue(parsing: Array(text.utf8)).objectValue
+        }
     }
 
     func memberships(of userID: String, in links: [SharingRule.Membership]) async throws -> [MembershipList.Entry] {

@@ -91,7 +91,7 @@ extension SQLiteBackend {
             var object = given
             if let given = object["id"], given != .null {
                 let id = try normalizedID(given)
-                if let current = try record(name, id: scalarText(id) ?? "", connection) { throw operation.duplicateID(current.record, given) }
+                if let current = try record(name, id: scalarText(id) ?? "", connection) { throw operation.duplicateID(current.record, given, RowFacts(NoRowLookups())) }
                 object["id"] = id
             } else {
                 object["id"] = nil
@@ -108,7 +108,7 @@ extension SQLiteBackend {
             try requireCollection(name, connection)
             guard let current = try record(name, id: id, connection) else { throw APIError.missing(name, id) }
             let updated = ItemWrite.updated(current.record, with: body, merge: merge, keeping: operation.access?.ownerField)
-            try operation.checkAccess(to: current.record, replacement: updated)
+            try operation.checkAccess(to: current.record, replacement: updated, RowFacts(NoRowLookups()))
             try checkIfMatch(current.record, version: current.version, operation.ifMatch)
             let formerOwner = operation.departure(from: current.record, to: updated)
             let stored = JSONValue.object(updated)
@@ -125,7 +125,7 @@ extension SQLiteBackend {
             try operation.checkSignedIn()
             try requireCollection(name, connection)
             guard let current = try record(name, id: id, connection) else { throw APIError.missing(name, id) }
-            try operation.checkAccess(to: current.record, replacement: nil)
+            try operation.checkAccess(to: current.record, replacement: nil, RowFacts(NoRowLookups()))
             try checkIfMatch(current.record, version: current.version, operation.ifMatch)
             let sequence = state.next()
             try connection.execute("DELETE FROM \(SQLiteSchema.records) WHERE row_id = ?", [.integer(current.rowID)])

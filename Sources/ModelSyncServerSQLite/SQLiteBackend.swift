@@ -168,7 +168,7 @@ public final class SQLiteBackend: ServerBackend {
         if let owner = request.owner {
             // The parent by its id (an index), and only when the reader may see it.
             try requireCollection(owner.collection, connection)
-            guard let parent = try record(owner.collection, id: owner.id, connection), visibility.rows(of: owner.collection).admits(parent.record) else {
+            guard let parent = try record(owner.collection, id: owner.id, connection), try visibility.rows(of: owner.collection).admits(parent.record, RowFacts(NoRowLookups())) else {
                 throw APIError.missing(owner.collection, owner.id)
             }
             query.require(foreignKey(of: owner.collection), equals: owner.id)
@@ -205,7 +205,7 @@ public final class SQLiteBackend: ServerBackend {
             try connection.withStatement(select, arguments) { statement in
                 while try statement.step() {
                     let item = try parsed(statement.value(at: 0))
-                    guard rows.admits(item), !filters || !query.apply(to: [item]).isEmpty else { continue }
+                    guard try rows.admits(item, RowFacts(NoRowLookups())), !filters || !query.apply(to: [item]).isEmpty else { continue }
                     matching.append(item)
                 }
             }
@@ -222,7 +222,7 @@ public final class SQLiteBackend: ServerBackend {
         try await reading { connection in
             try Self.requireCollection(collection, connection)
             // A row the reader may not see is missing to it: its existence is not revealed.
-            guard let found = try Self.record(collection, id: id, connection), visibility.rows(of: collection).admits(found.record) else {
+            guard let found = try Self.record(collection, id: id, connection), try visibility.rows(of: collection).admits(found.record, RowFacts(NoRowLookups())) else {
                 throw APIError.missing(collection, id)
             }
             let value = try Self.embed([found.record], of: collection, embeds: embeds, expands: expands, visibility, connection)[0]
@@ -337,7 +337,7 @@ public final class SQLiteBackend: ServerBackend {
             try connection.withStatement("SELECT record FROM \(SQLiteSchema.records) WHERE collection = ?\(condition) ORDER BY row_id", arguments) { statement in
                 while try statement.step() {
                     let record = try parsed(statement.value(at: 0))
-                    guard let owner = record[key].flatMap(scalarText).map(ExactText.init), ids.contains(owner), rows.admits(record) else { continue }
+                    guard let owner = record[key].flatMap(scalarText).map(ExactText.init), ids.contains(owner), try rows.admits(record, RowFacts(NoRowLookups())) else { continue }
                     byOwner[owner, default: []].append(record)
                 }
             }
@@ -351,7 +351,7 @@ public final class SQLiteBackend: ServerBackend {
             let rows = visibility.rows(of: parentName)
             var byID: [ExactText: JSONValue] = [:]
             for wanted in Set(items.compactMap { $0[parent + "Id"].flatMap(scalarText) }) {
-                if let found = try record(parentName, id: wanted, connection), rows.admits(found.record) { byID[ExactText(wanted)] = found.record }
+                if let found = try record(parentName, id: wanted, connection), try rows.admits(found.record, RowFacts(NoRowLookups())) { byID[ExactText(wanted)] = found.record }
             }
             parents.append((parent, byID))
         }
