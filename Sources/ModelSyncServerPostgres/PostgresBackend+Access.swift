@@ -46,20 +46,17 @@ extension PostgresBackend {
         return sql.query
     }
 
-    /// The SQL condition on `record` of the rows `filter` admits.
-    func rowCondition(_ filter: RowFilter, _ sql: inout BoundSQL, record: String = "record") -> String {
-        switch filter {
-        case .everything: "true"
-        case .nothing: "false"
-        case .ownedBy(let field, let userID): "\(schema.textFunction)(\(record) -> \(sql.bind(field))) = \(sql.bind(userID))"
-        default: "false"  // TEMPORARY: replaced by the PostgreSQL helper's work.
-        }
+    /// The SQL condition on the rows of `collection`'s table (named `alias` in the statement,
+    /// when given) that `filter` admits, its user ids bound (see ``SharedRowsSQL``).
+    func rowCondition(_ filter: RowFilter, _ sql: inout BoundSQL, of collection: String, alias: String? = nil) -> String {
+        shared.condition(filter, of: .table(collection: collection, alias: alias), user: { sql.bind($0) })
     }
 
     // MARK: Policies
 
     /// Makes the collection tables' policies say `rules` (replacing earlier ones), forces them
     /// on the tables' owner, and lets `role` reach the tables; without rules, removes them.
+    /// Under sharing rules, first makes what their lookups need (``SharedRowsSQL/creation``).
     static func installRowSecurity(_ security: RowSecurity?, schema: PostgresSchema, tables: [String: String], client: PostgresClient, logger: Logger) async throws {
         if security == nil {
             // Only when an earlier server under rules left them: a start without rules costs one query.
@@ -70,7 +67,10 @@ extension PostgresBackend {
         }
         try await client.guardedTransaction(logger: logger) { connection in
             try await connection.guardedRun(schema.changeLock, logger: logger)
-            for statement in rowSecurityStatements(security, schema: schema, tables: tables) {
+            // Generated columns rewrite their tables once: no statement timeout for these.
+            try await connection.guardedRun("SET LOCAL statement_timeout = 0", logger: logger)
+            let shared = security.map { SharedRowsSQL(schema: schema, tables: tables, rules: $0.rules) }
+            for statement in (shared?.creation ?? []) + rowSecurityStatements(security, schema: schema, tables: tables) {
                 try await connection.guardedRun(PostgresQuery(unsafeSQL: statement), logger: logger)
             }
         }
@@ -78,8 +78,14 @@ extension PostgresBackend {
 
     /// The statements of ``installRowSecurity(_:schema:tables:client:logger:)``; `tables` maps
     /// collection names to their tables' unquoted names.
+    ///
+    /// Each operation has its policy: `SELECT` admits the rows a caller lists or reads by id
+    /// (under a sharing rule, those reaching the lower of `list` and `view`: the queries narrow
+    /// each read to its own), `INSERT` the rows it may create, `UPDATE` those it may update,
+    /// before and after, `DELETE` those it may delete.
     static func rowSecurityStatements(_ security: RowSecurity?, schema: PostgresSchema, tables: [String: String]) -> [String] {
         var statements: [String] = []
+        let shared = SharedRowsSQL(schema: schema, tables: tables, rules: security?.rules)
         for (collection, table) in tables.sorted(by: { $0.key < $1.key }) {
             let target = schema.table(table)
             statements += ["read", "insert", "update", "delete"].map { "DROP POLICY IF EXISTS modelsync_\($0) ON \(target)" }
@@ -88,18 +94,59 @@ extension PostgresBackend {
                 continue
             }
             let rule = security.rules.rule(for: collection)
-            let read = policyCondition(rule, needed: .read, schema: schema)
-            let write = policyCondition(rule, needed: .readWrite, schema: schema)
+            let (read, create, update, delete): (String, String, String, String)
+            if let sharing = rule?.sharing {
+                func rows(_ needed: SharingRule.Standing, countingOwner: Bool = true) -> String {
+                    sharingPolicyCondition(collection, reaching: needed, rules: security.rules, shared: shared, countingOwner: countingOwner)
+                }
+                // A create counts only the standing the new row inherits (its owner field is the
+                // caller's); a member reads their own memberships (``AccessRules/access(to:for:)``).
+                var listed = rows(min(sharing.list, sharing.view))
+                if let membership = security.rules.membershipLink(of: collection) {
+                    let own = shared.field(membership.link.user, of: .table(collection: collection, alias: nil))
+                    listed = "(\(listed)) OR (\(policyUser) IS NOT NULL AND \(own) = \(policyUser))"
+                }
+                (read, create, update, delete) = (listed, rows(sharing.create, countingOwner: false), rows(sharing.update), rows(sharing.delete))
+            } else {
+                let write = policyCondition(rule, needed: .readWrite, schema: schema)
+                (read, create, update, delete) = (policyCondition(rule, needed: .read, schema: schema), write, write, write)
+            }
             statements += [
                 "ALTER TABLE \(target) ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY",
                 "CREATE POLICY modelsync_read ON \(target) FOR SELECT USING (\(read))",
-                "CREATE POLICY modelsync_insert ON \(target) FOR INSERT WITH CHECK (\(write))",
-                "CREATE POLICY modelsync_update ON \(target) FOR UPDATE USING (\(write)) WITH CHECK (\(write))",
-                "CREATE POLICY modelsync_delete ON \(target) FOR DELETE USING (\(write))",
+                "CREATE POLICY modelsync_insert ON \(target) FOR INSERT WITH CHECK (\(create))",
+                "CREATE POLICY modelsync_update ON \(target) FOR UPDATE USING (\(update)) WITH CHECK (\(update))",
+                "CREATE POLICY modelsync_delete ON \(target) FOR DELETE USING (\(delete))",
             ]
         }
         if let role = security?.role { statements += grants(to: role, schema: schema) }
         return statements
+    }
+
+    /// Under a sharing rule, a policy's condition on `record`: admins and the server's own work
+    /// see every row; everyone else the rows of `collection` on which they stand at `needed` at
+    /// least, by the same filter the queries use, with the user from `modelsync.user_id`.
+    static func sharingPolicyCondition(
+        _ collection: String, reaching needed: SharingRule.Standing, rules: AccessRules, shared: SharedRowsSQL, countingOwner: Bool = true
+    ) -> String {
+        let (user, bypass) = (policyUser, policyBypass(shared.schema))
+        if needed <= .everyone { return "true" }
+        if needed >= .admin { return bypass }
+        // Every signed-in caller who is not an admin gets a filter of the same shape: one made
+        // for any of them, its user ids written as the setting.
+        let filter = rules.rows(of: collection, reaching: needed, for: Caller(userID: "policy"), countingOwner: countingOwner)
+        // Behind the bypass the policy filters row by row: its memberships as a hashed set.
+        let condition = shared.condition(filter, of: .table(collection: collection, alias: nil), user: { _ in user }, indexed: false)
+        return "\(bypass) OR (\(user) IS NOT NULL AND (\(condition)))"
+    }
+
+    /// The caller's user id in a policy (NULL: anonymous).
+    static let policyUser = "nullif(current_setting('modelsync.user_id', true), '')"
+
+    /// A policy's condition that admits every row to admins and to the server's own work.
+    static func policyBypass(_ schema: PostgresSchema) -> String {
+        let role = "nullif(current_setting('modelsync.role', true), '')"
+        return "coalesce(current_setting('modelsync.system', true) = 'on', false) OR coalesce(\(role) = \(schema.literal(Caller.adminRole)), false)"
     }
 
     /// The statements that let `role` reach the schema's tables, sequences and functions.
@@ -118,9 +165,9 @@ extension PostgresBackend {
     /// A rule as a policy's condition on `record`: admins and the server's own work see every
     /// row; otherwise the mode of the caller's role (or the rule's), digit by digit.
     static func policyCondition(_ rule: AccessRules.Rule?, needed: AccessRules.Mode.Right, schema: PostgresSchema) -> String {
-        let user = "nullif(current_setting('modelsync.user_id', true), '')"
+        let user = policyUser
         let role = "nullif(current_setting('modelsync.role', true), '')"
-        let bypass = "coalesce(current_setting('modelsync.system', true) = 'on', false) OR coalesce(\(role) = \(schema.literal(Caller.adminRole)), false)"
+        let bypass = policyBypass(schema)
         guard let rule else { return bypass }
         func rows(_ mode: AccessRules.Mode) -> String {
             if mode.everyone >= needed { return "true" }
@@ -272,14 +319,4 @@ extension PostgresBackend {
             return (found.count, changed: true)
         }
     }
-}
-
-extension PostgresBackend {
-    // TEMPORARY: replaced by the PostgreSQL helper's work.
-    package func memberships(of userID: String, in links: [SharingRule.Membership]) async throws -> [MembershipList.Entry] { [] }
-}
-extension PostgresBackend {
-    // TEMPORARY: replaced at merge.
-    package func currentChanges(of collection: String, where field: String, isOneOf values: [String], visibility: Visibility) async throws -> [SyncChange] { [] }
-    package func tombstoneFields(in collection: String, id: JSONValue, sequence: Int) async throws -> JSONObject? { nil }
 }

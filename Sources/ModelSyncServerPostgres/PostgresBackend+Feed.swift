@@ -141,10 +141,11 @@ extension PostgresBackend {
 
     /// The changes after `since` that `visibility` admits, each collection's filtered in SQL:
     /// the records the reader may read (without the create's key unless it owns them, see
-    /// ``Visibility/shown(_:rows:)``); the tombstones of collections it reads whole, and of its
-    /// own rows (the tombstone names the deleted row's owner); and, for a reader of its own rows
-    /// only, the departures of rows an admin gave to another owner, as deletions, unless it can
-    /// still read the row (then its record is there instead). At most `limit`, each record once.
+    /// ``Visibility/shown(_:rows:_:)``); the tombstones of collections it reads whole, of its
+    /// own rows (the tombstone names the deleted row's owner), and under a sharing rule those
+    /// whose kept fields its filter admits; and the departures of rows that left its view (given
+    /// to another owner, moved to another board), as deletions, unless it can still read the row
+    /// (then its record is there instead). At most `limit`, each record once.
     private func readChanges(
         after since: Int, in collections: Set<String>?, limit: Int, _ visibility: Visibility, _ connection: PostgresConnection
     ) async throws -> (changes: [SyncChange], more: Bool) {
@@ -156,24 +157,31 @@ extension PostgresBackend {
             let rows = visibility.rows(of: name)
             if rows == .nothing { continue }
             var select = BoundSQL("SELECT version, record::text, created_with FROM \(table) WHERE version > ")
-            select.append("\(select.bind(since)) AND \(rowCondition(rows, &select)) ORDER BY version LIMIT \(select.bind(wanted))")
+            select.append("\(select.bind(since)) AND \(rowCondition(rows, &select, of: name)) ORDER BY version LIMIT \(select.bind(wanted))")
             for try await (version, text, createdWith) in try await connection.guardedQuery(select.query, logger: logger).decode((Int64, String, String?).self) {
                 let record = try JSONValue(parsing: Array(text.utf8))
                 let change = SyncChange(sequence: Int(version), collection: name, id: record["id"] ?? .null, record: record, createdWith: createdWith)
-                if let shown = try visibility.shown(change, rows: rows, RowFacts(NoRowLookups())) { changes.append(shown) }
+                // The statement admitted the row: only the create's key is left to decide.
+                if let shown = try visibility.shown(change, rows: .everything, RowFacts(NoRowLookups())) { changes.append(shown) }
             }
             var stones = BoundSQL("SELECT sequence, id::text FROM \(schema.tombstones) AS stone WHERE collection = ")
             stones.append("\(stones.bind(name)) AND sequence > \(stones.bind(since))")
             switch rows {
             case .everything:
                 stones.append(" AND NOT departed")
-            case .member, .parent, .any:
-                stones.append(" AND false")
-            case .ownedBy(_, let userID):
-                stones.append(" AND owner = \(stones.bind(userID)) AND (NOT departed OR NOT EXISTS (SELECT 1 FROM \(table) AS current ")
-                stones.append("WHERE current.id_text = \(schema.textFunction)(stone.id) AND \(rowCondition(rows, &stones, record: "current.record"))))")
             case .nothing:
                 continue
+            default:
+                // A tombstone of an owner's row names its owner; under a sharing rule it keeps the
+                // fields the rule reads, and shows to those whose filter admits them (a parent
+                // deleted too is read from its own tombstone).
+                var byOwner = "false"
+                if case .ownedBy(_, let userID) = rows { byOwner = "stone.owner = \(stones.bind(userID))" }
+                let byFields = shared.condition(rows, of: .json("stone.fields"), user: { stones.bind($0) }, tombstones: true)
+                stones.append(" AND ((stone.fields IS NULL AND \(byOwner)) OR (stone.fields IS NOT NULL AND \(byFields)))")
+                // A departure only while the reader cannot read the row as it is now.
+                stones.append(" AND (NOT departed OR NOT EXISTS (SELECT 1 FROM \(table) AS current ")
+                stones.append("WHERE current.id_text = \(schema.textFunction)(stone.id) AND \(rowCondition(rows, &stones, of: name, alias: "current"))))")
             }
             stones.append(" ORDER BY sequence LIMIT \(stones.bind(wanted))")
             for try await (sequence, id) in try await connection.guardedQuery(stones.query, logger: logger).decode((Int64, String).self) {

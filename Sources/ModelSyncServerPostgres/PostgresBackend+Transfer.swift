@@ -129,9 +129,9 @@ extension PostgresBackend {
             }
         }
         for stone in book.tombstones {
-            var insert = BoundSQL("INSERT INTO \(schema.tombstones) (sequence, collection, id, at, owner) VALUES (")
+            var insert = BoundSQL("INSERT INTO \(schema.tombstones) (sequence, collection, id, at, owner, fields, departed) VALUES (")
             insert.append("\(insert.bind(stone.sequence)), \(insert.bind(stone.collection)), \(insert.bind(json: stone.id)), \(insert.bind(Date(timeIntervalSince1970: TimeInterval(stone.at)))), ")
-            insert.append("\(insert.bindOrNull(stone.owner)))")
+            insert.append("\(insert.bindOrNull(stone.owner)), \(stone.fields.map { insert.bind(json: .object($0)) } ?? "NULL"), \(insert.bind(stone.departed)))")
             try await connection.guardedRun(insert.query, logger: logger)
         }
         for (key, record) in book.idempotency {
@@ -188,11 +188,14 @@ extension PostgresBackend {
                     }
                     root[name] = .array(items)
                 }
-                // Departures stay behind: the JSON file keeps no such record (see ``readChanges``).
-                let stones = PostgresQuery(unsafeSQL: "SELECT sequence, collection, id::text, extract(epoch FROM at)::bigint, owner FROM \(schema.tombstones) WHERE NOT departed ORDER BY sequence")
-                for try await (sequence, collection, id, at, owner) in try await connection.guardedQuery(stones, logger: logger).decode((Int64, String, String, Int64, String?).self) {
+                // Departures too: the JSON file keeps them as this does.
+                let stones = PostgresQuery(unsafeSQL: "SELECT sequence, collection, id::text, extract(epoch FROM at)::bigint, owner, fields::text, departed FROM \(schema.tombstones) ORDER BY sequence")
+                for try await (sequence, collection, id, at, owner, fields, departed) in try await connection.guardedQuery(stones, logger: logger).decode(
+                    (Int64, String, String, Int64, String?, String?, Bool).self)
+                {
                     book.tombstones.append(Bookkeeping.Tombstone(
-                        collection: collection, id: try JSONValue(parsing: Array(id.utf8)), sequence: Int(sequence), at: Int(at), owner: owner))
+                        collection: collection, id: try JSONValue(parsing: Array(id.utf8)), sequence: Int(sequence), at: Int(at), owner: owner,
+                        fields: try fields.map { try JSONValue(parsing: Array($0.utf8)) }?.objectValue, departed: departed))
                 }
                 let accounts = PostgresQuery(unsafeSQL: "SELECT email, user_id, password_hash, role, generation FROM \(schema.accounts) ORDER BY email")
                 for try await (email, userID, hash, role, generation) in try await connection.guardedQuery(accounts, logger: logger).decode((String, String, String, String?, Int64).self) {
@@ -234,6 +237,13 @@ struct SavedRowSecurity: Sendable {
     var policies: [String: [Policy]]
     /// The roles the tables were granted to (a `?role=`), besides their owner.
     var grantees: [String]
+    /// The generated columns that sharing rules read (``SharedRowsSQL``), by collection: the
+    /// membership functions read them, and the new tables have them from the commit on too.
+    var columns: [String: [(name: String, expression: String)]] = [:]
+    /// Each collection's table before the import. A sharing rule's policies and membership
+    /// functions name other collections' tables: should the import give a collection another
+    /// table, they would read the wrong one, so they are closed instead until a server starts.
+    var tablesBefore: [String: String] = [:]
 
     /// Nil when no collection table of the schema has row-level security.
     static func read(_ schema: PostgresSchema, _ connection: PostgresConnection, _ logger: Logger) async throws -> SavedRowSecurity? {
@@ -248,7 +258,17 @@ struct SavedRowSecurity: Sendable {
         grants.append("WHERE g.table_schema::text = \(grants.bind(schema.name)) AND g.grantee::text NOT IN ('PUBLIC', current_user::text) ORDER BY 1")
         var grantees: [String] = []
         for try await grantee in try await connection.guardedQuery(grants.query, logger: logger).decode(String.self) { grantees.append(grantee) }
-        return SavedRowSecurity(policies: policies, grantees: grantees)
+        var saved = SavedRowSecurity(policies: policies, grantees: grantees)
+        let named = PostgresQuery(unsafeSQL: "SELECT name, table_name FROM \(schema.resources) WHERE table_name IS NOT NULL")
+        for try await (name, table) in try await connection.guardedQuery(named, logger: logger).decode((String, String).self) { saved.tablesBefore[name] = table }
+        var generated = BoundSQL("SELECT r.name, a.attname::text, pg_get_expr(d.adbin, d.adrelid) FROM \(schema.resources) AS r ")
+        generated.append("JOIN pg_attribute AS a ON a.attrelid = to_regclass(\(generated.bind(schema.quoted + ".")) || quote_ident(r.table_name)) ")
+        generated.append("JOIN pg_attrdef AS d ON d.adrelid = a.attrelid AND d.adnum = a.attnum ")
+        generated.append("WHERE a.attgenerated = 's' AND NOT a.attisdropped AND a.attname LIKE 'modelsync\\_field\\_%' ORDER BY 1, 2")
+        for try await (collection, name, expression) in try await connection.guardedQuery(generated.query, logger: logger).decode((String, String, String).self) {
+            saved.columns[collection, default: []].append((name, expression))
+        }
+        return saved
     }
 
     /// Gives the schema's collection tables (as loaded) the saved policies and grants.
@@ -258,10 +278,37 @@ struct SavedRowSecurity: Sendable {
         for try await (name, table) in try await connection.guardedQuery(query, logger: logger).decode((String, String).self) { tables.append((name, table)) }
         let closed = PostgresBackend.policyCondition(nil, needed: .read, schema: schema)
         var statements: [String] = []
+        let moved = tables.contains { name, table in tablesBefore[name].map { $0 != table } ?? false }
+            || tablesBefore.keys.contains { name in !tables.contains { $0.0 == name } }
+        if moved {
+            // The membership functions read a table by name: gone until a server starts and makes them.
+            statements.append("DO " + schema.literal("""
+                DECLARE f regprocedure;
+                BEGIN
+                    FOR f IN SELECT p.oid::regprocedure FROM pg_proc AS p JOIN pg_namespace AS n ON n.oid = p.pronamespace
+                        WHERE n.nspname = \(schema.literal(schema.name)) AND p.proname LIKE 'modelsync\\_members\\_%' LOOP
+                        EXECUTE format('DROP FUNCTION %s', f);
+                    END LOOP;
+                END
+                """))
+        }
+        /// Whether a policy reads other tables than its own (a sharing rule's).
+        func readsOthers(_ policy: Policy) -> Bool {
+            [policy.using, policy.check].contains { $0?.contains("modelsync_records_") == true || $0?.contains("modelsync_members_") == true }
+        }
+        // Every table's columns before any policy: a policy reads its parents' columns.
+        for (collection, table) in tables {
+            for column in columns[collection] ?? [] {
+                let target = schema.table(table)
+                statements.append("ALTER TABLE \(target) ADD COLUMN IF NOT EXISTS \(quotePostgres(column.name)) text GENERATED ALWAYS AS (\(column.expression)) STORED")
+                statements.append(SharedRowsSQL.columnIndex(column.name, table: target, tableName: table))
+            }
+        }
         for (collection, table) in tables {
             let target = schema.table(table)
             statements.append("ALTER TABLE \(target) ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY")
-            let saved = policies[collection] ?? [
+            let kept = policies[collection].map { saved in moved && saved.contains(where: readsOthers) ? nil : saved } ?? nil
+            let saved = kept ?? [
                 Policy(name: "modelsync_read", command: "SELECT", using: closed), Policy(name: "modelsync_insert", command: "INSERT", check: closed),
                 Policy(name: "modelsync_update", command: "UPDATE", using: closed, check: closed), Policy(name: "modelsync_delete", command: "DELETE", using: closed),
             ]

@@ -172,13 +172,17 @@ extension PostgresBackend {
                     // Read as the caller: row-level security hides a row it may not read.
                     var visible: JSONValue?
                     if operation.access != nil { visible = try await row(table, id: scalarText(id) ?? "", connection, locking: false)?.2 }
-                    throw operation.duplicateID(visible, given, RowFacts(NoRowLookups()))
+                    let facts = try await facts(operation, { [$0.view] }, on: visible.map { [$0] } ?? [], connection)
+                    throw operation.duplicateID(visible, given, facts)
                 }
                 object["id"] = id
             } else {
                 object["id"] = nil
                 object = JSONObject([("id", JSONValue.number(JSONNumber(try await nextFreeID(table, collection: name, connection))))] + object.map { ($0.key, $0.value) })
             }
+            // With its id: a membership's rule reads the row it is on.
+            let facts = try await facts(operation, { [$0.create] }, on: [.object(object)], connection)
+            try operation.checkCreate(object, facts)
             let version = state.next()
             var insert = BoundSQL("INSERT INTO \(table) (id_text, version, record, created_with) VALUES (")
             insert.append("\(insert.bind(scalarText(object["id"] ?? .null) ?? "")), \(insert.bind(version)), \(insert.bind(json: .object(object))), ")
@@ -191,20 +195,22 @@ extension PostgresBackend {
             let table = try table(of: name)
             guard let (rowID, version, current) = try await row(table, id: id, connection, locking: locking) else { throw APIError.missing(name, id) }
             let updated = ItemWrite.updated(current, with: body, merge: merge, keeping: operation.access?.ownerField)
-            try operation.checkAccess(to: current, replacement: updated, RowFacts(NoRowLookups()))
+            let facts = try await facts(operation, { [$0.view, $0.update] }, on: [current, .object(updated)], connection)
+            try operation.checkAccess(to: current, replacement: updated, facts)
             try checkIfMatch(current, version: version, ifMatch)
             try Self.checkStorable(.object(updated))
             let newVersion = state.next()
             var update = BoundSQL("UPDATE \(table) SET record = ")
             update.append("\(update.bind(json: .object(updated))), version = \(update.bind(newVersion)) WHERE row_id = \(update.bind(rowID)) RETURNING record::text")
             let stored = try await records(connection, update.query).first ?? .object(updated)
-            if let field = operation.access?.ownerField, let former = current[field].flatMap(scalarText),
-               !(updated[field].flatMap(scalarText)?.isIdentical(to: former) ?? false)
-            {
-                // Given to another owner (by an admin): the former owner's feed shows it leave.
-                var departure = BoundSQL("INSERT INTO \(schema.tombstones) (sequence, collection, id, at, owner, departed) VALUES (")
+            let formerOwner = operation.departure(from: current, to: updated)
+            let formerFields = operation.sharedDeparture(from: current, to: updated)
+            if formerOwner != nil || formerFields != nil {
+                // Given to another owner (by an admin), or moved where a sharing rule reads (a card
+                // to another board): the feeds of those who saw it, and cannot now, show it leave.
+                var departure = BoundSQL("INSERT INTO \(schema.tombstones) (sequence, collection, id, at, owner, fields, departed) VALUES (")
                 departure.append("\(departure.bind(newVersion)), \(departure.bind(name)), \(departure.bind(json: current["id"] ?? .null)), \(departure.bind(now)), ")
-                departure.append("\(departure.bind(former)), true)")
+                departure.append("\(departure.bindOrNull(formerOwner)), \(formerFields.map { departure.bind(json: .object($0)) } ?? "NULL"), true)")
                 try await connection.guardedRun(departure.query, logger: logger)
                 try await dropOldTombstones(connection, &state, now: now)
             }
@@ -213,7 +219,8 @@ extension PostgresBackend {
             try operation.checkSignedIn()
             let table = try table(of: name)
             guard let (rowID, version, current) = try await row(table, id: id, connection, locking: locking) else { throw APIError.missing(name, id) }
-            try operation.checkAccess(to: current, replacement: nil, RowFacts(NoRowLookups()))
+            let facts = try await facts(operation, { [$0.view, $0.delete] }, on: [current], connection)
+            try operation.checkAccess(to: current, replacement: nil, facts)
             try checkIfMatch(current, version: version, ifMatch)
             let sequence = state.next()
             var delete = BoundSQL("DELETE FROM \(table) WHERE row_id = ")
@@ -227,9 +234,11 @@ extension PostgresBackend {
             }
             // The owner under access rules: whose feed shows the deletion.
             let owner: String? = operation.access?.ownerField.flatMap { current[$0] }.flatMap(scalarText)
-            var tombstone = BoundSQL("INSERT INTO \(schema.tombstones) (sequence, collection, id, at, owner) VALUES (")
+            // Under a sharing rule, the fields its filters read: whose feeds show the deletion.
+            let fields = operation.sharedFields(of: current)
+            var tombstone = BoundSQL("INSERT INTO \(schema.tombstones) (sequence, collection, id, at, owner, fields) VALUES (")
             tombstone.append("\(tombstone.bind(sequence)), \(tombstone.bind(name)), \(tombstone.bind(json: current["id"] ?? .null)), \(tombstone.bind(now)), ")
-            tombstone.append("\(tombstone.bindOrNull(owner)))")
+            tombstone.append("\(tombstone.bindOrNull(owner)), \(fields.map { tombstone.bind(json: .object($0)) } ?? "NULL"))")
             try await connection.guardedRun(tombstone.query, logger: logger)
             try await dropOldTombstones(connection, &state, now: now)
             if operation.access?.holdsAccounts == true, let userID = recordID(of: current) {

@@ -29,6 +29,8 @@ final class PostgresBackend: ServerBackend {
     let relay: ChangeRelay
     /// Access rules and how row-level security holds them (nil: no rules, no policies).
     let rowSecurity: RowSecurity?
+    /// The rules' row filters as SQL over the collection tables.
+    let shared: SharedRowsSQL
     /// Single writes that arrive together commit together.
     let groupCommit = GroupCommit()
     /// How many times a group met another server's write and started again (for tests).
@@ -81,6 +83,7 @@ final class PostgresBackend: ServerBackend {
         initialData: JSONValue?, rowSecurity: RowSecurity?, running: Task<Void, Never>, streamsStart: Int
     ) {
         self.rowSecurity = rowSecurity
+        shared = SharedRowsSQL(schema: schema, tables: Self.collectionTables(resources), rules: rowSecurity?.rules)
         self.schema = schema
         self.client = client
         self.logger = logger
@@ -133,9 +136,12 @@ final class PostgresBackend: ServerBackend {
         exists.append(exists.bind(PostgresSchema.currentFunctionMarker) + ") > 0, false)), true) FROM unnest(")
         exists.append(exists.bind(tables.map(schema.writeFunctionSignature)) + "::text[]) AS signature), ")
         // Made by this version with the accounts table and the tombstones' owner columns.
-        exists.append("to_regprocedure(\(exists.bind(schema.idTakenFunction + "(regclass, text)"))) IS NOT NULL")
-        guard let (view, function, writeFunctions, idTaken) = try await client.guardedRows(exists.query, as: (Bool, Bool, Bool, Bool).self, logger: logger).first,
-              !view || !function || !writeFunctions || !idTaken
+        exists.append("to_regprocedure(\(exists.bind(schema.idTakenFunction + "(regclass, text)"))) IS NOT NULL, ")
+        // The tombstones' shared fields (sharing rules).
+        exists.append("EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(\(exists.bind(schema.tombstones))) AND attname = 'fields' AND NOT attisdropped)")
+        guard let (view, function, writeFunctions, idTaken, fields) = try await client.guardedRows(
+            exists.query, as: (Bool, Bool, Bool, Bool, Bool).self, logger: logger).first,
+              !view || !function || !writeFunctions || !idTaken || !fields
         else { return }
         try await client.guardedTransaction(logger: logger) { connection in
             // The import's lock: no import changes the tables meanwhile.
@@ -248,24 +254,24 @@ final class PostgresBackend: ServerBackend {
         if request.owner == nil, request.embeds.isEmpty, request.expands.isEmpty,
            Self.slicingParameters.allSatisfy({ request.parameters.values($0).isEmpty })
         {
-            return try await readingOnce(as: visibility.caller) { connection in try await wholeList(table, request, rows, connection) }
+            return try await readingOnce(as: visibility.caller) { connection in try await wholeList(table, collection, request, rows, connection) }
         }
         return try await reading(as: visibility.caller) { connection in
             var query = request.query
             if let owner = request.owner, let ownerTable {
                 var check = BoundSQL("SELECT 1 FROM \(ownerTable) WHERE id_text = ")
                 check.append(check.bind(owner.id))
-                check.append(" AND " + rowCondition(visibility.rows(of: owner.collection), &check))
+                check.append(" AND " + rowCondition(visibility.viewableRows(of: owner.collection), &check, of: owner.collection))
                 guard try await connection.guardedFirst(check.query, as: Int32.self, logger: logger) != nil else { throw APIError.missing(owner.collection, owner.id) }
                 query.require(foreignKey(of: owner.collection), equals: owner.id)
             }
             var counting = BoundSQL("SELECT count(*), (SELECT modified FROM \(schema.state)) FROM \(table) WHERE ")
-            counting.append(condition(query, &counting) + " AND " + rowCondition(rows, &counting))
+            counting.append(condition(query, &counting) + " AND " + rowCondition(rows, &counting, of: collection))
             let counted = try await connection.guardedFirst(counting.query, as: (Int64, Date).self, logger: logger)
             let total = Int(counted?.0 ?? 0)
             let slice = try request.slice(count: total)
             var selecting = BoundSQL("SELECT record::text FROM \(table) WHERE ")
-            selecting.append(condition(query, &selecting) + " AND " + rowCondition(rows, &selecting))
+            selecting.append(condition(query, &selecting) + " AND " + rowCondition(rows, &selecting, of: collection))
             selecting.append(" ORDER BY " + ordering(query, &selecting))
             selecting.append(" LIMIT \(selecting.bind(slice.range.count)) OFFSET \(selecting.bind(slice.range.lowerBound))")
             let items = try await records(connection, selecting.query)
@@ -300,9 +306,9 @@ final class PostgresBackend: ServerBackend {
 
     /// Every matching record, in one statement: a list read without paging, nesting, embeds or
     /// expands (the common filter query) needs no count and no transaction.
-    private func wholeList(_ table: String, _ request: ListRequest, _ rows: RowFilter, _ connection: PostgresConnection) async throws -> ListPage {
+    private func wholeList(_ table: String, _ collection: String, _ request: ListRequest, _ rows: RowFilter, _ connection: PostgresConnection) async throws -> ListPage {
         var selecting = BoundSQL("SELECT record::text, (SELECT modified FROM \(schema.state)) FROM \(table) WHERE ")
-        selecting.append(condition(request.query, &selecting) + " AND " + rowCondition(rows, &selecting))
+        selecting.append(condition(request.query, &selecting) + " AND " + rowCondition(rows, &selecting, of: collection))
         selecting.append(" ORDER BY " + ordering(request.query, &selecting))
         var items: [JSONValue] = []
         var modified: Date?
@@ -322,12 +328,12 @@ final class PostgresBackend: ServerBackend {
         guard let table = resources[collection]?.tableName else { throw APIError.notFound("no collection named \(collection)") }
         func read(_ connection: PostgresConnection) async throws -> ItemRead {
             var found: (Int64, String, Date)?
-            if visibility.isOpen {
+            if visibility.isOpen && rowSecurity == nil {
                 for row in try await connection.guardedExecute(RecordByID(table: table, id: id), logger: logger) { found = row }
             } else {
                 // Not through the view (it reads as its owner): the table, and the caller's rows only.
                 var select = BoundSQL("SELECT version, record::text, (SELECT modified FROM \(schema.state)) FROM \(schema.table(table)) WHERE id_text = ")
-                select.append(select.bind(id) + " AND " + rowCondition(visibility.rows(of: collection), &select))
+                select.append(select.bind(id) + " AND " + rowCondition(visibility.viewableRows(of: collection), &select, of: collection))
                 found = try await connection.guardedFirst(select.query, as: (Int64, String, Date).self, logger: logger)
             }
             // A row the reader may not see is missing to it: its existence is not revealed.
@@ -335,7 +341,10 @@ final class PostgresBackend: ServerBackend {
             let value = try await embed([try JSONValue(parsing: Array(text.utf8))], of: collection, embeds: embeds, expands: expands, visibility, connection)[0]
             return ItemRead(value: value, version: Int(version), modified: modified)
         }
-        // Without embeds or expands the read is one statement, and needs no transaction.
+        // Without embeds or expands the read is one statement, and needs no transaction. Open
+        // visibility under rules is the server's own work (`/_access/check` reading a parent):
+        // every row, through the table (the requests' role may not read the view).
+        if visibility.isOpen && rowSecurity != nil { return try await reading(as: .anonymous, system: true, read) }
         return try await embeds.isEmpty && expands.isEmpty ? readingOnce(as: visibility.caller, read) : reading(as: visibility.caller, read)
     }
 
@@ -447,7 +456,7 @@ final class PostgresBackend: ServerBackend {
             let key = select.bind(foreignKey(of: name))
             select.append("SELECT \(schema.textFunction)(record -> \(key)), record::text FROM \(try table(of: child)) WHERE \(schema.textFunction)(record -> \(key)) = ANY(\(select.bind(ids))::text[])")
             // Each relation shows the rows its own collection's rule admits.
-            select.append(" AND " + rowCondition(visibility.rows(of: child), &select) + " ORDER BY row_id")
+            select.append(" AND " + rowCondition(visibility.rows(of: child), &select, of: child) + " ORDER BY row_id")
             var byOwner: [ExactText: [JSONValue]] = [:]
             for try await (owner, text) in try await connection.guardedQuery(select.query, logger: logger).decode((String, String).self) {
                 byOwner[ExactText(owner), default: []].append(try JSONValue(parsing: Array(text.utf8)))
@@ -461,7 +470,7 @@ final class PostgresBackend: ServerBackend {
             let wanted = items.compactMap { $0[parent + "Id"].flatMap(scalarText) }
             var select = BoundSQL()
             select.append("SELECT id_text, record::text FROM \(table) WHERE id_text = ANY(\(select.bind(wanted))::text[])")
-            select.append(" AND " + rowCondition(visibility.rows(of: parentName), &select))
+            select.append(" AND " + rowCondition(visibility.rows(of: parentName), &select, of: parentName))
             var byID: [ExactText: JSONValue] = [:]
             for try await (id, text) in try await connection.guardedQuery(select.query, logger: logger).decode((String, String).self) {
                 byID[ExactText(id)] = try JSONValue(parsing: Array(text.utf8))

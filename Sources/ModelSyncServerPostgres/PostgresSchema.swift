@@ -56,8 +56,10 @@ func quotePostgres(_ name: String) -> String {
 ///   by id is one statement whose text never changes: each connection prepares it once (its
 ///   `search_path` is the schema).
 /// - `modelsync_tombstones`: deleted records, kept for the feed limits, with the deleted row's
-///   `owner` under access rules; and, `departed`, the rows an admin gave to another owner: the
-///   former owner's feed shows them as deletions (see ``PostgresBackend/readChanges``).
+///   `owner` under access rules and, under a sharing rule, the `fields` its filters read
+///   (``ItemOperation/sharedFields(of:)``); and, `departed`, the rows an admin gave to another
+///   owner or that moved where a sharing rule reads (a card to another board): the feeds of
+///   those who saw them show them as deletions (see ``PostgresBackend/readChanges``).
 /// - `modelsync_accounts`: the built-in accounts' credentials by normalized email (the user's
 ///   id, the password's hash, the role). No route reads this table, and no collection holds it.
 /// - `modelsync_idempotency_keys`: the keys of writes and their first answers (status, body and
@@ -132,7 +134,7 @@ struct PostgresSchema: Sendable {
             """
             CREATE TABLE \(tombstones) (
                 sequence bigint PRIMARY KEY, collection text NOT NULL, id jsonb NOT NULL, at timestamptz NOT NULL,
-                owner text, departed boolean NOT NULL DEFAULT false)
+                owner text, departed boolean NOT NULL DEFAULT false, fields jsonb)
             """,
             accountsCreation,
             accountsByUser,
@@ -229,6 +231,7 @@ struct PostgresSchema: Sendable {
             "ALTER TABLE \(resources) ADD COLUMN IF NOT EXISTS deleted_id numeric NOT NULL DEFAULT 0",
             "ALTER TABLE \(idempotencyKeys) ADD COLUMN IF NOT EXISTS status integer, ADD COLUMN IF NOT EXISTS version bigint",
             "ALTER TABLE \(tombstones) ADD COLUMN IF NOT EXISTS owner text, ADD COLUMN IF NOT EXISTS departed boolean NOT NULL DEFAULT false",
+            "ALTER TABLE \(tombstones) ADD COLUMN IF NOT EXISTS fields jsonb",
             accountsCreation, idTakenCreation,
         ] + tables.map { "ALTER TABLE \(table($0)) ADD COLUMN IF NOT EXISTS created_with text" }
     }
@@ -348,7 +351,8 @@ struct PostgresSchema: Sendable {
                 BEGIN
                     IF to_regclass(\(literal(quoted + ".modelsync_resources"))) IS NOT NULL THEN
                         FOR t IN SELECT table_name FROM \(resources) WHERE table_name IS NOT NULL LOOP
-                            EXECUTE format('DROP TABLE IF EXISTS %I.%I', \(literal(name)), t);
+                            -- CASCADE: a sharing rule's policies on other tables read this one.
+                            EXECUTE format('DROP TABLE IF EXISTS %I.%I CASCADE', \(literal(name)), t);
                             EXECUTE format('DROP FUNCTION IF EXISTS %I.%I', \(literal(name)), t || '_write');
                         END LOOP;
                     END IF;
@@ -358,6 +362,7 @@ struct PostgresSchema: Sendable {
             "DROP FUNCTION IF EXISTS \(idTakenFunction)(regclass, text)",
             "DROP FUNCTION IF EXISTS \(textFunction)(jsonb)",
             "DROP FUNCTION IF EXISTS \(highestIDFunction)(regclass, integer, bigint)",
+            "DROP FUNCTION IF EXISTS \(quoted).modelsync_record_of(regclass, text)",
         ]
     }
 

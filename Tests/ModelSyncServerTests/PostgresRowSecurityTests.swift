@@ -112,13 +112,15 @@ import Testing
 
     // MARK: Raw SQL
 
-    /// A server under `AccessTests`' rules over a fresh schema, as the access role; errors are
-    /// recorded, and the server and schema always go.
-    private func withSecuredServer(_ body: (SyncServer, ServerDatabase) async throws -> Void) async throws {
+    /// A server under `AccessTests`' rules (or `options`') over a fresh schema holding `data`, as
+    /// the access role; errors are recorded, and the server and schema always go.
+    func withSecuredServer(
+        data: JSONValue = AccessTests.data, options: ServerOptions? = nil, _ body: (SyncServer, ServerDatabase) async throws -> Void
+    ) async throws {
         let database = try TestPostgres.database()
         try await TestPostgres.ensureAccessRole(database)
         let server = try await SyncServer.start(
-            data: AccessTests.data, database: database.withRole(TestPostgres.accessRole), options: try AccessTests.options(),
+            data: data, database: database.withRole(TestPostgres.accessRole), options: try options ?? AccessTests.options(),
             logger: TestPostgresLog.logger("server \(database.schema)"))
         do {
             try await body(server, database)
@@ -130,7 +132,7 @@ import Testing
     }
 
     /// `statement`'s rows as the server's role with a caller's settings, rolled back.
-    private func asCaller(_ connection: PostgresConnection, _ user: String, role: String = "", _ statement: String) async throws -> [String] {
+    func asCaller(_ connection: PostgresConnection, _ user: String, role: String = "", _ statement: String) async throws -> [String] {
         try await transaction(connection, user: user, role: role) { try await rows(statement, connection) }
     }
 
@@ -164,7 +166,7 @@ import Testing
         return found
     }
 
-    private func table(of collection: String, _ schema: String, _ connection: PostgresConnection) async throws -> String {
+    func table(of collection: String, _ schema: String, _ connection: PostgresConnection) async throws -> String {
         let query = PostgresQuery(unsafeSQL: "SELECT table_name FROM \(schema).modelsync_resources WHERE name = '\(collection)'")
         for try await table in try await connection.query(query, logger: Logger(label: "test")).decode(String.self) { return table }
         throw APIError.notFound("no table for \(collection)")
