@@ -1,0 +1,219 @@
+import Foundation
+import ModelSyncCore
+import ModelSyncJSON
+import ModelSyncSQLite
+import ModelSyncServer
+
+/// Sharing rules on SQLite: the lookups a ``/ModelSyncServer/RowFilter`` needs (a record by id,
+/// a user's memberships), each one indexed read on the connection of the read or the write it
+/// belongs to; the filter written as an SQL condition, so that lists leave out in SQL the rows
+/// it refuses; and the expression indexes that make membership lookups indexed.
+///
+/// Fields and collections appear in the SQL as literals (a rules file names them, never a
+/// request): SQLite uses an expression index only for the expression it was made with, so the
+/// lookups spell each path exactly as its index does.
+extension SQLiteBackend {
+    /// The memberships that give `userID` a role through any of `links`: one indexed read per link.
+    package func memberships(of userID: String, in links: [SharingRule.Membership]) async throws -> [MembershipList.Entry] {
+        try await reading { connection in
+            try links.flatMap { link in
+                try Self.memberships(in: link, userID: userID, connection).map { MembershipList.Entry(link: link, rowID: $0.rowID, role: $0.role) }
+            }
+        }
+    }
+
+    /// The membership rows of `link` naming `userID`, by the index on its user field (made at
+    /// start, ``createSharingIndexes(for:_:)``): the row each is on and its role. SQL narrows by
+    /// the user's value as text and as a number; Swift keeps the rows whose user field's text is
+    /// `userID`, byte for byte (as ``/ModelSyncServer/scalarText(_:)`` spells it), and reads
+    /// the row and the role as the other backends do.
+    static func memberships(in link: SharingRule.Membership, userID: String, _ connection: SQLiteConnection) throws -> [(rowID: String, role: String)] {
+        // (A field no JSON path spells, a `"` in its name: every membership row, checked here.)
+        let sql = SharingSQL.memberships(in: link, userID: userID)
+            ?? "SELECT record FROM \(SQLiteSchema.records) WHERE collection = \(SharingSQL.literal(link.collection))"
+        var found: [(rowID: String, role: String)] = []
+        try connection.withStatement(sql, []) { statement in
+            while try statement.step() {
+                let row = try parsed(statement.value(at: 0))
+                guard row[link.user].flatMap(scalarText)?.isIdentical(to: userID) == true,
+                      let rowID = row[link.field].flatMap(scalarText), let role = row[link.role]?.stringValue
+                else { continue }
+                found.append((rowID, role))
+            }
+        }
+        return found
+    }
+
+    /// Makes the indexes the sharing rules' lookups read: each membership collection by its user
+    /// field (a user's memberships). Parents are looked up by id, through the records' index on
+    /// `(collection, id_text)`. Indexes of earlier rules stay.
+    static func createSharingIndexes(for rules: AccessRules?, _ connection: SQLiteConnection) throws {
+        for statement in SharingSQL.indexes(for: rules) { try connection.execute(statement) }
+    }
+}
+
+/// Lookups for a ``/ModelSyncServer/RowFilter`` on one connection: a record by id through the
+/// `(collection, id_text)` index, a user's memberships through the index on the user field. For
+/// the feed, a record that was deleted is looked up in its tombstone's shared fields, so that
+/// the deletion of a card whose board went first still reaches the board's members.
+struct SQLiteRowLookups: RowLookups {
+    let connection: SQLiteConnection
+    /// Whether a deleted record is looked up in its latest tombstone (the feed).
+    var fallsBackToTombstones = false
+
+    func record(in collection: String, id: String) throws -> JSONValue? {
+        if let found = try SQLiteBackend.record(collection, id: id, connection) { return found.record }
+        guard fallsBackToTombstones else { return nil }
+        // The tombstone's id is JSON text: a string's, or a number's digits (by the index on
+        // (collection, id)); the latest deletion of this id that kept its fields.
+        var candidates = [String(decoding: JSONValue.string(id).jsonBytes(), as: UTF8.self)]
+        if case .number(_)? = try? JSONValue(parsing: Array(id.utf8)) { candidates.append(id) }
+        let rows = try connection.rows(
+            """
+            SELECT id, fields FROM \(SQLiteSchema.tombstones) WHERE collection = ? AND id IN (SELECT value FROM json_each(?)) \
+            AND departed = 0 AND fields IS NOT NULL ORDER BY sequence DESC
+            """, [.text(collection), SQLiteBackend.text(.array(candidates.map(JSONValue.string)))])
+        for row in rows {
+            guard let stoneID = try? SQLiteBackend.parsed(row[0]), scalarText(stoneID)?.isIdentical(to: id) == true else { continue }
+            return try SQLiteBackend.parsed(row[1])
+        }
+        return nil
+    }
+
+    func memberships(in link: SharingRule.Membership, userID: String) throws -> [(rowID: String, role: String)] {
+        try SQLiteBackend.memberships(in: link, userID: userID, connection)
+    }
+}
+
+extension RowFacts {
+    /// Facts looked up on `connection` (the feed's also in tombstones).
+    static func sqlite(_ connection: SQLiteConnection, tombstones: Bool = false) -> RowFacts {
+        RowFacts(SQLiteRowLookups(connection: connection, fallsBackToTombstones: tombstones))
+    }
+}
+
+/// The SQL that sharing rules read: literals, JSON paths, a field's text, a ``/ModelSyncServer/RowFilter``
+/// as a condition, and the indexes.
+enum SharingSQL {
+    /// `text` as an SQL string literal.
+    static func literal(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+    }
+
+    /// The JSON path of the top-level member `field` (`$."boardId"`), as a literal: a quoted
+    /// label is one member's name, dots and all, as `record[field]` reads it. Nil for a
+    /// name no path of SQLite spells (a `"`, NUL).
+    static func path(_ field: String) -> String? {
+        guard !field.isEmpty, !field.contains("\""), !field.utf8.contains(0) else { return nil }
+        return literal("$.\"\(field)\"")
+    }
+
+    /// The text of the member `field` of the current row's `record` where SQL spells it as
+    /// ``/ModelSyncServer/scalarText(_:)`` does: a string's value, an integer's digits; NULL for
+    /// other values (see ``inexact(at:)``) and a missing member. Nil for a name no path spells.
+    static func exactText(at field: String) -> String? {
+        guard let path = path(field) else { return nil }
+        return "(CASE json_type(record, \(path)) WHEN 'text' THEN json_extract(record, \(path)) WHEN 'integer' THEN CAST(json_extract(record, \(path)) AS TEXT) END)"
+    }
+
+    /// Whether the member `field` of the current row's `record` holds a value whose text SQL does
+    /// not spell as JSON has it (a real, `true`, `null`, an integer past 64 bits, `-0`): a
+    /// condition keeps such a row for Swift's check.
+    static func inexact(at field: String) -> String {
+        guard let path = path(field) else { return "1" }
+        let value = "json_extract(record, \(path))"
+        return """
+            (json_type(record, \(path)) NOT IN ('text', 'integer') \
+            OR (json_type(record, \(path)) = 'integer' AND (typeof(\(value)) <> 'integer' OR \(value) = 0)))
+            """
+    }
+
+    /// The query of the membership records of `link` whose user field may be `userID`, by the
+    /// index on that field, with a role of text; nil when a field has a name no path spells. In
+    /// no order: an order by `row_id` makes the planner read the collection in order instead.
+    static func memberships(in link: SharingRule.Membership, userID: String) -> String? {
+        guard let role = path(link.role), path(link.field) != nil, path(link.user) != nil else { return nil }
+        return """
+            SELECT record FROM \(SQLiteSchema.records) WHERE collection = \(literal(link.collection)) \
+            AND \(userMatch(link.user, userID)) AND json_type(record, \(role)) = 'text'
+            """
+    }
+
+    /// `json_extract(record, <path>)`, as the expression indexes spell it.
+    static func extract(_ field: String) -> String? {
+        path(field).map { "json_extract(record, \($0))" }
+    }
+
+    /// A condition keeping the rows whose `field` may be `userID` (as text), through the index on
+    /// `json_extract` of the field: the text itself, and the number (or boolean) it spells. Those
+    /// that SQL keeps are checked byte for byte in Swift. `1` for a field no path spells.
+    static func userMatch(_ field: String, _ userID: String) -> String {
+        guard let extract = extract(field) else { return "1" }
+        var candidates = [literal(userID)]
+        if let integer = Int64(userID) { candidates.append(String(integer)) }
+        if let real = Double(userID), real.isFinite { candidates.append("\(real)") }
+        if userID == "true" { candidates.append("1") }
+        if userID == "false" { candidates.append("0") }
+        let known = "\(extract) IN (\(candidates.joined(separator: ", ")))"
+        return userID == "null" ? "(\(known) OR json_type(record, \(path(field) ?? "''")) = 'null')" : known
+    }
+
+    /// A condition on the current row (its `record` and `id_text`) that keeps every row `filter`
+    /// admits, and leaves out most it refuses (its subqueries each read one collection, so their
+    /// `record` is their own row's): a user's memberships through the index on their user field,
+    /// parents by the records' ids. A part no path spells keeps every row; Swift's check of
+    /// each kept row is exact.
+    static func condition(_ filter: RowFilter) -> String {
+        switch filter {
+        case .everything: return "1"
+        case .nothing: return "0"
+        case .ownedBy(let field, let userID):
+            guard let text = exactText(at: field) else { return "1" }
+            return "(\(text) = \(literal(userID)) OR \(inexact(at: field)))"
+        case .member(let link, let userID, let roles):
+            guard let field = exactText(at: link.field), let role = extract(link.role) else { return "1" }
+            let memberships = """
+                FROM \(SQLiteSchema.records) WHERE collection = \(literal(link.collection)) \
+                AND \(userMatch(link.user, userID)) AND \(role) IN (\(roles.map(literal).joined(separator: ", ")))
+                """
+            // The rows the user's memberships name; all of them when one names its row by a value
+            // SQL does not spell (a subquery of its own, made once).
+            return "(id_text IN (SELECT \(field) \(memberships)) OR EXISTS (SELECT 1 \(memberships) AND \(inexact(at: link.field))))"
+        case .parent(let field, let collection, let rows):
+            guard let text = exactText(at: field) else { return "1" }
+            let parents = "SELECT id_text FROM \(SQLiteSchema.records) WHERE collection = \(literal(collection)) AND \(condition(rows))"
+            return "(\(text) IN (\(parents)) OR \(inexact(at: field)))"
+        case .any(let filters):
+            return "(" + filters.map(condition).joined(separator: " OR ") + ")"
+        }
+    }
+
+    /// The `CREATE INDEX IF NOT EXISTS` statements for `rules`: each membership collection by its
+    /// user field, a partial index (`WHERE collection = '<name>'`): other collections' rows cost
+    /// nothing. Its first column is the collection, so that the planner prefers it to the
+    /// records' index on `collection` alone. (A child collection by its parent field would
+    /// serve lists only if their condition compared `json_extract` alone, which misses parents
+    /// named by a value of another type.)
+    static func indexes(for rules: AccessRules?) -> [String] {
+        let wanted = MembershipList.links(of: rules).map { (collection: $0.collection, field: $0.user) }
+        var statements: [String] = []
+        var seen = Set<String>()
+        for (collection, field) in wanted {
+            guard let extract = extract(field) else { continue }
+            let name = indexName(collection: collection, field: field)
+            guard seen.insert(name).inserted else { continue }
+            statements.append(
+                "CREATE INDEX IF NOT EXISTS \(name) ON \(SQLiteSchema.records) (collection, \(extract)) WHERE collection = \(literal(collection))")
+        }
+        return statements
+    }
+
+    /// An index's name for a collection's field: a digest of both (FNV-1a, stable across
+    /// processes), so that any names make one valid, fixed identifier.
+    static func indexName(collection: String, field: String) -> String {
+        var digest: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in "\(collection.utf8.count):\(collection)\(field.utf8.count):\(field)".utf8 { digest = (digest ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        let hex = String(digest, radix: 16)
+        return "modelsync_server_records_field_" + String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}
