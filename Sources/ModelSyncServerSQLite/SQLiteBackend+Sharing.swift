@@ -161,30 +161,41 @@ enum SharingSQL {
     /// A condition on the current row (its `record` and `id_text`) that keeps every row `filter`
     /// admits, and leaves out most it refuses (its subqueries each read one collection, so their
     /// `record` is their own row's): a user's memberships through the index on their user field,
-    /// parents by the records' ids. A part no path spells keeps every row; Swift's check of
-    /// each kept row is exact.
+    /// parents by the records' ids. A part no path spells keeps every row; Swift checks each
+    /// kept row that ``condition(_:sure:)`` does not vouch for.
     static func condition(_ filter: RowFilter) -> String {
+        condition(filter, sure: false)
+    }
+
+    /// With `sure`, the condition that holds only for rows `filter` admits: where SQL spells
+    /// each value as Swift does (strings, integers), and false for any other value. A row it
+    /// holds for needs no check in Swift (no parent looked up for it).
+    static func condition(_ filter: RowFilter, sure: Bool) -> String {
+        let unsure = sure ? "0" : "1"
+        func inexactOrNot(_ field: String) -> String { sure ? "0" : inexact(at: field) }
         switch filter {
         case .everything: return "1"
         case .nothing: return "0"
         case .ownedBy(let field, let userID):
-            guard let text = exactText(at: field) else { return "1" }
-            return "(\(text) = \(literal(userID)) OR \(inexact(at: field)))"
+            guard let text = exactText(at: field) else { return unsure }
+            return "(\(text) = \(literal(userID)) OR \(inexactOrNot(field)))"
         case .member(let link, let userID, let roles):
-            guard let field = exactText(at: link.field), let role = extract(link.role) else { return "1" }
+            guard let field = exactText(at: link.field), let user = exactText(at: link.user), let role = extract(link.role) else { return unsure }
             let memberships = """
                 FROM \(SQLiteSchema.records) WHERE collection = \(literal(link.collection)) \
-                AND \(userMatch(link.user, userID)) AND \(role) IN (\(roles.map(literal).joined(separator: ", ")))
+                AND \(userMatch(link.user, userID))\(sure ? " AND \(user) = \(literal(userID))" : "") \
+                AND \(role) IN (\(roles.map(literal).joined(separator: ", ")))
                 """
+            guard !sure else { return "id_text IN (SELECT \(field) \(memberships))" }
             // The rows the user's memberships name; all of them when one names its row by a value
             // SQL does not spell (a subquery of its own, made once).
             return "(id_text IN (SELECT \(field) \(memberships)) OR EXISTS (SELECT 1 \(memberships) AND \(inexact(at: link.field))))"
         case .parent(let field, let collection, let rows):
-            guard let text = exactText(at: field) else { return "1" }
-            let parents = "SELECT id_text FROM \(SQLiteSchema.records) WHERE collection = \(literal(collection)) AND \(condition(rows))"
-            return "(\(text) IN (\(parents)) OR \(inexact(at: field)))"
+            guard let text = exactText(at: field) else { return unsure }
+            let parents = "SELECT id_text FROM \(SQLiteSchema.records) WHERE collection = \(literal(collection)) AND \(condition(rows, sure: sure))"
+            return "(\(text) IN (\(parents)) OR \(inexactOrNot(field)))"
         case .any(let filters):
-            return "(" + filters.map(condition).joined(separator: " OR ") + ")"
+            return "(" + filters.map { condition($0, sure: sure) }.joined(separator: " OR ") + ")"
         }
     }
 
