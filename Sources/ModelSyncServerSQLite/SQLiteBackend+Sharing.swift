@@ -10,7 +10,7 @@ import ModelSyncServer
 /// it refuses; and the expression indexes that make membership lookups indexed.
 ///
 /// Fields and collections appear in the SQL as literals (a rules file names them, never a
-/// request): SQLite uses an expression index only for the expression it was made with, so the
+/// request; a user's id is bound): SQLite uses an expression index only for the expression it was made with, so the
 /// lookups spell each path exactly as its index does.
 extension SQLiteBackend {
     /// The memberships that give `userID` a role through any of `links`: one indexed read per link.
@@ -29,10 +29,10 @@ extension SQLiteBackend {
     /// the row and the role as the other backends do.
     static func memberships(in link: SharingRule.Membership, userID: String, _ connection: SQLiteConnection) throws -> [(rowID: String, role: String)] {
         // (A field no JSON path spells, a `"` in its name: every membership row, checked here.)
-        let sql = SharingSQL.memberships(in: link, userID: userID)
-            ?? "SELECT record FROM \(SQLiteSchema.records) WHERE collection = \(SharingSQL.literal(link.collection))"
+        let query = SharingSQL.memberships(in: link, userID: userID)
+            ?? ("SELECT record FROM \(SQLiteSchema.records) WHERE collection = \(SharingSQL.literal(link.collection))", [])
         var found: [(rowID: String, role: String)] = []
-        try connection.withStatement(sql, []) { statement in
+        try connection.withStatement(query.sql, query.arguments) { statement in
             while try statement.step() {
                 let row = try parsed(statement.value(at: 0))
                 guard row[link.user].flatMap(scalarText)?.isIdentical(to: userID) == true,
@@ -131,12 +131,15 @@ enum SharingSQL {
     /// The query of the membership records of `link` whose user field may be `userID`, by the
     /// index on that field, with a role of text; nil when a field has a name no path spells. In
     /// no order: an order by `row_id` makes the planner read the collection in order instead.
-    static func memberships(in link: SharingRule.Membership, userID: String) -> String? {
+    static func memberships(in link: SharingRule.Membership, userID: String) -> (sql: String, arguments: [SQLValue])? {
         guard let role = path(link.role), path(link.field) != nil, path(link.user) != nil else { return nil }
-        return """
+        var arguments: [SQLValue] = []
+        let matching = userMatch(link.user, userID, &arguments)
+        let sql = """
             SELECT record FROM \(SQLiteSchema.records) WHERE collection = \(literal(link.collection)) \
-            AND \(userMatch(link.user, userID)) AND json_type(record, \(role)) = 'text'
+            AND \(matching) AND json_type(record, \(role)) = 'text'
             """
+        return (sql, arguments)
     }
 
     /// `json_extract(record, <path>)`, as the expression indexes spell it.
@@ -145,17 +148,19 @@ enum SharingSQL {
     }
 
     /// A condition keeping the rows whose `field` may be `userID` (as text), through the index on
-    /// `json_extract` of the field: the text itself, and the number (or boolean) it spells. Those
-    /// that SQL keeps are checked byte for byte in Swift. `1` for a field no path spells.
-    static func userMatch(_ field: String, _ userID: String) -> String {
-        guard let extract = extract(field) else { return "1" }
-        var candidates = [literal(userID)]
-        if let integer = Int64(userID) { candidates.append(String(integer)) }
-        if let real = Double(userID), real.isFinite { candidates.append("\(real)") }
-        if userID == "true" { candidates.append("1") }
-        if userID == "false" { candidates.append("0") }
-        let known = "\(extract) IN (\(candidates.joined(separator: ", ")))"
-        return userID == "null" ? "(\(known) OR json_type(record, \(path(field) ?? "''")) = 'null')" : known
+    /// `json_extract` of the field: the text itself, and the number (or boolean) it spells, bound
+    /// to `arguments` (a user's id comes from a token). Those that SQL keeps are checked byte for
+    /// byte in Swift. `1` for a field no path spells.
+    static func userMatch(_ field: String, _ userID: String, _ arguments: inout [SQLValue]) -> String {
+        guard let extract = extract(field), let path = path(field) else { return "1" }
+        var candidates: [SQLValue] = [.text(userID)]
+        if let integer = Int64(userID) { candidates.append(.integer(integer)) }
+        if let real = Double(userID), real.isFinite { candidates.append(.real(real)) }
+        if userID == "true" { candidates.append(.integer(1)) }
+        if userID == "false" { candidates.append(.integer(0)) }
+        arguments += candidates
+        let known = "\(extract) IN (\(candidates.map { _ in "?" }.joined(separator: ", ")))"
+        return userID == "null" ? "(\(known) OR json_type(record, \(path)) = 'null')" : known
     }
 
     /// A condition on the current row (its `record` and `id_text`) that keeps every row `filter`
@@ -163,14 +168,14 @@ enum SharingSQL {
     /// `record` is their own row's): a user's memberships through the index on their user field,
     /// parents by the records' ids. A part no path spells keeps every row; Swift checks each
     /// kept row that ``condition(_:sure:)`` does not vouch for.
-    static func condition(_ filter: RowFilter) -> String {
-        condition(filter, sure: false)
+    static func condition(_ filter: RowFilter, _ arguments: inout [SQLValue]) -> String {
+        condition(filter, sure: false, &arguments)
     }
 
     /// With `sure`, the condition that holds only for rows `filter` admits: where SQL spells
     /// each value as Swift does (strings, integers), and false for any other value. A row it
     /// holds for needs no check in Swift (no parent looked up for it).
-    static func condition(_ filter: RowFilter, sure: Bool) -> String {
+    static func condition(_ filter: RowFilter, sure: Bool, _ arguments: inout [SQLValue]) -> String {
         let unsure = sure ? "0" : "1"
         func inexactOrNot(_ field: String) -> String { sure ? "0" : inexact(at: field) }
         switch filter {
@@ -178,24 +183,29 @@ enum SharingSQL {
         case .nothing: return "0"
         case .ownedBy(let field, let userID):
             guard let text = exactText(at: field) else { return unsure }
-            return "(\(text) = \(literal(userID)) OR \(inexactOrNot(field)))"
+            arguments.append(.text(userID))
+            return "(\(text) = ? OR \(inexactOrNot(field)))"
         case .member(let link, let userID, let roles):
             guard let field = exactText(at: link.field), let user = exactText(at: link.user), let role = extract(link.role) else { return unsure }
-            let memberships = """
-                FROM \(SQLiteSchema.records) WHERE collection = \(literal(link.collection)) \
-                AND \(userMatch(link.user, userID))\(sure ? " AND \(user) = \(literal(userID))" : "") \
-                AND \(role) IN (\(roles.map(literal).joined(separator: ", ")))
-                """
-            guard !sure else { return "id_text IN (SELECT \(field) \(memberships))" }
+            func memberships() -> String {
+                let matching = userMatch(link.user, userID, &arguments)
+                if sure { arguments.append(.text(userID)) }
+                return """
+                    FROM \(SQLiteSchema.records) WHERE collection = \(literal(link.collection)) \
+                    AND \(matching)\(sure ? " AND \(user) = ?" : "") AND \(role) IN (\(roles.map(literal).joined(separator: ", ")))
+                    """
+            }
+            guard !sure else { return "id_text IN (SELECT \(field) \(memberships()))" }
             // The rows the user's memberships name; all of them when one names its row by a value
             // SQL does not spell (a subquery of its own, made once).
-            return "(id_text IN (SELECT \(field) \(memberships)) OR EXISTS (SELECT 1 \(memberships) AND \(inexact(at: link.field))))"
+            let named = "id_text IN (SELECT \(field) \(memberships()))"
+            return "(\(named) OR EXISTS (SELECT 1 \(memberships()) AND \(inexact(at: link.field))))"
         case .parent(let field, let collection, let rows):
             guard let text = exactText(at: field) else { return unsure }
-            let parents = "SELECT id_text FROM \(SQLiteSchema.records) WHERE collection = \(literal(collection)) AND \(condition(rows, sure: sure))"
+            let parents = "SELECT id_text FROM \(SQLiteSchema.records) WHERE collection = \(literal(collection)) AND \(condition(rows, sure: sure, &arguments))"
             return "(\(text) IN (\(parents)) OR \(inexactOrNot(field)))"
         case .any(let filters):
-            return "(" + filters.map { condition($0, sure: sure) }.joined(separator: " OR ") + ")"
+            return "(" + filters.map { condition($0, sure: sure, &arguments) }.joined(separator: " OR ") + ")"
         }
     }
 

@@ -204,11 +204,13 @@ public final class SQLiteBackend: ServerBackend {
             var matching: [JSONValue] = []
             var arguments: [SQLValue] = [.text(collection)]
             var conditions = query.equal.compactMap { equality(at: $0.field, oneOf: $0.accepted, &arguments) }
-            if rows != .everything { conditions.append(SharingSQL.condition(rows)) }
-            // Whether SQL vouches for the row (then Swift looks up no parent for it).
-            let sure = rows == .everything ? "1" : rows.needsLookups ? SharingSQL.condition(rows, sure: true) : "0"
+            if rows != .everything { conditions.append(SharingSQL.condition(rows, &arguments)) }
+            // Whether SQL vouches for the row (then Swift looks up no parent for it); its
+            // arguments come first, as it does in the statement.
+            var sureArguments: [SQLValue] = []
+            let sure = rows == .everything ? "1" : rows.needsLookups ? SharingSQL.condition(rows, sure: true, &sureArguments) : "0"
             let select = "SELECT record, \(sure) FROM \(SQLiteSchema.records) WHERE collection = ?" + conditions.map { " AND " + $0 }.joined() + " ORDER BY row_id"
-            try connection.withStatement(select, arguments) { statement in
+            try connection.withStatement(select, sureArguments + arguments) { statement in
                 while try statement.step() {
                     let item = try parsed(statement.value(at: 0))
                     let admitted = statement.value(at: 1).integerValue == 1 ? true : try rows.admits(item, facts)

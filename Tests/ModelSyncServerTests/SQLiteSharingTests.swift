@@ -88,18 +88,31 @@ import Testing
 
         // A user's memberships: a search of the index on the user field, not a scan.
         let lookup = try #require(SharingSQL.memberships(in: Self.link, userID: "2"))
-        let plan = try await backend.database.read { try $0.rows("EXPLAIN QUERY PLAN " + lookup) }.compactMap { $0[3].textValue }
+        let plan = try await backend.database.read { try $0.rows("EXPLAIN QUERY PLAN " + lookup.sql, lookup.arguments) }.compactMap { $0[3].textValue }
         #expect(plan.contains { $0.contains("SEARCH") && $0.contains("USING INDEX \(membersByUser)") }, "\(plan)")
         let found = try await backend.memberships(of: "2", in: [Self.link])
         #expect(found == [MembershipList.Entry(link: Self.link, rowID: "1", role: "viewer"), MembershipList.Entry(link: Self.link, rowID: "3", role: "editor")])
         #expect(try await backend.memberships(of: "1", in: [Self.link]).isEmpty)
+        // A user's id is bound, never spliced into the SQL: quotes and NUL are only text.
+        for hostile in ["2' OR '1'='1", "2\u{0}' OR 1 --", "2.0"] {
+            #expect(try await backend.memberships(of: hostile, in: [Self.link]).isEmpty)
+            var arguments: [SQLValue] = []
+            let rows = Visibility(rules: rules, caller: Caller(userID: hostile)).rows(of: "cards")
+            let list = "SELECT count(*) FROM \(SQLiteSchema.records) WHERE collection = 'cards' AND \(SharingSQL.condition(rows, sure: true, &arguments))"
+            let count = try await backend.database.read { [arguments] connection in try connection.scalar(list, arguments)?.integerValue }
+            #expect(count == 0)
+        }
 
         // A list of comments under Bob's rules: his memberships by that index, cards and boards by id.
         let rows = Visibility(rules: rules, caller: Caller(userID: "2")).rows(of: "comments")
-        let list = "SELECT record FROM \(SQLiteSchema.records) WHERE collection = 'comments' AND \(SharingSQL.condition(rows))"
-        let listPlan = try await backend.database.read { try $0.rows("EXPLAIN QUERY PLAN " + list) }.compactMap { $0[3].textValue }
+        var arguments: [SQLValue] = []
+        let list = "SELECT record FROM \(SQLiteSchema.records) WHERE collection = 'comments' AND \(SharingSQL.condition(rows, &arguments))"
+        let listPlan = try await backend.database.read { [arguments] connection in
+            try connection.rows("EXPLAIN QUERY PLAN " + list, arguments).compactMap { $0[3].textValue }
+        }
         #expect(listPlan.contains { $0.contains("USING INDEX \(membersByUser)") }, "\(listPlan)")
-        #expect(try await backend.database.read { try $0.rows(list) }.count == 1)
+        let listed = try await backend.database.read { [arguments] connection in try connection.rows(list, arguments).count }
+        #expect(listed == 1)
         await backend.close()
     }
 
