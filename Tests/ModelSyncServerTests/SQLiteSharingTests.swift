@@ -76,6 +76,25 @@ import Testing
         #expect(try await database.read { try $0.rows("SELECT id FROM \(SQLiteSchema.tombstones) ORDER BY sequence") }.map { $0[0] } == [SQLValue.text("2"), .text("1")])
     }
 
+    @Test func exportAndImportKeepTheSharedFieldsOfDeletions() async throws {
+        let directory = try TemporaryDirectory(prefix: "modelsync-sqlite-sharing-export")
+        defer { directory.remove() }
+        let (first, second) = (directory.path("first.sqlite"), directory.path("second.sqlite"))
+        let server = try await SyncServer.start(data: Self.data, sqlite: first, options: try Self.options())
+        #expect(try await send(.DELETE, server.baseURL.absoluteString + "/cards/1", headers: Self.ann).status == 200)
+        await server.shutdown()
+
+        let exported = try await SyncServer.exportData(fromSQLite: first)
+        let stones = exported[Bookkeeping.member]?["tombstones"]?.arrayValue ?? []
+        #expect(stones.map { $0["fields"] } == [["id": 1, "boardId": 1]])
+        // In another file, the deletion still reaches the members of the card's board.
+        try await SyncServer.importData(exported, intoSQLite: second)
+        let again = try await SyncServer.start(sqlite: second, options: try Self.options())
+        let changes = try await send(.GET, again.baseURL.absoluteString + "/_changes?collections=cards", headers: Self.bob).json?["changes"]?.arrayValue ?? []
+        #expect(changes.filter { $0["deleted"] == true }.map { $0["id"] } == [1])
+        await again.shutdown()
+    }
+
     @Test func membershipLookupsAndMemberListsReadTheExpressionIndexes() async throws {
         let directory = try TemporaryDirectory(prefix: "modelsync-sqlite-sharing-index")
         defer { directory.remove() }
