@@ -30,11 +30,21 @@ extension SQLiteBackend {
     static func memberships(in link: SharingRule.Membership, userID: String, _ connection: SQLiteConnection) throws -> [(rowID: String, role: String)] {
         // (A field no JSON path spells, a `"` in its name: every membership row, checked here.)
         let query = SharingSQL.memberships(in: link, userID: userID)
-            ?? ("SELECT record FROM \(SQLiteSchema.records) WHERE collection = \(SharingSQL.literal(link.collection))", [])
+            ?? ("SELECT record, NULL, NULL, NULL FROM \(SQLiteSchema.records) WHERE collection = \(SharingSQL.literal(link.collection))", [])
         var found: [(rowID: String, role: String)] = []
         try connection.withStatement(query.sql, query.arguments) { statement in
             while try statement.step() {
-                let row = try parsed(statement.value(at: 0))
+                // SQL's texts of the user and the row when it spells them as Swift does (strings,
+                // integers: a user of 5,000 boards costs no 5,000 records read into values);
+                // else the record, read here.
+                guard case .text(let record) = statement.value(at: 0) else {
+                    guard statement.value(at: 1).textValue?.isIdentical(to: userID) == true,
+                          let rowID = statement.value(at: 2).textValue, let role = statement.value(at: 3).textValue
+                    else { continue }
+                    found.append((rowID, role))
+                    continue
+                }
+                let row = try JSONValue(parsing: Array(record.utf8))
                 guard row[link.user].flatMap(scalarText)?.isIdentical(to: userID) == true,
                       let rowID = row[link.field].flatMap(scalarText), let role = row[link.role]?.stringValue
                 else { continue }
@@ -129,14 +139,17 @@ enum SharingSQL {
     }
 
     /// The query of the membership records of `link` whose user field may be `userID`, by the
-    /// index on that field, with a role of text; nil when a field has a name no path spells. In
+    /// index on that field, with a role of text: the record when a value of the user or the row
+    /// is one SQL does not spell as Swift, else NULL; the user's and the row's texts; the role.
+    /// Nil when a field has a name no path spells. In
     /// no order: an order by `row_id` makes the planner read the collection in order instead.
     static func memberships(in link: SharingRule.Membership, userID: String) -> (sql: String, arguments: [SQLValue])? {
-        guard let role = path(link.role), path(link.field) != nil, path(link.user) != nil else { return nil }
+        guard let role = path(link.role), let user = exactText(at: link.user), let field = exactText(at: link.field) else { return nil }
         var arguments: [SQLValue] = []
         let matching = userMatch(link.user, userID, &arguments)
         let sql = """
-            SELECT record FROM \(SQLiteSchema.records) WHERE collection = \(literal(link.collection)) \
+            SELECT CASE WHEN \(inexact(at: link.user)) OR \(inexact(at: link.field)) THEN record END, \(user), \(field), \
+            json_extract(record, \(role)) FROM \(SQLiteSchema.records) WHERE collection = \(literal(link.collection)) \
             AND \(matching) AND json_type(record, \(role)) = 'text'
             """
         return (sql, arguments)

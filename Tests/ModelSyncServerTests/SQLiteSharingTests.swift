@@ -21,7 +21,11 @@ import Testing
     static let data: JSONValue = [
         "users": [["id": 1, "email": "ann@example.com"], ["id": 2, "email": "bob@example.com"], ["id": 3, "email": "cat@example.com"]],
         "boards": [["id": 1, "ownerId": 1, "name": "Ann's"], ["id": 2, "ownerId": 1, "name": "Ann's other"], ["id": 3, "ownerId": 3, "name": "Cat's"]],
-        "memberships": [["id": 1, "boardId": 1, "userId": 2, "role": "viewer"], ["id": 2, "boardId": 3, "userId": 2, "role": "editor"]],
+        "memberships": [
+            ["id": 1, "boardId": 1, "userId": 2, "role": "viewer"], ["id": 2, "boardId": 3, "userId": 2, "role": "editor"],
+            // User `2.0`, not Bob (`2`): SQL finds it by the number, Swift tells them apart.
+            (try? JSONValue(parsing: Array(#"{"id": 3, "boardId": 2, "userId": 2.0, "role": "manager"}"#.utf8))) ?? .null,
+        ],
         "cards": [
             ["id": 1, "boardId": 1, "title": "on 1"], ["id": 2, "boardId": 2, "title": "on 2"], ["id": 3, "boardId": 1, "title": "moves"],
             ["id": 4, "boardId": 3, "title": "on 3"],
@@ -112,8 +116,9 @@ import Testing
         let found = try await backend.memberships(of: "2", in: [Self.link])
         #expect(found == [MembershipList.Entry(link: Self.link, rowID: "1", role: "viewer"), MembershipList.Entry(link: Self.link, rowID: "3", role: "editor")])
         #expect(try await backend.memberships(of: "1", in: [Self.link]).isEmpty)
+        #expect(try await backend.memberships(of: "2.0", in: [Self.link]) == [MembershipList.Entry(link: Self.link, rowID: "2", role: "manager")])
         // A user's id is bound, never spliced into the SQL: quotes and NUL are only text.
-        for hostile in ["2' OR '1'='1", "2\u{0}' OR 1 --", "2.0"] {
+        for hostile in ["2' OR '1'='1", "2\u{0}' OR 1 --"] {
             #expect(try await backend.memberships(of: hostile, in: [Self.link]).isEmpty)
             var arguments: [SQLValue] = []
             let rows = Visibility(rules: rules, caller: Caller(userID: hostile)).rows(of: "cards")
@@ -130,8 +135,14 @@ import Testing
             try connection.rows("EXPLAIN QUERY PLAN " + list, arguments).compactMap { $0[3].textValue }
         }
         #expect(listPlan.contains { $0.contains("USING INDEX \(membersByUser)") }, "\(listPlan)")
+        // SQL keeps comment 2 too (on board 2, which user `2.0` manages) for Swift's check, and
+        // vouches only for comment 1.
         let listed = try await backend.database.read { [arguments] connection in try connection.rows(list, arguments).count }
-        #expect(listed == 1)
+        #expect(listed == 2)
+        var sureArguments: [SQLValue] = []
+        let sure = "SELECT count(*) FROM \(SQLiteSchema.records) WHERE collection = 'comments' AND \(SharingSQL.condition(rows, sure: true, &sureArguments))"
+        let vouched = try await backend.database.read { [sureArguments] connection in try connection.scalar(sure, sureArguments)?.integerValue }
+        #expect(vouched == 1)
         await backend.close()
     }
 
