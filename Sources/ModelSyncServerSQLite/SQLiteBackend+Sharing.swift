@@ -4,7 +4,7 @@ import ModelSyncJSON
 import ModelSyncSQLite
 import ModelSyncServer
 
-/// Sharing rules on SQLite: the lookups a ``/ModelSyncServer/RowFilter`` needs (a record by id,
+/// Sharing rules on SQLite: the lookups a `RowFilter` needs (a record by id,
 /// a user's memberships), each one indexed read on the connection of the read or the write it
 /// belongs to; the filter written as an SQL condition, so that lists leave out in SQL the rows
 /// it refuses; and the expression indexes that make membership lookups indexed.
@@ -23,9 +23,9 @@ extension SQLiteBackend {
     }
 
     /// The membership rows of `link` naming `userID`, by the index on its user field (made at
-    /// start, ``createSharingIndexes(for:_:)``): the row each is on and its role. SQL narrows by
+    /// start, `createSharingIndexes(for:_:)`): the row each is on and its role. SQL narrows by
     /// the user's value as text and as a number; Swift keeps the rows whose user field's text is
-    /// `userID`, byte for byte (as ``/ModelSyncServer/scalarText(_:)`` spells it), and reads
+    /// `userID`, byte for byte (as `scalarText(_:)` spells it), and reads
     /// the row and the role as the other backends do.
     static func memberships(in link: SharingRule.Membership, userID: String, _ connection: SQLiteConnection) throws -> [(rowID: String, role: String)] {
         // (A field no JSON path spells, a `"` in its name: every membership row, checked here.)
@@ -62,7 +62,7 @@ extension SQLiteBackend {
     }
 }
 
-/// Lookups for a ``/ModelSyncServer/RowFilter`` on one connection: a record by id through the
+/// Lookups for a `RowFilter` on one connection: a record by id through the
 /// `(collection, id_text)` index, a user's memberships through the index on the user field. For
 /// the feed, a record that was deleted is looked up in its tombstone's shared fields, so that
 /// the deletion of a card whose board went first still reaches the board's members.
@@ -102,7 +102,7 @@ extension RowFacts {
     }
 }
 
-/// The SQL that sharing rules read: literals, JSON paths, a field's text, a ``/ModelSyncServer/RowFilter``
+/// The SQL that sharing rules read: literals, JSON paths, a field's text, a `RowFilter`
 /// as a condition, and the indexes.
 enum SharingSQL {
     /// `text` as an SQL string literal.
@@ -119,8 +119,8 @@ enum SharingSQL {
     }
 
     /// The text of the member `field` of the current row's `record` where SQL spells it as
-    /// ``/ModelSyncServer/scalarText(_:)`` does: a string's value, an integer's digits; NULL for
-    /// other values (see ``inexact(at:)``) and a missing member. Nil for a name no path spells.
+    /// `scalarText(_:)` does: a string's value, an integer's digits; NULL for
+    /// other values (see `inexact(at:)`) and a missing member. Nil for a name no path spells.
     static func exactText(at field: String) -> String? {
         guard let path = path(field) else { return nil }
         return "(CASE json_type(record, \(path)) WHEN 'text' THEN json_extract(record, \(path)) WHEN 'integer' THEN CAST(json_extract(record, \(path)) AS TEXT) END)"
@@ -180,7 +180,7 @@ enum SharingSQL {
     /// admits, and leaves out most it refuses (its subqueries each read one collection, so their
     /// `record` is their own row's): a user's memberships through the index on their user field,
     /// parents by the records' ids. A part no path spells keeps every row; Swift checks each
-    /// kept row that ``condition(_:sure:)`` does not vouch for.
+    /// kept row that `condition(_:sure:_:)` does not vouch for.
     static func condition(_ filter: RowFilter, _ arguments: inout [SQLValue]) -> String {
         condition(filter, sure: false, &arguments)
     }
