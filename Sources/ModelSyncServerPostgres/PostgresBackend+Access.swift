@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ModelSyncCore
 import ModelSyncJSON
+import ModelSyncProtocol
 import ModelSyncServer
 import PostgresNIO
 
@@ -51,6 +52,7 @@ extension PostgresBackend {
         case .everything: "true"
         case .nothing: "false"
         case .ownedBy(let field, let userID): "\(schema.textFunction)(\(record) -> \(sql.bind(field))) = \(sql.bind(userID))"
+        default: "false"  // TEMPORARY: replaced by the PostgreSQL helper's work.
         }
     }
 
@@ -270,4 +272,14 @@ extension PostgresBackend {
             return (found.count, changed: true)
         }
     }
+}
+
+extension PostgresBackend {
+    // TEMPORARY: replaced by the PostgreSQL helper's work.
+    package func memberships(of userID: String, in links: [SharingRule.Membership]) async throws -> [MembershipList.Entry] { [] }
+}
+extension PostgresBackend {
+    // TEMPORARY: replaced at merge.
+    package func currentChanges(of collection: String, where field: String, isOneOf values: [String], visibility: Visibility) async throws -> [SyncChange] { [] }
+    package func tombstoneFields(in collection: String, id: JSONValue, sequence: Int) async throws -> JSONObject? { nil }
 }

@@ -160,13 +160,15 @@ extension PostgresBackend {
             for try await (version, text, createdWith) in try await connection.guardedQuery(select.query, logger: logger).decode((Int64, String, String?).self) {
                 let record = try JSONValue(parsing: Array(text.utf8))
                 let change = SyncChange(sequence: Int(version), collection: name, id: record["id"] ?? .null, record: record, createdWith: createdWith)
-                if let shown = visibility.shown(change, rows: rows) { changes.append(shown) }
+                if let shown = try visibility.shown(change, rows: rows, RowFacts(NoRowLookups())) { changes.append(shown) }
             }
             var stones = BoundSQL("SELECT sequence, id::text FROM \(schema.tombstones) AS stone WHERE collection = ")
             stones.append("\(stones.bind(name)) AND sequence > \(stones.bind(since))")
             switch rows {
             case .everything:
                 stones.append(" AND NOT departed")
+            case .member, .parent, .any:
+                stones.append(" AND false")
             case .ownedBy(_, let userID):
                 stones.append(" AND owner = \(stones.bind(userID)) AND (NOT departed OR NOT EXISTS (SELECT 1 FROM \(table) AS current ")
                 stones.append("WHERE current.id_text = \(schema.textFunction)(stone.id) AND \(rowCondition(rows, &stones, record: "current.record"))))")

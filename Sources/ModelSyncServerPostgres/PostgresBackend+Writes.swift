@@ -172,7 +172,7 @@ extension PostgresBackend {
                     // Read as the caller: row-level security hides a row it may not read.
                     var visible: JSONValue?
                     if operation.access != nil { visible = try await row(table, id: scalarText(id) ?? "", connection, locking: false)?.2 }
-                    throw operation.duplicateID(visible, given)
+                    throw operation.duplicateID(visible, given, RowFacts(NoRowLookups()))
                 }
                 object["id"] = id
             } else {
@@ -191,7 +191,7 @@ extension PostgresBackend {
             let table = try table(of: name)
             guard let (rowID, version, current) = try await row(table, id: id, connection, locking: locking) else { throw APIError.missing(name, id) }
             let updated = ItemWrite.updated(current, with: body, merge: merge, keeping: operation.access?.ownerField)
-            try operation.checkAccess(to: current, replacement: updated)
+            try operation.checkAccess(to: current, replacement: updated, RowFacts(NoRowLookups()))
             try checkIfMatch(current, version: version, ifMatch)
             try Self.checkStorable(.object(updated))
             let newVersion = state.next()
@@ -213,7 +213,7 @@ extension PostgresBackend {
             try operation.checkSignedIn()
             let table = try table(of: name)
             guard let (rowID, version, current) = try await row(table, id: id, connection, locking: locking) else { throw APIError.missing(name, id) }
-            try operation.checkAccess(to: current, replacement: nil)
+            try operation.checkAccess(to: current, replacement: nil, RowFacts(NoRowLookups()))
             try checkIfMatch(current, version: version, ifMatch)
             let sequence = state.next()
             var delete = BoundSQL("DELETE FROM \(table) WHERE row_id = ")

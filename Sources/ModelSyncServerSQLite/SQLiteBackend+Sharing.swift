@@ -1,6 +1,7 @@
 import Foundation
 import ModelSyncCore
 import ModelSyncJSON
+import ModelSyncProtocol
 import ModelSyncSQLite
 import ModelSyncServer
 
@@ -54,8 +55,53 @@ extension SQLiteBackend {
         return found
     }
 
+    /// The records of `collection` whose `field` (`id`: the rows themselves) is one of `values`,
+    /// at their current versions, of those `visibility` lets its reader list: the rows a
+    /// membership moves in or out. By the records' index on `(collection, id_text)`, or by the
+    /// index on the parent field (made at start); Swift keeps the rows whose field's text is
+    /// one of `values`, byte for byte.
+    package func currentChanges(of collection: String, where field: String, isOneOf values: [String], visibility: Visibility) async throws -> [SyncChange] {
+        let rows = visibility.rows(of: collection)
+        guard !values.isEmpty, rows != .nothing else { return [] }
+        return try await reading { connection in
+            let wanted = Set(values.map(ExactText.init))
+            let (condition, arguments) = SharingSQL.fieldIsOneOf(field, values)
+            let facts = RowFacts.sqlite(connection)
+            var changes: [SyncChange] = []
+            try connection.withStatement(
+                """
+                SELECT version, record, created_with FROM \(SQLiteSchema.records) \
+                WHERE collection = \(SharingSQL.literal(collection)) AND \(condition) ORDER BY version
+                """, arguments
+            ) { statement in
+                while try statement.step() {
+                    let record = try Self.parsed(statement.value(at: 1))
+                    guard let text = (field == "id" ? recordID(of: record) : record[field].flatMap(scalarText)), wanted.contains(ExactText(text)) else { continue }
+                    let change = SyncChange(
+                        sequence: Int(statement.value(at: 0).integerValue ?? 0), collection: collection, id: record["id"] ?? .null, record: record,
+                        createdWith: statement.value(at: 2).textValue)
+                    if let shown = try visibility.shown(change, rows: rows, facts) { changes.append(shown) }
+                }
+            }
+            return changes
+        }
+    }
+
+    /// The shared fields the tombstone of this deletion (or departure) kept, by its sequence
+    /// (the primary key).
+    package func tombstoneFields(in collection: String, id: JSONValue, sequence: Int) async throws -> JSONObject? {
+        try await reading { connection in
+            guard let row = try connection.rows(
+                "SELECT id, fields FROM \(SQLiteSchema.tombstones) WHERE sequence = ? AND collection = ?", [.integer(Int64(sequence)), .text(collection)]
+            ).first, let kept = scalarText(try Self.parsed(row[0])), let given = scalarText(id), kept.isIdentical(to: given)
+            else { return nil }
+            return try Self.parsed(row[1]).objectValue
+        }
+    }
+
     /// Makes the indexes the sharing rules' lookups read: each membership collection by its user
-    /// field (a user's memberships). Parents are looked up by id, through the records' index on
+    /// field (a user's memberships), each collection whose rows inherit by its parent field (the
+    /// rows a membership moves). Parents are looked up by id, through the records' index on
     /// `(collection, id_text)`. Indexes of earlier rules stay.
     static func createSharingIndexes(for rules: AccessRules?, _ connection: SQLiteConnection) throws {
         for statement in SharingSQL.indexes(for: rules) { try connection.execute(statement) }
@@ -155,6 +201,22 @@ enum SharingSQL {
         return (sql, arguments)
     }
 
+    /// A condition keeping the rows whose `field` (`id`: the row's id) may be one of `values`,
+    /// through an index: the ids' texts; a field's texts, and the numbers (or booleans) they
+    /// spell. Those that SQL keeps are checked byte for byte in Swift.
+    static func fieldIsOneOf(_ field: String, _ values: [String]) -> (condition: String, arguments: [SQLValue]) {
+        if field == "id" { return ("id_text IN (SELECT value FROM json_each(?))", [SQLiteBackend.text(.array(values.map(JSONValue.string)))]) }
+        guard let extract = extract(field) else { return ("1", []) }
+        var candidates: [JSONValue] = []
+        for value in values {
+            candidates.append(.string(value))
+            if let integer = Int64(value) { candidates.append(.number(JSONNumber(integer))) }
+            if let real = Double(value), real.isFinite, let number = JSONNumber(exactly: real) { candidates.append(.number(number)) }
+            if value == "true" || value == "false" { candidates.append(.number(JSONNumber(value == "true" ? 1 : 0))) }
+        }
+        return ("\(extract) IN (SELECT value FROM json_each(?))", [SQLiteBackend.text(.array(candidates))])
+    }
+
     /// `json_extract(record, <path>)`, as the expression indexes spell it.
     static func extract(_ field: String) -> String? {
         path(field).map { "json_extract(record, \($0))" }
@@ -223,13 +285,15 @@ enum SharingSQL {
     }
 
     /// The `CREATE INDEX IF NOT EXISTS` statements for `rules`: each membership collection by its
-    /// user field, a partial index (`WHERE collection = '<name>'`): other collections' rows cost
-    /// nothing. Its first column is the collection, so that the planner prefers it to the
-    /// records' index on `collection` alone. (A child collection by its parent field would
-    /// serve lists only if their condition compared `json_extract` alone, which misses parents
-    /// named by a value of another type.)
+    /// user field, each collection whose rows inherit by its parent field (a membership
+    /// collection by the field naming its row too). Partial indexes (`WHERE collection =
+    /// '<name>'`): other collections' rows cost nothing. Their first column is the collection, so
+    /// that the planner prefers them to the records' index on `collection` alone.
     static func indexes(for rules: AccessRules?) -> [String] {
-        let wanted = MembershipList.links(of: rules).map { (collection: $0.collection, field: $0.user) }
+        var wanted = MembershipList.links(of: rules).map { (collection: $0.collection, field: $0.user) }
+        for (name, rule) in (rules?.rules ?? [:]).sorted(by: { $0.key < $1.key }) where name != "*" {
+            if let parent = rule.sharing?.parent { wanted.append((name, parent.field)) }
+        }
         var statements: [String] = []
         var seen = Set<String>()
         for (collection, field) in wanted {

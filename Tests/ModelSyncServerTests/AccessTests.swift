@@ -350,8 +350,8 @@ import Testing
         #expect(throws: AccessRulesError.self) { try AccessRules(json: [1, 2]) }
         let rich = try AccessRules(json: ["posts": ["mode": 644, "owner": "authorId", "roles": ["editor": 666]]])
         let editor = rich.access(to: "posts", for: Caller(userID: "5", role: "editor"))
-        #expect(editor.write == .everything && editor.ownerField == "authorId")
-        #expect(rich.access(to: "posts", for: Caller(userID: "5")).write == .ownedBy(field: "authorId", userID: "5"))
+        #expect(editor.update == .everything && editor.ownerField == "authorId")
+        #expect(rich.access(to: "posts", for: Caller(userID: "5")).update == .ownedBy(field: "authorId", userID: "5"))
     }
 
     /// A token's `sub` that only looks like a number stays text in the rows it owns.

@@ -113,6 +113,16 @@ import Testing
         let lookup = try #require(SharingSQL.memberships(in: Self.link, userID: "2"))
         let plan = try await backend.database.read { try $0.rows("EXPLAIN QUERY PLAN " + lookup.sql, lookup.arguments) }.compactMap { $0[3].textValue }
         #expect(plan.contains { $0.contains("SEARCH") && $0.contains("USING INDEX \(membersByUser)") }, "\(plan)")
+        // A board's cards (a membership moves them): a search of the index on the parent field.
+        let cardsByBoard = SharingSQL.indexName(collection: "cards", field: "boardId")
+        let (byBoard, boardArguments) = SharingSQL.fieldIsOneOf("boardId", ["1", "3"])
+        let moves = "SELECT record FROM \(SQLiteSchema.records) WHERE collection = 'cards' AND \(byBoard) ORDER BY version"
+        let movesPlan = try await backend.database.read { connection in
+            try connection.rows("EXPLAIN QUERY PLAN " + moves, boardArguments).compactMap { $0[3].textValue }
+        }
+        #expect(movesPlan.contains { $0.contains("SEARCH") && $0.contains("USING INDEX \(cardsByBoard)") }, "\(movesPlan)")
+        let cards = try await backend.currentChanges(of: "cards", where: "boardId", isOneOf: ["1", "3"], visibility: .open)
+        #expect(cards.map(\.id) == [1, 3, 4, 5])
         let found = try await backend.memberships(of: "2", in: [Self.link])
         #expect(found == [MembershipList.Entry(link: Self.link, rowID: "1", role: "viewer"), MembershipList.Entry(link: Self.link, rowID: "3", role: "editor")])
         #expect(try await backend.memberships(of: "1", in: [Self.link]).isEmpty)
@@ -184,15 +194,21 @@ import Testing
             #expect(try await send(.DELETE, base + "/comments/1", headers: Self.ann).status == 404)
             #expect(try await send(.DELETE, base + "/comments/1", headers: Self.admin).status == 200)
             #expect(try await send(.DELETE, base + "/comments/2", headers: Self.admin).status == 200)
-            let changes = try await send(.GET, base + "/_changes?since=\(cursor)", headers: Self.bob).json?["changes"]?.arrayValue ?? []
-            let seen = changes.map { "\($0["collection"]?.stringValue ?? "")/\($0["id"]?.intValue ?? 0)\($0["deleted"] == true ? " deleted" : "")" }
+            func seen(since cursor: String) async throws -> (changes: [String], next: String?) {
+                let page = try await send(.GET, base + "/_changes?since=\(cursor)", headers: Self.bob).json
+                let changes = page?["changes"]?.arrayValue ?? []
+                return (changes.map { "\($0["collection"]?.stringValue ?? "")/\($0["id"]?.intValue ?? 0)\($0["deleted"] == true ? " deleted" : "")" }, page?["next"]?.stringValue)
+            }
+            let (changes, later) = try await seen(since: cursor)
             // Card 3 left his view, card 1 and its comment (whose card went first) were deleted;
             // the comment on Ann's other board is none of his.
-            #expect(seen == ["cards/3 deleted", "cards/1 deleted", "comments/1 deleted"])
+            #expect(changes == ["cards/3 deleted", "cards/1 deleted", "comments/1 deleted"])
 
-            // A membership gained starts his feed over.
+            // A membership gained moves board 2 in with its cards and its other membership (read by
+            // the parent field's index).
             #expect(try await send(.POST, base + "/memberships", body: #"{"boardId": 2, "userId": 2, "role": "viewer"}"#, headers: Self.ann).status == 201)
-            #expect(try await send(.GET, base + "/_changes?since=\(cursor)", headers: Self.bob).status == 410)
+            let movedIn = try await seen(since: try #require(later)).changes
+            #expect(Set(movedIn) == ["memberships/4", "boards/2", "memberships/3", "cards/2", "cards/3"], "\(movedIn)")
             #expect(try await ids("/cards", Self.bob).contains(3))
         }
     }

@@ -25,7 +25,9 @@ extension SyncStore {
             throw SyncError.unsupportedProtocol(serverSupports: versions.compactMap(\.intValue))
         }
         switch status {
-        case 400?, 422?:
+        // 403: signed in, but the rules refuse this row (a role lowered, a board left): this
+        // entry waits for the app, and the others go on.
+        case 400?, 403?, 422?:
             var errors = JSONValue.object(JSONObject())
             if case .status(let failure)? = error as? RemoteError {
                 for (name, messages) in failure.fieldErrors { errors[name] = .array(messages.map(JSONValue.string)) }
@@ -42,7 +44,7 @@ extension SyncStore {
             logger.notice("the server refused an outbox entry; it is parked", metadata: [
                 "sequence": "\(entry.sequence)", "model": "\(entry.model)", "status": "\(status ?? 0)"])
             return true
-        case 401?, 403?:
+        case 401?:
             state.withLock { state in
                 state.pausedStatus = status
                 state.lastError = text
@@ -107,7 +109,7 @@ extension SyncStore {
         if let restored { identityMap.store(restored) } else if let key = entry.localKey.identityKey(of: M.self) { identityMap.remove(M.self, key: key) }
     }
 
-    /// Restarts a queue paused by a 401 / 403, for example after refreshing a token.
+    /// Restarts a queue paused by a 401, for example after refreshing a token.
     public func resume() {
         state.withLock { $0.pausedStatus = nil }
         changed()

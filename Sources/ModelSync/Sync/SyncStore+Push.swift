@@ -15,7 +15,7 @@ extension SyncStore {
     /// (unless newer local changes are queued for it), a temporary key rewritten, the entry
     /// deleted. A 400 / 422 parks the entry and the push goes on with other rows.
     ///
-    /// - Throws: ``SyncError/paused(status:)`` after a 401 / 403 (the queue stays paused until
+    /// - Throws: ``SyncError/paused(status:)`` after a 401 (the queue stays paused until
     ///   ``resume()``); ``SyncError/willRetry(sequence:underlying:)`` when an entry failed with a
     ///   transport error, 5xx or 429 and stays queued; a `SQLiteError`.
     @discardableResult

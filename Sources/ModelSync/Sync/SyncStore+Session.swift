@@ -3,7 +3,7 @@ import ModelSyncRemote
 import ModelSyncSQLite
 
 extension SyncStore {
-    /// Follows `session`: an outbox paused by a 401 / 403 resumes by itself once the session
+    /// Follows `session`: an outbox paused by a 401 resumes by itself once the session
     /// signs in or refreshes its token. (Add the session to the ``remote``'s interceptors too:
     /// that is what authorizes the requests.) A later call replaces the session followed.
     ///

@@ -25,7 +25,8 @@ import ModelSyncSQLite
 ///   server assigns the real key, one transaction rewrites the row, the pending entries, the
 ///   foreign keys of the `BelongsTo` relations of the given models, and the identity map.
 /// - Transport errors, 5xx and 429 keep the entry (``startAutomaticPush()`` backs off); 400 /
-///   422 park it with the server's field errors; 401 / 403 pause the queue until ``resume()``.
+///   422 park it with the server's field errors, 403 (the rules refuse the row) with its reason;
+///   401 pauses the queue until ``resume()``.
 public final class SyncStore: Sendable {
     /// The server side.
     public let remote: RemoteStore

@@ -65,7 +65,7 @@ public struct SyncStatus: Sendable, Hashable {
     public var pendingCount: Int
     /// Whether entries are being sent now.
     public var activity: SyncActivity
-    /// Whether the queue is paused after a 401 / 403 (see ``SyncStore/resume()``).
+    /// Whether the queue is paused after a 401 (see ``SyncStore/resume()``).
     public var isPaused: Bool
     /// The last failure to send, as text; nil after a push that emptied the queue.
     public var lastError: String?
@@ -99,7 +99,7 @@ public struct SyncStatus: Sendable, Hashable {
 public struct PushSummary: Sendable, Hashable {
     /// Entries the server acknowledged.
     public var sent: Int = 0
-    /// Entries parked by this push (400 / 422).
+    /// Entries parked by this push (400 / 403 / 422).
     public var parked: Int = 0
     /// Entries still pending afterwards.
     public var remaining: Int = 0
@@ -113,7 +113,7 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
     case unsupportedKey(model: String)
     /// The outbox names a model type the store was not given (pass it in `models:`).
     case unknownModel(String)
-    /// The queue is paused after a 401 / 403; ``SyncStore/resume()`` restarts it.
+    /// The queue is paused after a 401; ``SyncStore/resume()`` restarts it.
     case paused(status: Int)
     /// No outbox entry has this sequence.
     case noSuchEntry(Int64)

@@ -190,18 +190,48 @@ public struct AccessRules: Sendable, Equatable {
         let holdsAccounts = collection == accountsCollection
         let rule = rule(for: collection)
         let ownerField = rule.map { $0.sharing == nil ? $0.ownerField : $0.sharing?.owner } ?? nil
-        let sharedFields = rule?.sharing.map { [$0.owner, $0.parent?.field, $0.members == nil ? nil : "id"].compactMap { $0 } } ?? []
+        let membership = membershipLink(of: collection)
+        var sharedFields = rule?.sharing.map { [$0.owner, $0.parent?.field, $0.members == nil ? nil : "id"].compactMap { $0 } } ?? []
+        if let membership { sharedFields.append(membership.link.user) }
         var access = accessOfRule(rule, collection, caller, ownerField: ownerField)
         access.holdsAccounts = holdsAccounts
         access.sharedFields = sharedFields
+        // A member reads their own memberships (and sees one of them go): the feed moves the
+        // rows it grants in and out of their view by them. Reading only: owning a membership
+        // would let its member change their own role.
+        if let membership, let userID = caller.userID, !caller.isAdmin {
+            let own = RowFilter.ownedBy(field: membership.link.user, userID: userID)
+            access.read = .anyOf([access.read, own])
+            access.view = .anyOf([access.view, own])
+        }
         return access
+    }
+
+    /// The link whose membership rows `collection` holds, and the collection they grant, if any.
+    package func membershipLink(of collection: String) -> (link: SharingRule.Membership, granting: String)? {
+        for (name, rule) in rules.sorted(by: { $0.key < $1.key }) {
+            if let link = rule.sharing?.members, link.collection == collection { return (link, name) }
+        }
+        return nil
+    }
+
+    /// The collections whose rows inherit from `collection`'s, with the field naming the parent.
+    package func children(of collection: String) -> [(collection: String, field: String)] {
+        rules.sorted(by: { $0.key < $1.key }).compactMap { name, rule in
+            guard let parent = rule.sharing?.parent, parent.collection == collection else { return nil }
+            return (name, parent.field)
+        }
     }
 
     private func accessOfRule(_ rule: Rule?, _ collection: String, _ caller: Caller, ownerField: String?) -> CollectionAccess {
         if caller.isAdmin { return CollectionAccess(everything: .everything, ownerField: ownerField, caller: caller) }
         guard let rule else { return CollectionAccess(everything: .nothing, ownerField: nil, caller: caller) }
         if let sharing = rule.sharing {
-            func rows(_ operation: SharingRule.Operation) -> RowFilter { self.rows(of: collection, reaching: sharing.needed(for: operation), for: caller) }
+            // A create's own owner field names the caller (the route sees to it): on a new row only
+            // the standing it inherits counts.
+            func rows(_ operation: SharingRule.Operation) -> RowFilter {
+                self.rows(of: collection, reaching: sharing.needed(for: operation), for: caller, countingOwner: operation != .create)
+            }
             return CollectionAccess(
                 read: rows(.list), view: rows(.view), create: rows(.create), update: rows(.update), delete: rows(.delete), ownerField: ownerField, caller: caller)
         }
@@ -219,7 +249,7 @@ public struct AccessRules: Sendable, Equatable {
     /// The rows of `collection` on which `caller` (not an admin) stands at least at `needed`:
     /// the rows it owns, those a membership gives it a role high enough on, and those whose
     /// parent it stands on high enough. The chain of parents ends (``validateSharing()``).
-    package func rows(of collection: String, reaching needed: SharingRule.Standing, for caller: Caller) -> RowFilter {
+    package func rows(of collection: String, reaching needed: SharingRule.Standing, for caller: Caller, countingOwner: Bool = true) -> RowFilter {
         if needed <= .everyone { return .everything }
         guard let userID = caller.userID, needed < .admin else { return .nothing }
         if needed <= .signedIn { return .everything }
@@ -229,7 +259,7 @@ public struct AccessRules: Sendable, Equatable {
             return .ownedBy(field: rule.ownerField, userID: userID)
         }
         var filters: [RowFilter] = []
-        if let owner = sharing.owner { filters.append(.ownedBy(field: owner, userID: userID)) }
+        if let owner = sharing.owner, countingOwner { filters.append(.ownedBy(field: owner, userID: userID)) }
         if let members = sharing.members {
             let roles = SharingRule.Standing.memberRoles.filter { $0 >= needed }.map(\.description)
             if !roles.isEmpty { filters.append(.member(link: members, userID: userID, roles: roles)) }

@@ -65,11 +65,20 @@ package protocol ServerBackend: Sendable {
     /// Puts back the data the server started with.
     func reset() async throws
 
-    /// The memberships that give `userID` a role through any of `links` (read whatever the
-    /// membership collections' own rules say), as ``MembershipList/text(_:)`` writes them: a
-    /// feed cursor carries a digest of it, so that a membership gained or lost starts its
-    /// reader over. One indexed read per link.
+    /// The memberships that give `userID` a role through any of `links`, whatever the
+    /// membership collections' own rules say (`/_access/check` explains a standing by them).
+    /// One indexed read per link.
     func memberships(of userID: String, in links: [SharingRule.Membership]) async throws -> [MembershipList.Entry]
+
+    /// The records of `collection` whose `field` (`id`: the rows themselves) is one of `values`,
+    /// as changes at their current versions, of those `visibility` lets its reader list: the
+    /// rows a membership moves into or out of a reader's view (``MembershipMoves``). An indexed
+    /// read (the fields the sharing rules name are indexed); nothing for a missing collection.
+    func currentChanges(of collection: String, where field: String, isOneOf values: [String], visibility: Visibility) async throws -> [SyncChange]
+
+    /// The shared fields (``ItemOperation/sharedFields(of:)``) the tombstone of this deletion
+    /// (or departure) kept, if any: whose membership a deleted membership row was.
+    func tombstoneFields(in collection: String, id: JSONValue, sequence: Int) async throws -> JSONObject?
 
     // MARK: Roles and refresh tokens of the built-in accounts (Access/RefreshTokens.swift)
 
@@ -237,10 +246,6 @@ package struct Visibility: Sendable {
     package var rules: AccessRules?
     package var caller: Caller
 
-    /// The reader's memberships (``ServerBackend/memberships(of:in:)``), for feed reads under
-    /// sharing rules: the cursor's tag covers them.
-    package var memberships: [MembershipList.Entry] = []
-
     package init(rules: AccessRules?, caller: Caller) {
         (self.rules, self.caller) = (rules, caller)
     }
@@ -260,7 +265,7 @@ package struct Visibility: Sendable {
         func counted(_ text: String?) -> String { text.map { "\($0.utf8.count):\($0)" } ?? "-" }
         // FNV-1a, 64 bits: stable across processes and builds, unlike `Hasher`.
         var digest: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in "\(counted(caller.userID));\(counted(caller.role));\(rules.canonicalText);\(MembershipList.text(memberships))".utf8 {
+        for byte in "\(counted(caller.userID));\(counted(caller.role));\(rules.canonicalText)".utf8 {
             digest = (digest ^ UInt64(byte)) &* 0x100_0000_01b3
         }
         let hex = String(digest, radix: 16)
@@ -463,7 +468,7 @@ extension APIError {
     }
 }
 
-/// A user's memberships, as feed cursors cover them.
+/// A user's memberships.
 package enum MembershipList {
     /// One membership: the link, the row it is on and its role.
     package struct Entry: Sendable, Equatable {
@@ -474,14 +479,6 @@ package enum MembershipList {
         package init(link: SharingRule.Membership, rowID: String, role: String) {
             (self.link, self.rowID, self.role) = (link, rowID, role)
         }
-    }
-
-    /// The entries in one canonical order, each part length-prefixed: equal sets give equal text.
-    package static func text(_ entries: [MembershipList.Entry]) -> String {
-        func counted(_ text: String) -> String { "\(text.utf8.count):\(text)" }
-        return entries.map { "\(counted($0.link.collection))\(counted($0.link.field))\(counted($0.rowID))\(counted($0.role))" }
-            .sorted { Array($0.utf8).lexicographicallyPrecedes($1.utf8) }
-            .joined(separator: ",")
     }
 
     /// The membership links of `rules`: every collection whose rows give roles.

@@ -22,6 +22,18 @@ package struct AccessExplanation: Sendable {
     }
 
     private static func json(_ rule: AccessRules.Rule) -> JSONValue {
+        if let sharing = rule.sharing {
+            var object = JSONObject()
+            if let owner = sharing.owner { object["owner"] = .string(owner) }
+            if let members = sharing.members {
+                object["members"] = [
+                    "collection": .string(members.collection), "field": .string(members.field), "user": .string(members.user), "role": .string(members.role),
+                ]
+            }
+            if let parent = sharing.parent { object["parent"] = ["collection": .string(parent.collection), "field": .string(parent.field)] }
+            for operation in SharingRule.Operation.allCases { object[operation.rawValue] = .string(sharing.needed(for: operation).description) }
+            return .object(object)
+        }
         var roles = JSONObject()
         for (role, mode) in rule.roles { roles[role] = .string(mode.description) }
         return ["mode": .string(rule.mode.description), "owner": .string(rule.ownerField), "roles": .object(roles)]
@@ -200,22 +212,43 @@ extension OpenAPIDocument {
             return .object(object)
         }
         let mode: JSONValue = ["type": "string", "pattern": "^[046]{3}$"]
-        let rule: JSONValue = [
+        let modeRule: JSONValue = [
             "type": "object", "required": ["mode", "owner", "roles"],
             "properties": ["mode": mode, "owner": ["type": "string"], "roles": ["type": "object", "additionalProperties": mode]],
         ]
+        let standing: JSONValue = ["type": "string", "enum": .array(SharingRule.Standing.allCases.map { .string($0.description) })]
+        let sharingRule: JSONValue = [
+            "type": "object", "required": ["list", "view", "create", "update", "delete"],
+            "properties": [
+                "owner": ["type": "string"], "list": standing, "view": standing, "create": standing, "update": standing, "delete": standing,
+                "members": [
+                    "type": "object", "required": ["collection", "field", "user", "role"],
+                    "properties": ["collection": ["type": "string"], "field": ["type": "string"], "user": ["type": "string"], "role": ["type": "string"]],
+                ],
+                "parent": ["type": "object", "required": ["collection", "field"], "properties": ["collection": ["type": "string"], "field": ["type": "string"]]],
+            ],
+        ]
+        let rule: JSONValue = ["oneOf": [modeRule, sharingRule]]
         let rules: JSONValue = [
             "type": "object", "required": ["accountsCollection", "rules"],
             "properties": ["accountsCollection": ["type": "string"], "rules": ["type": "object", "additionalProperties": rule], "accountsRule": rule],
         ]
         let check: JSONValue = [
-            "type": "object", "required": ["collection", "id", "user", "role", "read", "write", "reasons"],
+            "type": "object", "required": ["collection", "id", "user", "role", "read", "write"],
+            "description": "Under a mode: `reasons` says which digit decides. Under a sharing rule: `standing`, `because` and `operations`.",
             "properties": [
                 "collection": ["type": "string"], "id": ["description": "The row's id"], "user": ["type": ["string", "null"]], "role": ["type": ["string", "null"]],
                 "read": ["type": "boolean"], "write": ["type": "boolean"],
                 "rule": ["type": "string", "description": "The rule that decides: the collection's, `*`, or the accounts' default"],
                 "mode": mode, "ownerField": ["type": "string"], "owner": ["description": "The row's owner field's value"],
                 "reasons": ["type": "object", "required": ["read", "write"], "properties": ["read": ["type": "string"], "write": ["type": "string"]]],
+                "standing": standing, "because": ["type": "string", "description": "Where the standing comes from: ownership, a membership, a parent"],
+                "operations": [
+                    "type": "object",
+                    "additionalProperties": [
+                        "type": "object", "required": ["allowed", "needs"], "properties": ["allowed": ["type": "boolean"], "needs": standing],
+                    ],
+                ],
             ],
         ]
         let checkParameters = [

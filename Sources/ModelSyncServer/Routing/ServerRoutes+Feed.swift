@@ -23,8 +23,14 @@ extension ServerRoutes {
         }
         let cursor = try await feedCursor(parameters.values(isCollection ? "_since" : "since").first, visibility)
         let names = collections ?? Self.collectionFilter(parameters)
-        let page = try await withHorizonBound(to: visibility) {
-            try await backend.encodedChanges(after: cursor, in: names, limit: min(limit, Self.maximumFeedLimit), visibility: visibility)
+        let pageLimit = min(limit, Self.maximumFeedLimit)
+        let page: EncodedFeedPage
+        if MembershipMoves(backend: backend, visibility: visibility) != nil {
+            page = EncodedFeedPage(try await changes(after: cursor, in: names, limit: pageLimit, visibility))
+        } else {
+            page = try await withHorizonBound(to: visibility) {
+                try await backend.encodedChanges(after: cursor, in: names, limit: pageLimit, visibility: visibility)
+            }
         }
         return Self.json(bytes: page.body(next: Self.cursorText(page.next, visibility)), status: .ok)
     }
@@ -70,9 +76,12 @@ extension ServerRoutes {
         tag.map { "\(sequence).\($0)" } ?? String(sequence)
     }
 
-    /// The backend's changes, a 410's horizon bound to the reader.
+    /// The backend's changes, a 410's horizon bound to the reader, with the rows its membership
+    /// changes move in and out (``MembershipMoves``).
     private func changes(after cursor: FeedCursor, in names: Set<String>?, limit: Int, _ visibility: Visibility) async throws -> FeedPage {
-        try await withHorizonBound(to: visibility) { try await backend.changes(after: cursor, in: names, limit: limit, visibility: visibility) }
+        let page = try await withHorizonBound(to: visibility) { try await backend.changes(after: cursor, in: names, limit: limit, visibility: visibility) }
+        guard let moves = MembershipMoves(backend: backend, visibility: visibility), case .after(let since) = cursor else { return page }
+        return try await moves.page(page, after: since, in: names)
     }
 
     /// Runs a read of the feed, binding a 410's horizon to the reader.
@@ -182,12 +191,6 @@ extension ServerRoutes {
                             guard names?.contains(change.collection) ?? true else { continue }
                             try await writer.write(Self.event(change, tag: tag))
                         case .change(let change) where change.sequence > sent:
-                            // A membership gained or lost moves rows in or out of this reader's
-                            // view: the stream ends, and the client's next cursor starts it over.
-                            if !visibility.memberships.isEmpty || !MembershipList.links(of: visibility.rules).isEmpty,
-                               try await memberships(of: visibility.caller) != visibility.memberships {
-                                return
-                            }
                             var more = true
                             while more {
                                 let page = try await changes(after: .after(sent), in: names, limit: Self.maximumFeedLimit, visibility)

@@ -39,14 +39,14 @@ package struct ServerRoutes: Sendable {
             routes += [
                 Route(path: "/" + SyncProtocol.Path.batch, handlers: [.post: { request, context in try await batch(try await readBody(request), context: context) }]),
                 Route(path: "/" + SyncProtocol.Path.changes, handlers: reads { request, context in
-                    try await feed(QueryParameters(request.uri.query), collections: nil, visibility: feedVisibility(context))
+                    try await feed(QueryParameters(request.uri.query), collections: nil, visibility: visibility(context))
                 }),
                 Route(path: "/" + SyncProtocol.Path.changeStream, handlers: [
                     .get: { request, context in
-                        try await stream(QueryParameters(request.uri.query), request: request, context: context, visibility: feedVisibility(context))
+                        try await stream(QueryParameters(request.uri.query), request: request, context: context, visibility: visibility(context))
                     },
                     .head: { request, context in
-                        try await streamHead(QueryParameters(request.uri.query), request: request, visibility: feedVisibility(context))
+                        try await streamHead(QueryParameters(request.uri.query), request: request, visibility: visibility(context))
                     },
                 ]),
             ]
@@ -143,7 +143,7 @@ package struct ServerRoutes: Sendable {
                 try requireReadable(name, context)
                 // The feed ignores a list's slicing, but its bounds hold on every `/<name>`.
                 _ = try Slice(parameters, count: 0, defaultPageSize: 1)
-                return try await feed(parameters, collections: [name], visibility: feedVisibility(context))
+                return try await feed(parameters, collections: [name], visibility: visibility(context))
             }
             return try await list(name, parameters, owner: nil, request, context: context)
         case .singular?:
@@ -283,21 +283,6 @@ package struct ServerRoutes: Sendable {
         options.access.map { Visibility(rules: $0.rules, caller: context.caller) } ?? .open
     }
 
-    /// The rows the caller sees, with its memberships for the feed's cursor (under sharing
-    /// rules): a membership gained or lost starts the reader over.
-    func feedVisibility(_ context: SyncServerContext) async throws -> Visibility {
-        var visibility = visibility(context)
-        visibility.memberships = try await memberships(of: context.caller)
-        return visibility
-    }
-
-    /// The caller's memberships under sharing rules (none for admins, anonymous callers, or
-    /// rules without members).
-    func memberships(of caller: Caller) async throws -> [MembershipList.Entry] {
-        let links = MembershipList.links(of: options.access?.rules)
-        guard let userID = caller.userID, !caller.isAdmin, !links.isEmpty else { return [] }
-        return try await backend.memberships(of: userID, in: links)
-    }
 
     /// A create in `collection` as the caller may make it: under access rules the row's owner
     /// is the caller (a body naming another owner is refused, unless the caller is an admin, whose

@@ -16,7 +16,7 @@ extension OwnedNote: RemoteResource {
 }
 
 /// Tokens `user:<id>` and `admin`: the rules are what is tested here, not the cryptography.
-private struct PlainTokens: AccessTokenVerifier {
+struct PlainTokens: AccessTokenVerifier {
     func caller(for token: String) async throws -> Caller {
         if token == "admin" { return Caller(userID: "0", role: Caller.adminRole) }
         guard token.hasPrefix("user:"), token.count > 5 else { throw AccessTokenError.malformed }

@@ -1,6 +1,7 @@
 import Foundation
 import ModelSyncCore
 import ModelSyncJSON
+import ModelSyncProtocol
 
 /// The JSON document as a backend: every read works on the current data in memory, every
 /// write on a copy that replaces it once saved.
@@ -109,6 +110,24 @@ extension JSONFileBackend: ServerBackend {
         return links.flatMap { link in
             ((try? lookups.memberships(in: link, userID: userID)) ?? []).map { MembershipList.Entry(link: link, rowID: $0.rowID, role: $0.role) }
         }
+    }
+
+    package func currentChanges(of collection: String, where field: String, isOneOf values: [String], visibility: Visibility) throws -> [SyncChange] {
+        guard let stamps = book.versions[collection] else { return [] }
+        let wanted = Set(values.map(ExactText.init))
+        let matching = field == "id"
+            ? wanted.compactMap { stamps[$0] }
+            : stamps.values.filter { stamp in stamp.record[field].flatMap(scalarText).map { wanted.contains(ExactText($0)) } ?? false }
+        let (rows, facts) = (visibility.rows(of: collection), RowFacts(InMemoryRowLookups(root)))
+        return try matching.sorted { $0.version < $1.version }.compactMap { stamp in
+            let change = SyncChange(sequence: stamp.version, collection: collection, id: stamp.record["id"] ?? .null, record: stamp.record, createdWith: stamp.createdWith)
+            return try visibility.shown(change, rows: rows, facts)
+        }
+    }
+
+    package func tombstoneFields(in collection: String, id: JSONValue, sequence: Int) -> JSONObject? {
+        let text = scalarText(id)
+        return book.tombstones.last { $0.sequence == sequence && $0.collection == collection && scalarText($0.id) == text }?.fields
     }
 
     package func register(

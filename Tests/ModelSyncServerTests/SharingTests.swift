@@ -1,0 +1,252 @@
+import Foundation
+import ModelSyncJSON
+import ModelSyncRemote
+import NIOHTTP1
+@testable import ModelSyncServer
+import ServerTestSupport
+import Testing
+
+/// A team tracker under sharing rules, over HTTP on every backend: boards with members, cards
+/// that follow their board, comments that follow their card. Who may do what on each path,
+/// and what each reader's feed holds as memberships come and go.
+@Suite struct SharingTests {
+    /// Ann owns board 1 (Bob edits it, Cy views it) and board 3; Dan owns board 2.
+    static let data: JSONValue = [
+        "users": [["id": 1, "email": "ann@example.com"], ["id": 2, "email": "bob@example.com"], ["id": 3, "email": "cy@example.com"], ["id": 4, "email": "dan@example.com"]],
+        "boards": [["id": 1, "ownerId": 1, "name": "Launch"], ["id": 2, "ownerId": 4, "name": "Dan's"], ["id": 3, "ownerId": 1, "name": "Ann's own"]],
+        "memberships": [["id": 1, "boardId": 1, "userId": 2, "role": "editor"], ["id": 2, "boardId": 1, "userId": 3, "role": "viewer"]],
+        "cards": [["id": 1, "boardId": 1, "title": "Ship it"], ["id": 2, "boardId": 2, "title": "Dan's card"]],
+        "comments": [["id": 1, "cardId": 1, "authorId": 2, "body": "On it"], ["id": 2, "cardId": 2, "authorId": 4, "body": "Dan's note"]],
+    ]
+
+    enum Who: String, CaseIterable, CustomTestStringConvertible {
+        case ann, bob, cy, dan, anonymous, admin
+        var headers: [(String, String)] {
+            switch self {
+            case .ann: [("Authorization", "Bearer test:1:")]
+            case .bob: [("Authorization", "Bearer test:2:")]
+            case .cy: [("Authorization", "Bearer test:3:")]
+            case .dan: [("Authorization", "Bearer test:4:")]
+            case .anonymous: []
+            case .admin: [("Authorization", "Bearer test:9:admin")]
+            }
+        }
+        var testDescription: String { rawValue }
+    }
+
+    static func options() throws -> ServerOptions {
+        ServerOptions(access: AccessControl(rules: try AccessRules(json: SharingRuleTests.tracker), tokens: TestTokens()))
+    }
+
+    func withTracker(_ backend: Backend, _ body: (String) async throws -> Void) async throws {
+        try await withServer(Self.data, options: try Self.options(), backend: backend) { _, base in try await body(base) }
+    }
+
+    func ids(_ reply: Reply) -> [Int] {
+        (reply.json?.arrayValue ?? []).compactMap { $0["id"]?.intValue }.sorted()
+    }
+
+    /// Path, caller, status, ids of a list.
+    static let readCases: [(String, Who, Int, [Int])] = [
+        ("boards", .ann, 200, [1, 3]), ("boards", .bob, 200, [1]), ("boards", .cy, 200, [1]), ("boards", .dan, 200, [2]),
+        ("boards", .anonymous, 401, []), ("boards", .admin, 200, [1, 2, 3]),
+        ("cards", .bob, 200, [1]), ("cards", .cy, 200, [1]), ("cards", .dan, 200, [2]),
+        ("comments", .cy, 200, [1]), ("comments", .dan, 200, [2]), ("comments", .ann, 200, [1]),
+        ("memberships", .cy, 200, [1, 2]), ("memberships", .dan, 200, []),
+        ("boards/1/cards", .cy, 200, [1]), ("boards/1/cards", .dan, 404, []), ("cards/1/comments", .bob, 200, [1]),
+        ("cards?_page=1&_limit=10", .cy, 200, [1]),
+    ]
+
+    @Test(arguments: Backend.allCases) func listsShowEachReaderItsBoardsAndWhatFollowsThem(backend: Backend) async throws {
+        try await withTracker(backend) { base async throws in
+            for (path, who, status, expected) in Self.readCases {
+                let reply = try await send(.GET, "\(base)/\(path)", headers: who.headers)
+                #expect(reply.status == status, "\(who) GET \(path)")
+                if status == 200 {
+                    #expect(ids(reply) == expected, "\(who) GET \(path)")
+                    #expect(reply.header("X-Total-Count") == String(expected.count), "\(who) GET \(path) count")
+                }
+            }
+        }
+    }
+
+    /// Path, caller, status.
+    static let itemCases: [(String, Who, Int)] = [
+        ("boards/1", .cy, 200), ("boards/1", .dan, 404), ("cards/1", .cy, 200), ("cards/1", .dan, 404),
+        ("comments/1", .cy, 200), ("comments/1", .dan, 404), ("comments/2", .ann, 404), ("memberships/1", .cy, 200), ("memberships/1", .dan, 404),
+    ]
+
+    @Test(arguments: Backend.allCases) func anItemOutOfReachIsMissing(backend: Backend) async throws {
+        try await withTracker(backend) { base async throws in
+            for (path, who, status) in Self.itemCases {
+                #expect(try await send(.GET, "\(base)/\(path)", headers: who.headers).status == status, "\(who) GET \(path)")
+            }
+            // Relations show only what their own rules admit.
+            let embedded = try await send(.GET, "\(base)/boards/1?_embed=cards", headers: Who.cy.headers)
+            #expect(embedded.json?["cards"]?.arrayValue?.count == 1)
+            let expanded = try await send(.GET, "\(base)/comments/1?_expand=card", headers: Who.cy.headers)
+            #expect(expanded.json?["card"]?["title"] == "Ship it")
+            let foreign = try await send(.GET, "\(base)/boards/2?_embed=cards", headers: Who.ann.headers)
+            #expect(foreign.status == 404)
+        }
+    }
+
+    /// Method, path, body, caller, status: the matrix of writes by standing.
+    static let writeCases: [(String, String, String, Who, Int)] = [
+        // Viewers read only; editors write cards; outsiders see nothing to write.
+        ("PATCH", "cards/1", #"{"title":"viewer"}"#, .cy, 403),
+        ("PATCH", "cards/1", #"{"title":"outsider"}"#, .dan, 404),
+        ("PATCH", "cards/1", #"{"title":"anonymous"}"#, .anonymous, 401),
+        ("PATCH", "cards/1", #"{"title":"editor"}"#, .bob, 200),
+        ("POST", "cards", #"{"boardId":1,"title":"viewer's"}"#, .cy, 403),
+        ("POST", "cards", #"{"boardId":1,"title":"outsider's"}"#, .dan, 403),
+        ("POST", "cards", #"{"boardId":1,"title":"editor's"}"#, .bob, 201),
+        ("POST", "comments", #"{"cardId":1,"body":"viewer's"}"#, .cy, 403),
+        ("POST", "comments", #"{"cardId":1,"body":"editor's"}"#, .bob, 201),
+        // A card cannot be moved to a board its writer may not edit.
+        ("PATCH", "cards/1", #"{"boardId":2}"#, .bob, 403),
+        ("PATCH", "cards/1", #"{"boardId":3}"#, .bob, 403),
+        // Memberships: only a manager (or the owner) changes them; an editor cannot promote themselves.
+        ("PATCH", "memberships/1", #"{"role":"manager"}"#, .bob, 403),
+        ("POST", "memberships", #"{"boardId":1,"userId":4,"role":"viewer"}"#, .bob, 403),
+        ("POST", "memberships", #"{"boardId":2,"userId":1,"role":"manager"}"#, .ann, 403),
+        // Boards: any signed-in user creates one (their own); only its owner deletes it.
+        ("POST", "boards", #"{"name":"Cy's"}"#, .cy, 201),
+        ("POST", "boards", #"{"name":"Anonymous"}"#, .anonymous, 401),
+        ("DELETE", "boards/1", "", .bob, 403),
+        ("DELETE", "cards/1", "", .cy, 403),
+        ("DELETE", "comments/1", "", .bob, 200),
+        ("DELETE", "boards/2", "", .admin, 200),
+    ]
+
+    @Test(arguments: Backend.allCases) func writesNeedTheStandingTheirOperationNames(backend: Backend) async throws {
+        try await withTracker(backend) { base async throws in
+            for (method, path, body, who, status) in Self.writeCases {
+                let reply = try await send(HTTPMethod(rawValue: method), "\(base)/\(path)", body: body.isEmpty ? nil : body, headers: who.headers)
+                #expect(reply.status == status, "\(who) \(method) \(path) \(body): \(String(decoding: reply.body, as: UTF8.self))")
+            }
+            // The refused writes changed nothing.
+            let card = try await send(.GET, "\(base)/cards/1", headers: Who.ann.headers)
+            #expect(card.json?["title"] == "editor" && card.json?["boardId"] == 1)
+            #expect(try await send(.GET, "\(base)/memberships/1", headers: Who.ann.headers).json?["role"] == "editor")
+        }
+    }
+
+    /// A manager manages the board's memberships; a role lowered takes effect on the next request.
+    @Test(arguments: Backend.allCases) func aManagerManagesMembershipsAndALoweredRoleStopsWrites(backend: Backend) async throws {
+        try await withTracker(backend) { base async throws in
+            #expect(try await send(.PATCH, "\(base)/memberships/1", body: #"{"role":"manager"}"#, headers: Who.ann.headers).status == 200)
+            let added = try await send(.POST, "\(base)/memberships", body: #"{"boardId":1,"userId":4,"role":"viewer"}"#, headers: Who.bob.headers)
+            #expect(added.status == 201)
+            #expect(ids(try await send(.GET, "\(base)/cards", headers: Who.dan.headers)) == [1, 2])
+            #expect(try await send(.PATCH, "\(base)/memberships/1", body: #"{"role":"viewer"}"#, headers: Who.ann.headers).status == 200)
+            #expect(try await send(.PATCH, "\(base)/cards/1", body: #"{"title":"too late"}"#, headers: Who.bob.headers).status == 403)
+            #expect(try await send(.DELETE, "\(base)/memberships/\(added.json?["id"]?.intValue ?? 0)", headers: Who.bob.headers).status == 403)
+        }
+    }
+
+    /// "Why doesn't Cy edit this card?": the admin's check names the standing and where it comes from.
+    @Test(arguments: Backend.allCases) func theCheckExplainsAStanding(backend: Backend) async throws {
+        try await withTracker(backend) { base async throws in
+            let bob = try await send(.GET, "\(base)/_access/check?collection=cards&id=1&user=2", headers: Who.admin.headers)
+            #expect(bob.json?["standing"] == "editor" && bob.json?["write"] == true)
+            #expect(bob.json?["because"]?.stringValue?.contains("memberships makes user 2 editor of boards/1") == true, "\(String(decoding: bob.body, as: UTF8.self))")
+            let cy = try await send(.GET, "\(base)/_access/check?collection=cards&id=1&user=3", headers: Who.admin.headers)
+            #expect(cy.json?["standing"] == "viewer" && cy.json?["read"] == true && cy.json?["write"] == false)
+            #expect(cy.json?["operations"]?["update"]?["needs"] == "editor")
+            let ann = try await send(.GET, "\(base)/_access/check?collection=comments&id=1&user=1", headers: Who.admin.headers)
+            #expect(ann.json?["standing"] == "owner" && ann.json?["because"]?.stringValue?.contains("owns boards/1") == true)
+            let dan = try await send(.GET, "\(base)/_access/check?collection=cards&id=1&user=4", headers: Who.admin.headers)
+            #expect(dan.json?["standing"] == "signedIn" && dan.json?["read"] == false)
+            let rules = try await send(.GET, "\(base)/_access/rules", headers: Who.admin.headers)
+            #expect(rules.json?["rules"]?["cards"]?["parent"]?["collection"] == "boards" && rules.json?["rules"]?["memberships"]?["create"] == "manager")
+        }
+    }
+
+    /// `_batch` applies the same rules to each operation.
+    @Test(arguments: Backend.allCases) func aBatchChecksEachOperation(backend: Backend) async throws {
+        try await withTracker(backend) { base async throws in
+            let body = #"{"operations":[{"method":"PATCH","path":"/cards/1","body":{"title":"fine"}},{"method":"PATCH","path":"/cards/2","body":{"title":"not mine"}},{"method":"POST","path":"/cards","body":{"boardId":2,"title":"no"}}]}"#
+            let reply = try await send(.POST, "\(base)/_batch", body: body, headers: Who.bob.headers)
+            let statuses = reply.json?["results"]?.arrayValue?.compactMap { $0["status"]?.intValue }
+            #expect(statuses == [200, 404, 403], "\(String(decoding: reply.body, as: UTF8.self))")
+        }
+    }
+
+    func feed(_ base: String, since cursor: String, as who: Who) async throws -> Reply {
+        try await send(.GET, "\(base)/_changes?since=\(cursor)", headers: who.headers)
+    }
+
+    /// (collection, id, deleted) of a feed answer.
+    func entries(_ reply: Reply) -> [String] {
+        (reply.json?["changes"]?.arrayValue ?? []).compactMap { change in
+            guard let collection = change["collection"]?.stringValue, let id = change["id"]?.intValue else { return nil }
+            return "\(collection)/\(id)\(change["deleted"] == true ? "-" : "")"
+        }.sorted()
+    }
+
+    /// The feed: each reader gets the rows it may read. A user added to a board gets the board,
+    /// its cards, their comments and its memberships in the next page, without reading
+    /// everything again; removed, their deletions. A feed of one collection moves its rows too.
+    @Test(arguments: Backend.allCases) func rowsMoveInAndOutWithMembership(backend: Backend) async throws {
+        try await withTracker(backend) { base async throws in
+            let cy = try await feed(base, since: "0", as: .cy)
+            #expect(entries(cy) == ["boards/1", "cards/1", "comments/1", "memberships/1", "memberships/2", "users/3"])
+            let dan = try await feed(base, since: "0", as: .dan)
+            #expect(entries(dan) == ["boards/2", "cards/2", "comments/2", "users/4"])
+            let danCursor = try #require(dan.json?["next"]?.stringValue)
+            let cardsCursor = try #require(try await send(.GET, "\(base)/cards?_since=0", headers: Who.dan.headers).json?["next"]?.stringValue)
+            // Ann adds Dan to board 1: board 1 comes with its cards, comments and memberships.
+            let added = try await send(.POST, "\(base)/memberships", body: #"{"boardId":1,"userId":4,"role":"viewer"}"#, headers: Who.ann.headers)
+            #expect(added.status == 201)
+            let movedIn = try await feed(base, since: danCursor, as: .dan)
+            #expect(movedIn.status == 200)
+            #expect(entries(movedIn) == ["boards/1", "cards/1", "comments/1", "memberships/1", "memberships/2", "memberships/3"])
+            let cards = try await send(.GET, "\(base)/cards?_since=\(cardsCursor)", headers: Who.dan.headers)
+            #expect(entries(cards) == ["cards/1"])
+            // Removed again: their deletions, and nothing of board 2.
+            let cursor = try #require(movedIn.json?["next"]?.stringValue)
+            #expect(try await send(.DELETE, "\(base)/memberships/3", headers: Who.ann.headers).status == 200)
+            let movedOut = try await feed(base, since: cursor, as: .dan)
+            #expect(entries(movedOut) == ["boards/1-", "cards/1-", "comments/1-", "memberships/1-", "memberships/2-", "memberships/3-"])
+            #expect(entries(try await feed(base, since: "0", as: .dan)) == ["boards/2", "cards/2", "comments/2", "memberships/3-", "users/4"])
+            // Cy's feed meanwhile: Dan's membership came and went, nothing else moved.
+            let cyCursor = try #require(cy.json?["next"]?.stringValue)
+            #expect(entries(try await feed(base, since: cyCursor, as: .cy)) == ["memberships/3-"])
+        }
+    }
+
+    /// The live stream carries the rows a new membership moves in.
+    @Test(.timeLimit(.minutes(5)), arguments: Backend.allCases) func theStreamCarriesRowsMovingIn(backend: Backend) async throws {
+        try await withServer(Self.data, options: try Self.options(), backend: backend) { server, base async throws in
+            let cursor = try #require(try await feed(base, since: "now", as: .dan).json?["next"]?.stringValue)
+            let url = try #require(URL(string: "\(base)/_changes/stream?since=\(cursor)"))
+            var events = RemoteStore(baseURL: server.baseURL).events(at: url, headers: ["Authorization": "Bearer test:4:"]).makeAsyncIterator()
+            #expect(try await send(.POST, "\(base)/memberships", body: #"{"boardId":1,"userId":4,"role":"viewer"}"#, headers: Who.ann.headers).status == 201)
+            var seen: [String] = []
+            while seen.count < 6, let event = try await events.next() {
+                let change = try JSONValue(parsing: Array(event.data.utf8))
+                seen.append("\(change["collection"]?.stringValue ?? "")/\(change["id"]?.intValue ?? 0)")
+            }
+            #expect(seen.sorted() == ["boards/1", "cards/1", "comments/1", "memberships/1", "memberships/2", "memberships/3"])
+        }
+    }
+
+    /// Deletions reach the readers who could see the row, even after its parent went; a card
+    /// moved to a board a reader cannot see leaves that reader's feed as a deletion.
+    @Test(arguments: Backend.allCases) func deletionsAndMovesReachTheReadersWhoSawTheRow(backend: Backend) async throws {
+        try await withTracker(backend) { base async throws in
+            let cyCursor = try #require(try await feed(base, since: "0", as: .cy).json?["next"]?.stringValue)
+            let danCursor = try #require(try await feed(base, since: "0", as: .dan).json?["next"]?.stringValue)
+            #expect(try await send(.DELETE, "\(base)/comments/1", headers: Who.bob.headers).status == 200)
+            // Bob adds a card to board 1; Ann moves it to her own board 3, which Cy cannot see.
+            #expect(try await send(.POST, "\(base)/cards", body: #"{"boardId":1,"title":"moving"}"#, headers: Who.bob.headers).status == 201)
+            #expect(try await send(.PATCH, "\(base)/cards/3", body: #"{"boardId":3}"#, headers: Who.ann.headers).status == 200)
+            let cy = try await feed(base, since: cyCursor, as: .cy)
+            #expect(entries(cy) == ["cards/3-", "comments/1-"], "\(String(decoding: cy.body, as: UTF8.self))")
+            #expect(entries(try await feed(base, since: danCursor, as: .dan)) == [])
+            #expect(ids(try await send(.GET, "\(base)/cards", headers: Who.ann.headers)) == [1, 3])
+            #expect(ids(try await send(.GET, "\(base)/cards", headers: Who.cy.headers)) == [1])
+        }
+    }
+}
