@@ -19,8 +19,8 @@ import ModelSyncServer
 ///   runs there, never on the writer.
 /// - Records are looked up by id, and owner checks made, through indexes; under sharing rules,
 ///   a user's memberships through an expression index on the membership collection's user field
-///   (made at start), and lists leave out in SQL the rows the rule refuses; the feed reads by
-///   the version index.
+///   and the rows a membership moves through one on their parent field (made at start), and
+///   lists leave out in SQL the rows the rule refuses; the feed reads by the version index.
 /// - A lock file beside the database (`<file>-server.lock`) keeps a second server off the file.
 public final class SQLiteBackend: ServerBackend {
     let database: Database
