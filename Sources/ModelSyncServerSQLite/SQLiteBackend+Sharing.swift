@@ -66,13 +66,17 @@ extension SQLiteBackend {
         return try await reading { connection in
             let wanted = Set(values.map(ExactText.init))
             let (condition, arguments) = SharingSQL.fieldIsOneOf(field, values)
+            // Whether SQL vouches for the row (by its own parent and memberships, by index): a
+            // membership move reads a few rows, and looks up no user's every membership for them.
+            var sureArguments: [SQLValue] = []
+            let sure = rows == .everything ? "1" : SharingSQL.vouch(rows, row: "moved", &sureArguments)
             let facts = RowFacts.sqlite(connection)
             var changes: [SyncChange] = []
             try connection.withStatement(
                 """
-                SELECT version, record, created_with FROM \(SQLiteSchema.records) \
+                SELECT version, record, created_with, \(sure) FROM \(SQLiteSchema.records) AS moved \
                 WHERE collection = \(SharingSQL.literal(collection)) AND \(condition) ORDER BY version
-                """, arguments
+                """, sureArguments + arguments
             ) { statement in
                 while try statement.step() {
                     let record = try Self.parsed(statement.value(at: 1))
@@ -80,7 +84,11 @@ extension SQLiteBackend {
                     let change = SyncChange(
                         sequence: Int(statement.value(at: 0).integerValue ?? 0), collection: collection, id: record["id"] ?? .null, record: record,
                         createdWith: statement.value(at: 2).textValue)
-                    if let shown = try visibility.shown(change, rows: rows, facts) { changes.append(shown) }
+                    if statement.value(at: 3).integerValue == 1 {
+                        if let shown = try visibility.shown(change, rows: .everything, facts) { changes.append(shown) }
+                    } else if let shown = try visibility.shown(change, rows: rows, facts) {
+                        changes.append(shown)
+                    }
                 }
             }
             return changes
@@ -167,9 +175,10 @@ enum SharingSQL {
     /// The text of the member `field` of the current row's `record` where SQL spells it as
     /// `scalarText(_:)` does: a string's value, an integer's digits; NULL for
     /// other values (see `inexact(at:)`) and a missing member. Nil for a name no path spells.
-    static func exactText(at field: String) -> String? {
+    static func exactText(at field: String, of row: String? = nil) -> String? {
         guard let path = path(field) else { return nil }
-        return "(CASE json_type(record, \(path)) WHEN 'text' THEN json_extract(record, \(path)) WHEN 'integer' THEN CAST(json_extract(record, \(path)) AS TEXT) END)"
+        let record = row.map { "\($0).record" } ?? "record"
+        return "(CASE json_type(\(record), \(path)) WHEN 'text' THEN json_extract(\(record), \(path)) WHEN 'integer' THEN CAST(json_extract(\(record), \(path)) AS TEXT) END)"
     }
 
     /// Whether the member `field` of the current row's `record` holds a value whose text SQL does
@@ -242,45 +251,69 @@ enum SharingSQL {
     /// admits, and leaves out most it refuses (its subqueries each read one collection, so their
     /// `record` is their own row's): a user's memberships through the index on their user field,
     /// parents by the records' ids. A part no path spells keeps every row; Swift checks each
-    /// kept row that `condition(_:sure:_:)` does not vouch for.
+    /// kept row that `vouch(_:row:depth:_:)` does not vouch for.
     static func condition(_ filter: RowFilter, _ arguments: inout [SQLValue]) -> String {
-        condition(filter, sure: false, &arguments)
-    }
-
-    /// With `sure`, the condition that holds only for rows `filter` admits: where SQL spells
-    /// each value as Swift does (strings, integers), and false for any other value. A row it
-    /// holds for needs no check in Swift (no parent looked up for it).
-    static func condition(_ filter: RowFilter, sure: Bool, _ arguments: inout [SQLValue]) -> String {
-        let unsure = sure ? "0" : "1"
-        func inexactOrNot(_ field: String) -> String { sure ? "0" : inexact(at: field) }
         switch filter {
         case .everything: return "1"
         case .nothing: return "0"
         case .ownedBy(let field, let userID):
-            guard let text = exactText(at: field) else { return unsure }
+            guard let text = exactText(at: field) else { return "1" }
             arguments.append(.text(userID))
-            return "(\(text) = ? OR \(inexactOrNot(field)))"
+            return "(\(text) = ? OR \(inexact(at: field)))"
         case .member(let link, let userID, let roles):
-            guard let field = exactText(at: link.field), let user = exactText(at: link.user), let role = extract(link.role) else { return unsure }
+            guard let field = exactText(at: link.field), let role = extract(link.role) else { return "1" }
             func memberships() -> String {
-                let matching = userMatch(link.user, userID, &arguments)
-                if sure { arguments.append(.text(userID)) }
-                return """
-                    FROM \(SQLiteSchema.records) WHERE collection = \(literal(link.collection)) \
-                    AND \(matching)\(sure ? " AND \(user) = ?" : "") AND \(role) IN (\(roles.map(literal).joined(separator: ", ")))
-                    """
+                """
+                FROM \(SQLiteSchema.records) WHERE collection = \(literal(link.collection)) \
+                AND \(userMatch(link.user, userID, &arguments)) AND \(role) IN (\(roles.map(literal).joined(separator: ", ")))
+                """
             }
-            guard !sure else { return "id_text IN (SELECT \(field) \(memberships()))" }
             // The rows the user's memberships name; all of them when one names its row by a value
             // SQL does not spell (a subquery of its own, made once).
             let named = "id_text IN (SELECT \(field) \(memberships()))"
             return "(\(named) OR EXISTS (SELECT 1 \(memberships()) AND \(inexact(at: link.field))))"
         case .parent(let field, let collection, let rows):
-            guard let text = exactText(at: field) else { return unsure }
-            let parents = "SELECT id_text FROM \(SQLiteSchema.records) WHERE collection = \(literal(collection)) AND \(condition(rows, sure: sure, &arguments))"
-            return "(\(text) IN (\(parents)) OR \(inexactOrNot(field)))"
+            guard let text = exactText(at: field) else { return "1" }
+            let parents = "SELECT id_text FROM \(SQLiteSchema.records) WHERE collection = \(literal(collection)) AND \(condition(rows, &arguments))"
+            return "(\(text) IN (\(parents)) OR \(inexact(at: field)))"
         case .any(let filters):
-            return "(" + filters.map { condition($0, sure: sure, &arguments) }.joined(separator: " OR ") + ")"
+            return "(" + filters.map { condition($0, &arguments) }.joined(separator: " OR ") + ")"
+        }
+    }
+
+    /// A condition on the row `row` (a table alias) that holds only for rows `filter` admits:
+    /// where SQL spells each value as Swift does (strings, integers), false for any other
+    /// value. A row it holds for needs no check in Swift. Each part looks up one row's facts by
+    /// index (correlated): its parent by id, the memberships on it by their row field, so that
+    /// a few rows cost a few lookups, not a user's every membership.
+    static func vouch(_ filter: RowFilter, row: String, depth: Int = 0, _ arguments: inout [SQLValue]) -> String {
+        switch filter {
+        case .everything: return "1"
+        case .nothing: return "0"
+        case .ownedBy(let field, let userID):
+            guard let text = exactText(at: field, of: row) else { return "0" }
+            arguments.append(.text(userID))
+            return "\(text) = ?"
+        case .member(let link, let userID, let roles):
+            let member = "m\(depth)"
+            guard let field = exactText(at: link.field, of: member), let user = exactText(at: link.user, of: member),
+                  let fieldPath = path(link.field), let role = path(link.role)
+            else { return "0" }
+            arguments.append(.text(userID))
+            return """
+                EXISTS (SELECT 1 FROM \(SQLiteSchema.records) AS \(member) WHERE \(member).collection = \(literal(link.collection)) \
+                AND json_extract(\(member).record, \(fieldPath)) IN (\(row).id_text, \(row).integer_id) AND \(field) = \(row).id_text \
+                AND \(user) = ? AND json_extract(\(member).record, \(role)) IN (\(roles.map(literal).joined(separator: ", "))))
+                """
+        case .parent(let field, let collection, let rows):
+            let parent = "p\(depth)"
+            guard let text = exactText(at: field, of: row) else { return "0" }
+            return """
+                EXISTS (SELECT 1 FROM \(SQLiteSchema.records) AS \(parent) WHERE \(parent).collection = \(literal(collection)) \
+                AND \(parent).id_text = \(text) AND \(vouch(rows, row: parent, depth: depth + 1, &arguments)))
+                """
+        case .any(let filters):
+            return "(" + filters.map { vouch($0, row: row, depth: depth, &arguments) }.joined(separator: " OR ") + ")"
         }
     }
 

@@ -208,8 +208,8 @@ public final class SQLiteBackend: ServerBackend {
             // Whether SQL vouches for the row (then Swift looks up no parent for it); its
             // arguments come first, as it does in the statement.
             var sureArguments: [SQLValue] = []
-            let sure = rows == .everything ? "1" : rows.needsLookups ? SharingSQL.condition(rows, sure: true, &sureArguments) : "0"
-            let select = "SELECT record, \(sure) FROM \(SQLiteSchema.records) WHERE collection = ?" + conditions.map { " AND " + $0 }.joined() + " ORDER BY row_id"
+            let sure = rows == .everything ? "1" : rows.needsLookups ? SharingSQL.vouch(rows, row: "listed", &sureArguments) : "0"
+            let select = "SELECT record, \(sure) FROM \(SQLiteSchema.records) AS listed WHERE collection = ?" + conditions.map { " AND " + $0 }.joined() + " ORDER BY row_id"
             try connection.withStatement(select, sureArguments + arguments) { statement in
                 while try statement.step() {
                     let item = try parsed(statement.value(at: 0))

@@ -132,7 +132,7 @@ import Testing
             #expect(try await backend.memberships(of: hostile, in: [Self.link]).isEmpty)
             var arguments: [SQLValue] = []
             let rows = Visibility(rules: rules, caller: Caller(userID: hostile)).rows(of: "cards")
-            let list = "SELECT count(*) FROM \(SQLiteSchema.records) WHERE collection = 'cards' AND \(SharingSQL.condition(rows, sure: true, &arguments))"
+            let list = "SELECT count(*) FROM \(SQLiteSchema.records) AS listed WHERE collection = 'cards' AND \(SharingSQL.vouch(rows, row: "listed", &arguments))"
             let count = try await backend.database.read { [arguments] connection in try connection.scalar(list, arguments)?.integerValue }
             #expect(count == 0)
         }
@@ -150,7 +150,7 @@ import Testing
         let listed = try await backend.database.read { [arguments] connection in try connection.rows(list, arguments).count }
         #expect(listed == 2)
         var sureArguments: [SQLValue] = []
-        let sure = "SELECT count(*) FROM \(SQLiteSchema.records) WHERE collection = 'comments' AND \(SharingSQL.condition(rows, sure: true, &sureArguments))"
+        let sure = "SELECT count(*) FROM \(SQLiteSchema.records) AS listed WHERE collection = 'comments' AND \(SharingSQL.vouch(rows, row: "listed", &sureArguments))"
         let vouched = try await backend.database.read { [sureArguments] connection in try connection.scalar(sure, sureArguments)?.integerValue }
         #expect(vouched == 1)
         await backend.close()
