@@ -66,8 +66,9 @@ extension SQLiteBackend {
     /// The changes after `since` that `visibility` admits, as the JSON backend gives them
     /// (``/ModelSyncServer/Bookkeeping/changes(after:in:limit:visibility:)``): the records the
     /// reader may read (without the create's key unless it owns them); the deletions of
-    /// collections it reads whole and of its own rows; the departures of rows given to another
-    /// owner, as deletions, while it cannot read the row. Records stop at the first past the
+    /// collections it reads whole, of its own rows, and under a sharing rule of the rows whose
+    /// shared fields, as they were, it reads; the departures of rows given to another owner or
+    /// moved (a card to another board), as deletions, while it cannot read the row. Records stop at the first past the
     /// page (a reader of a large history pages through it instead of reading it whole each
     /// time); tombstones, which the feed limits bound, stop there too.
     private static func changes(
@@ -75,6 +76,9 @@ extension SQLiteBackend {
     ) throws -> ([SyncChange], Bool) {
         var readerRows = ReaderRows(visibility)
         func rows(of collection: String) -> RowFilter { readerRows.of(collection) }
+        // Memberships and parents by their indexes, once each for the page; a deleted parent by
+        // its tombstone's shared fields.
+        let facts = RowFacts.sqlite(connection, tombstones: true)
         var changes: [SyncChange] = []
         var arguments: [SQLValue] = [.integer(Int64(since))]
         var condition = collectionCondition(collections, column: "collection", &arguments)
@@ -89,7 +93,7 @@ extension SQLiteBackend {
                 let change = SyncChange(
                     sequence: Int(statement.value(at: 0).integerValue ?? 0), collection: collection, id: record["id"] ?? .null, record: record,
                     createdWith: statement.value(at: 3).textValue)
-                if let shown = try visibility.shown(change, rows: filter, RowFacts(NoRowLookups())) { changes.append(shown) }
+                if let shown = try visibility.shown(change, rows: filter, facts) { changes.append(shown) }
             }
         }
         // A row that left a reader's view shows as its deletion, once (its latest departure), and
@@ -100,17 +104,23 @@ extension SQLiteBackend {
         arguments = [.integer(Int64(since)), .integer(Int64(through))]
         condition = collectionCondition(collections, column: "collection", &arguments)
         for row in try connection.rows(
-            "SELECT sequence, collection, id, owner, departed FROM \(SQLiteSchema.tombstones) WHERE sequence > ? AND sequence <= ? AND \(condition) ORDER BY sequence",
-            arguments)
+            """
+            SELECT sequence, collection, id, owner, departed, fields FROM \(SQLiteSchema.tombstones) \
+            WHERE sequence > ? AND sequence <= ? AND \(condition) ORDER BY sequence
+            """, arguments)
         {
             let collection = row[1].textValue ?? ""
             let departed = row[4].integerValue == 1
+            let fields = try parsed(row[5]).objectValue
             let shown: Bool
             switch rows(of: collection) {
             case .everything: shown = !departed
             case .nothing: shown = false
-            case .ownedBy(_, let userID): shown = row[3].textValue?.isIdentical(to: userID) ?? false
-            default: shown = false
+            case .ownedBy(_, let userID) where fields == nil: shown = row[3].textValue?.isIdentical(to: userID) ?? false
+            case let filter:
+                // Under a sharing rule: to the readers who saw the row through its fields as
+                // they were (a board's members, its cards' deletions).
+                shown = try fields.map { try filter.admits(.object($0), facts) } ?? false
             }
             guard shown else { continue }
             let change = SyncChange(sequence: Int(row[0].integerValue ?? 0), collection: collection, id: try parsed(row[2]), record: nil)
@@ -119,7 +129,7 @@ extension SQLiteBackend {
                 continue
             }
             guard let id = scalarText(change.id) else { continue }
-            if let current = try record(collection, id: id, connection), try rows(of: collection).admits(current.record, RowFacts(NoRowLookups())) { continue }
+            if let current = try record(collection, id: id, connection), try rows(of: collection).admits(current.record, facts) { continue }
             departures[collection, default: [:]][ExactText(id)] = change
         }
         changes += departures.values.flatMap(\.values)
@@ -134,14 +144,4 @@ extension SQLiteBackend {
     package func unsubscribe(_ id: Int) async {
         streams.unsubscribe(id)
     }
-}
-
-extension SQLiteBackend {
-    // TEMPORARY: replaced by the SQLite helper's work.
-    package func memberships(of userID: String, in links: [SharingRule.Membership]) async throws -> [MembershipList.Entry] { [] }
-}
-extension SQLiteBackend {
-    // TEMPORARY: replaced at merge.
-    package func currentChanges(of collection: String, where field: String, isOneOf values: [String], visibility: Visibility) async throws -> [SyncChange] { [] }
-    package func tombstoneFields(in collection: String, id: JSONValue, sequence: Int) async throws -> JSONObject? { nil }
 }

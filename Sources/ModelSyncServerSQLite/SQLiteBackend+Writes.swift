@@ -91,12 +91,16 @@ extension SQLiteBackend {
             var object = given
             if let given = object["id"], given != .null {
                 let id = try normalizedID(given)
-                if let current = try record(name, id: scalarText(id) ?? "", connection) { throw operation.duplicateID(current.record, given, RowFacts(NoRowLookups())) }
+                if let current = try record(name, id: scalarText(id) ?? "", connection) {
+                    throw operation.duplicateID(current.record, given, RowFacts.sqlite(connection))
+                }
                 object["id"] = id
             } else {
                 object["id"] = nil
                 object = JSONObject([("id", JSONValue.number(JSONNumber(try nextFreeID(name, connection))))] + object.map { ($0.key, $0.value) })
             }
+            // With its id: a membership row names the row it is on, a card its board.
+            try operation.checkCreate(object, RowFacts.sqlite(connection))
             let stored = JSONValue.object(object)
             let version = state.next()
             try insert(stored, into: name, version: version, createdWith: createdWith, connection)
@@ -108,24 +112,28 @@ extension SQLiteBackend {
             try requireCollection(name, connection)
             guard let current = try record(name, id: id, connection) else { throw APIError.missing(name, id) }
             let updated = ItemWrite.updated(current.record, with: body, merge: merge, keeping: operation.access?.ownerField)
-            try operation.checkAccess(to: current.record, replacement: updated, RowFacts(NoRowLookups()))
+            try operation.checkAccess(to: current.record, replacement: updated, RowFacts.sqlite(connection))
             try checkIfMatch(current.record, version: current.version, operation.ifMatch)
             let formerOwner = operation.departure(from: current.record, to: updated)
+            let formerFields = operation.sharedDeparture(from: current.record, to: updated)
             let stored = JSONValue.object(updated)
             let version = state.next()
             try connection.execute(
                 "UPDATE \(SQLiteSchema.records) SET record = ?, version = ? WHERE row_id = ?", [text(stored), .integer(Int64(version)), .integer(current.rowID)])
             state.changes.append(SyncChange(sequence: version, collection: name, id: stored["id"] ?? .null, record: stored, createdWith: current.createdWith))
-            if let formerOwner {
-                // Given to another owner (by an admin): the former owner's feed shows it leave.
-                try keepTombstone(name, id: current.record["id"] ?? .null, sequence: version, owner: formerOwner, departed: true, connection, &state, limits: limits)
+            if formerOwner != nil || formerFields != nil {
+                // Given to another owner (by an admin), or moved (a card to another board): the
+                // feeds of those who saw it through its former fields show it leave.
+                try keepTombstone(
+                    name, id: current.record["id"] ?? .null, sequence: version, owner: formerOwner, fields: formerFields, departed: true, connection, &state,
+                    limits: limits)
             }
             return ItemWrite.Result(status: 200, body: stored, version: version)
         case .delete(let name, let id):
             try operation.checkSignedIn()
             try requireCollection(name, connection)
             guard let current = try record(name, id: id, connection) else { throw APIError.missing(name, id) }
-            try operation.checkAccess(to: current.record, replacement: nil, RowFacts(NoRowLookups()))
+            try operation.checkAccess(to: current.record, replacement: nil, RowFacts.sqlite(connection))
             try checkIfMatch(current.record, version: current.version, operation.ifMatch)
             let sequence = state.next()
             try connection.execute("DELETE FROM \(SQLiteSchema.records) WHERE row_id = ?", [.integer(current.rowID)])
@@ -137,7 +145,9 @@ extension SQLiteBackend {
             }
             // The owner under access rules: whose feed shows the deletion.
             let owner = operation.access?.ownerField.flatMap { current.record[$0] }.flatMap(scalarText)
-            try keepTombstone(name, id: deletedID, sequence: sequence, owner: owner, departed: false, connection, &state, limits: limits)
+            try keepTombstone(
+                name, id: deletedID, sequence: sequence, owner: owner, fields: operation.sharedFields(of: current.record), departed: false, connection, &state,
+                limits: limits)
             state.changes.append(SyncChange(sequence: sequence, collection: name, id: deletedID, record: nil))
             if operation.access?.holdsAccounts == true, let userID = recordID(of: current.record) {
                 // An account's record gone: its credentials and refresh tokens go in this write.
@@ -159,16 +169,19 @@ extension SQLiteBackend {
             ])
     }
 
-    /// Keeps a tombstone, then drops those beyond the feed limits (by their indexes) and raises
-    /// the horizon past them.
+    /// Keeps a tombstone (with the row's shared `fields` under a sharing rule), then drops those
+    /// beyond the feed limits (by their indexes) and raises the horizon past them.
     static func keepTombstone(
-        _ collection: String, id: JSONValue, sequence: Int, owner: String?, departed: Bool, _ connection: SQLiteConnection, _ state: inout WriteState,
-        limits: FeedLimits
+        _ collection: String, id: JSONValue, sequence: Int, owner: String?, fields: JSONObject?, departed: Bool, _ connection: SQLiteConnection,
+        _ state: inout WriteState, limits: FeedLimits
     ) throws {
         let now = Int64(state.now.timeIntervalSince1970)
         try connection.execute(
-            "INSERT INTO \(SQLiteSchema.tombstones) (sequence, collection, id, at, owner, departed) VALUES (?, ?, ?, ?, ?, ?)",
-            [.integer(Int64(sequence)), .text(collection), text(id), .integer(now), owner.map(SQLValue.text) ?? .null, .integer(departed ? 1 : 0)])
+            "INSERT INTO \(SQLiteSchema.tombstones) (sequence, collection, id, at, owner, fields, departed) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                .integer(Int64(sequence)), .text(collection), text(id), .integer(now), owner.map(SQLValue.text) ?? .null,
+                fields.map { text(.object($0)) } ?? .null, .integer(departed ? 1 : 0),
+            ])
         let oldest = now - Int64(min(limits.tombstoneRetention, Double(Int32.max)))
         let dropped = try connection.rows(
             """
@@ -266,10 +279,10 @@ extension SQLiteBackend {
         }
         for stone in book.tombstones {
             try connection.execute(
-                "INSERT OR REPLACE INTO \(SQLiteSchema.tombstones) (sequence, collection, id, at, owner, departed) VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO \(SQLiteSchema.tombstones) (sequence, collection, id, at, owner, fields, departed) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [
                     .integer(Int64(stone.sequence)), .text(stone.collection), text(stone.id), .integer(Int64(stone.at)),
-                    stone.owner.map(SQLValue.text) ?? .null, .integer(stone.departed ? 1 : 0),
+                    stone.owner.map(SQLValue.text) ?? .null, stone.fields.map { text(.object($0)) } ?? .null, .integer(stone.departed ? 1 : 0),
                 ])
         }
         for (key, record) in book.idempotency {
@@ -328,10 +341,10 @@ extension SQLiteBackend {
             root[name] = .array(items)
         }
         // Departures stay behind: the JSON file keeps no such record.
-        for row in try connection.rows("SELECT sequence, collection, id, at, owner FROM \(SQLiteSchema.tombstones) WHERE departed = 0 ORDER BY sequence") {
+        for row in try connection.rows("SELECT sequence, collection, id, at, owner, fields FROM \(SQLiteSchema.tombstones) WHERE departed = 0 ORDER BY sequence") {
             book.tombstones.append(Bookkeeping.Tombstone(
                 collection: row[1].textValue ?? "", id: try parsed(row[2]), sequence: Int(row[0].integerValue ?? 0), at: Int(row[3].integerValue ?? 0),
-                owner: row[4].textValue))
+                owner: row[4].textValue, fields: try parsed(row[5]).objectValue))
         }
         for row in try connection.rows("SELECT email, user_id, password_hash, role, generation FROM \(SQLiteSchema.accounts) ORDER BY email") {
             book.setAccount(

@@ -17,8 +17,10 @@ import ModelSyncServer
 /// - Reads run on a pool of reader connections, in parallel with each other and with the writer.
 ///   The work a request chooses (filters, `q`, `_like` with the linear-time `LikePattern`)
 ///   runs there, never on the writer.
-/// - Records are looked up by id, and owner checks made, through indexes; the feed reads by the
-///   version index.
+/// - Records are looked up by id, and owner checks made, through indexes; under sharing rules,
+///   a user's memberships through an expression index on the membership collection's user field
+///   and the rows a membership moves through one on their parent field (made at start), and
+///   lists leave out in SQL the rows the rule refuses; the feed reads by the version index.
 /// - A lock file beside the database (`<file>-server.lock`) keeps a second server off the file.
 public final class SQLiteBackend: ServerBackend {
     let database: Database
@@ -51,27 +53,27 @@ public final class SQLiteBackend: ServerBackend {
     }
 
     /// Opens (creating it when missing) the SQLite file at `path`: takes its lock, checks it
-    /// (`PRAGMA quick_check`), migrates the bookkeeping and, with `initialData`, replaces the
-    /// data with it.
+    /// (`PRAGMA quick_check`), migrates the bookkeeping, makes the indexes the sharing rules of
+    /// `rules` read and, with `initialData`, replaces the data with it.
     ///
     /// - Throws: ``/ModelSyncServer/ServerError/couldNotStart(_:)`` when another server holds
     ///   the file, ``/ModelSyncServer/ServerError/unreadableFile(path:reason:)`` when it is no
     ///   SQLite database or fails its check.
     static func open(
-        path: String, initialData: JSONValue?, feedLimits: FeedLimits, durability: Durability = .full, logger: Logger
+        path: String, initialData: JSONValue?, feedLimits: FeedLimits, durability: Durability = .full, rules: AccessRules? = nil, logger: Logger
     ) async throws -> SQLiteBackend {
         // Opening reads and checks the whole file: on a thread of its own, off Swift's pool.
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<SQLiteBackend, any Error>) in
             DispatchQueue.global().async {
                 continuation.resume(with: Result {
-                    try openNow(path: path, initialData: initialData, feedLimits: feedLimits, durability: durability, logger: logger)
+                    try openNow(path: path, initialData: initialData, feedLimits: feedLimits, durability: durability, rules: rules, logger: logger)
                 })
             }
         }
     }
 
     private static func openNow(
-        path: String, initialData: JSONValue?, feedLimits: FeedLimits, durability: Durability, logger: Logger
+        path: String, initialData: JSONValue?, feedLimits: FeedLimits, durability: Durability, rules: AccessRules?, logger: Logger
     ) throws -> SQLiteBackend {
         let lock = try FileLock(path: path + "-server.lock")
         do {
@@ -86,6 +88,7 @@ public final class SQLiteBackend: ServerBackend {
                     guard check == ["ok"] else { throw ServerError.unreadableFile(path: path, reason: "PRAGMA quick_check: " + check.joined(separator: "; ")) }
                     try connection.execute("PRAGMA synchronous = \(durability.rawValue)")
                     try SQLiteSchema.migrator.migrate(connection)
+                    try createSharingIndexes(for: rules, connection)
                 }
             } catch let error as ServerError {
                 throw error
@@ -165,10 +168,12 @@ public final class SQLiteBackend: ServerBackend {
         let modified = try self.modified(connection)
         var query = request.query
         let visibility = request.visibility
+        // Parents and memberships looked up by their indexes, once each for the request.
+        let facts = RowFacts.sqlite(connection)
         if let owner = request.owner {
-            // The parent by its id (an index), and only when the reader may see it.
+            // The parent by its id (an index), and only when the reader may view it.
             try requireCollection(owner.collection, connection)
-            guard let parent = try record(owner.collection, id: owner.id, connection), try visibility.rows(of: owner.collection).admits(parent.record, RowFacts(NoRowLookups())) else {
+            guard let parent = try record(owner.collection, id: owner.id, connection), try visibility.viewableRows(of: owner.collection).admits(parent.record, facts) else {
                 throw APIError.missing(owner.collection, owner.id)
             }
             query.require(foreignKey(of: owner.collection), equals: owner.id)
@@ -193,19 +198,23 @@ public final class SQLiteBackend: ServerBackend {
         } else {
             // Filters, `q` and `_like` as ``ListQuery`` applies them (one language on every
             // backend), one row at a time on this reader: only the matching rows are kept. SQL
-            // first leaves out the rows that an equality filter or the owner rule refuses for
-            // sure, without building them in Swift.
+            // first leaves out the rows that an equality filter or the access rule refuses for
+            // sure (a user's memberships and the parents they reach by their indexes), without
+            // building them in Swift.
             var matching: [JSONValue] = []
             var arguments: [SQLValue] = [.text(collection)]
             var conditions = query.equal.compactMap { equality(at: $0.field, oneOf: $0.accepted, &arguments) }
-            if case .ownedBy(let field, let userID) = rows, !field.contains(".") {
-                conditions += [equality(at: field, oneOf: [userID], &arguments)].compactMap { $0 }
-            }
-            let select = "SELECT record FROM \(SQLiteSchema.records) WHERE collection = ?" + conditions.map { " AND " + $0 }.joined() + " ORDER BY row_id"
-            try connection.withStatement(select, arguments) { statement in
+            if rows != .everything { conditions.append(SharingSQL.condition(rows, &arguments)) }
+            // Whether SQL vouches for the row (then Swift looks up no parent for it); its
+            // arguments come first, as it does in the statement.
+            var sureArguments: [SQLValue] = []
+            let sure = rows == .everything ? "1" : rows.needsLookups ? SharingSQL.vouch(rows, row: "listed", &sureArguments) : "0"
+            let select = "SELECT record, \(sure) FROM \(SQLiteSchema.records) AS listed WHERE collection = ?" + conditions.map { " AND " + $0 }.joined() + " ORDER BY row_id"
+            try connection.withStatement(select, sureArguments + arguments) { statement in
                 while try statement.step() {
                     let item = try parsed(statement.value(at: 0))
-                    guard try rows.admits(item, RowFacts(NoRowLookups())), !filters || !query.apply(to: [item]).isEmpty else { continue }
+                    let admitted = statement.value(at: 1).integerValue == 1 ? true : try rows.admits(item, facts)
+                    guard admitted, !filters || !query.apply(to: [item]).isEmpty else { continue }
                     matching.append(item)
                 }
             }
@@ -214,18 +223,19 @@ public final class SQLiteBackend: ServerBackend {
             slice = try request.slice(count: total)
             page = Array(matching[slice.range])
         }
-        let items = try embed(page, of: collection, embeds: request.embeds, expands: request.expands, visibility, connection)
+        let items = try embed(page, of: collection, embeds: request.embeds, expands: request.expands, visibility, facts, connection)
         return ListPage(items: items, total: total, slice: slice, modified: modified)
     }
 
     package func item(_ collection: String, id: String, embeds: [String], expands: [String], visibility: Visibility) async throws -> ItemRead {
         try await reading { connection in
             try Self.requireCollection(collection, connection)
-            // A row the reader may not see is missing to it: its existence is not revealed.
-            guard let found = try Self.record(collection, id: id, connection), try visibility.rows(of: collection).admits(found.record, RowFacts(NoRowLookups())) else {
+            // A row the reader may not view is missing to it: its existence is not revealed.
+            let facts = RowFacts.sqlite(connection)
+            guard let found = try Self.record(collection, id: id, connection), try visibility.viewableRows(of: collection).admits(found.record, facts) else {
                 throw APIError.missing(collection, id)
             }
-            let value = try Self.embed([found.record], of: collection, embeds: embeds, expands: expands, visibility, connection)[0]
+            let value = try Self.embed([found.record], of: collection, embeds: embeds, expands: expands, visibility, facts, connection)[0]
             return ItemRead(value: value, version: found.version, modified: try Self.modified(connection))
         }
     }
@@ -320,7 +330,8 @@ public final class SQLiteBackend: ServerBackend {
     /// Adds `_embed` children (by `<singular>Id`) and `_expand` parents (from `<name>s`), each
     /// relation only with the rows its own collection's rule admits.
     static func embed(
-        _ items: [JSONValue], of name: String, embeds: [String], expands: [String], _ visibility: Visibility, _ connection: SQLiteConnection
+        _ items: [JSONValue], of name: String, embeds: [String], expands: [String], _ visibility: Visibility, _ facts: RowFacts,
+        _ connection: SQLiteConnection
     ) throws -> [JSONValue] {
         guard !embeds.isEmpty || !expands.isEmpty else { return items }
         let key = foreignKey(of: name)
@@ -337,7 +348,7 @@ public final class SQLiteBackend: ServerBackend {
             try connection.withStatement("SELECT record FROM \(SQLiteSchema.records) WHERE collection = ?\(condition) ORDER BY row_id", arguments) { statement in
                 while try statement.step() {
                     let record = try parsed(statement.value(at: 0))
-                    guard let owner = record[key].flatMap(scalarText).map(ExactText.init), ids.contains(owner), try rows.admits(record, RowFacts(NoRowLookups())) else { continue }
+                    guard let owner = record[key].flatMap(scalarText).map(ExactText.init), ids.contains(owner), try rows.admits(record, facts) else { continue }
                     byOwner[owner, default: []].append(record)
                 }
             }
@@ -351,7 +362,7 @@ public final class SQLiteBackend: ServerBackend {
             let rows = visibility.rows(of: parentName)
             var byID: [ExactText: JSONValue] = [:]
             for wanted in Set(items.compactMap { $0[parent + "Id"].flatMap(scalarText) }) {
-                if let found = try record(parentName, id: wanted, connection), try rows.admits(found.record, RowFacts(NoRowLookups())) { byID[ExactText(wanted)] = found.record }
+                if let found = try record(parentName, id: wanted, connection), try rows.admits(found.record, facts) { byID[ExactText(wanted)] = found.record }
             }
             parents.append((parent, byID))
         }

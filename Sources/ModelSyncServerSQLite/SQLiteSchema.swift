@@ -10,8 +10,13 @@ import ModelSyncServer
 ///   (their value as JSON text) and other values; a collection's highest deleted integer id;
 /// - `records`: every collection's records, one row each (the record as JSON text, its id as
 ///   text, its integer id, its version), in the data's order by `row_id`;
-/// - `tombstones`, `idempotency_keys`, `accounts`, `refresh_tokens`: the bookkeeping, each pruned
+/// - `tombstones`: each deletion (and departure) with, under a sharing rule, the row's shared
+///   fields as they were (`fields`, JSON text);
+/// - `idempotency_keys`, `accounts`, `refresh_tokens`: the bookkeeping, each pruned
 ///   or looked up by an index of its own.
+///
+/// Under sharing rules, the records also have partial expression indexes on the fields the rules
+/// name (`SharingSQL.indexes(for:)`), made at start.
 ///
 /// The schema is made and moved on by the package's ``/ModelSyncSQLite/Migrator``: each
 /// change to it is a migration of its own, appended to ``migrator``.
@@ -24,10 +29,16 @@ enum SQLiteSchema {
     static let accounts = "modelsync_server_accounts"
     static let refreshTokens = "modelsync_server_refresh_tokens"
 
-    /// The bookkeeping's migrations (append new ones; never change one that shipped).
+    /// The bookkeeping's migrations.
     static var migrator: Migrator {
         var migrator = Migrator(reservedPart: "server")
-        migrator.registerSQL("modelsync:server/1-tables", """
+        for (id, sql) in migrations { migrator.registerSQL(id, sql) }
+        return migrator
+    }
+
+    /// Each migration's id and SQL, in order (append new ones; never change one that shipped).
+    static let migrations: [(id: String, sql: String)] = [
+        ("modelsync:server/1-tables", """
             CREATE TABLE \(state) (
                 singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
                 sequence INTEGER NOT NULL, horizon INTEGER NOT NULL, modified INTEGER NOT NULL);
@@ -61,9 +72,14 @@ enum SQLiteSchema {
             CREATE INDEX modelsync_server_refresh_tokens_family ON \(refreshTokens) (family);
             CREATE INDEX modelsync_server_refresh_tokens_user ON \(refreshTokens) (user_id);
             CREATE INDEX modelsync_server_refresh_tokens_expires ON \(refreshTokens) (expires)
-            """)
-        return migrator
-    }
+            """),
+        // Sharing rules: a tombstone keeps the deleted row's shared fields (JSON text), and the
+        // feed looks a deleted parent's up by its id.
+        ("modelsync:server/2-tombstone-fields", """
+            ALTER TABLE \(tombstones) ADD COLUMN fields TEXT;
+            CREATE INDEX modelsync_server_tombstones_id ON \(tombstones) (collection, id)
+            """),
+    ]
 
     /// The SQL function that normalizes an email as accounts are keyed by it
     /// (``/ModelSyncServer/StoredAccount/normalizedEmail(_:)``): registration compares the

@@ -33,7 +33,8 @@ extension SyncServer {
         sqlite path: String, host: String = "127.0.0.1", port: Int = 0, options: ServerOptions = ServerOptions(),
         durability: SQLiteBackend.Durability = .full, logger: Logger = SyncServer.defaultLogger, stopsOnSignals: Bool = false
     ) async throws -> SyncServer {
-        let backend = try await SQLiteBackend.open(path: path, initialData: nil, feedLimits: options.feedLimits, durability: durability, logger: logger)
+        let backend = try await SQLiteBackend.open(
+            path: path, initialData: nil, feedLimits: options.feedLimits, durability: durability, rules: options.access?.rules, logger: logger)
         return try await start(backend: backend, host: host, port: port, options: options, logger: logger, stopsOnSignals: stopsOnSignals)
     }
 
@@ -43,7 +44,7 @@ extension SyncServer {
         data: JSONValue, sqlite path: String, host: String = "127.0.0.1", port: Int = 0, options: ServerOptions = ServerOptions(),
         logger: Logger = SyncServer.defaultLogger
     ) async throws -> SyncServer {
-        let backend = try await SQLiteBackend.open(path: path, initialData: data, feedLimits: options.feedLimits, logger: logger)
+        let backend = try await SQLiteBackend.open(path: path, initialData: data, feedLimits: options.feedLimits, rules: options.access?.rules, logger: logger)
         return try await start(backend: backend, host: host, port: port, options: options, logger: logger)
     }
 
