@@ -154,6 +154,26 @@ public final class SQLiteBackend: ServerBackend {
         resources.current[name]
     }
 
+    package func resourceKinds() -> [String: ResourceKind] {
+        resources.current
+    }
+
+    /// A copy beside the file (`VACUUM INTO`, one snapshot, no write lock), for
+    /// `GET /_admin/backup`: on the data's own disk, which has room for it, rather than in a
+    /// temporary directory that may be memory.
+    package func backupFile() async throws -> URL? {
+        let file = URL(fileURLWithPath: path)
+        let copy = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).backup-\(UUID().uuidString)")
+        do {
+            try await SyncServer.backUp(sqlite: path, to: copy.path)
+        } catch {
+            try? FileManager.default.removeItem(at: copy)
+            logger.error("the backup of \(path) failed: \(error)")
+            throw APIError(status: .internalServerError, message: "the backup failed; the server's log says why")
+        }
+        return copy
+    }
+
     /// On a reader, in turn with the other lists (``CostlyReads``): without the bound, clients
     /// sending costly filters held every reader, and a read by id waited for one.
     package func list(_ collection: String, _ request: ListRequest) async throws -> ListPage {

@@ -110,6 +110,8 @@ extension ServerRoutes {
         }
         let channel = context.channel
         let names = Self.collectionFilter(parameters)
+        let registration = activity.streamOpened(SyncActivity.OpenStream(
+            user: context.caller.userID, role: context.caller.role, address: context.clientAddress, opened: Date(), collections: names.map { $0.sorted() }))
         let keepAlive = options.keepAliveInterval
         let tag = visibility.cursorTag
         // Subscribed before the backlog is read, so that nothing committed in between is lost.
@@ -149,9 +151,10 @@ extension ServerRoutes {
         }
         let (seen, backlogChanges) = (since, backlog)
         return Response(status: .ok, headers: Self.streamHeaders, body: ResponseBody { writer in
-            // Held until the body ends (or is dropped unwritten): the caller's open stream.
-            let place = place
-            defer { withExtendedLifetime(place) {} }
+            // Held until the body ends (or is dropped unwritten): the caller's open stream, and
+            // its line in the console's list.
+            let held = (place, registration)
+            defer { withExtendedLifetime(held) {} }
             let forwarding = Task {
                 for await change in live {
                     if overflow(emit.yield(.change(change))) { break }
