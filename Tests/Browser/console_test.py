@@ -358,6 +358,7 @@ def the_health_view_charts_the_metrics(driver):
     assert "requests/s" in text_of(driver, "rate-now"), text_of(driver, "rate-now")
     assert " ms" in text_of(driver, "p99-now") or "no requests" in text_of(driver, "p99-now"), text_of(driver, "p99-now")
     assert driver.find_elements(By.CSS_SELECTOR, "#rate-chart polyline")
+    assert " streams" in text_of(driver, "streams-now"), text_of(driver, "streams-now")
     statuses = [row.find_elements(By.TAG_NAME, "td")[0].text for row in driver.find_elements(By.CSS_SELECTOR, "#errors tbody tr")]
     assert "200" in statuses and "401" in statuses and "403" in statuses, statuses
     driver.save_screenshot(os.path.join(SCREENSHOTS, "console-health.png"))

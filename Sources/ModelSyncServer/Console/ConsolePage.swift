@@ -213,6 +213,7 @@ enum ConsoleText {
                 <figure><figcaption id="p50-caption">p50 latency (ms)</figcaption><svg id="p50-chart" class="chart" viewBox="0 0 300 60" role="img" aria-labelledby="p50-caption p50-now"></svg><p id="p50-now" class="now"></p></figure>
                 <figure><figcaption id="p99-caption">p99 latency (ms)</figcaption><svg id="p99-chart" class="chart" viewBox="0 0 300 60" role="img" aria-labelledby="p99-caption p99-now"></svg><p id="p99-now" class="now"></p></figure>
                 <figure><figcaption id="active-caption">Requests in flight</figcaption><svg id="active-chart" class="chart" viewBox="0 0 300 60" role="img" aria-labelledby="active-caption active-now"></svg><p id="active-now" class="now"></p></figure>
+                <figure><figcaption id="streams-caption">Open change streams</figcaption><svg id="streams-chart" class="chart" viewBox="0 0 300 60" role="img" aria-labelledby="streams-caption streams-now"></svg><p id="streams-now" class="now"></p></figure>
               </div>
               <div class="table-wrap">
                 <table id="errors">

@@ -675,7 +675,7 @@ extension ConsoleText {
 
           // --- Health: the server's metrics, read every 5 seconds while the view is open ---
 
-          const health = { timer: null, previous: null, series: { rate: [], p50: [], p99: [], active: [] } };
+          const health = { timer: null, previous: null, series: { rate: [], p50: [], p99: [], active: [], streams: [] } };
 
           // Prometheus's text format: one sample per line, "name{label="value",…} number".
           function samples(text) {
@@ -743,7 +743,7 @@ extension ConsoleText {
             dot.setAttribute("r", "3");
             svg.replaceChildren(line, dot);
             const last = points.length ? points[points.length - 1] : null;
-            const digits = unit === "ms" ? 1 : unit === "requests" ? 0 : 2;
+            const digits = unit === "ms" ? 1 : unit === "requests" || unit === "streams" ? 0 : 2;
             $(id + "-now").textContent = last === null ? "no requests in the last interval" : "now " + last.toFixed(digits) + " " + unit + ", highest shown " + top.toFixed(digits);
           }
 
@@ -755,6 +755,8 @@ extension ConsoleText {
               if (response.status === 404) { say("health-status", "This server serves no metrics: start it with --metrics.", "bad"); stopHealth(); return; }
               if (!response.ok) throw new Error(response.status + " " + response.statusText);
               const now = reading(samples(await response.text()));
+              // The open streams, counted by the server (GET /_admin/streams), not by the metrics.
+              try { now.streams = (await api("GET", "/_admin/streams")).body.streams.length; } catch (error) { now.streams = null; }
               const before = health.previous;
               health.previous = now;
               const body = $("errors").tBodies[0];
@@ -766,10 +768,12 @@ extension ConsoleText {
               health.series.p50.push(quantile(now, before, 0.5));
               health.series.p99.push(quantile(now, before, 0.99));
               health.series.active.push(now.active);
+              health.series.streams.push(now.streams);
               chart("rate", health.series.rate, "requests/s");
               chart("p50", health.series.p50, "ms");
               chart("p99", health.series.p99, "ms");
               chart("active", health.series.active, "requests");
+              chart("streams", health.series.streams, "streams");
               say("health-status", "Updated " + new Date(now.time).toLocaleTimeString() + ".", "good");
             } catch (error) {
               say("health-status", "Could not read the metrics: " + described(error), "bad");
