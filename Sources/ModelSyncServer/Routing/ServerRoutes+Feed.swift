@@ -16,11 +16,9 @@ extension ServerRoutes {
     /// oldest first. `collections` nil reads the `collections` parameter (all when absent).
     func feed(_ parameters: QueryParameters, collections: Set<String>?, visibility: Visibility) async throws -> Response {
         let isCollection = collections != nil
-        // The limit before the cursor: a malformed request is 400 whatever its cursor's fate.
-        let limitText = parameters.values(isCollection ? "_limit" : "limit").first
-        guard let limit = limitText.map(Int.init) ?? Self.defaultFeedLimit, limit > 0 else {
-            throw APIError.badRequest("the feed's limit must be a positive integer")
-        }
+        // The limit before the cursor: a malformed request is 400 whatever its cursor's fate. Read
+        // whole, as lists read theirs: an empty `limit=` (or `limit=5,6`) is no integer.
+        let limit = try parameters.integer(isCollection ? "_limit" : "limit", minimum: 1) ?? Self.defaultFeedLimit
         let cursor = try await feedCursor(parameters.values(isCollection ? "_since" : "since").first, visibility)
         let names = collections ?? Self.collectionFilter(parameters)
         let page = try await withHorizonBound(to: visibility) {
