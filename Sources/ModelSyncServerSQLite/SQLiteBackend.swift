@@ -74,6 +74,7 @@ public final class SQLiteBackend: ServerBackend {
         path: String, initialData: JSONValue?, feedLimits: FeedLimits, durability: Durability, logger: Logger
     ) throws -> SQLiteBackend {
         let lock = try FileLock(path: path + "-server.lock")
+        removeStaleBackups(of: path, logger: logger)
         do {
             let database: Database
             do {
@@ -120,6 +121,27 @@ public final class SQLiteBackend: ServerBackend {
         self.writer = SQLiteWriter(database: database, publish: { streams.publish($0) })
     }
 
+    /// The start of the names of the copies ``backupFile()`` makes beside the file at `path`.
+    static func backupPrefix(of path: String) -> String {
+        ".\(URL(fileURLWithPath: path).lastPathComponent).backup-"
+    }
+
+    /// Removes the copies a server stopped while sending them left beside the file (the one
+    /// serving it, which holds its lock, makes them and deletes each once sent).
+    private static func removeStaleBackups(of path: String, logger: Logger) {
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+        let prefix = backupPrefix(of: path)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        for name in names where name.hasPrefix(prefix) {
+            do {
+                try FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+                logger.notice("removed a backup copy left by a stopped server", metadata: ["file": "\(name)"])
+            } catch {
+                logger.warning("could not remove a backup copy left by a stopped server", metadata: ["file": "\(name)", "error": "\(error)"])
+            }
+        }
+    }
+
     static func readResources(_ connection: SQLiteConnection) throws -> [String: ResourceKind] {
         var resources: [String: ResourceKind] = [:]
         for row in try connection.rows("SELECT name, kind FROM \(SQLiteSchema.resources)") {
@@ -163,7 +185,7 @@ public final class SQLiteBackend: ServerBackend {
     /// temporary directory that may be memory.
     package func backupFile() async throws -> URL? {
         let file = URL(fileURLWithPath: path)
-        let copy = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).backup-\(UUID().uuidString)")
+        let copy = file.deletingLastPathComponent().appendingPathComponent(Self.backupPrefix(of: path) + UUID().uuidString)
         do {
             try await SyncServer.backUp(sqlite: path, to: copy.path)
         } catch {

@@ -209,6 +209,21 @@ import Testing
         await server.shutdown()
     }
 
+    /// A copy that a server stopped while sending it left beside the file is removed when a server
+    /// opens the file again.
+    @Test func aBackupLeftByAStoppedServerIsRemovedAtTheNextStart() async throws {
+        let directory = try TemporaryDirectory(prefix: "modelsync-backup")
+        defer { directory.remove() }
+        let database = directory.url.appendingPathComponent("data.sqlite")
+        let stale = directory.url.appendingPathComponent(".data.sqlite.backup-left-over")
+        let other = directory.url.appendingPathComponent(".other.sqlite.backup-kept")
+        for file in [stale, other] { try Data("x".utf8).write(to: file) }
+        let server = try await SyncServer.start(data: AccessTests.data, sqlite: database.path)
+        await server.shutdown()
+        #expect(!FileManager.default.fileExists(atPath: stale.path))
+        #expect(FileManager.default.fileExists(atPath: other.path))
+    }
+
     /// The other backends make none: 404, after the caller's check.
     @Test(arguments: [Backend.jsonDocument, .postgres]) func otherBackendsMakeNoBackup(backend: Backend) async throws {
         try await withServer(backend: backend) { _, base in
