@@ -200,6 +200,10 @@ final class PostgresBackend: ServerBackend {
         resources[name]?.kind
     }
 
+    func resourceKinds() -> [String: ResourceKind] {
+        resources.mapValues(\.kind)
+    }
+
     /// The table of a collection; 404 when there is no such collection.
     func table(of collection: String) throws -> String {
         guard let table = resources[collection]?.table else { throw APIError.notFound("no collection named \(collection)") }

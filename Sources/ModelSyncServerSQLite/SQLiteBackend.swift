@@ -76,6 +76,7 @@ public final class SQLiteBackend: ServerBackend {
         path: String, initialData: JSONValue?, feedLimits: FeedLimits, durability: Durability, rules: AccessRules?, logger: Logger
     ) throws -> SQLiteBackend {
         let lock = try FileLock(path: path + "-server.lock")
+        removeStaleBackups(of: path, logger: logger)
         do {
             let database: Database
             do {
@@ -123,6 +124,27 @@ public final class SQLiteBackend: ServerBackend {
         self.writer = SQLiteWriter(database: database, publish: { streams.publish($0) })
     }
 
+    /// The start of the names of the copies ``backupFile()`` makes beside the file at `path`.
+    static func backupPrefix(of path: String) -> String {
+        ".\(URL(fileURLWithPath: path).lastPathComponent).backup-"
+    }
+
+    /// Removes the copies a server stopped while sending them left beside the file (the one
+    /// serving it, which holds its lock, makes them and deletes each once sent).
+    private static func removeStaleBackups(of path: String, logger: Logger) {
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+        let prefix = backupPrefix(of: path)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        for name in names where name.hasPrefix(prefix) {
+            do {
+                try FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+                logger.notice("removed a backup copy left by a stopped server", metadata: ["file": "\(name)"])
+            } catch {
+                logger.warning("could not remove a backup copy left by a stopped server", metadata: ["file": "\(name)", "error": "\(error)"])
+            }
+        }
+    }
+
     static func readResources(_ connection: SQLiteConnection) throws -> [String: ResourceKind] {
         var resources: [String: ResourceKind] = [:]
         for row in try connection.rows("SELECT name, kind FROM \(SQLiteSchema.resources)") {
@@ -155,6 +177,26 @@ public final class SQLiteBackend: ServerBackend {
 
     package func resource(named name: String) -> ResourceKind? {
         resources.current[name]
+    }
+
+    package func resourceKinds() -> [String: ResourceKind] {
+        resources.current
+    }
+
+    /// A copy beside the file (`VACUUM INTO`, one snapshot, no write lock), for
+    /// `GET /_admin/backup`: on the data's own disk, which has room for it, rather than in a
+    /// temporary directory that may be memory.
+    package func backupFile() async throws -> URL? {
+        let file = URL(fileURLWithPath: path)
+        let copy = file.deletingLastPathComponent().appendingPathComponent(Self.backupPrefix(of: path) + UUID().uuidString)
+        do {
+            try await SyncServer.backUp(sqlite: path, to: copy.path)
+        } catch {
+            try? FileManager.default.removeItem(at: copy)
+            logger.error("the backup of \(path) failed: \(error)")
+            throw APIError(status: .internalServerError, message: "the backup failed; the server's log says why")
+        }
+        return copy
     }
 
     /// On a reader, in turn with the other lists (``CostlyReads``): without the bound, clients

@@ -25,6 +25,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 BASE = os.environ["MODELSYNC_CONSOLE_URL"]
 ADMIN = (os.environ["MODELSYNC_ADMIN_EMAIL"], os.environ["MODELSYNC_ADMIN_PASSWORD"])
 USER = ("ann@example.com", "ann's password")
+OTHER = ("bob@example.com", "bob's password")
 SCREENSHOTS = os.environ.get("MODELSYNC_SCREENSHOTS", ".")
 WAIT = 60  # seconds: a guard against a hang only (bcrypt in a debug build on a busy machine)
 
@@ -56,6 +57,7 @@ def claims(token):
 
 def new_driver(profile):
     options = webdriver.ChromeOptions()
+    options.add_experimental_option("prefs", {"download.default_directory": os.path.join(profile, "downloads"), "download.prompt_for_download": False})
     options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
     # Root needs --no-sandbox; a profile of its own keeps runs apart.
     for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
@@ -134,6 +136,8 @@ def anonymous_is_refused(driver):
     open_console(driver)
     assert not driver.find_element(By.ID, "app").is_displayed(), "the console's data shows to an anonymous visitor"
     assert request("GET", "/db")[0] == 401
+    assert request("GET", "/_admin/collections")[0] == 401
+    assert request("GET", "/_metrics")[0] == 401
     assert request("PUT", "/_accounts/1/role", {"role": "admin"})[0] == 401
     # A forged token is refused by the page too.
     driver.find_element(By.ID, "token-text").send_keys("not.a.token")
@@ -151,10 +155,16 @@ def a_non_admin_is_refused(driver):
     wait_for(driver, lambda d: "Refused" in text_of(d, "sign-in-status"), "the refusal")
     assert not driver.find_element(By.ID, "app").is_displayed(), "the console's data shows to a non-admin"
     assert request("GET", "/db", token=answer["accessToken"])[0] == 403
+    assert request("GET", "/_admin/collections", token=answer["accessToken"])[0] == 403
+    assert request("GET", "/_admin/writes", token=answer["accessToken"])[0] == 403
+    assert request("GET", "/_metrics", token=answer["accessToken"])[0] == 403
     assert request("PUT", "/_accounts/%s/role" % answer["user"]["id"], {"role": "admin"}, token=answer["accessToken"])[0] == 403
 
 
 def the_admin_browses_filters_and_edits(driver):
+    # The counts come from the count route, not from reading /db.
+    status, answer = request("GET", "/_admin/collections", token=admin_token())
+    assert status == 200 and {"name": "posts", "kind": "collection", "rows": 4} in answer["collections"], answer
     sign_in_as_admin(driver)
     counts = {row.find_elements(By.TAG_NAME, "td")[0].text: row.find_elements(By.TAG_NAME, "td")[2].text
               for row in driver.find_elements(By.CSS_SELECTOR, "#collections tbody tr")}
@@ -235,6 +245,94 @@ def a_role_is_changed(driver):
     assert request("GET", "/posts", token=answer["accessToken"])[0] == 401
 
 
+def a_password_is_reset(driver):
+    status, _ = request("POST", "/register", {"email": OTHER[0], "password": OTHER[1]})
+    assert status == 201, status
+    status, before = request("POST", "/login", {"email": OTHER[0], "password": OTHER[1]})
+    assert status == 200, before
+    # Not by a non-admin, nor anonymously.
+    status, ann = request("POST", "/login", {"email": USER[0], "password": USER[1]})
+    assert status == 200, ann
+    path = "/_accounts/%s/password" % before["user"]["id"]
+    assert request("PUT", path, {"newPassword": "set by ann herself"}, token=ann["accessToken"])[0] == 403
+    assert request("PUT", path, {"newPassword": "set by nobody at all"})[0] == 401
+    sign_in_as_admin(driver)
+    driver.find_element(By.CSS_SELECTOR, "[data-view=users-view]").click()
+    wait_for(driver, lambda d: "accounts" in text_of(d, "users-status"), "the accounts")
+    driver.find_element(By.CSS_SELECTOR, "input[aria-label='New password for %s']" % OTHER[0]).send_keys("set by the admin")
+    driver.find_element(By.CSS_SELECTOR, "button[aria-label='Reset the password of %s']" % OTHER[0]).click()
+    wait_for(driver, lambda d: "is reset" in text_of(d, "users-status"), "the reset")
+    # The account's sessions ended; the old password no longer signs in, the new one does.
+    assert request("GET", "/posts", token=before["accessToken"])[0] == 401
+    assert request("POST", "/login", {"email": OTHER[0], "password": OTHER[1]})[0] == 400
+    assert request("POST", "/login", {"email": OTHER[0], "password": "set by the admin"})[0] == 200
+
+
+def the_sync_view_shows_streams_writes_and_a_users_changes(driver):
+    status, ann = request("POST", "/login", {"email": USER[0], "password": USER[1]})
+    assert status == 200, ann
+    ann_id = str(ann["user"]["id"])
+    sign_in_as_admin(driver)
+    driver.find_element(By.CSS_SELECTOR, "[data-view=feed-view]").click()
+    driver.find_element(By.ID, "feed-collections").send_keys("posts")
+    driver.find_element(By.ID, "feed-user").send_keys(ann_id)
+    driver.find_element(By.ID, "feed-start").click()
+    wait_for(driver, lambda d: d.find_element(By.ID, "feed-events").get_attribute("data-ready") == "true", "the stream")
+    # The admin's change of a row no one owns, then Ann's create (sent twice with one key: a
+    # replay), and a stale edit (412): the feed shows Ann's row alone.
+    assert request("PATCH", "/posts/2", {"views": 31}, token=admin_token())[0] == 200
+    req = urllib.request.Request(BASE + "/posts", data=json.dumps({"title": "Ann's own"}).encode(), method="POST")
+    for name, value in [("Content-Type", "application/json"), ("Authorization", "Bearer " + ann["accessToken"]), ("Idempotency-Key", "ann-console-1")]:
+        req.add_header(name, value)
+    replays = []
+    for _ in range(2):
+        with urllib.request.urlopen(req, timeout=WAIT) as response:
+            replays.append(response.headers.get("Idempotent-Replayed"))
+            created = json.loads(response.read())
+    assert replays == [None, "true"], replays
+    req = urllib.request.Request(BASE + "/posts/1", data=b'{"views": 12}', method="PATCH")
+    for name, value in [("Content-Type", "application/json"), ("Authorization", "Bearer " + admin_token()), ("If-Match", '"999999"')]:
+        req.add_header(name, value)
+    try:
+        urllib.request.urlopen(req, timeout=WAIT)
+        assert False, "a stale If-Match was taken"
+    except urllib.error.HTTPError as error:
+        assert error.code == 412, error.code
+    wait_for(driver, lambda d: "Ann's own" in text_of(d, "feed-events"), "Ann's change in the feed")
+    assert "posts/2" not in text_of(driver, "feed-events"), text_of(driver, "feed-events")
+    driver.find_element(By.ID, "sync-refresh").click()
+    wait_for(driver, lambda d: "streams open" in text_of(d, "sync-status") and "idempotent replay" in text_of(d, "writes"), "the streams and writes")
+    streams = [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")] for row in driver.find_elements(By.CSS_SELECTOR, "#streams tbody tr")]
+    assert any(row[3] == "posts" and "(admin)" in row[0] for row in streams), streams
+    writes = [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")] for row in driver.find_elements(By.CSS_SELECTOR, "#writes tbody tr")]
+    assert ["POST posts/%s" % created["id"], "201", "idempotent replay"] in [row[2:] for row in writes], writes
+    assert ["PATCH posts/1", "412", "conflict: stale If-Match"] in [row[2:] for row in writes], writes
+    assert driver.find_elements(By.CSS_SELECTOR, "#writes tr.conflict")
+    stop = driver.find_element(By.ID, "feed-stop")
+    stop.click()
+
+
+def a_backup_downloads(driver):
+    # Not to a non-admin.
+    status, ann = request("POST", "/login", {"email": USER[0], "password": USER[1]})
+    assert request("GET", "/_admin/backup", token=ann["accessToken"])[0] == 403
+    downloads = tempfile.mkdtemp(prefix="modelsync-downloads-")
+    try:
+        driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": downloads})
+        sign_in_as_admin(driver)
+        driver.find_element(By.CSS_SELECTOR, "[data-view=health-view]").click()
+        driver.find_element(By.ID, "backup").click()
+        wait_for(driver, lambda d: text_of(d, "backup-status").startswith(("Backup downloaded", "No backup")), "the backup")
+        assert text_of(driver, "backup-status").startswith("Backup downloaded"), text_of(driver, "backup-status")
+        wait_for(driver, lambda d: [name for name in os.listdir(downloads) if name.endswith(".sqlite")], "the downloaded file")
+        name = [name for name in os.listdir(downloads) if name.endswith(".sqlite")][0]
+        assert name.startswith("modelsync-backup-"), name
+        with open(os.path.join(downloads, name), "rb") as file:
+            assert file.read(16) == b"SQLite format 3\x00"
+    finally:
+        shutil.rmtree(downloads, ignore_errors=True)
+
+
 def the_rules_view_explains_a_row(driver):
     sign_in_as_admin(driver)
     driver.find_element(By.CSS_SELECTOR, "[data-view=rules-view]").click()
@@ -260,6 +358,7 @@ def the_health_view_charts_the_metrics(driver):
     assert "requests/s" in text_of(driver, "rate-now"), text_of(driver, "rate-now")
     assert " ms" in text_of(driver, "p99-now") or "no requests" in text_of(driver, "p99-now"), text_of(driver, "p99-now")
     assert driver.find_elements(By.CSS_SELECTOR, "#rate-chart polyline")
+    assert " streams" in text_of(driver, "streams-now"), text_of(driver, "streams-now")
     statuses = [row.find_elements(By.TAG_NAME, "td")[0].text for row in driver.find_elements(By.CSS_SELECTOR, "#errors tbody tr")]
     assert "200" in statuses and "401" in statuses and "403" in statuses, statuses
     driver.save_screenshot(os.path.join(SCREENSHOTS, "console-health.png"))
@@ -327,8 +426,9 @@ def admin_token():
 
 
 CHECKS = [anonymous_is_refused, a_non_admin_is_refused, the_admin_browses_filters_and_edits,
-          the_edit_shows_in_the_live_feed_of_a_second_tab, a_role_is_changed, the_rules_view_explains_a_row,
-          the_health_view_charts_the_metrics,
+          the_edit_shows_in_the_live_feed_of_a_second_tab, a_role_is_changed, a_password_is_reset,
+          the_sync_view_shows_streams_writes_and_a_users_changes, the_rules_view_explains_a_row,
+          the_health_view_charts_the_metrics, a_backup_downloads,
           hostile_records_render_as_text,
           keyboard_and_labels, screenshots]
 

@@ -130,7 +130,7 @@ import Testing
             let reads: [(url: String, status: Int)] = [
                 ("/posts?_per_page=0", 400), ("/profile?_start=-1", 400), ("/profile?_limit=-1", 400),
                 ("/posts?_limit=\(Int.max)", 200), ("/posts?_start=\(Int.max)", 200), ("/_changes?limit=\(Int.max)", 200),
-                ("/_changes?limit=\(huge)", 400), ("/_changes?since=\(huge)", 410), ("/_changes?since=+1", 400),
+                ("/_changes?limit=\(huge)", 400), ("/_changes?limit=", 400), ("/_changes?limit=5,6", 400), ("/_changes?since=\(huge)", 410), ("/_changes?since=+1", 400),
                 ("/posts?_since=\(huge)&_limit=-1", 400), ("/posts?_page=1&_per_page=2&_limit=false", 400), ("/profile?_page=1&_start=-1", 400),
                 ("/_changes?collections=a%00b", 200),
                 ("/_changes?since=0.5", 400), ("/_changes?since=1.ABCDEF0123456789", 400), ("/_changes?since=00", 200),

@@ -81,6 +81,23 @@ extension AccountService {
         return ServerRoutes.json(.object(try await signedIn(changed)), status: .ok)
     }
 
+    /// `PUT /_accounts/<id>/password` `{"newPassword": "<new>"}`: an admin sets an account's
+    /// password without the current one (a user who lost theirs). Every session of the account
+    /// ends, as with a change by its user; 204. 400 for a missing or short password, 401
+    /// anonymous, 403 for a non-admin, 404 for no such account.
+    func resetPassword(userID: String, _ body: JSONValue, caller: Caller) async throws -> Response {
+        guard caller.isSignedIn else { throw APIError.unauthenticated("sign in as an admin to reset a password") }
+        guard caller.isAdmin else { throw CollectionAccess.refusal(of: caller, "only an admin resets another account's password") }
+        guard let new = body["newPassword"]?.stringValue else { throw APIError.badRequest(#"send {"newPassword": "<new>"}"#) }
+        guard new.count >= accounts.minimumPasswordLength else {
+            throw APIError.badRequest("the password must have at least \(accounts.minimumPasswordLength) characters")
+        }
+        guard try await backend.account(userID: userID, in: collection) != nil else { throw APIError.notFound("no account with id \(userID)") }
+        let hash = try await hashed { try await accounts.passwords.hash(new) }
+        guard try await backend.endSessions(userID: userID, newPasswordHash: hash) != nil else { throw APIError.notFound("no account with id \(userID)") }
+        return Response(status: .noContent)
+    }
+
     /// `POST /_accounts/<id>/logout`: signs the account out everywhere: its access tokens are
     /// refused from the next request and every refresh token family ends. The account's own user
     /// or an admin; 204.

@@ -15,6 +15,14 @@ package protocol ServerBackend: Sendable {
     /// What a top-level name is, if anything.
     func resource(named name: String) async throws -> ResourceKind?
 
+    /// Every collection and singular resource by name (the console's collections).
+    func resourceKinds() async throws -> [String: ResourceKind]
+
+    /// A consistent copy of the data in a new file, one the backend serves again, for an admin
+    /// to download (the caller deletes it); nil from a backend that makes none. The SQLite
+    /// backend's (`VACUUM INTO`).
+    func backupFile() async throws -> URL?
+
     /// A page of a collection (or of a parent's children), filtered, searched, sorted and
     /// sliced as asked. Throws a 404 ``APIError`` when the collection (or the parent) is missing.
     func list(_ collection: String, _ request: ListRequest) async throws -> ListPage
@@ -125,6 +133,11 @@ package protocol ServerBackend: Sendable {
     /// account yet, and removes every record's `password` (each such record gets a new version,
     /// so that the feed carries it without). Returns how many records had one.
     func adoptPasswordHashes(in collection: String, isHash: @Sendable (String) -> Bool) async throws -> Int
+}
+
+extension ServerBackend {
+    /// None: only the SQLite backend makes backups.
+    package func backupFile() async throws -> URL? { nil }
 }
 
 /// The strong ETag of a record's version.

@@ -42,7 +42,7 @@ enum ConsoleText {
             <nav class="views" aria-label="Views">
               <button type="button" data-view="data-view" aria-controls="data-view" aria-pressed="true">Data</button>
               <button type="button" data-view="users-view" aria-controls="users-view" aria-pressed="false">Users</button>
-              <button type="button" data-view="feed-view" aria-controls="feed-view" aria-pressed="false">Live feed</button>
+              <button type="button" data-view="feed-view" aria-controls="feed-view" aria-pressed="false">Sync</button>
               <button type="button" data-view="rules-view" aria-controls="rules-view" aria-pressed="false" id="rules-button">Rules</button>
               <button type="button" data-view="health-view" aria-controls="health-view" aria-pressed="false">Health</button>
             </nav>
@@ -124,7 +124,7 @@ enum ConsoleText {
               <div class="table-wrap">
                 <table id="users">
                   <caption class="visually-hidden">Accounts</caption>
-                  <thead><tr><th scope="col">Id</th><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Sessions</th></tr></thead>
+                  <thead><tr><th scope="col">Id</th><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Sessions</th><th scope="col">Password</th></tr></thead>
                   <tbody></tbody>
                 </table>
               </div>
@@ -133,7 +133,7 @@ enum ConsoleText {
                 <span id="users-page-label"></span>
                 <button type="button" id="users-next">Next page</button>
               </nav>
-              <p class="hint">A role takes effect on the account's next request. A password is changed by its own user (POST /_accounts/{id}/password); the console has no reset yet.</p>
+              <p class="hint">A role takes effect on the account's next request. Resetting a password (PUT /_accounts/{id}/password) ends every session of the account, as ending its sessions does.</p>
             </section>
             <section id="feed-view" aria-labelledby="feed-title" hidden>
               <h2 id="feed-title">Live change feed</h2>
@@ -142,12 +142,35 @@ enum ConsoleText {
                   <label for="feed-collections">Collections (comma-separated; empty: all)</label>
                   <input id="feed-collections" autocomplete="off" spellcheck="false">
                 </div>
+                <div>
+                  <label for="feed-user">User id (rows it owns; empty: all)</label>
+                  <input id="feed-user" autocomplete="off" spellcheck="false">
+                </div>
                 <button type="submit" id="feed-start">Follow</button>
                 <button type="button" id="feed-stop" disabled>Stop</button>
                 <button type="button" id="feed-clear">Clear</button>
               </form>
               <p id="feed-status" class="status" role="status"></p>
               <ol id="feed-events" class="events" aria-label="Changes, newest first"></ol>
+              <div class="row">
+                <h2 id="sync-title">Open streams and recent writes</h2>
+                <button type="button" id="sync-refresh">Refresh</button>
+              </div>
+              <p id="sync-status" class="status" role="status"></p>
+              <div class="table-wrap">
+                <table id="streams">
+                  <caption>Change streams open now</caption>
+                  <thead><tr><th scope="col">User</th><th scope="col">Address</th><th scope="col">Open since</th><th scope="col">Collections</th></tr></thead>
+                  <tbody></tbody>
+                </table>
+              </div>
+              <div class="table-wrap">
+                <table id="writes">
+                  <caption>The latest writes' answers, newest first</caption>
+                  <thead><tr><th scope="col">At</th><th scope="col">User</th><th scope="col">Write</th><th scope="col">Status</th><th scope="col">Notes</th></tr></thead>
+                  <tbody></tbody>
+                </table>
+              </div>
             </section>
             <section id="rules-view" aria-labelledby="rules-title" hidden>
               <h2 id="rules-title">Access rules as loaded</h2>
@@ -190,6 +213,7 @@ enum ConsoleText {
                 <figure><figcaption id="p50-caption">p50 latency (ms)</figcaption><svg id="p50-chart" class="chart" viewBox="0 0 300 60" role="img" aria-labelledby="p50-caption p50-now"></svg><p id="p50-now" class="now"></p></figure>
                 <figure><figcaption id="p99-caption">p99 latency (ms)</figcaption><svg id="p99-chart" class="chart" viewBox="0 0 300 60" role="img" aria-labelledby="p99-caption p99-now"></svg><p id="p99-now" class="now"></p></figure>
                 <figure><figcaption id="active-caption">Requests in flight</figcaption><svg id="active-chart" class="chart" viewBox="0 0 300 60" role="img" aria-labelledby="active-caption active-now"></svg><p id="active-now" class="now"></p></figure>
+                <figure><figcaption id="streams-caption">Open change streams</figcaption><svg id="streams-chart" class="chart" viewBox="0 0 300 60" role="img" aria-labelledby="streams-caption streams-now"></svg><p id="streams-now" class="now"></p></figure>
               </div>
               <div class="table-wrap">
                 <table id="errors">
@@ -198,6 +222,10 @@ enum ConsoleText {
                   <tbody></tbody>
                 </table>
               </div>
+              <h2 id="backup-title">Backup</h2>
+              <p class="hint">On the SQLite backend: one consistent copy of the database file, made while the server runs (VACUUM INTO), to download.</p>
+              <button type="button" id="backup">Download a backup</button>
+              <p id="backup-status" class="status" role="status"></p>
             </section>
           </div>
         </main>

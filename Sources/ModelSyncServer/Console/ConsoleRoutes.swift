@@ -122,7 +122,7 @@ package enum ConsolePolicy {
     /// The refusal of a request the console does not answer.
     static let refusal = APIError(
         status: .forbidden,
-        message: "this server has no access rules, so its console is open only to this machine (loopback, as http://127.0.0.1 or http://localhost); start it with access rules to reach the console from elsewhere"
+        message: "this server has no access rules, so its console and admin routes (/_console, /_admin, /_metrics) answer only this machine (loopback, as http://127.0.0.1 or http://localhost); start it with access rules, and use an admin's token, to reach them from elsewhere"
     )
 }
 
@@ -144,7 +144,7 @@ extension ServerRoutes {
                 return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
             }
             return Route(path: asset.path, handlers: [.get: handler, .head: handler])
-        } + (options.access.map(accessExplanationRoutes) ?? [])
+        } + (options.access.map(accessExplanationRoutes) ?? []) + adminRoutes
     }
 }
 
@@ -154,6 +154,7 @@ extension OpenAPIDocument {
     static func addConsolePaths(to paths: inout JSONObject) {
         for (path, item) in consolePaths { paths[path] = item }
         for (path, item) in accessExplanationPaths { paths[path] = item }
+        addAdminPaths(to: &paths)
         guard var role = paths["/_accounts/{id}/role"]?.objectValue else { return }
         role["get"] = [
             "operationId": "readRole", "x-modelsync-requires": "accounts", "summary": "An account's role (admins only)",

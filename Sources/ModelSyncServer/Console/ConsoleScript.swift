@@ -102,19 +102,19 @@ extension ConsoleText {
             }
           }
 
-          // The token's holder may use the console when the API lets it read /db (admins only
-          // under access rules): the page refuses anyone the API refuses.
+          // The token's holder may use the console when the API lets it read the collections'
+          // counts (admins only under access rules): the page refuses anyone the API refuses.
           async function enter(candidate) {
             token = candidate;
             try {
-              const database = await api("GET", "/db");
+              const counts = await api("GET", "/_admin/collections");
               const who = token ? claims(token) : {};
               $("who").textContent = token ? "Signed in as user " + shown(who.sub) + (who.role ? " (" + shown(who.role) + ")" : "") : "No sign-in: this server has no access rules";
               $("sign-in").hidden = true;
               $("app").hidden = false;
               $("sign-out").hidden = !token;
               say("sign-in-status", "");
-              showCollections(database.body);
+              showCollections(counts.body.collections);
               $("main").focus();
             } catch (error) {
               token = null;
@@ -170,6 +170,7 @@ extension ConsoleText {
               }
               if (button.dataset.view === "users-view" && !usersLoaded) loadUsers();
               if (button.dataset.view === "rules-view" && !rulesLoaded) loadRules();
+              if (button.dataset.view === "feed-view") loadSync();
               if (button.dataset.view === "health-view") startHealth(); else stopHealth();
             });
           }
@@ -178,25 +179,25 @@ extension ConsoleText {
 
           const browse = { collection: null, page: 1, total: 0 };
 
-          function showCollections(database) {
+          // GET /_admin/collections: each collection's row count, counted by the server (not read).
+          function showCollections(entries) {
             const body = $("collections").tBodies[0];
             body.replaceChildren();
-            const names = Object.keys(database || {}).sort();
-            for (const name of names) {
-              const value = database[name];
-              const isCollection = Array.isArray(value);
+            for (const entry of entries || []) {
+              const name = shown(entry.name);
+              const isCollection = entry.kind === "collection";
               const open = el("button", { type: "button", text: name, "aria-label": "Browse " + name, onclick: () => openCollection(name, isCollection) });
               body.append(el("tr", {},
                 el("td", {}, open),
                 el("td", { text: isCollection ? "collection" : "singular resource" }),
-                el("td", { class: "number", text: isCollection ? String(value.length) : "—" })));
+                el("td", { class: "number", "data-rows": name, text: isCollection ? shown(entry.rows) : "—" })));
             }
-            say("collections-status", names.length + " collections and resources.");
+            say("collections-status", (entries || []).length + " collections and resources.");
           }
 
           async function refreshCollections() {
             try {
-              showCollections((await api("GET", "/db")).body);
+              showCollections((await api("GET", "/_admin/collections")).body.collections);
             } catch (error) {
               say("collections-status", described(error), "bad");
             }
@@ -468,8 +469,21 @@ extension ConsoleText {
                   say("users-status", "Sessions not ended: " + described(error), "bad");
                 }
               } });
+              const passwordID = "password-" + Math.random().toString(36).slice(2);
+              const password = el("input", { id: passwordID, type: "password", autocomplete: "new-password", "aria-label": "New password for " + label });
+              const resetPassword = el("button", { type: "button", text: "Reset password", "aria-label": "Reset the password of " + label, onclick: async () => {
+                if (password.value === "") { say("users-status", "Type the new password of " + label + " first.", "bad"); password.focus(); return; }
+                try {
+                  await api("PUT", "/_accounts/" + encodeURIComponent(id) + "/password", { body: { newPassword: password.value } });
+                  password.value = "";
+                  say("users-status", "The password of " + label + " is reset, and its sessions ended.", "good");
+                } catch (error) {
+                  say("users-status", "Password not reset: " + described(error), "bad");
+                }
+              } });
               body.append(el("tr", {}, el("td", { text: id }), el("td", { text: shown(account.email) }),
-                el("td", {}, el("div", { class: "row" }, role, setRole)), el("td", {}, endSessions)));
+                el("td", {}, el("div", { class: "row" }, role, setRole)), el("td", {}, endSessions),
+                el("td", {}, el("div", { class: "row" }, password, resetPassword))));
             }
             showPager("users", users, 20);
             say("users-status", users.total + " accounts. Change a role (empty: none) and press Set role.");
@@ -489,9 +503,19 @@ extension ConsoleText {
             $("feed-stop").disabled = true;
           }
 
-          function showChange(event) {
+          // Whether a change passes the user filter: its row's owner field (as the rules name it)
+          // holds the user. A deletion carries no row, so it shows only without the filter.
+          function ownedByFilteredUser(change, state) {
+            if (!state.user) return true;
+            if (!change.record) return false;
+            const field = (state.owners && state.owners[change.collection]) || "userId";
+            return shown(change.record[field]) === state.user;
+          }
+
+          function showChange(event, state) {
             let change;
             try { change = JSON.parse(event.data); } catch (error) { return; }
+            if (!ownedByFilteredUser(change, state)) return;
             const list = $("feed-events");
             const what = change.deleted ? "deleted" : "written";
             list.prepend(el("li", {},
@@ -512,7 +536,7 @@ extension ConsoleText {
               try { message = response.status + ": " + (await response.json()).error; } catch (error) { /* the status says enough */ }
               throw new Error(message);
             }
-            say("feed-status", "Following " + (state.collections || "every collection") + ": changes appear below as they commit.", "good");
+            say("feed-status", "Following " + (state.collections || "every collection") + (state.user ? ", rows of user " + state.user : "") + ": changes appear below as they commit.", "good");
             $("feed-events").dataset.ready = "true";
             const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
             let buffer = "";
@@ -527,7 +551,7 @@ extension ConsoleText {
                 if (line === "") {
                   if (current.data.length) {
                     if (current.id !== null) state.last = current.id;
-                    if (current.event === "change") showChange({ data: current.data.join("\n") });
+                    if (current.event === "change") showChange({ data: current.data.join("\n") }, state);
                   }
                   current = { data: [], id: null, event: "message" };
                 } else if (!line.startsWith(":")) {
@@ -545,8 +569,16 @@ extension ConsoleText {
           $("feed-form").addEventListener("submit", async (event) => {
             event.preventDefault();
             stopFeed();
-            const state = { controller: new AbortController(), collections: $("feed-collections").value.trim(), last: null, stopped: false };
+            const state = { controller: new AbortController(), collections: $("feed-collections").value.trim(), user: $("feed-user").value.trim(), owners: null, last: null, stopped: false };
             feed = state;
+            // The owner field of each collection, from the rules as loaded (userId without rules).
+            if (state.user && !openServer) {
+              try {
+                const { body } = await api("GET", "/_access/rules");
+                state.owners = {};
+                for (const [name, rule] of Object.entries(body.rules)) state.owners[name] = rule.owner;
+              } catch (error) { /* userId then */ }
+            }
             $("feed-start").disabled = true;
             $("feed-stop").disabled = false;
             say("feed-status", "Connecting…");
@@ -569,6 +601,37 @@ extension ConsoleText {
             }
           });
           $("feed-stop").addEventListener("click", () => { stopFeed(); say("feed-status", "Stopped."); });
+
+          // --- Sync: the open streams and the latest writes' answers (this server process's) ---
+
+          async function loadSync() {
+            try {
+              const [streams, writes] = await Promise.all([api("GET", "/_admin/streams"), api("GET", "/_admin/writes")]);
+              const streamRows = $("streams").tBodies[0];
+              streamRows.replaceChildren(...streams.body.streams.map((stream) => el("tr", {},
+                el("td", { text: stream.user === null ? "anonymous" : shown(stream.user) + (stream.role ? " (" + shown(stream.role) + ")" : "") }),
+                el("td", { text: shown(stream.address) }),
+                el("td", { text: new Date(stream.opened).toLocaleString() }),
+                el("td", { text: stream.collections === null ? "all" : stream.collections.join(", ") }))));
+              const writeRows = $("writes").tBodies[0];
+              writeRows.replaceChildren(...writes.body.writes.map((write) => {
+                const notes = [];
+                if (write.replayed) notes.push("idempotent replay");
+                if (write.conflict) notes.push(write.status === 412 ? "conflict: stale If-Match" : "conflict");
+                if (write.batch) notes.push("in a batch");
+                return el("tr", { class: write.conflict ? "conflict" : null },
+                  el("td", { text: new Date(write.at).toLocaleTimeString() }),
+                  el("td", { text: write.user === null ? "—" : shown(write.user) }),
+                  el("td", { text: write.method + " " + shown(write.collection) + (write.id === null ? "" : "/" + shown(write.id)) }),
+                  el("td", { class: "number", text: String(write.status) }),
+                  el("td", { text: notes.join(", ") || "—" }));
+              }));
+              say("sync-status", streams.body.streams.length + " streams open; the latest " + writes.body.writes.length + " writes (at most " + writes.body.capacity + " kept).");
+            } catch (error) {
+              say("sync-status", described(error), "bad");
+            }
+          }
+          $("sync-refresh").addEventListener("click", loadSync);
           $("feed-clear").addEventListener("click", () => { $("feed-events").replaceChildren(); });
 
           // --- Rules: as loaded, and why a user may or may not reach a row ---
@@ -612,7 +675,7 @@ extension ConsoleText {
 
           // --- Health: the server's metrics, read every 5 seconds while the view is open ---
 
-          const health = { timer: null, previous: null, series: { rate: [], p50: [], p99: [], active: [] } };
+          const health = { timer: null, previous: null, series: { rate: [], p50: [], p99: [], active: [], streams: [] } };
 
           // Prometheus's text format: one sample per line, "name{label="value",…} number".
           function samples(text) {
@@ -680,7 +743,7 @@ extension ConsoleText {
             dot.setAttribute("r", "3");
             svg.replaceChildren(line, dot);
             const last = points.length ? points[points.length - 1] : null;
-            const digits = unit === "ms" ? 1 : unit === "requests" ? 0 : 2;
+            const digits = unit === "ms" ? 1 : unit === "requests" || unit === "streams" ? 0 : 2;
             $(id + "-now").textContent = last === null ? "no requests in the last interval" : "now " + last.toFixed(digits) + " " + unit + ", highest shown " + top.toFixed(digits);
           }
 
@@ -692,6 +755,8 @@ extension ConsoleText {
               if (response.status === 404) { say("health-status", "This server serves no metrics: start it with --metrics.", "bad"); stopHealth(); return; }
               if (!response.ok) throw new Error(response.status + " " + response.statusText);
               const now = reading(samples(await response.text()));
+              // The open streams, counted by the server (GET /_admin/streams), not by the metrics.
+              try { now.streams = (await api("GET", "/_admin/streams")).body.streams.length; } catch (error) { now.streams = null; }
               const before = health.previous;
               health.previous = now;
               const body = $("errors").tBodies[0];
@@ -703,10 +768,12 @@ extension ConsoleText {
               health.series.p50.push(quantile(now, before, 0.5));
               health.series.p99.push(quantile(now, before, 0.99));
               health.series.active.push(now.active);
+              health.series.streams.push(now.streams);
               chart("rate", health.series.rate, "requests/s");
               chart("p50", health.series.p50, "ms");
               chart("p99", health.series.p99, "ms");
               chart("active", health.series.active, "requests");
+              chart("streams", health.series.streams, "streams");
               say("health-status", "Updated " + new Date(now.time).toLocaleTimeString() + ".", "good");
             } catch (error) {
               say("health-status", "Could not read the metrics: " + described(error), "bad");
@@ -723,6 +790,32 @@ extension ConsoleText {
             readMetrics();
             health.timer = setInterval(readMetrics, 5000);
           }
+
+          // --- A backup to download (the SQLite backend): fetched with the token, saved as a file ---
+
+          $("backup").addEventListener("click", async () => {
+            say("backup-status", "Making the backup…");
+            const headers = {};
+            if (token) headers.Authorization = "Bearer " + token;
+            try {
+              const response = await fetch("/_admin/backup", { headers, cache: "no-store", credentials: "omit" });
+              if (!response.ok) {
+                let message = response.status + " " + response.statusText;
+                try { message = response.status + ": " + (await response.json()).error; } catch (error) { /* the status says enough */ }
+                throw new Error(message);
+              }
+              const blob = await response.blob();
+              const disposition = /filename="([^"]+)"/.exec(response.headers.get("Content-Disposition") || "");
+              const link = el("a", { href: URL.createObjectURL(blob), download: disposition ? disposition[1] : "modelsync-backup.sqlite" });
+              document.body.append(link);
+              link.click();
+              link.remove();
+              setTimeout(() => URL.revokeObjectURL(link.href), 60000);
+              say("backup-status", "Backup downloaded (" + blob.size + " bytes).", "good");
+            } catch (error) {
+              say("backup-status", "No backup: " + described(error), "bad");
+            }
+          });
 
           // --- Start ---
 

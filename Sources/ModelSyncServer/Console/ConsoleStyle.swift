@@ -16,6 +16,7 @@ extension ConsoleText {
         .status { min-height: 1.4em; margin: 4px 0; }
         .status.bad, .field-error { color: var(--bad); }
         .status.good { color: var(--good); }
+        tr.conflict td { color: var(--bad); }
         .hint { color: GrayText; font-size: 0.9rem; }
         .stack { display: flex; flex-direction: column; gap: 4px; max-width: 32rem; margin-bottom: 16px; }
         .row { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; }

@@ -103,7 +103,7 @@ package enum OpenAPIDocument {
             "/_metrics": [
                 "get": [
                     "operationId": "readMetrics",
-                    "summary": "Request metrics in Prometheus's text format, on a server started with metrics (modelsync-server --metrics); 404 otherwise",
+                    "summary": "Request metrics in Prometheus's text format, on a server started with metrics (modelsync-server --metrics); 404 otherwise. Admins only under access rules (a scraper sends an admin's token); without rules, only a client on this machine (loopback)",
                     "responses": responses(["200": ["description": "the metrics", "content": ["text/plain": ["schema": ["type": "string"]]]]], codes: [404]),
                 ],
                 "head": [

@@ -16,7 +16,7 @@ extension ServerRoutes {
     }
 
     /// `POST /token` and `POST /logout` (with refresh tokens), `PUT` and `GET /_accounts/<id>/role`,
-    /// `POST /_accounts/<id>/password` and `POST /_accounts/<id>/logout`.
+    /// `POST` (the user) and `PUT /_accounts/<id>/password` (an admin), and `POST /_accounts/<id>/logout`.
     func sessionRoutes(_ service: AccountService) -> [Route] {
         var routes = [
             Route(path: "/\(SyncProtocol.Path.accounts)/:id/role", handlers: [.put: { request, context in
@@ -25,6 +25,8 @@ extension ServerRoutes {
             Route(path: "/\(SyncProtocol.Path.accounts)/:id/password", handlers: [.post: { request, context in
                 try await service.changePassword(
                     userID: try context.segment("id"), try await readBody(request), caller: context.caller, from: context.clientAddress)
+            }, .put: { request, context in
+                try await service.resetPassword(userID: try context.segment("id"), try await readBody(request), caller: context.caller)
             }]),
             Route(path: "/\(SyncProtocol.Path.accounts)/:id/logout", handlers: [.post: { _, context in
                 try await service.logOutEverywhere(userID: try context.segment("id"), caller: context.caller)

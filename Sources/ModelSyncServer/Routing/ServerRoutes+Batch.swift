@@ -34,7 +34,7 @@ extension ServerRoutes {
                 return .failure(APIError.badRequest("\(error)"))
             }
         }
-        var outcomes = try await backend.write(parsed.compactMap { try? $0.get() }).makeIterator()
+        var outcomes = try await recordedWrite(parsed.compactMap { try? $0.get() }, inBatch: true).makeIterator()
         let results: [SyncBatchResult] = parsed.map { operation in
             switch operation.flatMap({ _ in outcomes.next() ?? .failure(APIError(status: 500, message: "the backend skipped an operation")) }) {
             case .success(let result):

@@ -16,11 +16,9 @@ extension ServerRoutes {
     /// oldest first. `collections` nil reads the `collections` parameter (all when absent).
     func feed(_ parameters: QueryParameters, collections: Set<String>?, visibility: Visibility) async throws -> Response {
         let isCollection = collections != nil
-        // The limit before the cursor: a malformed request is 400 whatever its cursor's fate.
-        let limitText = parameters.values(isCollection ? "_limit" : "limit").first
-        guard let limit = limitText.map(Int.init) ?? Self.defaultFeedLimit, limit > 0 else {
-            throw APIError.badRequest("the feed's limit must be a positive integer")
-        }
+        // The limit before the cursor: a malformed request is 400 whatever its cursor's fate. Read
+        // whole, as lists read theirs: an empty `limit=` (or `limit=5,6`) is no integer.
+        let limit = try parameters.integer(isCollection ? "_limit" : "limit", minimum: 1) ?? Self.defaultFeedLimit
         let cursorText = parameters.values(isCollection ? "_since" : "since").first
         let cursor = try await feedCursor(cursorText, visibility)
         let names = collections ?? Self.collectionFilter(parameters)
@@ -140,6 +138,8 @@ extension ServerRoutes {
         }
         let channel = context.channel
         let names = Self.collectionFilter(parameters)
+        let registration = activity.streamOpened(SyncActivity.OpenStream(
+            user: context.caller.userID, role: context.caller.role, address: context.clientAddress, opened: Date(), collections: names.map { $0.sorted() }))
         let keepAlive = options.keepAliveInterval
         let tag = visibility.cursorTag
         // Subscribed before the backlog is read, so that nothing committed in between is lost.
@@ -184,9 +184,10 @@ extension ServerRoutes {
         }
         let (seen, backlogChanges) = (since, backlog)
         return Response(status: .ok, headers: Self.streamHeaders, body: ResponseBody { writer in
-            // Held until the body ends (or is dropped unwritten): the caller's open stream.
-            let place = place
-            defer { withExtendedLifetime(place) {} }
+            // Held until the body ends (or is dropped unwritten): the caller's open stream, and
+            // its line in the console's list.
+            let held = (place, registration)
+            defer { withExtendedLifetime(held) {} }
             let forwarding = Task {
                 for await change in live {
                     if overflow(emit.yield(.change(change))) { break }

@@ -16,6 +16,8 @@ package struct ServerRoutes: Sendable {
     package let options: ServerOptions
     /// The change streams open per caller (``ChangeStreamLimits/streamsPerCaller``).
     package let openStreams = OpenStreams()
+    /// The open streams and the latest writes' answers, for the console (``SyncActivity``).
+    package let activity = SyncActivity()
 
     package typealias Handler = @Sendable (Request, SyncServerContext) async throws -> Response
 
@@ -33,7 +35,10 @@ package struct ServerRoutes: Sendable {
             conditional(OpenAPIDocument.value, modified: OpenAPIDocument.published, request)
         })]
         if let registry = options.prometheus {
-            routes.append(Route(path: "/_metrics", handlers: reads { _, _ in Self.metrics(registry) }))
+            routes.append(Route(path: "/_metrics", handlers: reads { request, context in
+                try requireAdminAccess(request, context)
+                return Self.metrics(registry)
+            }))
         }
         if options.servesSyncExtensions {
             routes += [
@@ -330,7 +335,7 @@ package struct ServerRoutes: Sendable {
     }
 
     private func apply(_ operation: ItemOperation) async throws -> Response {
-        guard let outcome = try await backend.write([operation]).first else {
+        guard let outcome = try await recordedWrite([operation], inBatch: false).first else {
             throw APIError(status: .internalServerError, message: "the backend skipped the write")
         }
         let result = try outcome.get()

@@ -14,6 +14,12 @@ extension JSONFileBackend: ServerBackend {
         }
     }
 
+    package func resourceKinds() -> [String: ResourceKind] {
+        var kinds: [String: ResourceKind] = [:]
+        for (name, _) in root { kinds[name] = resource(named: name) }
+        return kinds
+    }
+
     /// Filters, sorts and embeds outside the actor, on the data as it was when the request
     /// came: the work a query costs is the caller's to choose (a pattern, a search over every
     /// row), and inside the actor it held up every other request and write. Off the cooperative
