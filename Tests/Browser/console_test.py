@@ -350,6 +350,22 @@ def the_rules_view_explains_a_row(driver):
     assert "(role editor)" in text_of(driver, "check-read")
 
 
+def the_rules_view_explains_a_shared_row(driver):
+    sign_in_as_admin(driver)
+    driver.find_element(By.CSS_SELECTOR, "[data-view=rules-view]").click()
+    wait_for(driver, lambda d: "Accounts live in" in text_of(d, "rules-status"), "the rules")
+    rules = {row[0]: row for row in ([cell.text for cell in tr.find_elements(By.TAG_NAME, "td")] for tr in driver.find_elements(By.CSS_SELECTOR, "#rules tbody tr"))}
+    assert rules["cards"][3] == "parent boards by boardId", rules
+    assert "update: editor" in rules["cards"][1], rules
+    assert "manager" in rules["memberships"][1], rules
+    for field, value in [("check-collection", "cards"), ("check-id", "1"), ("check-user", "5")]:
+        driver.find_element(By.ID, field).send_keys(value)
+    driver.find_element(By.CSS_SELECTOR, "#check-form button[type=submit]").click()
+    wait_for(driver, lambda d: d.find_elements(By.ID, "check-write"), "the answer")
+    assert "User 5 stands as signedIn on cards/1" in text_of(driver, "check-read"), text_of(driver, "check-read")
+    assert "May not read (view needs viewer)" in text_of(driver, "check-write"), text_of(driver, "check-write")
+
+
 def the_health_view_charts_the_metrics(driver):
     sign_in_as_admin(driver)
     driver.find_element(By.CSS_SELECTOR, "[data-view=health-view]").click()
@@ -427,7 +443,7 @@ def admin_token():
 
 CHECKS = [anonymous_is_refused, a_non_admin_is_refused, the_admin_browses_filters_and_edits,
           the_edit_shows_in_the_live_feed_of_a_second_tab, a_role_is_changed, a_password_is_reset,
-          the_sync_view_shows_streams_writes_and_a_users_changes, the_rules_view_explains_a_row,
+          the_sync_view_shows_streams_writes_and_a_users_changes, the_rules_view_explains_a_row, the_rules_view_explains_a_shared_row,
           the_health_view_charts_the_metrics, a_backup_downloads,
           hostile_records_render_as_text,
           keyboard_and_labels, screenshots]

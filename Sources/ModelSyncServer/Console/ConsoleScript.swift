@@ -647,6 +647,15 @@ extension ConsoleText {
               const entries = Object.entries(body.rules).sort(([a], [b]) => a.localeCompare(b));
               if (body.accountsRule) entries.push([body.accountsCollection + " (default)", body.accountsRule]);
               for (const [name, rule] of entries) {
+                if (rule.mode === undefined) {
+                  // The sharing form: a standing per operation, members and a parent.
+                  const standings = ["list", "view", "create", "update", "delete"].map((operation) => operation + ": " + rule[operation]).join(", ");
+                  const ties = [];
+                  if (rule.members) ties.push("members in " + rule.members.collection + "." + rule.members.field + " (" + rule.members.user + ", " + rule.members.role + ")");
+                  if (rule.parent) ties.push("parent " + rule.parent.collection + " by " + rule.parent.field);
+                  rows.append(el("tr", {}, el("td", { text: name }), el("td", { text: standings }), el("td", { text: rule.owner || "—" }), el("td", { text: ties.join("; ") || "—" })));
+                  continue;
+                }
                 const roles = Object.entries(rule.roles).map(([role, mode]) => role + ": " + mode).join(", ");
                 rows.append(el("tr", {}, el("td", { text: name }), el("td", { text: rule.mode }), el("td", { text: rule.owner }), el("td", { text: roles || "—" })));
               }
@@ -665,6 +674,13 @@ extension ConsoleText {
             try {
               const { body } = await api("GET", "/_access/check?" + query.toString());
               const who = body.user === null ? "An anonymous caller" : "User " + body.user + (body.role ? " (role " + body.role + ")" : "");
+              if (body.standing !== undefined) {
+                const needs = (operation) => body.operations[operation].needs;
+                result.replaceChildren(
+                  el("p", { id: "check-read", text: who + " stands as " + body.standing + " on " + body.collection + "/" + shown(body.id) + ": " + body.because + "." }),
+                  el("p", { id: "check-write", text: (body.read ? "May read" : "May not read") + " (view needs " + needs("view") + "); " + (body.write ? "may update" : "may not update") + " (update needs " + needs("update") + ")." }));
+                return;
+              }
               result.replaceChildren(
                 el("p", { id: "check-read", text: who + (body.read ? " may read " : " may not read ") + body.collection + "/" + shown(body.id) + ": " + body.reasons.read + "." }),
                 el("p", { id: "check-write", text: who + (body.write ? " may write it: " : " may not write it: ") + body.reasons.write + "." }));
