@@ -178,7 +178,7 @@ enum ConsoleText {
               <div class="table-wrap">
                 <table id="rules">
                   <caption class="visually-hidden">Each collection's rule</caption>
-                  <thead><tr><th scope="col">Collection</th><th scope="col">Mode</th><th scope="col">Owner field</th><th scope="col">Role modes</th></tr></thead>
+                  <thead><tr><th scope="col">Collection</th><th scope="col">Mode, or a standing per operation</th><th scope="col">Owner field</th><th scope="col">Role modes, or members and parent</th></tr></thead>
                   <tbody></tbody>
                 </table>
               </div>
