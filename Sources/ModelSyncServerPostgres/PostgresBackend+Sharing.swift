@@ -106,6 +106,21 @@ extension PostgresBackend {
         }
     }
 
+    func deletions(of collection: String, where field: String, isOneOf values: [String], after since: Int) async throws -> [SyncChange] {
+        let wanted = Set(values.map(ExactText.init))
+        return try await readingOnce { connection in
+            // The reader's window of tombstones, by their sequence; the field is read here.
+            var select = BoundSQL("SELECT sequence, id::text, fields::text FROM \(schema.tombstones) WHERE sequence > ")
+            select.append("\(select.bind(since)) AND collection = \(select.bind(collection)) AND fields IS NOT NULL ORDER BY sequence")
+            var found: [SyncChange] = []
+            for try await (sequence, id, fields) in try await connection.guardedQuery(select.query, logger: logger).decode((Int64, String, String).self) {
+                guard let value = try JSONValue(parsing: Array(fields.utf8))[field].flatMap(scalarText), wanted.contains(ExactText(value)) else { continue }
+                found.append(SyncChange(sequence: Int(sequence), collection: collection, id: try JSONValue(parsing: Array(id.utf8)), record: nil))
+            }
+            return found
+        }
+    }
+
     func tombstoneFields(in collection: String, id: JSONValue, sequence: Int) async throws -> JSONObject? {
         // The tombstones have no policies: one read by their key.
         try await readingOnce { connection in

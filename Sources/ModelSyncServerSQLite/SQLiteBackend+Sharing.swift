@@ -97,6 +97,20 @@ extension SQLiteBackend {
 
     /// The shared fields the tombstone of this deletion (or departure) kept, by its sequence
     /// (the primary key).
+    package func deletions(of collection: String, where field: String, isOneOf values: [String], after since: Int) async throws -> [SyncChange] {
+        let wanted = Set(values.map(ExactText.init))
+        return try await reading { connection in
+            // The reader's window of tombstones, by the tombstones' sequence index; the field is read here.
+            let rows = try connection.rows(
+                "SELECT sequence, id, fields FROM \(SQLiteSchema.tombstones) WHERE sequence > ? AND collection = ? AND fields IS NOT NULL ORDER BY sequence",
+                [.integer(Int64(since)), .text(collection)])
+            return try rows.compactMap { row in
+                guard let value = try Self.parsed(row[2])[field].flatMap(scalarText), wanted.contains(ExactText(value)) else { return nil }
+                return SyncChange(sequence: Int(row[0].integerValue ?? 0), collection: collection, id: try Self.parsed(row[1]), record: nil)
+            }
+        }
+    }
+
     package func tombstoneFields(in collection: String, id: JSONValue, sequence: Int) async throws -> JSONObject? {
         try await reading { connection in
             guard let row = try connection.rows(

@@ -100,6 +100,10 @@ extension SyncStore {
             guard rows.first?.sequence == entry.sequence else { throw SyncError.noSuchEntry(entry.sequence) }
             for row in rows { try row.delete(db) }
             self.outboxChanged()
+            // The row is the server's now, at a version not known here: the next pull stores
+            // whatever it brings of it (a version kept from before would take a row moved back
+            // in, at that very version, for an echo, and leave it out).
+            try SyncBookkeeping.setVersion(nil, model: key.model, entry.localKey, db)
             if let restored {
                 try restored.upsert(db, validate: false)
             } else if let local = try M.find(key: [entry.localKey.primaryKeySQLValue(model: key.model)], db) {

@@ -84,6 +84,12 @@ package protocol ServerBackend: Sendable {
     /// read (the fields the sharing rules name are indexed); nothing for a missing collection.
     func currentChanges(of collection: String, where field: String, isOneOf values: [String], visibility: Visibility) async throws -> [SyncChange]
 
+    /// The deletions and departures after `since` of rows of `collection` whose kept shared
+    /// `field` (``tombstoneFields(in:id:sequence:)``; `id` for the rows themselves) was one of
+    /// `values`: rows that left a board before its reader lost it, which the reader's feed can no
+    /// longer show by its rules. Their own sequences; no record.
+    func deletions(of collection: String, where field: String, isOneOf values: [String], after since: Int) async throws -> [SyncChange]
+
     /// The shared fields (``ItemOperation/sharedFields(of:)``) the tombstone of this deletion
     /// (or departure) kept, if any: whose membership a deleted membership row was.
     func tombstoneFields(in collection: String, id: JSONValue, sequence: Int) async throws -> JSONObject?

@@ -47,7 +47,7 @@ struct MembershipMoves {
                 guard let fields = try await backend.tombstoneFields(in: change.collection, id: change.id, sequence: change.sequence),
                       isReader(fields[link.user]), let rowID = fields[link.field].flatMap(scalarText)
                 else { continue }
-                moved += try await moveOut(granting, rowID, at: change.sequence, in: names)
+                moved += try await moveOut(granting, rowID, at: change.sequence, after: since, in: names)
             }
         }
         guard !moved.isEmpty else { return page }
@@ -100,27 +100,45 @@ struct MembershipMoves {
     }
 
     /// Deletions, at the membership change's `sequence`, for the row `rowID` of `collection` and
-    /// the rows that inherit from it that the reader may no longer read.
-    private func moveOut(_ collection: String, _ rowID: String, at sequence: Int, in names: Set<String>?) async throws -> [SyncChange] {
+    /// the rows that inherit from it that the reader may no longer read; and the deletions after
+    /// `since` (the reader's cursor) of rows that were under it, which the reader's rules no
+    /// longer show it (a card deleted, or moved away, before the reader left the board).
+    private func moveOut(_ collection: String, _ rowID: String, at sequence: Int, after since: Int, in names: Set<String>?) async throws -> [SyncChange] {
         var moved: [SyncChange] = []
         var level: [(collection: String, field: String, values: [String])] = [(collection, "id", [rowID])]
         while !level.isEmpty {
             var next: [(collection: String, field: String, values: [String])] = []
             for (name, field, values) in level {
                 let all = try await read(name, where: field, isOneOf: values, .open)
+                let gone = try await deletions(name, where: field, isOneOf: values, after: since)
                 if names?.contains(name) ?? true {
                     let still = Set(try await read(name, where: field, isOneOf: values, visibility).map { RowKey($0) })
                     for change in all where !still.contains(RowKey(change)) {
                         moved.append(SyncChange(sequence: sequence, collection: name, id: change.id, record: nil))
                     }
+                    // A departed row lives on elsewhere: only if the reader cannot read it there.
+                    let goneIDs = gone.compactMap { scalarText($0.id) }
+                    let readable = Set(try await read(name, where: "id", isOneOf: goneIDs, visibility).map { RowKey($0) })
+                    moved += gone.filter { !readable.contains(RowKey($0)) }
                 }
-                let ids = all.compactMap { scalarText($0.id) }
+                let ids = (all + gone).compactMap { scalarText($0.id) }
                 guard !ids.isEmpty else { continue }
                 for child in rules.children(of: name) { next.append((child.collection, child.field, ids)) }
             }
             level = next
         }
         return moved
+    }
+
+    private func deletions(_ collection: String, where field: String, isOneOf values: [String], after since: Int) async throws -> [SyncChange] {
+        var found: [SyncChange] = []
+        var start = 0
+        while start < values.count {
+            let end = min(start + Self.chunk, values.count)
+            found += try await backend.deletions(of: collection, where: field, isOneOf: Array(values[start..<end]), after: since)
+            start = end
+        }
+        return found
     }
 
     private func read(_ collection: String, where field: String, isOneOf values: [String], _ visibility: Visibility) async throws -> [SyncChange] {

@@ -2,8 +2,10 @@ import Foundation
 import Logging
 import ModelSync
 import ModelSyncServer
+import ModelSyncServerPostgres
 import ModelSyncServerSQLite
 import ModelSyncTesting
+import PostgresNIO
 import Testing
 
 /// A seeded simulation of sharing: an admin adds, changes and removes three users' memberships
@@ -27,12 +29,35 @@ import Testing
         .enabled(if: SimulationDatabase.url != nil || StressMode.componentsRequired, "PostgreSQL is not available: set MODELSYNC_POSTGRES_URL"),
         .timeLimit(.minutes(20)))
     func devicesHoldWhatTheirMembershipsReachOverPostgres() async throws {
-        let database = try #require(try SimulationDatabase.make(), "MODELSYNC_POSTGRES_URL is not set: CI must start PostgreSQL (.ci/postgres.sh)")
+        let owner = try #require(try SimulationDatabase.make(), "MODELSYNC_POSTGRES_URL is not set: CI must start PostgreSQL (.ci/postgres.sh)")
+        // Row-level security binds no superuser: requests run as a role it binds, as in production.
+        try await Self.ensureAccessRole(owner)
+        let database = owner.withRole(Self.accessRole)
         for seed in (0..<UInt64(StressMode.count(2, stress: 30))).map({ $0 &* 0x9E37_79B9 &+ 77 }) {
             let violations = try await SharingSimulation(seed: seed, steps: Self.steps, backend: .postgres(database)).run()
             #expect(violations.isEmpty, "seed \(seed) over PostgreSQL: \(violations.joined(separator: "; "))")
         }
-        await SimulationDatabase.drop(database)
+        await SimulationDatabase.drop(owner)
+    }
+
+    static let accessRole = "modelsync_test_access"
+
+    /// Creates ``accessRole`` unless it exists (tests running at once may race to create it).
+    static func ensureAccessRole(_ database: ServerDatabase) async throws {
+        var configuration = PostgresClient.Configuration(
+            host: database.host, port: database.port, username: database.username, password: database.password,
+            database: database.database, tls: .disable)
+        configuration.options.maximumConnections = 1
+        let client = PostgresClient(configuration: configuration)
+        let running = Task { await client.run() }
+        defer { running.cancel() }
+        let statement = """
+            DO $$ BEGIN
+                IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '\(accessRole)') THEN CREATE ROLE \(accessRole) NOLOGIN; END IF;
+            EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+            END $$
+            """
+        for try await _ in try await client.query(PostgresQuery(unsafeSQL: statement)) {}
     }
 }
 

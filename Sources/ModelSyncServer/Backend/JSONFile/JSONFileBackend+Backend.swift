@@ -131,6 +131,14 @@ extension JSONFileBackend: ServerBackend {
         }
     }
 
+    package func deletions(of collection: String, where field: String, isOneOf values: [String], after since: Int) -> [SyncChange] {
+        let wanted = Set(values.map(ExactText.init))
+        return book.tombstones.filter { stone in
+            stone.sequence > since && stone.collection == collection
+                && (stone.fields?[field].flatMap(scalarText).map { wanted.contains(ExactText($0)) } ?? false)
+        }.map { SyncChange(sequence: $0.sequence, collection: collection, id: $0.id, record: nil) }
+    }
+
     package func tombstoneFields(in collection: String, id: JSONValue, sequence: Int) -> JSONObject? {
         let text = scalarText(id)
         return book.tombstones.last { $0.sequence == sequence && $0.collection == collection && scalarText($0.id) == text }?.fields
