@@ -8,7 +8,7 @@ extension Workload {
         JSONWorkloads.encode,
     ] + StreamingWorkloads.all + SQLiteWorkloads.all + QueryWorkloads.all + RelationWorkloads.all + ObservationWorkloads.all + RemoteWorkloads.all
         + StorageWorkloads.all + IdentityWorkloads.all + ConcurrentAsyncWorkloads.all + SyncWorkloads.all + ServerWorkloads.all
-        + AccessWorkloads.all + ScaleOutWorkloads.all + InitialSyncWorkloads.all + HostileLikeWorkloads.all
+        + AccessWorkloads.all + ScaleOutWorkloads.all + InitialSyncWorkloads.all + HostileLikeWorkloads.all + MembershipWorkloads.all
 }
 
 /// `modelsync-bench`: times ModelSync against its peers and prints a table and `RESULT` lines.
