@@ -131,22 +131,20 @@ struct MembershipMoves {
     }
 
     private func deletions(_ collection: String, where field: String, isOneOf values: [String], after since: Int) async throws -> [SyncChange] {
-        var found: [SyncChange] = []
-        var start = 0
-        while start < values.count {
-            let end = min(start + Self.chunk, values.count)
-            found += try await backend.deletions(of: collection, where: field, isOneOf: Array(values[start..<end]), after: since)
-            start = end
-        }
-        return found
+        try await inChunks(values) { try await backend.deletions(of: collection, where: field, isOneOf: $0, after: since) }
     }
 
     private func read(_ collection: String, where field: String, isOneOf values: [String], _ visibility: Visibility) async throws -> [SyncChange] {
+        try await inChunks(values) { try await backend.currentChanges(of: collection, where: field, isOneOf: $0, visibility: visibility) }
+    }
+
+    /// `read` of each ``chunk`` of `values`, together.
+    private func inChunks(_ values: [String], _ read: ([String]) async throws -> [SyncChange]) async throws -> [SyncChange] {
         var found: [SyncChange] = []
         var start = 0
         while start < values.count {
             let end = min(start + Self.chunk, values.count)
-            found += try await backend.currentChanges(of: collection, where: field, isOneOf: Array(values[start..<end]), visibility: visibility)
+            found += try await read(Array(values[start..<end]))
             start = end
         }
         return found

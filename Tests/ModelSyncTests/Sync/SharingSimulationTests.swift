@@ -5,7 +5,6 @@ import ModelSyncServer
 import ModelSyncServerPostgres
 import ModelSyncServerSQLite
 import ModelSyncTesting
-import PostgresNIO
 import Testing
 
 /// A seeded simulation of sharing: an admin adds, changes and removes three users' memberships
@@ -44,20 +43,12 @@ import Testing
 
     /// Creates ``accessRole`` unless it exists (tests running at once may race to create it).
     static func ensureAccessRole(_ database: ServerDatabase) async throws {
-        var configuration = PostgresClient.Configuration(
-            host: database.host, port: database.port, username: database.username, password: database.password,
-            database: database.database, tls: .disable)
-        configuration.options.maximumConnections = 1
-        let client = PostgresClient(configuration: configuration)
-        let running = Task { await client.run() }
-        defer { running.cancel() }
-        let statement = """
+        try await SimulationDatabase.execute("""
             DO $$ BEGIN
                 IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '\(accessRole)') THEN CREATE ROLE \(accessRole) NOLOGIN; END IF;
             EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
             END $$
-            """
-        for try await _ in try await client.query(PostgresQuery(unsafeSQL: statement)) {}
+            """, in: database)
     }
 }
 

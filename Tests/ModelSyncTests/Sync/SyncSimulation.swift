@@ -575,6 +575,13 @@ enum SimulationDatabase {
     }
 
     static func drop(_ database: ServerDatabase) async {
+        let schema = "\"" + database.schema.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        // A schema left behind holds only test data; the run's result stands.
+        try? await execute("DROP SCHEMA IF EXISTS \(schema) CASCADE", in: database)
+    }
+
+    /// Runs one SQL statement on a connection of its own.
+    static func execute(_ sql: String, in database: ServerDatabase) async throws {
         var configuration = PostgresClient.Configuration(
             host: database.host, port: database.port, username: database.username, password: database.password,
             database: database.database, tls: .disable)
@@ -582,11 +589,6 @@ enum SimulationDatabase {
         let client = PostgresClient(configuration: configuration)
         let running = Task { await client.run() }
         defer { running.cancel() }
-        let schema = "\"" + database.schema.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-        do {
-            for try await _ in try await client.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \(schema) CASCADE")) {}
-        } catch {
-            // A schema left behind holds only test data; the run's result stands.
-        }
+        for try await _ in try await client.query(PostgresQuery(unsafeSQL: sql)) {}
     }
 }
