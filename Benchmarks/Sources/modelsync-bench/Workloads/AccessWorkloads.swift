@@ -73,8 +73,18 @@ private actor AccessServers {
         let (ruled, open) = (directory.appendingPathComponent("ruled.json"), directory.appendingPathComponent("open.json"))
         try data.write(to: ruled)
         try data.write(to: open)
-        let rules = directory.appendingPathComponent("rules.json")
-        try Data(#"{"posts": 600}"#.utf8).write(to: rules)
+        let fleet = try await SignedInFleet.launch([(ruled.path, ["posts": 600]), (open.path, nil)], in: directory)
+        let (withRules, withoutRules, tokens) = (fleet.bases[0], fleet.bases[1], fleet.tokens)
+        let started = Addresses(withRules: withRules, withoutRules: withoutRules, tokens: tokens)
+        addresses = started
+        return started
+    }
+}
+
+/// Server processes of this binary (`--serve`) for signed-in load: each over its source, under
+/// its rules (nil: none), all trusting one HS256 secret; and a token for each worker's user.
+enum SignedInFleet {
+    static func launch(_ servers: [(source: String, rules: JSONValue?)], in directory: URL) async throws -> (bases: [String], tokens: [String]) {
         let secret = Data((0..<48).map { _ in UInt8.random(in: 0...255) })
         let secretFile = directory.appendingPathComponent("jwt.secret")
         try secret.write(to: secretFile)
@@ -84,11 +94,16 @@ private actor AccessServers {
             tokens.append(try await issuer.accessToken(for: String(user), role: nil))
         }
         let executable = URL(fileURLWithPath: CommandLine.arguments[0])
-        let withRules = try await ServerFleet.shared.launch(
-            executable, ["--serve", ruled.path, "--serve-access", rules.path, "--serve-secret", secretFile.path])
-        let withoutRules = try await ServerFleet.shared.launch(executable, ["--serve", open.path])
-        let started = Addresses(withRules: withRules, withoutRules: withoutRules, tokens: tokens)
-        addresses = started
-        return started
+        var bases: [String] = []
+        for (index, server) in servers.enumerated() {
+            var arguments = ["--serve", server.source]
+            if let rules = server.rules {
+                let file = directory.appendingPathComponent("rules-\(index).json")
+                try Data(rules.jsonBytes()).write(to: file)
+                arguments += ["--serve-access", file.path, "--serve-secret", secretFile.path]
+            }
+            bases.append(try await ServerFleet.shared.launch(executable, arguments))
+        }
+        return (bases, tokens)
     }
 }

@@ -164,20 +164,8 @@ private actor MembershipServers {
         let (shared, owned) = (directory.appendingPathComponent("membership.sqlite").path, directory.appendingPathComponent("owner.sqlite").path)
         try await SyncServer.importData(.object(data), intoSQLite: shared)
         try await SyncServer.importData(.object(data), intoSQLite: owned)
-        let (sharedRules, ownerRules) = (directory.appendingPathComponent("membership.json"), directory.appendingPathComponent("owner.json"))
-        try Data(MembershipWorkloads.sharingRules.jsonBytes()).write(to: sharedRules)
-        try Data(#"{"posts": 600}"#.utf8).write(to: ownerRules)
-        let secret = Data((0..<48).map { _ in UInt8.random(in: 0...255) })
-        let secretFile = directory.appendingPathComponent("jwt.secret")
-        try secret.write(to: secretFile)
-        let issuer = try await JWTAccessTokens(secret: secret)
-        var tokens: [String] = []
-        for user in 1...ServerWorkloads.concurrency {
-            tokens.append(try await issuer.accessToken(for: String(user), role: nil))
-        }
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0])
-        let membership = try await ServerFleet.shared.launch(executable, ["--serve", shared, "--serve-access", sharedRules.path, "--serve-secret", secretFile.path])
-        let owner = try await ServerFleet.shared.launch(executable, ["--serve", owned, "--serve-access", ownerRules.path, "--serve-secret", secretFile.path])
+        let fleet = try await SignedInFleet.launch([(shared, MembershipWorkloads.sharingRules), (owned, ["posts": 600])], in: directory)
+        let (membership, owner, tokens) = (fleet.bases[0], fleet.bases[1], fleet.tokens)
         let started = Addresses(membership: membership, owner: owner, tokens: tokens)
         addresses = started
         return started
