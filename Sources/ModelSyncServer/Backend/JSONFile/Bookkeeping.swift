@@ -291,8 +291,7 @@ package struct Bookkeeping: Sendable {
         // not while the reader can read it again.
         var departures: [String: [ExactText: Tombstone]] = [:]
         // Tombstones are kept in sequence order: those after `since` are the last ones.
-        let firstAfter = Self.firstIndex(in: tombstones.lazy.map(\.sequence), after: since)
-        for stone in tombstones[firstAfter...] where try (collections?.contains(stone.collection) ?? true) && Self.shows(stone, rows(of: stone.collection), facts) {
+        for stone in tombstones(after: since) where try (collections?.contains(stone.collection) ?? true) && Self.shows(stone, rows(of: stone.collection), facts) {
             guard stone.departed else {
                 changes.append(SyncChange(sequence: stone.sequence, collection: stone.collection, id: stone.id, record: nil))
                 continue
@@ -336,6 +335,11 @@ package struct Bookkeeping: Sendable {
         return (records, examined)
     }
 
+    /// The tombstones (and departures) after `since`, oldest first.
+    package func tombstones(after since: Int) -> ArraySlice<Tombstone> {
+        tombstones[Self.firstIndex(in: tombstones.lazy.map(\.sequence), after: since)...]
+    }
+
     /// The index of the first sequence value above `since` in ascending `sequences`.
     private static func firstIndex(in sequences: some RandomAccessCollection<Int>, after since: Int) -> Int {
         var (low, high) = (0, sequences.count)
@@ -362,13 +366,26 @@ package struct Bookkeeping: Sendable {
 /// Lookups over the records' current versions, for the feed: a parent that was deleted is
 /// looked up in its tombstone's shared fields, so that the deletion of a card whose board went
 /// first still reaches the board's members.
-private struct StampLookups: RowLookups {
+private final class StampLookups: RowLookups {
     let book: Bookkeeping
+    /// The deleted rows' kept fields by collection and id, the latest deletion's: indexed on the
+    /// first lookup that needs it, once per feed read (a scan per lookup held the actor).
+    private var deleted: [String: [ExactText: JSONObject]]?
+
+    init(book: Bookkeeping) {
+        self.book = book
+    }
 
     func record(in collection: String, id: String) throws -> JSONValue? {
         if let stamp = book.versions[collection]?[ExactText(id)] { return stamp.record }
-        let stone = book.tombstones.last { $0.collection == collection && !$0.departed && scalarText($0.id)?.isIdentical(to: id) == true }
-        return stone?.fields.map(JSONValue.object)
+        if deleted == nil {
+            var index: [String: [ExactText: JSONObject]] = [:]
+            for stone in book.tombstones where !stone.departed {
+                if let fields = stone.fields, let text = scalarText(stone.id) { index[stone.collection, default: [:]][ExactText(text)] = fields }
+            }
+            deleted = index
+        }
+        return deleted?[collection]?[ExactText(id)].map(JSONValue.object)
     }
 
     func memberships(in link: SharingRule.Membership, userID: String) throws -> [(rowID: String, role: String)] {

@@ -133,15 +133,16 @@ extension JSONFileBackend: ServerBackend {
 
     package func deletions(of collection: String, where field: String, isOneOf values: [String], after since: Int) -> [SyncChange] {
         let wanted = Set(values.map(ExactText.init))
-        return book.tombstones.filter { stone in
-            stone.sequence > since && stone.collection == collection
-                && (stone.fields?[field].flatMap(scalarText).map { wanted.contains(ExactText($0)) } ?? false)
+        return book.tombstones(after: since).filter { stone in
+            stone.collection == collection && (stone.fields?[field].flatMap(scalarText).map { wanted.contains(ExactText($0)) } ?? false)
         }.map { SyncChange(sequence: $0.sequence, collection: collection, id: $0.id, record: nil) }
     }
 
     package func tombstoneFields(in collection: String, id: JSONValue, sequence: Int) -> JSONObject? {
-        let text = scalarText(id)
-        return book.tombstones.last { $0.sequence == sequence && $0.collection == collection && scalarText($0.id) == text }?.fields
+        // Ids compared by their bytes: `é` precomposed and decomposed are two rows.
+        guard let text = scalarText(id) else { return nil }
+        return book.tombstones(after: sequence - 1).prefix { $0.sequence == sequence }
+            .last { $0.collection == collection && scalarText($0.id)?.isIdentical(to: text) == true }?.fields
     }
 
     package func register(
