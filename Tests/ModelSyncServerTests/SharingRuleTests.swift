@@ -78,6 +78,8 @@ import Testing
         (["users": ["parent": ["collection": "boards", "field": "boardId"]], "boards": ["list": "viewer"]], "users: the accounts collection"),
         (["*": ["parent": ["collection": "boards", "field": "boardId"]], "boards": ["list": "viewer"]], "*: the rule of every other collection"),
         (["boards": ["owner": "", "list": "viewer"]], "boards.owner must name a field"),
+        (["boards": ["members": ["collection": "m", "field": "boardId"]], "lists": ["members": ["collection": "m", "field": "listId"]]],
+         "holds the memberships of"),
     ] as [(JSONValue, String)])
     func aRuleThatDoesNotHoldTogetherIsNamed(rules: JSONValue, message: String) {
         #expect {

@@ -208,8 +208,10 @@ public struct AccessRules: Sendable, Equatable {
     }
 
     /// The link whose membership rows `collection` holds, and the collection they grant, if any.
+    /// Every request's access asks this: no sort, since a collection holds one collection's
+    /// memberships at most (``validateSharing()``).
     package func membershipLink(of collection: String) -> (link: SharingRule.Membership, granting: String)? {
-        for (name, rule) in rules.sorted(by: { $0.key < $1.key }) {
+        for (name, rule) in rules {
             if let link = rule.sharing?.members, link.collection == collection { return (link, name) }
         }
         return nil

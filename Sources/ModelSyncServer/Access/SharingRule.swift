@@ -244,6 +244,9 @@ extension AccessRules {
                 link = parentRule.sharing?.parent
             }
             if let members = sharing.members {
+                if let other = rules.first(where: { $0.key != name && $0.value.sharing?.members?.collection == members.collection })?.key {
+                    throw AccessRulesError("\(name).members: \(members.collection) holds the memberships of \(other) already (a collection holds one collection's memberships)")
+                }
                 guard members.collection != name else {
                     throw AccessRulesError("\(name).members: a collection cannot hold its own memberships")
                 }
