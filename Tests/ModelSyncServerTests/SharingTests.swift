@@ -257,6 +257,18 @@ import Testing
         }
     }
 
+    /// A comment deleted while Cy was a member, then Cy removed: her next page carries that
+    /// deletion with the board's, though her rules no longer show her the comment's tombstone.
+    @Test(arguments: Backend.allCases) func aDeletionBeforeTheReaderLeftStillReachesIt(backend: Backend) async throws {
+        try await withTracker(backend) { base async throws in
+            let cursor = try #require(try await feed(base, since: "0", as: .cy).json?["next"]?.stringValue)
+            #expect(try await send(.DELETE, "\(base)/comments/1", headers: Who.bob.headers).status == 200)
+            #expect(try await send(.DELETE, "\(base)/memberships/2", headers: Who.ann.headers).status == 200)
+            let cy = try await feed(base, since: cursor, as: .cy)
+            #expect(entries(cy) == ["boards/1-", "cards/1-", "comments/1-", "memberships/1-", "memberships/2-"], "\(String(decoding: cy.body, as: UTF8.self))")
+        }
+    }
+
     /// Deletions reach the readers who could see the row, even after its parent went; a card
     /// moved to a board a reader cannot see leaves that reader's feed as a deletion.
     @Test(arguments: Backend.allCases) func deletionsAndMovesReachTheReadersWhoSawTheRow(backend: Backend) async throws {
