@@ -314,15 +314,15 @@ struct Import: AsyncParsableCommand {
     var replace = false
 
     func run() async throws {
-        switch try database.parsed() {
-        case .postgres(let database)?:
+        guard let store = try database.parsed() else { throw ValidationError("import needs --database") }
+        switch store {
+        case .postgres(let database):
             try await SyncServer.importData(fromFile: URL(fileURLWithPath: file), into: database, replacing: replace)
-        case .sqlite(let path)?:
+        case .sqlite(let path):
             try await SyncServer.importData(fromFile: URL(fileURLWithPath: file), intoSQLite: path, replacing: replace)
-        case nil:
-            throw ValidationError("import needs --database")
         }
-        print("modelsync-server: imported \(file) into \(database.database ?? "")")
+        // The store as it describes itself: a PostgreSQL URL's password stays out of the output.
+        print("modelsync-server: imported \(file) into \(store.description)")
     }
 }
 
@@ -337,15 +337,15 @@ struct Export: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOption
 
     func run() async throws {
-        switch try database.parsed() {
-        case .postgres(let database)?:
+        guard let store = try database.parsed() else { throw ValidationError("export needs --database") }
+        switch store {
+        case .postgres(let database):
             try await SyncServer.exportData(from: database, toFile: URL(fileURLWithPath: file))
-        case .sqlite(let path)?:
+        case .sqlite(let path):
             try await SyncServer.exportData(fromSQLite: path, toFile: URL(fileURLWithPath: file))
-        case nil:
-            throw ValidationError("export needs --database")
         }
-        print("modelsync-server: exported \(database.database ?? "") to \(file)")
+        // The store as it describes itself: a PostgreSQL URL's password stays out of the output.
+        print("modelsync-server: exported \(store.description) to \(file)")
     }
 }
 
