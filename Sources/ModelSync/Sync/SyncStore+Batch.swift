@@ -65,9 +65,9 @@ extension SyncStore {
                 logger.debug("the server takes no batches; sending one request per entry", metadata: ["status": "\(error.status ?? 0)"])
                 state.withLock { $0.takesBatches = false }
                 alone += prepared.map(\.entry)
-            } catch let error as RemoteError where [400, 413, 422].contains(error.status ?? 0) {
-                // The batch itself was refused (too large, say): its entries go one by one,
-                // so that a refusal reaches only the entry it is about.
+            } catch let error as RemoteError where [400, 403, 413, 422].contains(error.status ?? 0) {
+                // The batch itself was refused (too large, say; a 403 from a proxy): its entries
+                // go one by one, so that a refusal reaches only the entry it is about.
                 logger.debug("the server refused a batch; sending its entries one by one", metadata: ["error": "\(error)"])
                 alone += prepared.map(\.entry)
             } catch {

@@ -85,25 +85,22 @@ extension SyncStore {
 
     private func discard<M: SyncedModel>(_ type: M.Type, _ entry: OutboxEntry) async throws {
         let key = try SyncKey(M.self)
-        var serverValue: M?
+        // The record as the server holds it now, with its version (its ETag).
+        var current = CurrentRecord(record: nil, version: nil)
         if entry.operation != .create {
             guard let id = SyncKey.urlSegment(entry.localKey) else { throw SyncError.unsupportedKey(model: key.model) }
-            do {
-                serverValue = try await remote.fetch(M.self, id: id)
-            } catch let error as RemoteError where error.status == 404 || error.status == 410 {
-                serverValue = nil
-            }
+            current = try await fetchCurrent(M.self, id: id)
         }
-        let restored = serverValue
+        let (restored, version) = (try codec.decode(M.self, current.record), current.version)
         try await database.write { db in
             let rows = try SyncBookkeeping.entries(model: key.model, entry.localKey, db).filter { $0.sequence >= entry.sequence }
             guard rows.first?.sequence == entry.sequence else { throw SyncError.noSuchEntry(entry.sequence) }
             for row in rows { try row.delete(db) }
             self.outboxChanged()
-            // The row is the server's now, at a version not known here: the next pull stores
-            // whatever it brings of it (a version kept from before would take a row moved back
-            // in, at that very version, for an echo, and leave it out).
-            try SyncBookkeeping.setVersion(nil, model: key.model, entry.localKey, db)
+            // The row is the server's now, at the version it answered: the next save is
+            // conditional on it. None for a row the server no longer shows (a version kept from
+            // before would take the row moved back in at that very version for an echo).
+            try SyncBookkeeping.setVersion(restored == nil ? nil : version, model: key.model, entry.localKey, db)
             if let restored {
                 try restored.upsert(db, validate: false)
             } else if let local = try M.find(key: [entry.localKey.primaryKeySQLValue(model: key.model)], db) {

@@ -110,13 +110,22 @@ extension CardComment: RemoteResource { static let remote = RemoteConfiguration(
                 method: .get, url: server.baseURL.appending(path: "notes"), headers: ["Authorization": "Bearer user:bob"]))
             #expect(String(decoding: noteOnServer.body, as: UTF8.self).contains("Bob's own"))
 
-            // He puts the card back as the server has it; then Ann removes him: the board leaves his device, his note stays.
-            try await bob.discard(parked)
+            // Ann removes him; he puts his refused edit aside (the server shows him no card now, so
+            // the row goes) and pulls: the board leaves his device, his note stays.
             try await ann.delete(membership)
             #expect(try await ann.push().sent == 1)
+            try await bob.discard(parked)
             let removed = try await pullAll(bob)
             #expect(removed.allSatisfy { !$0.fullResync })
             #expect(try await held(bob) == ["note Bob's own"])
+
+            // Added back, he gets the card again at the version he last knew: a row moved back in
+            // is stored, not taken for the echo of his own write.
+            var again = BoardMembership(boardId: 1, userId: "bob", role: "viewer")
+            try await ann.save(&again)
+            #expect(try await ann.push().sent == 1)
+            _ = try await pullAll(bob)
+            #expect(try await held(bob) == ["board Launch", "card Ship it", "card Tell people", "comment Friday", "note Bob's own"])
         }
     }
 
