@@ -171,9 +171,14 @@ struct SharedRowsSQL: Sendable {
                 LANGUAGE sql STABLE \(pinned) ROWS 20 AS \(schema.literal(body))
                 """)
         }
+        // Runs as its owner, so it reads only this schema's tables (not its views, not another
+        // server's schema), whatever a caller passes.
         let record = """
             DECLARE found text;
             BEGIN
+                IF NOT EXISTS (SELECT 1 FROM pg_class WHERE oid = target AND relkind = 'r' AND relnamespace = \(schema.literal(schema.quoted))::regnamespace) THEN
+                    RAISE EXCEPTION 'modelsync: % is not a table of this schema', target;
+                END IF;
                 EXECUTE format('SELECT record::text FROM %s WHERE id_text = $1', target) INTO found USING wanted;
                 RETURN found;
             END

@@ -145,6 +145,21 @@ import Testing
     /// `import --replace` under a running server: the new tables keep the columns the
     /// membership lookups read and the policies, and the server answers as before; an import
     /// that gives the collections other tables closes the policies that name them.
+    /// The record function runs as its owner: it reads this schema's tables, never another's.
+    @Test func theRecordFunctionReadsOnlyItsOwnSchema() async throws {
+        try await withSharingServer { _, database in
+            let schema = TestPostgres.quotedSchema(database)
+            let other = "\"" + database.schema + "_other\""
+            try await TestPostgres.execute("CREATE SCHEMA IF NOT EXISTS \(other)", in: database)
+            try await TestPostgres.execute("CREATE TABLE \(other).secrets (record jsonb, id_text text)", in: database)
+            try await TestPostgres.execute("INSERT INTO \(other).secrets VALUES ('{\"pin\": 1234}', '1')", in: database)
+            await #expect(throws: (any Error).self) {
+                try await TestPostgres.execute("SELECT \(schema).modelsync_record_of('\(other).secrets'::regclass, '1')", in: database)
+            }
+            _ = try? await TestPostgres.execute("DROP SCHEMA \(other) CASCADE", in: database)
+        }
+    }
+
     @Test func anImportOverARunningSchemaKeepsTheSharingPolicies() async throws {
         try await withSharingServer { server, database in
             let schema = TestPostgres.quotedSchema(database)
