@@ -62,7 +62,8 @@ extension SQLiteBackend {
         if let row = try connection.rows(
             "SELECT collection, request, response, status, version FROM \(SQLiteSchema.idempotencyKeys) WHERE key = ?", [.text(key)]
         ).first {
-            guard row[0].textValue == collection, try parsed(row[1]) == request else { throw APIError.idempotencyKeyReused }
+            // The collection by its bytes: names Swift calls equal are two collections.
+            guard row[0].textValue?.isIdentical(to: collection) == true, try parsed(row[1]) == request else { throw APIError.idempotencyKeyReused }
             let first = try parsed(row[2])
             guard let status = row[3].integerValue else {
                 // A create's key remembered before keys kept the version: the record's current one.
@@ -182,7 +183,9 @@ extension SQLiteBackend {
                 .integer(Int64(sequence)), .text(collection), text(id), .integer(now), owner.map(SQLValue.text) ?? .null,
                 fields.map { text(.object($0)) } ?? .null, .integer(departed ? 1 : 0),
             ])
-        let oldest = now - Int64(min(limits.tombstoneRetention, Double(Int32.max)))
+        let retention = limits.tombstoneRetention
+        // A retention of NaN or below zero keeps nothing past now; none traps.
+        let oldest = now - Int64(retention.isNaN ? 0 : min(max(retention, 0), Double(Int32.max)))
         let dropped = try connection.rows(
             """
             DELETE FROM \(SQLiteSchema.tombstones) WHERE at < ? OR sequence <= \
@@ -291,7 +294,7 @@ extension SQLiteBackend {
                 "INSERT INTO \(SQLiteSchema.idempotencyKeys) (key, collection, request, response, status, version, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [
                     .text(key), .text(collection), text(request), text(response), record["status"]?.intValue.map { .integer(Int64($0)) } ?? .null,
-                    record["version"]?.intValue.map { .integer(Int64($0)) } ?? .null, .integer(Int64(record["at"]?.doubleValue ?? 0)),
+                    record["version"]?.intValue.map { .integer(Int64($0)) } ?? .null, .integer(Self.seconds(record["at"])),
                 ])
         }
         for (email, account) in book.accounts {
@@ -363,5 +366,14 @@ extension SQLiteBackend {
         for token in try refreshTokens(where: "1", [], connection) { book.refreshTokens[token.hash] = token }
         root[Bookkeeping.member] = book.saved
         return .object(root)
+    }
+}
+
+extension SQLiteBackend {
+    /// Seconds as a document holds them (an imported idempotency key's `at`), as an integer: 0
+    /// for what is not a finite number of 64-bit range (`1e300` must not trap the import).
+    static func seconds(_ value: JSONValue?) -> Int64 {
+        guard let seconds = value?.doubleValue, seconds.isFinite, seconds > -9.2e18, seconds < 9.2e18 else { return 0 }
+        return Int64(seconds)
     }
 }
