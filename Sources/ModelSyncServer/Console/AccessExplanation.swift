@@ -56,29 +56,43 @@ package struct AccessExplanation: Sendable {
         var reason = user == nil ? "anonymous: stands as everyone" : "signed in, with no tie to this row"
         if admin { (standing, reason) = (.admin, "the role admin bypasses every rule") }
         // Up the chain of parents: the highest standing found decides, and the first place it was found.
+        // As `AccessRules.rows(of:reaching:for:)` counts: a parent under a mode stands its owner
+        // as owner and ends the chain; a create counts only what the row inherits, not its own owner.
         var (name, row, path) = (collection, record, "\(collection)/\(recordID(of: record) ?? "?")")
         var current: SharingRule? = sharing
+        var inherited = standing
+        var level = 0
         while !admin, let user, let link = current {
+            let ownerField = level > 0 ? link.owner : nil
             if let owner = link.owner, row[owner].flatMap(scalarText)?.isIdentical(to: user) == true, standing < .owner {
                 (standing, reason) = (.owner, "user \(user) owns \(path) (its \(owner))")
             }
+            if let ownerField, row[ownerField].flatMap(scalarText)?.isIdentical(to: user) == true { inherited = .owner }
             if let members = link.members, let id = recordID(of: row) {
                 for entry in try await memberships(members, user) where entry.rowID.isIdentical(to: id) {
-                    if let given = SharingRule.Standing(memberRole: entry.role), given > standing {
-                        (standing, reason) = (given, "a row of \(members.collection) makes user \(user) \(entry.role) of \(path)")
-                    }
+                    guard let given = SharingRule.Standing(memberRole: entry.role) else { continue }
+                    if level > 0 { inherited = max(inherited, given) }
+                    if given > standing { (standing, reason) = (given, "a row of \(members.collection) makes user \(user) \(entry.role) of \(path)") }
                 }
             }
             guard let up = link.parent, let parentID = row[up.field].flatMap(scalarText), let found = try await parent(up.collection, parentID) else { break }
             (name, row, path) = (up.collection, found, "\(up.collection)/\(parentID) (through \(name).\(up.field))")
-            current = rules.rule(for: up.collection)?.sharing
+            level += 1
+            guard let parentRule = rules.rule(for: up.collection) else { break }
+            current = parentRule.sharing
+            if current == nil, row[parentRule.ownerField].flatMap(scalarText)?.isIdentical(to: user) == true {
+                inherited = .owner
+                if standing < .owner { (standing, reason) = (.owner, "user \(user) owns \(path) (its \(parentRule.ownerField))") }
+            }
         }
         answer["standing"] = .string(standing.description)
         answer["because"] = .string(reason)
         var operations = JSONObject()
         for operation in SharingRule.Operation.allCases {
             let needed = sharing.needed(for: operation)
-            operations[operation.rawValue] = ["allowed": .bool(standing >= needed), "needs": .string(needed.description)]
+            // A create stands where the row's parents put it (the caller becomes its owner).
+            let counted = operation == .create ? max(inherited, user == nil ? .everyone : .signedIn) : standing
+            operations[operation.rawValue] = ["allowed": .bool(admin || counted >= needed), "needs": .string(needed.description)]
         }
         answer["operations"] = .object(operations)
         answer["read"] = .bool(standing >= sharing.view)
