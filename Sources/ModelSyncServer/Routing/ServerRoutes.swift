@@ -18,6 +18,8 @@ package struct ServerRoutes: Sendable {
     package let openStreams = OpenStreams()
     /// The open streams and the latest writes' answers, for the console (``SyncActivity``).
     package let activity = SyncActivity()
+    /// Filtered feeds whose patterns or searches cost what the caller asks take turns here.
+    let feedFilters = CostlyReads()
 
     package typealias Handler = @Sendable (Request, SyncServerContext) async throws -> Response
 
