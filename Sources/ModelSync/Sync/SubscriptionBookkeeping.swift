@@ -14,7 +14,7 @@ enum SubscriptionBookkeeping {
             ttl REAL, expires_at REAL, synced INTEGER NOT NULL DEFAULT 0
         ) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS modelsync_subscription_rows (
-            subscription TEXT NOT NULL, model TEXT NOT NULL, key TEXT NOT NULL, stale INTEGER NOT NULL DEFAULT 0,
+            subscription TEXT NOT NULL, model TEXT NOT NULL, key NOT NULL, stale INTEGER NOT NULL DEFAULT 0,
             PRIMARY KEY (subscription, key)
         ) WITHOUT ROWID;
         CREATE INDEX IF NOT EXISTS modelsync_subscription_rows_key ON modelsync_subscription_rows(model, key);
@@ -46,27 +46,39 @@ enum SubscriptionBookkeeping {
         try db.execute("UPDATE modelsync_subscriptions SET synced = 1 WHERE id = ? AND synced = 0", [.text(id)])
     }
 
+    // Keys are stored as the row's primary-key value (an integer or a text, no affinity), so
+    // that they compare with the table's column exactly.
+
     /// The subscription holds the row (again: no longer stale).
-    static func hold(_ id: String, model: String, key: String, _ db: SQLiteConnection) throws {
+    static func hold(_ id: String, model: String, key: SQLValue, _ db: SQLiteConnection) throws {
         try db.execute("""
             INSERT INTO modelsync_subscription_rows (subscription, model, key) VALUES (?, ?, ?)
             ON CONFLICT (subscription, key) DO UPDATE SET stale = 0 WHERE stale <> 0
-            """, [.text(id), .text(model), .text(key)])
+            """, [.text(id), .text(model), key])
     }
 
     /// The subscription no longer holds the row.
-    static func release(_ id: String, key: String, _ db: SQLiteConnection) throws {
-        try db.execute("DELETE FROM modelsync_subscription_rows WHERE subscription = ? AND key = ?", [.text(id), .text(key)])
+    static func release(_ id: String, key: SQLValue, _ db: SQLiteConnection) throws {
+        try db.execute("DELETE FROM modelsync_subscription_rows WHERE subscription = ? AND key = ?", [.text(id), key])
     }
 
     /// The row is deleted: no subscription holds it.
-    static func releaseEverywhere(model: String, key: String, _ db: SQLiteConnection) throws {
-        try db.execute("DELETE FROM modelsync_subscription_rows WHERE model = ? AND key = ?", [.text(model), .text(key)])
+    static func releaseEverywhere(model: String, key: SQLValue, _ db: SQLiteConnection) throws {
+        try db.execute("DELETE FROM modelsync_subscription_rows WHERE model = ? AND key = ?", [.text(model), key])
     }
 
     /// Whether any subscription holds the row.
-    static func isHeld(model: String, key: String, _ db: SQLiteConnection) throws -> Bool {
-        try db.scalar("SELECT 1 FROM modelsync_subscription_rows WHERE model = ? AND key = ? LIMIT 1", [.text(model), .text(key)]) != nil
+    static func isHeld(model: String, key: SQLValue, _ db: SQLiteConnection) throws -> Bool {
+        try db.scalar("SELECT 1 FROM modelsync_subscription_rows WHERE model = ? AND key = ? LIMIT 1", [.text(model), key]) != nil
+    }
+
+    /// The keys of `table`'s rows that no subscription of `model` holds.
+    static func unheld(model: String, table: String, column: String, _ db: SQLiteConnection) throws -> [SQLValue] {
+        let (table, column) = (quoteIdentifier(table), quoteIdentifier(column))
+        return try db.rows("""
+            SELECT \(column) FROM \(table) AS row WHERE NOT EXISTS (
+                SELECT 1 FROM modelsync_subscription_rows WHERE model = ? AND key = row.\(column))
+            """, [.text(model)]).compactMap(\.first)
     }
 
     /// Marks every row the subscription holds as stale, before it reads everything again: those
@@ -75,16 +87,16 @@ enum SubscriptionBookkeeping {
         try db.execute("UPDATE modelsync_subscription_rows SET stale = 1 WHERE subscription = ?", [.text(id)])
     }
 
-    /// Releases the rows still stale, returning their keys (JSON text).
-    static func releaseStale(_ id: String, _ db: SQLiteConnection) throws -> [String] {
-        let keys = try db.rows("SELECT key FROM modelsync_subscription_rows WHERE subscription = ? AND stale = 1", [.text(id)]).compactMap { $0.first?.textValue }
+    /// Releases the rows still stale, returning their keys.
+    static func releaseStale(_ id: String, _ db: SQLiteConnection) throws -> [SQLValue] {
+        let keys = try db.rows("SELECT key FROM modelsync_subscription_rows WHERE subscription = ? AND stale = 1", [.text(id)]).compactMap(\.first)
         try db.execute("DELETE FROM modelsync_subscription_rows WHERE subscription = ? AND stale = 1", [.text(id)])
         return keys
     }
 
     /// Removes the subscription, its cursor and its holds, returning the keys it held.
-    static func remove(_ id: String, _ db: SQLiteConnection) throws -> [String] {
-        let keys = try db.rows("SELECT key FROM modelsync_subscription_rows WHERE subscription = ?", [.text(id)]).compactMap { $0.first?.textValue }
+    static func remove(_ id: String, _ db: SQLiteConnection) throws -> [SQLValue] {
+        let keys = try db.rows("SELECT key FROM modelsync_subscription_rows WHERE subscription = ?", [.text(id)]).compactMap(\.first)
         try db.execute("DELETE FROM modelsync_subscription_rows WHERE subscription = ?", [.text(id)])
         try db.execute("DELETE FROM modelsync_subscriptions WHERE id = ?", [.text(id)])
         try db.execute("DELETE FROM modelsync_cursors WHERE resource = ?", [.text(cursorResource(id))])

@@ -108,6 +108,8 @@ extension SyncStore {
             }
         }
         if let restored { identityMap.store(restored) } else if let key = entry.localKey.identityKey(of: M.self) { identityMap.remove(M.self, key: key) }
+        // A restored row that no subscription holds goes at the next subscription's pull.
+        state.withLock { _ = $0.sweptModels.remove(key.model) }
     }
 
     /// Restarts a queue paused by a 401, for example after refreshing a token.

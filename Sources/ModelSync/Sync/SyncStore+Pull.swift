@@ -203,7 +203,7 @@ extension SyncStore {
                 let model = pulled.models[index]
                 if let holds {
                     // A row leaving the filter goes only when nothing else keeps it.
-                    guard try holds.note(change, keyValue.jsonText, pending: pending, db) else { continue }
+                    guard try holds.note(change, keyValue, pending: pending, db) else { continue }
                 }
                 if let origin = change.createdWith, let create = ownCreates.removeValue(forKey: origin), let model {
                     // This client's create, whose answer was lost: the record is its row.
@@ -238,6 +238,10 @@ extension SyncStore {
             if last, let subscription = source.subscription {
                 try self.releaseStale(subscription, M.self, key: key, &outcomes, db)
                 try SubscriptionBookkeeping.setSynced(subscription, db)
+            }
+            if last, source.subscription != nil, self.needsSweep(key.model) {
+                for removed in try Self.sweepUnheld(M.self, db) { outcomes.append(.removed(removed)) }
+                self.swept(key.model)
             }
             return (outcomes, conflicts, followUps)
         }
@@ -329,7 +333,7 @@ extension SyncStore {
             let pending = try self.pendingKeys(key, db)
             for record in records {
                 guard let keyValue = record[key.path], keyValue != .null else { continue }
-                try SubscriptionBookkeeping.hold(subscription, model: key.model, key: keyValue.jsonText, db)
+                try SubscriptionBookkeeping.hold(subscription, model: key.model, key: keyValue.primaryKeySQLValue(model: key.model), db)
                 let (outcome, conflict) = try self.rebase(
                     M.self, key: key, keyValue, server: record, version: self.version(M.self, etag: nil, record: record), pendingKeys: pending, db)
                 outcomes.append(outcome)
@@ -434,10 +438,12 @@ private struct SubscriptionHolds {
 
     /// Records what `change` does to the subscription's rows; false when the page must leave the
     /// row alone (it left the filter, and something else keeps it).
-    func note(_ change: SyncFeedDocument.Change, _ key: String, pending: Set<String>, _ db: SQLiteConnection) throws -> Bool {
+    func note(_ change: SyncFeedDocument.Change, _ keyValue: JSONValue, pending: Set<String>, _ db: SQLiteConnection) throws -> Bool {
+        let key = try keyValue.primaryKeySQLValue(model: model)
         if change.leftFilter {
             try SubscriptionBookkeeping.release(subscription, key: key, db)
-            if wholeCollection || pending.contains(key) { return false }
+            // A row kept for its pending change goes once it is sent (a sweep after the push).
+            if wholeCollection || pending.contains(keyValue.jsonText) { return false }
             return try !SubscriptionBookkeeping.isHeld(model: model, key: key, db)
         }
         if change.isDeletion {

@@ -84,6 +84,8 @@ extension SyncStore {
         switch result {
         case .success(.acknowledged):
             summary.sent += 1
+            // A row kept only for this change, or created outside every subscription, may go now.
+            state.withLock { _ = $0.sweptModels.remove(entry.model) }
         case .success(.conflictResolved):
             // The entry was rewritten against the server's record; it goes again if needed.
             summary.conflicts += 1

@@ -188,26 +188,48 @@ extension SyncStore {
         try await exclusively(.idle) { try await end(expired) }
     }
 
-    /// Deletes the rows of `keys` (JSON text) that no subscription holds, whose model is not
-    /// pulled whole, and that have no outbox entries; returns the keys deleted.
-    static func removeUnheld(_ type: any SyncedModel.Type, keys: [String], _ db: SQLiteConnection) throws -> [JSONValue] {
+    /// Deletes the rows of `keys` that no subscription holds, whose model is not pulled whole,
+    /// and that have no outbox entries; returns the keys deleted.
+    static func removeUnheld(_ type: any SyncedModel.Type, keys: [SQLValue], _ db: SQLiteConnection) throws -> [JSONValue] {
         func open<M: SyncedModel>(_ type: M.Type) throws -> [JSONValue] {
             let key = try SyncKey(M.self)
             guard try SyncBookkeeping.cursor(key.model, db) == nil, !keys.isEmpty else { return [] }
             let pending = try SyncBookkeeping.keysWithEntries(model: key.model, db)
             var removed: [JSONValue] = []
             try SyncBookkeeping.deferForeignKeys(db)
-            for text in keys where !pending.contains(text) {
-                guard try !SubscriptionBookkeeping.isHeld(model: key.model, key: text, db),
-                      let keyValue = try? JSONValue(parsing: Array(text.utf8)) else { continue }
+            for value in keys {
+                guard let keyValue = JSONValue(primaryKey: value), !pending.contains(keyValue.jsonText),
+                      try !SubscriptionBookkeeping.isHeld(model: key.model, key: value, db) else { continue }
                 try SyncBookkeeping.setVersion(nil, model: key.model, keyValue, db)
-                try db.execute("DELETE FROM \(quoteIdentifier(key.table)) WHERE \(quoteIdentifier(key.column)) = ?",
-                               [keyValue.primaryKeySQLValue(model: key.model)])
+                try db.execute("DELETE FROM \(quoteIdentifier(key.table)) WHERE \(quoteIdentifier(key.column)) = ?", [value])
                 if db.changes > 0 { removed.append(keyValue) }
             }
             return removed
         }
         return try open(type)
+    }
+
+    /// Deletes `type`'s rows that nothing keeps (see ``removeUnheld(_:keys:_:)``): a row kept
+    /// for its pending change once that change is sent, a row this device created that matches
+    /// no subscription once the server has it. Run at the end of a subscription's pull, after a
+    /// push acknowledged anything or a row was kept for a pending change.
+    static func sweepUnheld(_ type: any SyncedModel.Type, _ db: SQLiteConnection) throws -> [JSONValue] {
+        func open<M: SyncedModel>(_ type: M.Type) throws -> [JSONValue] {
+            let key = try SyncKey(M.self)
+            guard try SyncBookkeeping.cursor(key.model, db) == nil else { return [] }
+            return try removeUnheld(M.self, keys: SubscriptionBookkeeping.unheld(model: key.model, table: key.table, column: key.column, db), db)
+        }
+        return try open(type)
+    }
+
+    /// Whether `model`'s rows need a sweep: none ran in this run, or a push acknowledged
+    /// something since the last.
+    func needsSweep(_ model: String) -> Bool {
+        state.withLock { !$0.sweptModels.contains(model) }
+    }
+
+    func swept(_ model: String) {
+        state.withLock { _ = $0.sweptModels.insert(model) }
     }
 
     /// Drops removed rows from the identity map.

@@ -72,6 +72,9 @@ public final class SyncStore: Sendable {
         /// The models ``startLivePull(_:)`` follows whole, and the collections it follows.
         var liveModels: [any SyncedModel.Type] = []
         var liveCollections: Set<String> = []
+        /// Models whose rows no subscription holds have been swept since the last push that
+        /// acknowledged anything (``sweepUnheld(_:_:)``).
+        var sweptModels: Set<String> = []
         /// Follows the session given to ``use(_:)``.
         var sessionWatch: Task<Void, Never>?
     }

@@ -135,6 +135,18 @@ import Testing
             #expect(try await ann.push().sent == 1)
             try await bob.pull(launch)
             #expect(try await held(bob).isEmpty)
+
+            // Bob signs in on Ann's device, which holds board 1's cards: its cursor is Ann's (410),
+            // so the subscription reads again from the beginning and what Bob may not read goes.
+            let annsLaunch = try await ann.subscribe(BoardCard.self, where: .field(\.boardId, equals: 1))
+            try await ann.pull(annsLaunch)
+            #expect(try await held(ann) == [1, 2])
+            var options = RemoteStore.Options()
+            options.headers.add("Authorization", "Bearer user:bob")
+            let switched = SyncStore(remote: RemoteStore(baseURL: server.baseURL, options: options), database: ann.database, models: SharingSyncTests.models)
+            #expect(try await switched.pull(annsLaunch).fullResync)
+            #expect(try await held(switched).isEmpty)
+            #expect(try await switched.subscriptions().map(\.hasSynced) == [true])
         }
     }
 
