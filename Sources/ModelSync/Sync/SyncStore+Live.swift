@@ -17,7 +17,7 @@ extension SyncStore {
     /// until ``stopLivePull()``.
     ///
     /// Needs a server with a change stream (`modelsync-server`); against others, call
-    /// ``pull(_:)`` when the app wants fresh data.
+    /// ``pull(_:)-(M.Type)`` when the app wants fresh data.
     public func startLivePull(_ models: [any SyncedModel.Type]) {
         for model in models { registerAny(model) }
         let collections = Dictionary(models.map { (Self.collection(of: $0), $0) }, uniquingKeysWith: { first, _ in first })

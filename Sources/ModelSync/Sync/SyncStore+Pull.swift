@@ -6,7 +6,7 @@ import ModelSyncProtocol
 import ModelSyncRemote
 import ModelSyncSQLite
 
-/// What one ``SyncStore/pull(_:)`` did.
+/// What one ``SyncStore/pull(_:)-(M.Type)`` did.
 public struct PullSummary: Sendable, Hashable {
     /// Records stored (new or changed).
     public var upserted = 0
@@ -45,7 +45,7 @@ extension SyncStore {
         try await pull(M.self, stages: nil)
     }
 
-    /// ``pull(_:)``, timing where its time goes (for benchmarks; the plain `pull` times
+    /// ``pull(_:)-(M.Type)``, timing where its time goes (for benchmarks; the plain `pull` times
     /// nothing).
     @_spi(Benchmarks)
     public func pullTimingStages<M: SyncedModel>(_ type: M.Type) async throws -> (summary: PullSummary, stages: PullStageTimes) {
