@@ -9,8 +9,8 @@ enum OfflineWritesSection {
         section("Offline writes with SyncStore")
         // A request log, to show what the client sent.
         let recorder = RequestRecorder()
-        let server = try await SyncServer.start(data: SyncServer.sampleData, options: ServerOptions(middleware: [recorder]))
-        try await withServer(server, directory: "modelsync-demo-sync") { directory in
+        try await withSQLiteServer(data: SyncServer.sampleData, options: ServerOptions(middleware: [recorder]), directory: "modelsync-demo-sync") {
+            server, directory in
             try await tour(server, recorder, databasePath: directory.appendingPathComponent("app.sqlite").path)
         }
     }
