@@ -32,7 +32,7 @@ public struct ServerOptions: Sendable {
     /// streams one caller may open (``ChangeStreamLimits``).
     public var changeStreamLimits = ChangeStreamLimits()
     /// Middleware run on every request, in order, after CORS and before the routes: an app's
-    /// own (authentication, logging) or the test hooks (``FaultInjection``, ``RequestRecorder``).
+    /// own (authentication, logging) or the test hooks (``FaultInjectionMiddleware``, ``RequestRecorderMiddleware``).
     public var middleware: [any SyncServerMiddleware]
     /// The level at which each request and its answer are logged (to the server's logger). A
     /// logger set to a higher level logs none, and the server then installs no request logging.

@@ -23,7 +23,7 @@ import UnixSignals
 /// ```
 ///
 /// With a file, every write is saved back to it atomically. Middleware of your own (auth,
-/// logging, the test hooks ``FaultInjection`` and ``RequestRecorder``) goes in
+/// logging, the test hooks ``FaultInjectionMiddleware`` and ``RequestRecorderMiddleware``) goes in
 /// ``ServerOptions/middleware``.
 public final class SyncServer: Sendable {
     /// The address the server listens on.

@@ -32,13 +32,13 @@ enum RemoteSection {
     static func run() async throws {
         section("REST with RemoteStore")
         // A request log, to show what the client sent.
-        let recorder = RequestRecorder()
+        let recorder = RequestRecorderMiddleware()
         try await withSQLiteServer(data: SyncServer.sampleData, options: ServerOptions(middleware: [recorder]), directory: "modelsync-demo-rest") {
             server, _ in try await tour(server, recorder)
         }
     }
 
-    private static func tour(_ server: SyncServer, _ recorder: RequestRecorder) async throws {
+    private static func tour(_ server: SyncServer, _ recorder: RequestRecorderMiddleware) async throws {
         step("Started modelsync-server in-process", "\(server.baseURL)  (users, posts, comments, profile)")
 
         var options = RemoteStore.Options()
