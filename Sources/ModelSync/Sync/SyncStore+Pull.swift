@@ -145,7 +145,7 @@ extension SyncStore {
             } catch let error as RemoteError where error.status == 410 {
                 // Tombstones older than the cursor are gone: read everything, then follow the
                 // feed from its horizon.
-                guard case .status(let failure) = error, let body = try? JSONValue(parsing: failure.response.body),
+                guard let failure = error.statusError, let body = try? JSONValue(parsing: failure.response.body),
                       let horizon = try? SyncFeedGone(json: body).horizon else {
                     throw error
                 }

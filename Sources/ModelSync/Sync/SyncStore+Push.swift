@@ -256,7 +256,7 @@ extension SyncStore {
             do {
                 try await push()
                 return
-            } catch SyncError.paused {
+            } catch let error as SyncError where error.code == .paused {
                 return
             } catch {
                 try? await Task.sleep(for: delay)

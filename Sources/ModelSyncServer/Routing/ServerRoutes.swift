@@ -13,6 +13,8 @@ import Prometheus
 /// a handler on Hummingbird's router (``route(into:)``).
 package struct ServerRoutes: Sendable {
     package let backend: any ServerBackend
+    /// The built-in accounts' credentials and refresh tokens (the same backend).
+    package let accounts: any ServerAccountStore
     package let options: ServerOptions
     /// The change streams open per caller (``ChangeStreamLimits/streamsPerCaller``).
     package let openStreams = OpenStreams()
