@@ -132,6 +132,7 @@ extension SyncStore {
         try await pullSubscriptions(ofCollection: nil)
     }
 
+    @discardableResult
     func pullSubscriptions(ofCollection collection: String?) async throws -> PullSummary {
         var total = PullSummary()
         for subscription in try await subscriptions() {
