@@ -160,7 +160,7 @@ extension RemoteResource {
 }
 
 /// A scalar as it appears in a URL: strings as they are, numbers by their text.
-func urlText(_ value: JSONValue) -> String? {
+package func urlText(_ value: JSONValue) -> String? {
     switch value {
     case .string(let string): string
     case .number(let number): number.text

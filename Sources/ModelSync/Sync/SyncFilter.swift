@@ -120,15 +120,9 @@ public struct SyncFilter<M: SyncedModel>: Sendable, Hashable {
         SyncFilter([], problem: "a key path of \(M.schema.name) that is no stored field")
     }
 
-    /// A scalar as the server's filters compare it.
+    /// A scalar as the server's filters compare it: as in a URL, and `null` as written.
     private static func text(of value: JSONValue) -> String? {
-        switch value {
-        case .string(let string): string
-        case .number(let number): number.text
-        case .bool(let bool): bool ? "true" : "false"
-        case .null: "null"
-        case .array, .object: nil
-        }
+        value == .null ? "null" : urlText(value)
     }
 
     private static func encode(_ text: String) -> String {

@@ -164,6 +164,7 @@ import Testing
 
     @Test func aFilterNamesStoredFieldsAndScalars() async throws {
         #expect(SyncFilter<BoardCard>.field(\.boardId, equals: 7).query == "boardId=7")
+        #expect(SyncFilter<CardComment>.field(\.authorId, equals: nil).query == "authorId=null")
         #expect((SyncFilter<BoardCard>.field(\.title, matches: "^a+b") && .search("x y")).query == "q=x%20y&title_like=%5Ea%2Bb")
         try await withDevice { store, _ in
             await #expect(throws: SyncFilterError.self) { try await store.subscribe(BoardCard.self, where: .field(\.boardId, isOneOf: [])) }
