@@ -785,6 +785,8 @@ extension ConsoleText {
               health.series.p99.push(quantile(now, before, 0.99));
               health.series.active.push(now.active);
               health.series.streams.push(now.streams);
+              // The charts show the last 30 readings: older ones go, or a console left open grows without end.
+              for (const values of Object.values(health.series)) values.splice(0, Math.max(0, values.length - 30));
               chart("rate", health.series.rate, "requests/s");
               chart("p50", health.series.p50, "ms");
               chart("p99", health.series.p99, "ms");
