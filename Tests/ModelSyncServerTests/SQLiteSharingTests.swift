@@ -145,6 +145,13 @@ import Testing
             try connection.rows("EXPLAIN QUERY PLAN " + list, arguments).compactMap { $0[3].textValue }
         }
         #expect(listPlan.contains { $0.contains("USING INDEX \(membersByUser)") }, "\(listPlan)")
+        // Comments by the index on their card key, cards by the index on their board key: no
+        // scan of either collection.
+        let commentsByCard = SharingSQL.parentKeyIndexName(collection: "comments", field: "cardId")
+        let cardsByBoardKey = SharingSQL.parentKeyIndexName(collection: "cards", field: "boardId")
+        #expect(listPlan.contains { $0.contains("SEARCH") && $0.contains("USING INDEX \(commentsByCard)") }, "\(listPlan)")
+        #expect(listPlan.contains { $0.contains("SEARCH") && $0.contains("USING INDEX \(cardsByBoardKey)") }, "\(listPlan)")
+        #expect(!listPlan.contains { $0.hasPrefix("SCAN") && $0 != "SCAN CONSTANT ROW" }, "\(listPlan)")
         // SQL keeps comment 2 too (on board 2, which user `2.0` manages) for Swift's check, and
         // vouches only for comment 1.
         let listed = try await backend.database.read { [arguments] connection in try connection.rows(list, arguments).count }
@@ -153,6 +160,45 @@ import Testing
         let sure = "SELECT count(*) FROM \(SQLiteSchema.records) AS listed WHERE collection = 'comments' AND \(SharingSQL.vouch(rows, row: "listed", &sureArguments))"
         let vouched = try await backend.database.read { [sureArguments] connection in try connection.scalar(sure, sureArguments)?.integerValue }
         #expect(vouched == 1)
+        await backend.close()
+    }
+
+    /// A list of cards under a parent rule keeps the cards on the boards the reader may read,
+    /// whatever the board field holds (on SQLite, by the index on the parent key, with the
+    /// values SQL does not spell kept for Swift's check).
+    @Test(arguments: Backend.allCases) func listsUnderAParentRuleKeepEveryValueSwiftChecks(backend: Backend) async throws {
+        var data = Self.data
+        let odd: [JSONValue] = [
+            ["id": 7, "boardId": 1.5, "title": "real"], ["id": 8, "boardId": .null, "title": "null"], ["id": 9, "boardId": [1], "title": "array"],
+            ["id": 10, "title": "no board"], ["id": 11, "boardId": 0, "title": "zero"], ["id": 12, "boardId": "3", "title": "on 3 by text"],
+        ]
+        data["cards"] = .array((data["cards"]?.arrayValue ?? []) + odd)
+        data["boards"] = .array((data["boards"]?.arrayValue ?? []) + [["id": 0, "ownerId": 2, "name": "Bob's zero"], ["id": "1.5", "ownerId": 2, "name": "Bob's 1.5"]])
+        try await withServer(data, options: try Self.options(), backend: backend) { _, base async throws in
+            let cards = try await send(.GET, base + "/cards", headers: Self.bob).json?.arrayValue?.compactMap { $0["id"]?.intValue }
+            // Boards 1 (viewer) and 3 (editor), 0 and "1.5" (his own).
+            #expect(cards == [1, 3, 4, 5, 7, 11, 12])
+        }
+    }
+
+    /// Registration's check that an email is free reads the records' emails by the expression
+    /// index made at start (not a scan of the users on the writer), and still finds an address
+    /// typed another way.
+    @Test func registrationFindsARecordsEmailByTheIndex() async throws {
+        let directory = try TemporaryDirectory(prefix: "modelsync-sqlite-email-index")
+        defer { directory.remove() }
+        let rules = try AccessRules(json: Self.rules)
+        let backend = try await SQLiteBackend.open(
+            path: directory.path("data.sqlite"), initialData: Self.data, feedLimits: FeedLimits(), rules: rules, logger: Logger(label: "test"))
+        let plan = try await backend.database.read { connection in
+            try connection.rows("EXPLAIN QUERY PLAN " + SQLiteBackend.emailTaken(in: "users"), [.text("ann@example.com"), .text("users")]).compactMap { $0[3].textValue }
+        }
+        #expect(plan.contains { $0.contains("SEARCH r USING INDEX modelsync_server_records_email_") }, "\(plan)")
+        await #expect(throws: APIError.self) {
+            _ = try await backend.register(email: "ann@example.com", passwordHash: "x", profile: ["email": " ANN@Example.com "], in: "users")
+        }
+        let made = try await backend.register(email: "dan@example.com", passwordHash: "x", profile: ["email": "dan@example.com"], in: "users")
+        #expect(made.account.userID == "4")
         await backend.close()
     }
 
