@@ -315,6 +315,16 @@ enum SharingSQL {
         }
     }
 
+    /// Whether `filter` keeps rows by their parent (`condition(_:_:)` then reads the index on
+    /// the parent key).
+    static func readsParents(_ filter: RowFilter) -> Bool {
+        switch filter {
+        case .parent: true
+        case .any(let filters): filters.contains(where: readsParents)
+        case .everything, .nothing, .ownedBy, .member: false
+        }
+    }
+
     /// A condition on the row `row` (a table alias) that holds only for rows `filter` admits:
     /// where SQL spells each value as Swift does (strings, integers), false for any other
     /// value. A row it holds for needs no check in Swift. Each part looks up one row's facts by

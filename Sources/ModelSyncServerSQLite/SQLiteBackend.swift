@@ -250,6 +250,21 @@ public final class SQLiteBackend: ServerBackend {
         return ListPage(items: items, total: total, slice: slice, modified: modified)
     }
 
+    /// The statement of a list: each matching row's `row_id`, whether SQL vouches for the access
+    /// rule (1; then Swift looks up no parent for it), and `columns`, in `order`.
+    static func listStatement(_ collection: String, _ query: ListQuery, _ rows: RowFilter, columns: [SQLPart], order: SQLPart) -> SQLPart {
+        var sureArguments: [SQLValue] = []
+        let sure = rows == .everything ? "1" : rows.needsLookups ? SharingSQL.vouch(rows, row: "listed", &sureArguments) : "0"
+        var select = SQLPart("SELECT row_id, \(sure)", sureArguments)
+        for column in columns { select = select + ", " + column }
+        select = select + SQLPart(" FROM \(SQLiteSchema.records) AS listed WHERE collection = ?", [.text(collection)])
+        if rows != .everything {
+            var arguments: [SQLValue] = []
+            select = select + SQLPart(" AND " + SharingSQL.condition(rows, &arguments), arguments)
+        }
+        return select + " AND " + ListSQL.condition(query) + " ORDER BY " + order
+    }
+
     /// The rows of `collection` that `query` and the access rule `rows` keep, counted, in the
     /// query's order; only those at the positions in `window` are read into values. One pass
     /// over a statement that SQL filters and sorts (SQLite's sorter spills to a temporary file,
@@ -261,17 +276,7 @@ public final class SQLiteBackend: ServerBackend {
         _ collection: String, _ query: ListQuery, _ rows: RowFilter, window: Range<Int>, _ facts: RowFacts, _ connection: SQLiteConnection
     ) throws -> (total: Int, items: [(index: Int, item: JSONValue)]) {
         func statement(columns: [SQLPart], order: SQLPart) -> SQLPart {
-            // Whether SQL vouches for the row (then Swift looks up no parent for it).
-            var sureArguments: [SQLValue] = []
-            let sure = rows == .everything ? "1" : rows.needsLookups ? SharingSQL.vouch(rows, row: "listed", &sureArguments) : "0"
-            var select = SQLPart("SELECT row_id, \(sure)", sureArguments)
-            for column in columns { select = select + ", " + column }
-            select = select + SQLPart(" FROM \(SQLiteSchema.records) AS listed WHERE collection = ?", [.text(collection)])
-            if rows != .everything {
-                var arguments: [SQLValue] = []
-                select = select + SQLPart(" AND " + SharingSQL.condition(rows, &arguments), arguments)
-            }
-            return select + " AND " + ListSQL.condition(query) + " ORDER BY " + order
+            listStatement(collection, query, rows, columns: columns, order: order)
         }
         func admitted(_ statement: SQLStatement, rowID: Int64) throws -> (Bool, JSONValue?) {
             guard statement.value(at: 1).integerValue != 1 else { return (true, nil) }
@@ -283,7 +288,7 @@ public final class SQLiteBackend: ServerBackend {
         var total = 0
         var kept: [(index: Int, rowID: Int64, item: JSONValue?)] = []
         var numbers = Array(repeating: false, count: fields.count), others = numbers
-        let sorted = statement(columns: fields.map(ListSQL.isNumber), order: ListSQL.ordering(query))
+        let sorted = statement(columns: fields.map(ListSQL.isNumber), order: ListSQL.ordering(query, rows))
         try connection.withStatement(sorted.sql, sorted.arguments) { statement in
             while try statement.step() {
                 let rowID = statement.value(at: 0).integerValue ?? 0

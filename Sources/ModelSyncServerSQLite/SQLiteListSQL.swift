@@ -133,7 +133,11 @@ enum ListSQL {
     /// bytes. Exactly the JSON file's order when no field holds numbers in some matching rows
     /// and other values in others (`isNumber` tells); its comparison then is no order SQL can
     /// sort by, and the list sorts in Swift instead.
-    static func ordering(_ query: ListQuery) -> SQLPart {
+    ///
+    /// Under a parent rule (`rows`), the last term is `+row_id`: no index gives that order, so
+    /// the planner searches the index on the parent key (a few rows, then sorted) rather than
+    /// read the whole collection in order to spare the sort.
+    static func ordering(_ query: ListQuery, _ rows: RowFilter = .everything) -> SQLPart {
         var terms: [SQLPart] = []
         for (field, descending) in query.sort {
             let at = location(of: field), direction = descending ? " DESC" : ""
@@ -141,7 +145,7 @@ enum ListSQL {
             terms.append("(CASE WHEN " + isNumber(at) + " THEN " + number(at) + " END)" + direction)
             terms.append("(CASE WHEN " + isNumber(at) + " THEN NULL ELSE " + sortText(at) + " END)" + direction)
         }
-        return SQLPart.joined(terms + [SQLPart("row_id")], by: ", ")
+        return SQLPart.joined(terms + [SQLPart(SharingSQL.readsParents(rows) ? "+row_id" : "row_id")], by: ", ")
     }
 
     /// The last `_like` pattern each reader parsed: a list calls the matcher once a row with the

@@ -152,6 +152,15 @@ import Testing
         #expect(listPlan.contains { $0.contains("SEARCH") && $0.contains("USING INDEX \(commentsByCard)") }, "\(listPlan)")
         #expect(listPlan.contains { $0.contains("SEARCH") && $0.contains("USING INDEX \(cardsByBoardKey)") }, "\(listPlan)")
         #expect(!listPlan.contains { $0.hasPrefix("SCAN") && $0 != "SCAN CONSTANT ROW" }, "\(listPlan)")
+        // The statement of a filtered list of cards as the list runs it (ordered by `row_id`):
+        // still by the parent-key index, not the collection in order.
+        let bobsCards = Visibility(rules: rules, caller: Caller(userID: "2")).rows(of: "cards")
+        let cardsList = SQLiteBackend.listStatement(
+            "cards", try ListQuery(QueryParameters("title=moves")), bobsCards, columns: [], order: ListSQL.ordering(try ListQuery(QueryParameters(nil)), bobsCards))
+        let cardsPlan = try await backend.database.read { connection in
+            try connection.rows("EXPLAIN QUERY PLAN " + cardsList.sql, cardsList.arguments).compactMap { $0[3].textValue }
+        }
+        #expect(cardsPlan.first?.contains("USING INDEX \(cardsByBoardKey)") == true, "\(cardsPlan)")
         // SQL keeps comment 2 too (on board 2, which user `2.0` manages) for Swift's check, and
         // vouches only for comment 1.
         let listed = try await backend.database.read { [arguments] connection in try connection.rows(list, arguments).count }
