@@ -40,6 +40,14 @@ import Testing
         ServerOptions(access: AccessControl(rules: try AccessRules(json: rules), tokens: TestTokens()))
     }
 
+    /// The backend over `data` under `rules`, in a file of `directory`.
+    static func openBackend(in directory: TemporaryDirectory) async throws -> (backend: SQLiteBackend, rules: AccessRules) {
+        let rules = try AccessRules(json: Self.rules)
+        let backend = try await SQLiteBackend.open(
+            path: directory.path("data.sqlite"), initialData: Self.data, feedLimits: FeedLimits(), rules: rules, logger: Logger(label: "test"))
+        return (backend, rules)
+    }
+
     static let ann = [("Authorization", "Bearer test:1:")]
     static let bob = [("Authorization", "Bearer test:2:")]
     static let admin = [("Authorization", "Bearer test:9:admin")]
@@ -102,9 +110,7 @@ import Testing
     @Test func membershipLookupsAndMemberListsReadTheExpressionIndexes() async throws {
         let directory = try TemporaryDirectory(prefix: "modelsync-sqlite-sharing-index")
         defer { directory.remove() }
-        let rules = try AccessRules(json: Self.rules)
-        let backend = try await SQLiteBackend.open(
-            path: directory.path("data.sqlite"), initialData: Self.data, feedLimits: FeedLimits(), rules: rules, logger: Logger(label: "test"))
+        let (backend, rules) = try await Self.openBackend(in: directory)
         let membersByUser = SharingSQL.indexName(collection: "memberships", field: "userId")
         let indexes = try await backend.database.read { try $0.rows("SELECT name FROM sqlite_master WHERE type = 'index'") }.compactMap { $0[0].textValue }
         #expect(indexes.contains(membersByUser))
@@ -196,9 +202,7 @@ import Testing
     @Test func registrationFindsARecordsEmailByTheIndex() async throws {
         let directory = try TemporaryDirectory(prefix: "modelsync-sqlite-email-index")
         defer { directory.remove() }
-        let rules = try AccessRules(json: Self.rules)
-        let backend = try await SQLiteBackend.open(
-            path: directory.path("data.sqlite"), initialData: Self.data, feedLimits: FeedLimits(), rules: rules, logger: Logger(label: "test"))
+        let backend = try await Self.openBackend(in: directory).backend
         let plan = try await backend.database.read { connection in
             try connection.rows("EXPLAIN QUERY PLAN " + SQLiteBackend.emailTaken(in: "users"), [.text("ann@example.com"), .text("users")]).compactMap { $0[3].textValue }
         }
