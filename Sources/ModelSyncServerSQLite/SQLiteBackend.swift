@@ -251,10 +251,11 @@ public final class SQLiteBackend: ServerBackend {
     }
 
     /// The statement of a list: each matching row's `row_id`, whether SQL vouches for the access
-    /// rule (1; then Swift looks up no parent for it), and `columns`, in `order`.
+    /// rule (1; then Swift reads no record to check it, an owner's row included), and
+    /// `columns`, in `order`.
     static func listStatement(_ collection: String, _ query: ListQuery, _ rows: RowFilter, columns: [SQLPart], order: SQLPart) -> SQLPart {
         var sureArguments: [SQLValue] = []
-        let sure = rows == .everything ? "1" : rows.needsLookups ? SharingSQL.vouch(rows, row: "listed", &sureArguments) : "0"
+        let sure = rows == .everything ? "1" : SharingSQL.vouch(rows, row: "listed", &sureArguments)
         var select = SQLPart("SELECT row_id, \(sure)", sureArguments)
         for column in columns { select = select + ", " + column }
         select = select + SQLPart(" FROM \(SQLiteSchema.records) AS listed WHERE collection = ?", [.text(collection)])
