@@ -23,18 +23,26 @@ extension ServerRoutes {
         let cursor = try await feedCursor(cursorText, visibility)
         let names = collections ?? Self.collectionFilter(parameters)
         let pageLimit = min(limit, Self.maximumFeedLimit)
-        guard MembershipMoves(backend: backend, visibility: visibility) != nil, case .after(let since) = cursor else {
+        let filter = isCollection ? try FeedFilter(parameters) : nil
+        guard MembershipMoves(backend: backend, visibility: visibility) != nil || filter != nil, case .after(let since) = cursor else {
             let page = try await withHorizonBound(to: visibility) {
                 try await backend.encodedChanges(after: cursor, in: names, limit: pageLimit, visibility: visibility)
             }
             return Self.json(bytes: page.body(next: Self.cursorText(page.next, visibility)), status: .ok)
         }
         let mark = try await catchUpMark(cursorText, since: since, visibility)
-        let page = try await changes(after: cursor, in: names, limit: pageLimit, visibility, movesAfter: mark)
+        var page = try await changes(after: cursor, in: names, limit: pageLimit, visibility, movesAfter: mark)
+        if let filter {
+            let changes = page.changes
+            // A pattern or a search costs what the caller asks: off the cooperative pool.
+            page.changes = filter.query.scansText
+                ? try await feedFilters.runOffPool { filter.apply(to: changes, departuresAfter: mark) }
+                : filter.apply(to: changes, departuresAfter: mark)
+        }
         // A page of a catch-up (more follow) names where it started, so that the next pages move
-        // no rows the reader got already.
+        // no rows the reader got already, and send no departures of rows it never sent.
         var next = Self.cursorText(page.next, visibility)
-        if page.more { next += ".\(mark)" }
+        if page.more { next += (visibility.cursorTag == nil ? ".." : ".") + String(mark) }
         return Self.json(bytes: EncodedFeedPage(page).body(next: next), status: .ok)
     }
 
@@ -66,18 +74,19 @@ extension ServerRoutes {
                        details: ["horizon": .string(Self.cursorText(now, visibility))])
     }
 
-    /// A cursor's sequence, tag and catch-up mark (`<seq>.<tag>.<mark>`), checked against the
-    /// document's cursor pattern (a tag is what `cursorText` writes: 16 hex digits; a mark,
-    /// digits); a 400 otherwise.
+    /// A cursor's sequence, tag and catch-up mark (`<seq>.<tag>.<mark>`, or `<seq>..<mark>` for
+    /// a reader without a tag), checked against the document's cursor pattern (a tag is what
+    /// `cursorText` writes: 16 hex digits; a mark, digits); a 400 otherwise.
     static func parseCursor(_ text: String) throws -> (FeedCursor, tag: Substring?, mark: Int?) {
         let parts = text.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
         let sequence = try FeedCursor(String(parts[0]))
         let digits = parts.count == 3 && !parts[2].isEmpty && parts[2].utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
-        if parts.count >= 2 && (sequence == .now || !isCursorTag(parts[1])) || parts.count == 3 && !digits {
+        let tagged = parts.count >= 2 && !parts[1].isEmpty
+        if parts.count >= 2 && (sequence == .now || !(tagged ? isCursorTag(parts[1]) : parts.count == 3)) || parts.count == 3 && !digits {
             throw APIError.badRequest("a feed cursor is a sequence number, optionally with a 16-digit hex tag and a mark: got \(text)")
         }
         let mark = parts.count == 3 ? Int(parts[2]) ?? Int.max : nil
-        return (sequence, parts.count >= 2 ? parts[1] : nil, mark)
+        return (sequence, tagged ? parts[1] : nil, mark)
     }
 
     private static func isCursorTag(_ text: Substring) -> Bool {

@@ -13,11 +13,15 @@ import Prometheus
 /// a handler on Hummingbird's router (``route(into:)``).
 package struct ServerRoutes: Sendable {
     package let backend: any ServerBackend
+    /// The built-in accounts' credentials and refresh tokens (the same backend).
+    package let accounts: any ServerAccountStore
     package let options: ServerOptions
     /// The change streams open per caller (``ChangeStreamLimits/streamsPerCaller``).
     package let openStreams = OpenStreams()
     /// The open streams and the latest writes' answers, for the console (``SyncActivity``).
     package let activity = SyncActivity()
+    /// Filtered feeds whose patterns or searches cost what the caller asks take turns here.
+    let feedFilters = CostlyReads()
 
     package typealias Handler = @Sendable (Request, SyncServerContext) async throws -> Response
 
