@@ -16,7 +16,8 @@ import ModelSyncServer
 ///   or looked up by an index of its own.
 ///
 /// Under sharing rules, the records also have partial expression indexes on the fields the rules
-/// name (`SharingSQL.indexes(for:)`), made at start.
+/// name and on the parent keys (`SharingSQL.indexes(for:)`), and under access rules one on the
+/// accounts collection's normalized email (`emailIndex(on:)`), made at start.
 ///
 /// The schema is made and moved on by the package's ``/ModelSyncSQLite/Migrator``: each
 /// change to it is a migration of its own, appended to ``migrator``.
