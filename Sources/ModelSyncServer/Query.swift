@@ -58,7 +58,8 @@ package func value(of item: JSONValue, at field: String) -> JSONValue? {
     return current
 }
 
-/// Orders two field values: numbers numerically, everything else by text; missing values last.
+/// Orders two field values: numbers numerically, everything else by text (its UTF-8 bytes,
+/// as SQL's `BINARY` and PostgreSQL's `"C"` order it); missing values last.
 private func precedes(_ lhs: JSONValue?, _ rhs: JSONValue?) -> Bool? {
     switch (lhs, rhs) {
     case (nil, nil): return nil
@@ -68,17 +69,18 @@ private func precedes(_ lhs: JSONValue?, _ rhs: JSONValue?) -> Bool? {
         return a.doubleValue == b.doubleValue ? nil : a.doubleValue < b.doubleValue
     case (let a?, let b?):
         let (x, y) = (scalarText(a) ?? a.description, scalarText(b) ?? b.description)
-        return x == y ? nil : x < y
+        return x.utf8.elementsEqual(y.utf8) ? nil : x.utf8.lexicographicallyPrecedes(y.utf8)
     }
 }
 
-/// Compares a field value with a query value: numerically when both are numbers.
+/// Compares a field value with a query value: numerically when both are numbers, else by the
+/// texts' bytes (`"é"` and `"e\u{301}"` differ, as they do in SQL).
 private func compare(_ value: JSONValue, _ text: String) -> ComparisonResult? {
     if let number = value.doubleValue, let other = Double(text) {
         return number == other ? .orderedSame : number < other ? .orderedAscending : .orderedDescending
     }
     guard let string = scalarText(value) else { return nil }
-    return string == text ? .orderedSame : string < text ? .orderedAscending : .orderedDescending
+    return string.utf8.elementsEqual(text.utf8) ? .orderedSame : string.utf8.lexicographicallyPrecedes(text.utf8) ? .orderedAscending : .orderedDescending
 }
 
 /// Filters, full-text search and sorting of a collection (json-server's conventions), as data:
@@ -89,7 +91,7 @@ package struct ListQuery: Sendable {
         case gte = "_gte", lte = "_lte", gt = "_gt", lt = "_lt", ne = "_ne", like = "_like"
     }
 
-    /// `field=value` filters: the field's text must be one of the values.
+    /// `field=value` filters: the field's text must be one of the values (byte for byte).
     package private(set) var equal: [(field: String, accepted: [String])] = []
     /// `field_gte=value` and its kin; `_like` holds a regular expression (case-insensitive),
     /// parsed and bounded (``LikePattern``).
@@ -151,18 +153,21 @@ package struct ListQuery: Sendable {
     /// The matching items, sorted (stable: ties keep the data's order).
     package func apply(to items: [JSONValue]) -> [JSONValue] {
         let tests = conditions.map { condition in (condition.field, Self.test(condition.comparison, condition.text, condition.pattern)) }
-        var result = items.filter { matches($0, tests) }
-        if !sort.isEmpty {
-            result = result.enumerated().sorted { a, b in
-                for key in sort {
-                    if let before = precedes(value(of: a.element, at: key.field), value(of: b.element, at: key.field)) {
-                        return before != key.descending
-                    }
-                }
-                return a.offset < b.offset
-            }.map(\.element)
-        }
-        return result
+        let result = items.filter { matches($0, tests) }
+        guard !sort.isEmpty else { return result }
+        return sortedIndices(result.map { item in sort.map { value(of: item, at: $0.field) } }).map { result[$0] }
+    }
+
+    /// The order of `sort` for items whose values at its fields are `keys` (item `i`'s value at
+    /// the `k`-th field is `keys[i][k]`, nil when missing), as indices into them: stable, ties
+    /// keep the given order. (A backend that reads the values alone sorts as the JSON file does.)
+    package func sortedIndices(_ keys: [[JSONValue?]]) -> [Int] {
+        keys.enumerated().sorted { a, b in
+            for (position, key) in sort.enumerated() {
+                if let before = precedes(a.element[position], b.element[position]) { return before != key.descending }
+            }
+            return a.offset < b.offset
+        }.map(\.offset)
     }
 
     private static func test(_ comparison: Comparison, _ text: String, _ pattern: LikePattern?) -> @Sendable (JSONValue) -> Bool {
@@ -180,7 +185,7 @@ package struct ListQuery: Sendable {
 
     private func matches(_ item: JSONValue, _ tests: [(String, @Sendable (JSONValue) -> Bool)]) -> Bool {
         for (field, accepted) in equal {
-            guard let found = value(of: item, at: field), let text = scalarText(found), accepted.contains(text) else {
+            guard let found = value(of: item, at: field), let text = scalarText(found), accepted.contains(where: { $0.utf8.elementsEqual(text.utf8) }) else {
                 return false
             }
         }
@@ -192,7 +197,7 @@ package struct ListQuery: Sendable {
     }
 
     /// Whether any string or number in `value` contains `needle` (lowercased), case-insensitively.
-    private static func contains(_ value: JSONValue, _ needle: String) -> Bool {
+    package static func contains(_ value: JSONValue, _ needle: String) -> Bool {
         switch value {
         case .string(let string): string.lowercased().contains(needle)
         case .number(let number): number.text.contains(needle)

@@ -15,12 +15,10 @@ extension SQLiteBackend: ServerAccountStore {
             // One address, one account: an account's, or a record's without an account (data
             // imported with users but without accounts). An account's own record is its user's to
             // edit, and an email typed there must not take another's registration.
-            let taken = try connection.scalar(
-                """
-                SELECT EXISTS (SELECT 1 FROM \(SQLiteSchema.accounts) WHERE email = ?1) OR EXISTS (SELECT 1 FROM \(SQLiteSchema.records) AS r \
-                WHERE r.collection = ?2 AND modelsync_email(json_extract(r.record, '$.email')) = ?1 \
-                AND NOT EXISTS (SELECT 1 FROM \(SQLiteSchema.accounts) AS a WHERE a.user_id = r.id_text AND a.collection = ?2))
-                """, [.text(email), .text(collection)])
+            // The records' emails by the expression index on the accounts collection (made at
+            // start, `SQLiteSchema.emailIndex(on:)`): the collection is a literal, so that the
+            // planner can prove the partial index covers the rows.
+            let taken = try connection.scalar(Self.emailTaken(in: collection), [.text(email), .text(collection)])
             guard taken?.integerValue == 0 else { throw APIError(status: 409, message: "an account with this email exists") }
             let created = try Self.apply(ItemOperation(write: .create(collection: collection, body: profile)), connection, &state, limits: limits)
             guard let userID = recordID(of: created.body) else { throw APIError(status: 500, message: "the account's record has no id") }
@@ -29,6 +27,17 @@ extension SQLiteBackend: ServerAccountStore {
                 [.text(email), .text(collection), .text(userID), .text(passwordHash)])
             return (user: created.body, account: StoredAccount(userID: userID, passwordHash: passwordHash))
         }
+    }
+
+    /// Whether an email (`?1`, normalized) is taken in the collection (`?2`): by an account, or
+    /// by a record without one, whose `email` is compared as `modelsync_email` normalizes it,
+    /// through the expression index `SQLiteSchema.emailIndex(on:)` makes.
+    static func emailTaken(in collection: String) -> String {
+        """
+        SELECT EXISTS (SELECT 1 FROM \(SQLiteSchema.accounts) WHERE email = ?1) OR EXISTS (SELECT 1 FROM \(SQLiteSchema.records) AS r \
+        WHERE r.collection = \(SharingSQL.literal(collection)) AND \(SQLiteSchema.normalizedEmail) = ?1 \
+        AND NOT EXISTS (SELECT 1 FROM \(SQLiteSchema.accounts) AS a WHERE a.user_id = r.id_text AND a.collection = ?2))
+        """
     }
 
     package func account(email: String, in collection: String) async throws -> (user: JSONValue, account: StoredAccount)? {

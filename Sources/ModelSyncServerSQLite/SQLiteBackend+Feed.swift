@@ -70,7 +70,7 @@ extension SQLiteBackend {
     /// shared fields, as they were, it reads; the departures of rows given to another owner or
     /// moved (a card to another board), as deletions, while it cannot read the row. Records stop at the first past the
     /// page (a reader of a large history pages through it instead of reading it whole each
-    /// time); tombstones, which the feed limits bound, stop there too.
+    /// time); tombstones stop there too, and once the page is full before the next one.
     private static func changes(
         after since: Int, in collections: Set<String>?, limit: Int, _ visibility: Visibility, _ connection: SQLiteConnection
     ) throws -> ([SyncChange], Bool) {
@@ -96,43 +96,72 @@ extension SQLiteBackend {
                 if let shown = try visibility.shown(change, rows: filter, facts) { changes.append(shown) }
             }
         }
-        // A row that left a reader's view shows as its deletion, once (its latest departure), and
-        // not while the reader can read it again.
-        var departures: [String: [ExactText: SyncChange]] = [:]
         // Past the page's last record, nothing more belongs to this page.
         let through = changes.count > limit ? changes[limit].sequence : Int.max
-        arguments = [.integer(Int64(since)), .integer(Int64(through))]
-        condition = collectionCondition(collections, column: "collection", &arguments)
-        for row in try connection.rows(
-            """
-            SELECT sequence, collection, id, owner, departed, fields FROM \(SQLiteSchema.tombstones) \
-            WHERE sequence > ? AND sequence <= ? AND \(condition) ORDER BY sequence
-            """, arguments)
-        {
-            let collection = row[1].textValue ?? ""
-            let departed = row[4].integerValue == 1
-            let fields = try parsed(row[5]).objectValue
-            let shown: Bool
+        /// Whether the reader sees a tombstone: a deletion of a collection it reads whole, of its
+        /// own row, or under a sharing rule of a row whose shared fields, as they were, it reads.
+        func shown(_ collection: String, departed: Bool, owner: SQLValue, fields: SQLValue) throws -> Bool {
+            let fields = try parsed(fields).objectValue
             switch rows(of: collection) {
-            case .everything: shown = !departed
-            case .nothing: shown = false
-            case .ownedBy(_, let userID) where fields == nil: shown = row[3].textValue?.isIdentical(to: userID) ?? false
+            case .everything: return !departed
+            case .nothing: return false
+            case .ownedBy(_, let userID) where fields == nil: return owner.textValue?.isIdentical(to: userID) ?? false
             case let filter:
                 // Under a sharing rule: to the readers who saw the row through its fields as
                 // they were (a board's members, its cards' deletions).
-                shown = try fields.map { try filter.admits(.object($0), facts) } ?? false
+                return try fields.map { try filter.admits(.object($0), facts) } ?? false
             }
-            guard shown else { continue }
-            let change = SyncChange(sequence: Int(row[0].integerValue ?? 0), collection: collection, id: try parsed(row[2]), record: nil)
-            guard departed else {
-                changes.append(change)
-                continue
-            }
-            guard let id = scalarText(change.id) else { continue }
-            if let current = try record(collection, id: id, connection), try rows(of: collection).admits(current.record, facts) { continue }
-            departures[collection, default: [:]][ExactText(id)] = change
         }
-        changes += departures.values.flatMap(\.values)
+        /// Whether a later departure of the row `id` (by the tombstones' `(collection, id)`
+        /// index), up to `through`, shows to the reader: that one stands for the row's departure.
+        func departsLater(_ collection: String, id: String, after sequence: Int) throws -> Bool {
+            // The tombstone's id is JSON text: a string's, or a number's (or other value's) own.
+            let candidates = [String(decoding: JSONValue.string(id).jsonBytes(), as: UTF8.self), id]
+            return try connection.rows(
+                """
+                SELECT id, owner, fields FROM \(SQLiteSchema.tombstones) WHERE collection = ? AND id IN (SELECT value FROM json_each(?)) \
+                AND departed = 1 AND sequence > ? AND sequence <= ?
+                """, [.text(collection), text(.array(candidates.map(JSONValue.string))), .integer(Int64(sequence)), .integer(Int64(through))]
+            ).contains { row in
+                guard let stoneID = try? parsed(row[0]), scalarText(stoneID)?.isIdentical(to: id) == true else { return false }
+                return try shown(collection, departed: true, owner: row[1], fields: row[2])
+            }
+        }
+        // The tombstones in sequence order, streamed; they stop once the page is full before the
+        // next one (the records and tombstones before it fill it): a reader far behind holds a
+        // page, not every deletion since its cursor. A row that left a reader's view shows as
+        // its deletion, once (its latest departure: one that a later one stands for is left
+        // out), and not while the reader can read it again.
+        let records = changes
+        var recordsBefore = 0
+        var tombstones: [SyncChange] = []
+        arguments = [.integer(Int64(since)), .integer(Int64(through))]
+        condition = collectionCondition(collections, column: "collection", &arguments)
+        try connection.withStatement(
+            """
+            SELECT sequence, collection, id, owner, departed, fields FROM \(SQLiteSchema.tombstones) \
+            WHERE sequence > ? AND sequence <= ? AND \(condition) ORDER BY sequence
+            """, arguments
+        ) { statement in
+            while try statement.step() {
+                let sequence = Int(statement.value(at: 0).integerValue ?? 0)
+                while recordsBefore < records.count, records[recordsBefore].sequence < sequence { recordsBefore += 1 }
+                if recordsBefore + tombstones.count > limit { break }
+                let collection = statement.value(at: 1).textValue ?? ""
+                let departed = statement.value(at: 4).integerValue == 1
+                guard try shown(collection, departed: departed, owner: statement.value(at: 3), fields: statement.value(at: 5)) else { continue }
+                let change = SyncChange(sequence: sequence, collection: collection, id: try parsed(statement.value(at: 2)), record: nil)
+                guard departed else {
+                    tombstones.append(change)
+                    continue
+                }
+                guard let id = scalarText(change.id) else { continue }
+                if let current = try record(collection, id: id, connection), try rows(of: collection).admits(current.record, facts) { continue }
+                if try departsLater(collection, id: id, after: sequence) { continue }
+                tombstones.append(change)
+            }
+        }
+        changes += tombstones
         changes.sort { $0.sequence < $1.sequence }
         return (Array(changes.prefix(limit)), changes.count > limit)
     }

@@ -195,6 +195,22 @@ enum SharingSQL {
         return "(CASE json_type(\(record), \(path)) WHEN 'text' THEN json_extract(\(record), \(path)) WHEN 'integer' THEN CAST(json_extract(\(record), \(path)) AS TEXT) END)"
     }
 
+    /// The member `field` of the current row's `record` as a parent's key, the expression the
+    /// index on a parent field is made with (`indexes(for:)`): its text where SQL spells it as
+    /// `scalarText(_:)` does (a string, an integer but zero), 0 for any other scalar (a real,
+    /// `true`, `null`, `-0`, an integer past 64 bits: Swift checks those rows), NULL for a
+    /// missing member, an array or an object (no parent has them as id). Nil for a name no
+    /// path spells.
+    static func parentKey(at field: String) -> String? {
+        guard let path = path(field) else { return nil }
+        let value = "json_extract(record, \(path))"
+        return """
+            (CASE json_type(record, \(path)) WHEN 'text' THEN \(value) \
+            WHEN 'integer' THEN (CASE WHEN typeof(\(value)) = 'integer' AND \(value) <> 0 THEN CAST(\(value) AS TEXT) ELSE 0 END) \
+            WHEN 'real' THEN 0 WHEN 'true' THEN 0 WHEN 'false' THEN 0 WHEN 'null' THEN 0 END)
+            """
+    }
+
     /// Whether the member `field` of the current row's `record` holds a value whose text SQL does
     /// not spell as JSON has it (a real, `true`, `null`, an integer past 64 bits, `-0`): a
     /// condition keeps such a row for Swift's check.
@@ -287,11 +303,25 @@ enum SharingSQL {
             let named = "id_text IN (SELECT \(field) \(memberships()))"
             return "(\(named) OR EXISTS (SELECT 1 \(memberships()) AND \(inexact(at: link.field))))"
         case .parent(let field, let collection, let rows):
-            guard let text = exactText(at: field) else { return "1" }
-            let parents = "SELECT id_text FROM \(SQLiteSchema.records) WHERE collection = \(literal(collection)) AND \(condition(rows, &arguments))"
-            return "(\(text) IN (\(parents)) OR \(inexact(at: field)))"
+            // By the index on the parent key: the rows naming one of the parents, and those
+            // naming theirs by a value SQL does not spell (key 0). `+id_text` has no affinity,
+            // so that the comparison is the index's (TEXT affinity would rule it out), and
+            // never equals 0.
+            guard let key = parentKey(at: field) else { return "1" }
+            let parents = "SELECT +id_text FROM \(SQLiteSchema.records) WHERE collection = \(literal(collection)) AND \(condition(rows, &arguments))"
+            return "\(key) IN (SELECT 0 UNION ALL \(parents))"
         case .any(let filters):
             return "(" + filters.map { condition($0, &arguments) }.joined(separator: " OR ") + ")"
+        }
+    }
+
+    /// Whether `filter` keeps rows by their parent (`condition(_:_:)` then reads the index on
+    /// the parent key).
+    static func readsParents(_ filter: RowFilter) -> Bool {
+        switch filter {
+        case .parent: true
+        case .any(let filters): filters.contains(where: readsParents)
+        case .everything, .nothing, .ownedBy, .member: false
         }
     }
 
@@ -350,7 +380,20 @@ enum SharingSQL {
             statements.append(
                 "CREATE INDEX IF NOT EXISTS \(name) ON \(SQLiteSchema.records) (collection, \(extract)) WHERE collection = \(literal(collection))")
         }
+        // A list under a parent rule keeps the rows whose parent key names a parent the reader
+        // may read: by an index on that key (`parentKey(at:)`), not a scan of the collection.
+        for (name, rule) in (rules?.rules ?? [:]).sorted(by: { $0.key < $1.key }) where name != "*" {
+            guard let parent = rule.sharing?.parent, let key = parentKey(at: parent.field) else { continue }
+            let index = parentKeyIndexName(collection: name, field: parent.field)
+            guard seen.insert(index).inserted else { continue }
+            statements.append("CREATE INDEX IF NOT EXISTS \(index) ON \(SQLiteSchema.records) (collection, \(key)) WHERE collection = \(literal(name))")
+        }
         return statements
+    }
+
+    /// The name of the index on a collection's parent key (`parentKey(at:)`).
+    static func parentKeyIndexName(collection: String, field: String) -> String {
+        "modelsync_server_records_parent_" + indexName(collection: collection, field: field).dropFirst("modelsync_server_records_field_".count)
     }
 
     /// An index's name for a collection's field: a digest of both (FNV-1a, stable across

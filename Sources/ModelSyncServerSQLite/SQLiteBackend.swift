@@ -83,13 +83,14 @@ public final class SQLiteBackend: ServerBackend {
                 database = try Database(
                     path: path,
                     configuration: DatabaseConfiguration(
-                        busyTimeout: 5, foreignKeys: false, maximumReaders: SQLiteBackend.readers, createsTables: false, functions: [SQLiteSchema.emailFunction]))
+                        busyTimeout: 5, foreignKeys: false, maximumReaders: SQLiteBackend.readers, createsTables: false, functions: [SQLiteSchema.emailFunction] + ListSQL.functions))
                 try database.writeWithoutTransaction { connection in
                     let check = try connection.rows("PRAGMA quick_check").compactMap { $0.first?.textValue }
                     guard check == ["ok"] else { throw ServerError.unreadableFile(path: path, reason: "PRAGMA quick_check: " + check.joined(separator: "; ")) }
                     try connection.execute("PRAGMA synchronous = \(durability.rawValue)")
                     try SQLiteSchema.migrator.migrate(connection)
                     try createSharingIndexes(for: rules, connection)
+                    if let rules { try connection.execute(SQLiteSchema.emailIndex(on: rules.accountsCollection)) }
                 }
             } catch let error as ServerError {
                 throw error
@@ -238,35 +239,101 @@ public final class SQLiteBackend: ServerBackend {
                 }
             }
         } else {
-            // Filters, `q` and `_like` as ``ListQuery`` applies them (one language on every
-            // backend), one row at a time on this reader: only the matching rows are kept. SQL
-            // first leaves out the rows that an equality filter or the access rule refuses for
-            // sure (a user's memberships and the parents they reach by their indexes), without
-            // building them in Swift.
-            var matching: [JSONValue] = []
-            var arguments: [SQLValue] = [.text(collection)]
-            var conditions = query.equal.compactMap { equality(at: $0.field, oneOf: $0.accepted, &arguments) }
-            if rows != .everything { conditions.append(SharingSQL.condition(rows, &arguments)) }
-            // Whether SQL vouches for the row (then Swift looks up no parent for it); its
-            // arguments come first, as it does in the statement.
-            var sureArguments: [SQLValue] = []
-            let sure = rows == .everything ? "1" : rows.needsLookups ? SharingSQL.vouch(rows, row: "listed", &sureArguments) : "0"
-            let select = "SELECT record, \(sure) FROM \(SQLiteSchema.records) AS listed WHERE collection = ?" + conditions.map { " AND " + $0 }.joined() + " ORDER BY row_id"
-            try connection.withStatement(select, sureArguments + arguments) { statement in
-                while try statement.step() {
-                    let item = try parsed(statement.value(at: 0))
-                    let admitted = statement.value(at: 1).integerValue == 1 ? true : try rows.admits(item, facts)
-                    guard admitted, !filters || !query.apply(to: [item]).isEmpty else { continue }
-                    matching.append(item)
-                }
-            }
-            if !query.sort.isEmpty { matching = query.apply(to: matching) }
-            total = matching.count
+            // Filtered, searched and sorted in SQL (``ListSQL``), counted in one pass that keeps
+            // only the rows of the page: memory does not grow with the collection.
+            let found = try matching(collection, query, rows, window: try request.slice(count: Int.max / 4).range, facts, connection)
+            total = found.total
             slice = try request.slice(count: total)
-            page = Array(matching[slice.range])
+            page = found.items.filter { slice.range.contains($0.index) }.map(\.item)
         }
         let items = try embed(page, of: collection, embeds: request.embeds, expands: request.expands, visibility, facts, connection)
         return ListPage(items: items, total: total, slice: slice, modified: modified)
+    }
+
+    /// The statement of a list: each matching row's `row_id`, whether SQL vouches for the access
+    /// rule (1; then Swift reads no record to check it, an owner's row included), and
+    /// `columns`, in `order`.
+    static func listStatement(_ collection: String, _ query: ListQuery, _ rows: RowFilter, columns: [SQLPart], order: SQLPart) -> SQLPart {
+        var sureArguments: [SQLValue] = []
+        let sure = rows == .everything ? "1" : SharingSQL.vouch(rows, row: "listed", &sureArguments)
+        var select = SQLPart("SELECT row_id, \(sure)", sureArguments)
+        for column in columns { select = select + ", " + column }
+        select = select + SQLPart(" FROM \(SQLiteSchema.records) AS listed WHERE collection = ?", [.text(collection)])
+        if rows != .everything {
+            var arguments: [SQLValue] = []
+            select = select + SQLPart(" AND " + SharingSQL.condition(rows, &arguments), arguments)
+        }
+        return select + " AND " + ListSQL.condition(query) + " ORDER BY " + order
+    }
+
+    /// The rows of `collection` that `query` and the access rule `rows` keep, counted, in the
+    /// query's order; only those at the positions in `window` are read into values. One pass
+    /// over a statement that SQL filters and sorts (SQLite's sorter spills to a temporary file,
+    /// not memory); a row SQL does not vouch the rule for is read and checked here. When a sort
+    /// field holds numbers in some matching rows and other values in others, the JSON file's
+    /// comparison is no order SQL can sort by: a second pass reads the rows' sort values alone
+    /// and sorts them as ``/ModelSyncServer/ListQuery`` does.
+    private static func matching(
+        _ collection: String, _ query: ListQuery, _ rows: RowFilter, window: Range<Int>, _ facts: RowFacts, _ connection: SQLiteConnection
+    ) throws -> (total: Int, items: [(index: Int, item: JSONValue)]) {
+        func statement(columns: [SQLPart], order: SQLPart) -> SQLPart {
+            listStatement(collection, query, rows, columns: columns, order: order)
+        }
+        func admitted(_ statement: SQLStatement, rowID: Int64) throws -> (Bool, JSONValue?) {
+            guard statement.value(at: 1).integerValue != 1 else { return (true, nil) }
+            guard let record = try connection.scalar("SELECT record FROM \(SQLiteSchema.records) WHERE row_id = ?", [.integer(rowID)]) else { return (false, nil) }
+            let item = try parsed(record)
+            return (try rows.admits(item, facts), item)
+        }
+        let fields = query.sort.map { ListSQL.location(of: $0.field) }
+        var total = 0
+        var kept: [(index: Int, rowID: Int64, item: JSONValue?)] = []
+        var numbers = Array(repeating: false, count: fields.count), others = numbers
+        let sorted = statement(columns: fields.map(ListSQL.isNumber), order: ListSQL.ordering(query, rows))
+        try connection.withStatement(sorted.sql, sorted.arguments) { statement in
+            while try statement.step() {
+                let rowID = statement.value(at: 0).integerValue ?? 0
+                let (admits, item) = try admitted(statement, rowID: rowID)
+                guard admits else { continue }
+                for position in fields.indices {
+                    switch statement.value(at: 2 + position).integerValue {
+                    case 1?: numbers[position] = true
+                    case 0?: others[position] = true
+                    default: break
+                    }
+                }
+                if window.contains(total) { kept.append((total, rowID, item)) }
+                total += 1
+            }
+        }
+        if fields.indices.contains(where: { numbers[$0] && others[$0] }) {
+            var entries: [(rowID: Int64, keys: [JSONValue?])] = []
+            let unsorted = statement(columns: fields.map(ListSQL.json), order: SQLPart("row_id"))
+            try connection.withStatement(unsorted.sql, unsorted.arguments) { statement in
+                while try statement.step() {
+                    let rowID = statement.value(at: 0).integerValue ?? 0
+                    guard try admitted(statement, rowID: rowID).0 else { continue }
+                    let keys = try fields.indices.map { position -> JSONValue? in
+                        guard case .text(let text) = statement.value(at: 2 + position) else { return nil }
+                        return try JSONValue(parsing: Array(text.utf8))
+                    }
+                    entries.append((rowID, keys))
+                }
+            }
+            let order = query.sortedIndices(entries.map(\.keys))
+            kept = window.clamped(to: 0..<order.count).map { index in (index, entries[order[index]].rowID, nil) }
+        }
+        // The page's records by their row ids (those not read for the rule's check).
+        var records: [Int64: JSONValue] = [:]
+        let missing = kept.filter { $0.item == nil }.map { JSONValue.number(JSONNumber($0.rowID)) }
+        if !missing.isEmpty {
+            try connection.withStatement(
+                "SELECT row_id, record FROM \(SQLiteSchema.records) WHERE row_id IN (SELECT value FROM json_each(?))", [text(.array(missing))]
+            ) { statement in
+                while try statement.step() { records[statement.value(at: 0).integerValue ?? 0] = try parsed(statement.value(at: 1)) }
+            }
+        }
+        return (total, kept.compactMap { entry in (entry.item ?? records[entry.rowID]).map { (entry.index, $0) } })
     }
 
     package func item(_ collection: String, id: String, embeds: [String], expands: [String], visibility: Visibility) async throws -> ItemRead {

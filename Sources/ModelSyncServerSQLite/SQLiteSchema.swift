@@ -16,7 +16,8 @@ import ModelSyncServer
 ///   or looked up by an index of its own.
 ///
 /// Under sharing rules, the records also have partial expression indexes on the fields the rules
-/// name (`SharingSQL.indexes(for:)`), made at start.
+/// name and on the parent keys (`SharingSQL.indexes(for:)`), and under access rules one on the
+/// accounts collection's normalized email (`emailIndex(on:)`), made at start.
 ///
 /// The schema is made and moved on by the package's ``/ModelSyncSQLite/Migrator``: each
 /// change to it is a migration of its own, appended to ``migrator``.
@@ -80,6 +81,19 @@ enum SQLiteSchema {
             CREATE INDEX modelsync_server_tombstones_id ON \(tombstones) (collection, id)
             """),
     ]
+
+    /// A record's email as registration compares it: the expression `emailIndex(on:)` indexes,
+    /// spelled the same (SQLite uses an expression index only for the expression it was made with).
+    static let normalizedEmail = "modelsync_email(json_extract(record, '$.email'))"
+
+    /// The partial expression index of `collection`'s records by their normalized email, made at
+    /// start under access rules (the accounts collection): registration's check that an email is
+    /// free is one indexed lookup, not a scan of the users on the writer. Its expression calls
+    /// `modelsync_email`, so every connection that writes the records registers that function.
+    static func emailIndex(on collection: String) -> String {
+        let name = "modelsync_server_records_email_" + SharingSQL.indexName(collection: collection, field: "email").dropFirst("modelsync_server_records_field_".count)
+        return "CREATE INDEX IF NOT EXISTS \(name) ON \(records) (collection, \(normalizedEmail)) WHERE collection = \(SharingSQL.literal(collection))"
+    }
 
     /// The SQL function that normalizes an email as accounts are keyed by it
     /// (``/ModelSyncServer/StoredAccount/normalizedEmail(_:)``): registration compares the

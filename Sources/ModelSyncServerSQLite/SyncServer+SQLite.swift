@@ -136,7 +136,7 @@ extension SyncServer {
     private static func openServed(_ path: String) throws -> Database {
         guard FileManager.default.fileExists(atPath: path) else { throw ServerError.unreadableFile(path: path, reason: "no such file") }
         do {
-            return try Database(path: path, configuration: DatabaseConfiguration(foreignKeys: false, maximumReaders: 1, createsTables: false))
+            return try Database(path: path, configuration: DatabaseConfiguration(foreignKeys: false, maximumReaders: 1, createsTables: false, functions: [SQLiteSchema.emailFunction]))
         } catch {
             throw ServerError.unreadableFile(path: path, reason: "\(error)")
         }

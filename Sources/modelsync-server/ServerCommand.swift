@@ -89,6 +89,9 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Answer every write with 405 and never change the data.")
     var readOnly = false
 
+    @Option(help: "How a SQLite database syncs its commits: full (the default: a write answered survives kill -9 and power loss) or normal (synced at checkpoints, faster where a sync is slow: a write answered survives kill -9, but the last ones before a power loss may be lost).")
+    var synchronous = "full"
+
     @Option(help: "Wait this many milliseconds before every answer.")
     var delay = 0
 
@@ -192,6 +195,9 @@ struct Serve: AsyncParsableCommand {
         guard rateLimitPerAddress >= 0, rateLimitPerAccount >= 0, rateLimitWindow >= 1, concurrentPasswordHashes >= 1 else {
             throw ValidationError("--rate-limit-per-address and --rate-limit-per-account must not be negative, --rate-limit-window and --concurrent-password-hashes at least 1")
         }
+        guard ["full", "normal"].contains(synchronous.lowercased()) else {
+            throw ValidationError("--synchronous must be full or normal")
+        }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
         }
@@ -230,13 +236,19 @@ struct Serve: AsyncParsableCommand {
         }
         let server: SyncServer
         let source: String
-        switch try database.store(file: file) {
+        let durability: SQLiteBackend.Durability = synchronous.lowercased() == "normal" ? .normal : .full
+        let store = try database.store(file: file)
+        if case .sqlite? = store {} else if durability != .full {
+            throw ValidationError("--synchronous applies to a SQLite database")
+        }
+        switch store {
         case .postgres(let database)?:
             server = try await SyncServer.start(database: database, host: host, port: port, options: options, logger: logger, stopsOnSignals: true)
             source = database.description
         case .sqlite(let path)?:
-            server = try await SyncServer.start(sqlite: path, host: host, port: port, options: options, logger: logger, stopsOnSignals: true)
-            source = path
+            server = try await SyncServer.start(
+                sqlite: path, host: host, port: port, options: options, durability: durability, logger: logger, stopsOnSignals: true)
+            source = path + (durability == .full ? "" : " (synchronous = \(durability.rawValue))")
         case nil:
             let file = file ?? ""
             server = try await SyncServer.start(

@@ -215,6 +215,25 @@ import Testing
         #expect(document["_modelsync"]?["sequence"] != nil)
     }
 
+    /// `--synchronous normal` serves a SQLite file syncing at checkpoints (the banner says so);
+    /// another value, or the option with a JSON file, is refused.
+    @Test(.enabled(if: serverExecutable != nil || StressMode.componentsRequired, "the modelsync-server executable is not built"))
+    func theCommandLineChoosesHowSQLiteSyncs() async throws {
+        let executable = try #require(serverExecutable, "modelsync-server must be built next to the tests")
+        let directory = try TemporaryDirectory(prefix: "modelsync-sqlite-synchronous")
+        defer { directory.remove() }
+        let server = try await ServerProcess.start(executable, arguments: [directory.path("data.sqlite"), "--synchronous", "normal"])
+        #expect(try await send(.GET, "http://127.0.0.1:\(server.port)/db").status == 200)
+        await server.stop()
+        let refused = try await ServerProcess.run(executable, arguments: [directory.path("data.sqlite"), "--synchronous", "off"])
+        #expect(refused.status != 0)
+        #expect(refused.output.contains("--synchronous must be full or normal"), "\(refused.output)")
+        try Data("{}".utf8).write(to: directory.url.appendingPathComponent("db.json"))
+        let notSQLite = try await ServerProcess.run(executable, arguments: [directory.path("db.json"), "--synchronous", "normal"])
+        #expect(notSQLite.status != 0)
+        #expect(notSQLite.output.contains("--synchronous applies to a SQLite database"), "\(notSQLite.output)")
+    }
+
     /// `--metrics` shows the writer's queue and the sizes of its groups.
     @Test(.enabled(if: serverExecutable != nil || StressMode.componentsRequired, "the modelsync-server executable is not built"))
     func theMetricsShowTheWritersQueueAndGroups() async throws {

@@ -40,6 +40,14 @@ import Testing
         ServerOptions(access: AccessControl(rules: try AccessRules(json: rules), tokens: TestTokens()))
     }
 
+    /// The backend over `data` under `rules`, in a file of `directory`.
+    static func openBackend(in directory: TemporaryDirectory) async throws -> (backend: SQLiteBackend, rules: AccessRules) {
+        let rules = try AccessRules(json: Self.rules)
+        let backend = try await SQLiteBackend.open(
+            path: directory.path("data.sqlite"), initialData: Self.data, feedLimits: FeedLimits(), rules: rules, logger: Logger(label: "test"))
+        return (backend, rules)
+    }
+
     static let ann = [("Authorization", "Bearer test:1:")]
     static let bob = [("Authorization", "Bearer test:2:")]
     static let admin = [("Authorization", "Bearer test:9:admin")]
@@ -102,9 +110,7 @@ import Testing
     @Test func membershipLookupsAndMemberListsReadTheExpressionIndexes() async throws {
         let directory = try TemporaryDirectory(prefix: "modelsync-sqlite-sharing-index")
         defer { directory.remove() }
-        let rules = try AccessRules(json: Self.rules)
-        let backend = try await SQLiteBackend.open(
-            path: directory.path("data.sqlite"), initialData: Self.data, feedLimits: FeedLimits(), rules: rules, logger: Logger(label: "test"))
+        let (backend, rules) = try await Self.openBackend(in: directory)
         let membersByUser = SharingSQL.indexName(collection: "memberships", field: "userId")
         let indexes = try await backend.database.read { try $0.rows("SELECT name FROM sqlite_master WHERE type = 'index'") }.compactMap { $0[0].textValue }
         #expect(indexes.contains(membersByUser))
@@ -145,6 +151,22 @@ import Testing
             try connection.rows("EXPLAIN QUERY PLAN " + list, arguments).compactMap { $0[3].textValue }
         }
         #expect(listPlan.contains { $0.contains("USING INDEX \(membersByUser)") }, "\(listPlan)")
+        // Comments by the index on their card key, cards by the index on their board key: no
+        // scan of either collection.
+        let commentsByCard = SharingSQL.parentKeyIndexName(collection: "comments", field: "cardId")
+        let cardsByBoardKey = SharingSQL.parentKeyIndexName(collection: "cards", field: "boardId")
+        #expect(listPlan.contains { $0.contains("SEARCH") && $0.contains("USING INDEX \(commentsByCard)") }, "\(listPlan)")
+        #expect(listPlan.contains { $0.contains("SEARCH") && $0.contains("USING INDEX \(cardsByBoardKey)") }, "\(listPlan)")
+        #expect(!listPlan.contains { $0.hasPrefix("SCAN") && $0 != "SCAN CONSTANT ROW" }, "\(listPlan)")
+        // The statement of a filtered list of cards as the list runs it (ordered by `row_id`):
+        // still by the parent-key index, not the collection in order.
+        let bobsCards = Visibility(rules: rules, caller: Caller(userID: "2")).rows(of: "cards")
+        let cardsList = SQLiteBackend.listStatement(
+            "cards", try ListQuery(QueryParameters("title=moves")), bobsCards, columns: [], order: ListSQL.ordering(try ListQuery(QueryParameters(nil)), bobsCards))
+        let cardsPlan = try await backend.database.read { connection in
+            try connection.rows("EXPLAIN QUERY PLAN " + cardsList.sql, cardsList.arguments).compactMap { $0[3].textValue }
+        }
+        #expect(cardsPlan.first?.contains("USING INDEX \(cardsByBoardKey)") == true, "\(cardsPlan)")
         // SQL keeps comment 2 too (on board 2, which user `2.0` manages) for Swift's check, and
         // vouches only for comment 1.
         let listed = try await backend.database.read { [arguments] connection in try connection.rows(list, arguments).count }
@@ -154,6 +176,92 @@ import Testing
         let vouched = try await backend.database.read { [sureArguments] connection in try connection.scalar(sure, sureArguments)?.integerValue }
         #expect(vouched == 1)
         await backend.close()
+    }
+
+    /// A list of cards under a parent rule keeps the cards on the boards the reader may read,
+    /// whatever the board field holds (on SQLite, by the index on the parent key, with the
+    /// values SQL does not spell kept for Swift's check).
+    @Test(arguments: Backend.allCases) func listsUnderAParentRuleKeepEveryValueSwiftChecks(backend: Backend) async throws {
+        var data = Self.data
+        let odd: [JSONValue] = [
+            ["id": 7, "boardId": 1.5, "title": "real"], ["id": 8, "boardId": .null, "title": "null"], ["id": 9, "boardId": [1], "title": "array"],
+            ["id": 10, "title": "no board"], ["id": 11, "boardId": 0, "title": "zero"], ["id": 12, "boardId": "3", "title": "on 3 by text"],
+        ]
+        data["cards"] = .array((data["cards"]?.arrayValue ?? []) + odd)
+        data["boards"] = .array((data["boards"]?.arrayValue ?? []) + [["id": 0, "ownerId": 2, "name": "Bob's zero"], ["id": "1.5", "ownerId": 2, "name": "Bob's 1.5"]])
+        try await withServer(data, options: try Self.options(), backend: backend) { _, base async throws in
+            let cards = try await send(.GET, base + "/cards", headers: Self.bob).json?.arrayValue?.compactMap { $0["id"]?.intValue }
+            // Boards 1 (viewer) and 3 (editor), 0 and "1.5" (his own).
+            #expect(cards == [1, 3, 4, 5, 7, 11, 12])
+        }
+    }
+
+    /// Registration's check that an email is free reads the records' emails by the expression
+    /// index made at start (not a scan of the users on the writer), and still finds an address
+    /// typed another way.
+    @Test func registrationFindsARecordsEmailByTheIndex() async throws {
+        let directory = try TemporaryDirectory(prefix: "modelsync-sqlite-email-index")
+        defer { directory.remove() }
+        let backend = try await Self.openBackend(in: directory).backend
+        let plan = try await backend.database.read { connection in
+            try connection.rows("EXPLAIN QUERY PLAN " + SQLiteBackend.emailTaken(in: "users"), [.text("ann@example.com"), .text("users")]).compactMap { $0[3].textValue }
+        }
+        #expect(plan.contains { $0.contains("SEARCH r USING INDEX modelsync_server_records_email_") }, "\(plan)")
+        await #expect(throws: APIError.self) {
+            _ = try await backend.register(email: "ann@example.com", passwordHash: "x", profile: ["email": " ANN@Example.com "], in: "users")
+        }
+        let made = try await backend.register(email: "dan@example.com", passwordHash: "x", profile: ["email": "dan@example.com"], in: "users")
+        #expect(made.account.userID == "4")
+        await backend.close()
+    }
+
+    /// The feed under rules reads tombstones as a stream and stops once the page is full: a
+    /// tombstone past it (one Swift cannot read, put in the file behind the server's back) is
+    /// never read.
+    @Test func theFeedUnderRulesStopsReadingTombstonesOnceThePageIsFull() async throws {
+        let directory = try TemporaryDirectory(prefix: "modelsync-sqlite-feed-page")
+        defer { directory.remove() }
+        let path = directory.path("data.sqlite")
+        let options = ServerOptions(access: AccessControl(rules: try AccessRules(json: ["posts": 600]), tokens: TestTokens()))
+        let server = try await SyncServer.start(
+            data: ["users": [["id": 1]], "posts": [["id": 1, "userId": 1], ["id": 2, "userId": 1], ["id": 3, "userId": 1]]], sqlite: path, options: options)
+        let base = server.baseURL.absoluteString
+        for id in 1...3 { #expect(try await send(.DELETE, "\(base)/posts/\(id)", headers: Self.ann).status == 200) }
+        let database = try Database(path: path, configuration: DatabaseConfiguration(foreignKeys: false, createsTables: false))
+        try await database.write { connection in
+            try connection.execute(
+                "INSERT INTO \(SQLiteSchema.tombstones) (sequence, collection, id, at, owner, departed, fields) VALUES (1000, 'posts', '7', 0, '1', 0, '{')")
+        }
+        let page = try await send(.GET, "\(base)/_changes?since=0&limit=2&collections=posts", headers: Self.ann)
+        await server.shutdown()
+        #expect(page.status == 200)
+        #expect(page.json?["changes"]?.arrayValue?.map { [$0["id"], $0["deleted"]] } == [[1, true], [2, true]])
+        #expect(page.json?["more"] == true)
+    }
+
+    /// A card that leaves Bob's board, comes back and leaves again shows as one deletion, at its
+    /// latest departure, page after page, as the JSON file shows it: a departure that a later
+    /// one stands for is left out without reading every tombstone at once.
+    @Test func repeatedDeparturesPageAsTheJSONFileShowsThem() async throws {
+        var pages: [Backend: [[String]]] = [:]
+        for backend in [Backend.jsonDocument, .sqlite] {
+            try await withServer(Self.data, options: try Self.options(), backend: backend) { _, base async throws in
+                for board in [2, 1, 2, 1, 2] {
+                    #expect(try await send(.PATCH, "\(base)/cards/3", body: #"{"boardId": \#(board)}"#, headers: Self.admin).status == 200)
+                    #expect(try await send(.DELETE, "\(base)/comments/\(board == 2 ? 1 : 2)", headers: Self.admin).status != 500)
+                }
+                var cursor = "0"
+                for _ in 0..<20 {
+                    let page = try await send(.GET, "\(base)/_changes?since=\(cursor)&limit=1&collections=cards,comments", headers: Self.bob)
+                    #expect(page.status == 200)
+                    pages[backend, default: []].append(page.json?["changes"]?.arrayValue?.map { "\($0["collection"] ?? .null) \($0["id"] ?? .null) \($0["deleted"] ?? .null)" } ?? [])
+                    cursor = page.json?["next"]?.stringValue ?? ""
+                    if page.json?["more"] != true { break }
+                }
+            }
+        }
+        #expect(pages[.sqlite] == pages[.jsonDocument])
+        #expect(pages[.sqlite]?.joined().filter { $0.hasPrefix("\"cards\" 3") } == ["\"cards\" 3 true"])
     }
 
     @Test func membersReadWriteAndSeeDeletionsThroughTheirBoards() async throws {
