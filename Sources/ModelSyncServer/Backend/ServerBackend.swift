@@ -245,11 +245,17 @@ extension ItemOperation {
 
     /// Under a sharing rule, the shared fields of `current` when an update changes one of them
     /// (a card moved to another board): the readers who saw the row through them, and cannot
-    /// see it now, get its deletion. Nil when none changes.
-    package func sharedDeparture(from current: JSONValue, to replacement: JSONObject) -> JSONObject? {
-        guard let before = sharedFields(of: current) else { return nil }
-        return sharedFields(of: .object(replacement)) == before ? nil : before
+    /// see it now, get its deletion. Nil when none changes. With `version`, the version
+    /// `current` has held its fields since (``keptVersionField``): whether a reader's cursor
+    /// saw them (a membership's role changed alone moves no rows).
+    package func sharedDeparture(from current: JSONValue, to replacement: JSONObject, version: Int? = nil) -> JSONObject? {
+        guard var before = sharedFields(of: current), sharedFields(of: .object(replacement)) != before else { return nil }
+        if let version { before[Self.keptVersionField] = .number(JSONNumber(version)) }
+        return before
     }
+
+    /// The member of a departure's kept fields holding the version the row had them since.
+    package static let keptVersionField = "_modelsyncSince"
 
     /// The owner an update takes `current` from, if it gives the row to another owner (only an
     /// admin may): that owner's feed must show the row deleted. Nil without access rules.

@@ -107,10 +107,13 @@ struct MembershipMoves {
                     if !former.isIdentical(to: rowID) {
                         outOf[granting, default: Leaving()].add(former, at: change.sequence)
                     } else if reads(before[link.role], granting) {
-                        // Only its role changed: the reader has the rows, unless the new role reads none.
-                        if reads(record[link.role], granting) { continue }
-                        outOf[granting, default: Leaving()].add(rowID, at: change.sequence)
-                        continue
+                        if !reads(record[link.role], granting) {
+                            outOf[granting, default: Leaving()].add(rowID, at: change.sequence)
+                            continue
+                        }
+                        // Only its role changed, between two that read: the reader has the rows
+                        // if it held the former role at its cursor already.
+                        if before[ItemOperation.keptVersionField]?.intValue ?? Int.max <= start { continue }
                     }
                 }
                 into[granting, default: []].append(rowID)
