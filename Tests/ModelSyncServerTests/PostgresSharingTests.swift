@@ -73,6 +73,9 @@ import Testing
                 }
                 // Bob may not make himself an editor: changing memberships takes a manager.
                 #expect(try await asCaller(connection, "2", "UPDATE \(tables["memberships"] ?? "") SET record = record || '{\"role\":\"manager\"}' RETURNING id_text") == [])
+                // But he may leave: of the memberships, each deletes their own only (each statement rolled back).
+                #expect(try await asCaller(connection, "2", "DELETE FROM \(tables["memberships"] ?? "") RETURNING id_text") == ["1"])
+                #expect(try await asCaller(connection, "5", "DELETE FROM \(tables["memberships"] ?? "") RETURNING id_text") == ["2"])
             }
         }
     }
