@@ -84,6 +84,13 @@ package protocol ServerBackend: Sendable {
     /// read (the fields the sharing rules name are indexed); nothing for a missing collection.
     func currentChanges(of collection: String, where field: String, isOneOf values: [String], visibility: Visibility) async throws -> [SyncChange]
 
+    /// ``currentChanges(of:where:isOneOf:visibility:)`` at versions in `versions` only, oldest
+    /// first, at most `limit`: a page of the rows a membership moves in. The default reads them
+    /// all and keeps those; a backend that can, reads only those.
+    func currentChanges(
+        of collection: String, where field: String, isOneOf values: [String], visibility: Visibility, versions: ClosedRange<Int>, limit: Int
+    ) async throws -> [SyncChange]
+
     /// The deletions and departures after `since` of rows of `collection` whose kept shared
     /// `field` (``tombstoneFields(in:id:sequence:)``; `id` for the rows themselves) was one of
     /// `values`: rows that left a board before its reader lost it, which the reader's feed can no
@@ -144,6 +151,13 @@ package protocol ServerBackend: Sendable {
 extension ServerBackend {
     /// None: only the SQLite backend makes backups.
     package func backupFile() async throws -> URL? { nil }
+
+    package func currentChanges(
+        of collection: String, where field: String, isOneOf values: [String], visibility: Visibility, versions: ClosedRange<Int>, limit: Int
+    ) async throws -> [SyncChange] {
+        let all = try await currentChanges(of: collection, where: field, isOneOf: values, visibility: visibility)
+        return Array(all.filter { versions.contains($0.sequence) }.sorted { $0.sequence < $1.sequence }.prefix(limit))
+    }
 }
 
 /// The strong ETag of a record's version.

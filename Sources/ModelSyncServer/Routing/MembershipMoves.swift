@@ -61,9 +61,9 @@ struct MembershipMoves {
     }
 
     /// The next rows moving in of a page whose moves did not fit in it (``PendingMoves``), at most
-    /// `limit` (more only to keep rows of one version together), and where the rest starts, if
-    /// any. `through` is the page's end; the memberships and parents changed since the page
-    /// began are read again, so that rows are weighed by the reader's rules as they are now.
+    /// `limit`, and where the rest starts, if any. `through` is the page's end; the memberships
+    /// and parents changed since the page began are read again, so that rows are weighed by the
+    /// reader's rules as they are now.
     func pendingPage(_ pending: PendingMoves, through: Int, movesAfter mark: Int, in names: Set<String>?, limit: Int) async throws -> ([SyncChange], PendingMoves?) {
         let start = max(pending.since, mark)
         // Bounded: a cursor is the caller's to write, and only a server whose memberships and
@@ -181,39 +181,55 @@ struct MembershipMoves {
 
     /// The rows `rowIDs` of each collection of `into` and the rows that inherit from them, those
     /// the reader may now read, at versions in `(after, upTo]` (a later version is in the
-    /// reader's feed anyway), oldest first: at most `room` of them (more only to keep the rows of
-    /// one version together), and the version after which the rest start, if some are left.
+    /// reader's feed anyway), oldest first: at most `room` of them, and the version after which
+    /// the rest start, if some are left. Each row has a version of its own, so none is cut in two.
     private func moveIn(_ into: [String: [String]], upTo: Int, after: Int, in names: Set<String>?, room: Int) async throws -> ([SyncChange], Int?) {
+        guard upTo > after else { return ([], nil) }
         var rows: [SyncChange] = []
         for (collection, rowIDs) in into.sorted(by: { $0.key < $1.key }) {
-            rows += try await moveIn(collection, rowIDs, in: names).filter { $0.sequence > after && $0.sequence <= upTo }
+            rows += try await moveIn(collection, rowIDs, in: names, versions: (after + 1)...upTo, limit: max(room, 0) + 1)
         }
         rows = Self.deduplicated(rows).sorted { $0.sequence < $1.sequence }
         guard rows.count > room else { return (rows, nil) }
         guard room > 0 else { return ([], after) }
-        var cut = room
-        while cut < rows.count && rows[cut].sequence == rows[cut - 1].sequence { cut += 1 }
-        return cut == rows.count ? (rows, nil) : (Array(rows[..<cut]), rows[cut - 1].sequence)
+        return (Array(rows[..<room]), rows[room - 1].sequence)
     }
 
     /// The rows `rowIDs` of `collection` and the rows that inherit from them, those the reader may
-    /// now read, at their current versions.
-    private func moveIn(_ collection: String, _ rowIDs: [String], in names: Set<String>?) async throws -> [SyncChange] {
+    /// now read, at their current versions in `versions`, of the collections asked for (`names`):
+    /// of a collection no other asked for inherits from, only the first `limit` by version (the
+    /// backend reads no more); of the others all, whose ids lead to the next level.
+    private func moveIn(_ collection: String, _ rowIDs: [String], in names: Set<String>?, versions: ClosedRange<Int>, limit: Int) async throws -> [SyncChange] {
         var moved: [SyncChange] = []
         var level: [(collection: String, field: String, values: [String])] = [(collection, "id", rowIDs)]
         while !level.isEmpty {
             var next: [(collection: String, field: String, values: [String])] = []
             for (name, field, values) in level {
+                let asked = names?.contains(name) ?? true
+                let children = rules.children(of: name).filter { reaches($0.collection, names) }
+                if children.isEmpty {
+                    guard asked else { continue }
+                    moved += try await inChunks(values) {
+                        try await backend.currentChanges(of: name, where: field, isOneOf: $0, visibility: visibility, versions: versions, limit: limit)
+                    }
+                    continue
+                }
                 let shown = try await read(name, where: field, isOneOf: values, visibility)
-                if names?.contains(name) ?? true { moved += shown }
+                if asked { moved += shown.filter { versions.contains($0.sequence) } }
                 // A child of a row the reader cannot read inherits that: only the rows shown lead on.
                 let ids = shown.compactMap { scalarText($0.id) }
                 guard !ids.isEmpty else { continue }
-                for child in rules.children(of: name) { next.append((child.collection, child.field, ids)) }
+                for child in children { next.append((child.collection, child.field, ids)) }
             }
             level = next
         }
         return moved
+    }
+
+    /// Whether `collection`, or a collection inheriting from it, is one of `names` (nil: all).
+    private func reaches(_ collection: String, _ names: Set<String>?) -> Bool {
+        guard let names, !names.contains(collection) else { return true }
+        return rules.children(of: collection).contains { reaches($0.collection, names) }
     }
 
     /// Deletions, at the membership changes' latest `sequence`, for the rows `rowIDs` of `collection`
