@@ -308,11 +308,12 @@ import Testing
     /// The changes of a feed read page by page from `cursor` with `limit`, until no more follow;
     /// `between` runs after the first page.
     func readPages(
-        _ base: String, from cursor: String, limit: Int, as who: Who, between: () async throws -> Void = {}
+        _ base: String, from cursor: String, limit: Int, as who: Who, of collection: String? = nil, between: () async throws -> Void = {}
     ) async throws -> (pages: [[JSONValue]], next: String) {
         var (cursor, pages) = (cursor, [[JSONValue]]())
         for _ in 0..<200 {
-            let page = try await send(.GET, "\(base)/_changes?since=\(cursor)&limit=\(limit)", headers: who.headers)
+            let path = collection.map { "\($0)?_since=\(cursor)&_limit=\(limit)" } ?? "_changes?since=\(cursor)&limit=\(limit)"
+            let page = try await send(.GET, "\(base)/\(path)", headers: who.headers)
             #expect(page.status == 200, "\(String(decoding: page.body, as: UTF8.self))")
             pages.append(page.json?["changes"]?.arrayValue ?? [])
             cursor = try #require(page.json?["next"]?.stringValue)
@@ -331,7 +332,12 @@ import Testing
         data["cards"] = .array((data["cards"]?.arrayValue ?? []) + cards)
         try await withServer(data, options: try Self.options(), backend: backend) { _, base in
             let cursor = try #require(try await feed(base, since: "0", as: .dan).json?["next"]?.stringValue)
+            let cardsCursor = try #require(try await send(.GET, "\(base)/cards?_since=0", headers: Who.dan.headers).json?["next"]?.stringValue)
             #expect(try await send(.POST, "\(base)/memberships", body: #"{"boardId":1,"userId":4,"role":"viewer"}"#, headers: Who.ann.headers).status == 201)
+            // A feed of the cards alone: the 46 cards in pages of ten.
+            let cardPages = try await readPages(base, from: cardsCursor, limit: 10, as: .dan, of: "cards").pages
+            #expect(cardPages.map(\.count) == [10, 10, 10, 10, 6], "\(cardPages.map(\.count))")
+            #expect(Set(cardPages.joined().compactMap { $0["id"]?.intValue }) == Set([1] + Array(101...145)))
             let (pages, next) = try await readPages(base, from: cursor, limit: 10, as: .dan) { () async throws in
                 // Between the pages: a card that has not come yet changes, another goes.
                 #expect(try await send(.PATCH, "\(base)/cards/145", body: #"{"title":"changed"}"#, headers: Who.ann.headers).status == 200)
