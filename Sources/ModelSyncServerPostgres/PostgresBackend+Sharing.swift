@@ -87,33 +87,28 @@ extension PostgresBackend {
     }
 
     func currentChanges(of collection: String, where field: String, isOneOf values: [String], visibility: Visibility) async throws -> [SyncChange] {
-        try await readCurrentChanges(of: collection, where: field, isOneOf: values, visibility: visibility, versions: nil, limit: nil)
+        try await currentChanges(of: collection, where: field, isOneOf: values, visibility: visibility, versions: 0...Int.max, limit: Int.max)
     }
+
 
     /// The same at versions in `versions`, oldest first, at most `limit`, read by version in
     /// batches until `limit` are shown or none are left.
     func currentChanges(
         of collection: String, where field: String, isOneOf values: [String], visibility: Visibility, versions: ClosedRange<Int>, limit: Int
     ) async throws -> [SyncChange] {
-        try await readCurrentChanges(of: collection, where: field, isOneOf: values, visibility: visibility, versions: versions, limit: limit)
-    }
-
-    private func readCurrentChanges(
-        of collection: String, where field: String, isOneOf values: [String], visibility: Visibility, versions: ClosedRange<Int>?, limit: Int?
-    ) async throws -> [SyncChange] {
-        guard let table = resources[collection]?.table, !values.isEmpty, limit.map({ $0 > 0 }) ?? true else { return [] }
+        guard let table = resources[collection]?.table, !values.isEmpty, limit > 0 else { return [] }
         let rows = visibility.rows(of: collection)
         if rows == .nothing { return [] }
         // Open visibility reads every row: the server's own work, whatever the policies say.
         return try await reading(as: visibility.caller, system: visibility.isOpen) { connection in
             var changes: [SyncChange] = []
-            var after = (versions?.lowerBound).map { $0 - 1 }
+            var after = versions.lowerBound - 1
             while true {
                 var select = BoundSQL("SELECT version, record::text, created_with FROM \(table) WHERE ")
                 select.append("\(shared.field(field, of: .table(collection: collection, alias: nil))) = ANY(\(select.bind(values))::text[]) ")
-                if let after, let versions { select.append("AND version > \(select.bind(after)) AND version <= \(select.bind(versions.upperBound)) ") }
+                select.append("AND version > \(select.bind(after)) AND version <= \(select.bind(versions.upperBound)) ")
                 select.append("AND \(rowCondition(rows, &select, of: collection)) ORDER BY version")
-                if let limit { select.append(" LIMIT \(select.bind(limit))") }
+                select.append(" LIMIT \(select.bind(limit))")
                 var read = 0
                 for try await (version, text, createdWith) in try await connection.guardedQuery(select.query, logger: logger).decode((Int64, String, String?).self) {
                     read += 1
@@ -123,9 +118,9 @@ extension PostgresBackend {
                     // The statement admitted the row: only the create's key is left to decide.
                     if let shown = try visibility.shown(change, rows: .everything, RowFacts(NoRowLookups())) { changes.append(shown) }
                 }
-                guard let limit, read == limit, changes.count < limit else { break }
+                guard read == limit, changes.count < limit else { break }
             }
-            return limit.map { Array(changes.prefix($0)) } ?? changes
+            return Array(changes.prefix(limit))
         }
     }
 

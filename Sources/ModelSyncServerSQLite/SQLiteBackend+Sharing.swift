@@ -61,7 +61,7 @@ extension SQLiteBackend {
     /// index on the parent field (made at start); Swift keeps the rows whose field's text is
     /// one of `values`, byte for byte.
     package func currentChanges(of collection: String, where field: String, isOneOf values: [String], visibility: Visibility) async throws -> [SyncChange] {
-        try await readCurrentChanges(of: collection, where: field, isOneOf: values, visibility: visibility, versions: nil, limit: nil)
+        try await currentChanges(of: collection, where: field, isOneOf: values, visibility: visibility, versions: 0...Int.max, limit: Int.max)
     }
 
     /// The same at versions in `versions`, oldest first, at most `limit`: read by version in
@@ -70,14 +70,8 @@ extension SQLiteBackend {
     package func currentChanges(
         of collection: String, where field: String, isOneOf values: [String], visibility: Visibility, versions: ClosedRange<Int>, limit: Int
     ) async throws -> [SyncChange] {
-        try await readCurrentChanges(of: collection, where: field, isOneOf: values, visibility: visibility, versions: versions, limit: limit)
-    }
-
-    private func readCurrentChanges(
-        of collection: String, where field: String, isOneOf values: [String], visibility: Visibility, versions: ClosedRange<Int>?, limit: Int?
-    ) async throws -> [SyncChange] {
         let rows = visibility.rows(of: collection)
-        guard !values.isEmpty, rows != .nothing, limit.map({ $0 > 0 }) ?? true else { return [] }
+        guard !values.isEmpty, rows != .nothing, limit > 0 else { return [] }
         return try await reading { connection in
             let wanted = Set(values.map(ExactText.init))
             let (condition, arguments) = SharingSQL.fieldIsOneOf(field, values)
@@ -86,22 +80,17 @@ extension SQLiteBackend {
             var sureArguments: [SQLValue] = []
             let sure = rows == .everything ? "1" : SharingSQL.vouch(rows, row: "moved", &sureArguments)
             let facts = RowFacts.sqlite(connection)
-            let batch = limit.map { max($0, 100) }
+            let batch = max(limit, 100)
             var changes: [SyncChange] = []
-            var after = (versions?.lowerBound).map { $0 - 1 }
+            var after = versions.lowerBound - 1
             while true {
-                var bounds = ""
-                var boundArguments: [SQLValue] = []
-                if let after, let versions {
-                    bounds = " AND version > ? AND version <= ?"
-                    boundArguments = [.integer(Int64(after)), .integer(Int64(versions.upperBound))]
-                }
+                let bounds: [SQLValue] = [.integer(Int64(after)), .integer(Int64(versions.upperBound))]
                 var read = 0
                 try connection.withStatement(
                     """
                     SELECT version, record, created_with, \(sure) FROM \(SQLiteSchema.records) AS moved \
-                    WHERE collection = \(SharingSQL.literal(collection)) AND \(condition)\(bounds) ORDER BY version\(batch.map { " LIMIT \($0)" } ?? "")
-                    """, sureArguments + arguments + boundArguments
+                    WHERE collection = \(SharingSQL.literal(collection)) AND \(condition) AND version > ? AND version <= ? ORDER BY version LIMIT \(batch)
+                    """, sureArguments + arguments + bounds
                 ) { statement in
                     while try statement.step() {
                         read += 1
@@ -119,9 +108,9 @@ extension SQLiteBackend {
                         }
                     }
                 }
-                guard let batch, let limit, read == batch, changes.count < limit else { break }
+                guard read == batch, changes.count < limit else { break }
             }
-            return limit.map { Array(changes.prefix($0)) } ?? changes
+            return Array(changes.prefix(limit))
         }
     }
 
