@@ -92,7 +92,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .executableTarget(name: "modelsync-demo", dependencies: ["ModelSync", "ModelSyncServer", "ModelSyncServerAuth"]),
+        .executableTarget(name: "modelsync-demo", dependencies: ["ModelSync", "ModelSyncServer", "ModelSyncServerSQLite", "ModelSyncServerAuth"]),
 
         // Remote: RemoteStore over an HTTPTransport (AsyncHTTPClient by default, URLSession).
         .target(

@@ -15,30 +15,37 @@ public struct SyncChange: Sendable, Hashable {
     /// The `Idempotency-Key` of the create that made the record, when it had one: a client whose
     /// create's answer was lost recognises its record by it.
     public var createdWith: String?
+    /// In a filtered feed (`GET /cards?_since=…&boardId=5`), a record that changed and no longer
+    /// matches the filter: sent as a deletion with `"left": true`. The record still exists; it
+    /// only left what this filter holds.
+    public var leftFilter: Bool
 
     /// The record's `ETag` after the change.
     public var etag: String { SyncProtocol.etag(ofVersion: sequence) }
 
-    /// Whether the change is a deletion (a tombstone).
+    /// Whether the change is a deletion (a tombstone), or a record leaving a filtered feed.
     public var isDeletion: Bool { record == nil }
 
     /// Creates a change.
-    public init(sequence: Int, collection: String, id: JSONValue, record: JSONValue?, createdWith: String? = nil) {
+    public init(sequence: Int, collection: String, id: JSONValue, record: JSONValue?, createdWith: String? = nil, leftFilter: Bool = false) {
         self.sequence = sequence
         self.collection = collection
         self.id = id
-        self.record = record
+        self.record = leftFilter ? nil : record
         self.createdWith = createdWith
+        self.leftFilter = leftFilter
     }
 
     /// Reads a change; `path` names it in errors.
     public init(json: JSONValue, path: String = "change") throws(SyncProtocolError) {
         let reader = try MessageReader(json, path: path)
         let deleted = try reader.bool("deleted", default: false)
+        let left = try reader.bool("left", default: false)
         self.init(
             sequence: try reader.integer("seq"), collection: try reader.string("collection"), id: try reader.required("id"),
             // `JSONValue?.none`, not `nil`: JSONValue takes a nil literal as `.null`.
-            record: deleted ? JSONValue?.none : try reader.required("record"), createdWith: try reader.optionalString("createdWith"))
+            record: deleted ? JSONValue?.none : try reader.required("record"), createdWith: try reader.optionalString("createdWith"),
+            leftFilter: deleted && left)
     }
 
     /// The change as the feed sends it.
@@ -50,6 +57,7 @@ public struct SyncChange: Sendable, Hashable {
         object["deleted"] = .bool(record == nil)
         if let record { object["record"] = record }
         if let createdWith { object["createdWith"] = .string(createdWith) }
+        if leftFilter { object["left"] = .bool(true) }
         return .object(object)
     }
 }
@@ -113,6 +121,8 @@ package struct SyncFeedDocument: Sendable {
         package var record: JSONDocument.Node?
         /// The `Idempotency-Key` of the create that made the record, when it had one.
         package var createdWith: String?
+        /// A record that left the feed's filter (``SyncChange/leftFilter``), not a deletion.
+        package var leftFilter = false
 
         /// The record's `ETag` after the change.
         package var etag: String { SyncProtocol.etag(ofVersion: sequence) }
@@ -158,7 +168,7 @@ package struct SyncFeedDocument: Sendable {
     }
 
     /// The members of a change, found together: see ``change(_:in:index:)``.
-    private static let changeMembers = JSONMemberNames(["deleted", "seq", "collection", "id", "record", "createdWith"])
+    private static let changeMembers = JSONMemberNames(["deleted", "seq", "collection", "id", "record", "createdWith", "left"])
 
     /// Change `index`, read as ``SyncChange/init(json:path:)`` reads it; the error's path is
     /// built only for an error.
@@ -189,7 +199,13 @@ package struct SyncFeedDocument: Sendable {
             guard case .string(let text) = value else { throw .invalid(message: "expected a string", path: path("createdWith")) }
             createdWith = text
         }
-        return Change(sequence: sequence, id: id, record: record, createdWith: createdWith)
+        var leftFilter = false
+        switch try value(members[6], in: document, path: path("left")) {
+        case nil: break
+        case .bool(let flag)?: leftFilter = deleted && flag
+        case .some: throw .invalid(message: "expected true or false", path: path("left"))
+        }
+        return Change(sequence: sequence, id: id, record: record, createdWith: createdWith, leftFilter: leftFilter)
     }
 
     /// The value at `node`; nil when there is none or it is `null` (as ``SyncFeedPage`` reads

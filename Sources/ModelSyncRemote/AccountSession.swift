@@ -75,20 +75,53 @@ public enum AccountSessionEvent: Sendable, Equatable {
 }
 
 /// Why a session could not do what was asked.
-public enum AccountSessionError: Error, Sendable, Equatable, CustomStringConvertible {
+///
+/// A struct with static members, not an enum (as Hummingbird's `HTTPError` and postgres-nio's
+/// `PSQLError`): a new kind of failure is a new ``Code`` value, which breaks no caller's exhaustive
+/// `switch`. Compare ``code`` with the static members, or the whole error for equality.
+public struct AccountSessionError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of an ``AccountSessionError``; compare it with the static members.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Base: String, Sendable, Hashable { case notSignedIn, refreshRefused, unexpectedAnswer }
+
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// There are no tokens: sign in first.
+        public static let notSignedIn = Code(.notSignedIn)
+        /// The server refused the refresh token (400 or 401: expired, revoked, used already): the
+        /// session has ended and its tokens are forgotten. Sign in again (``status``, ``message``).
+        public static let refreshRefused = Code(.refreshRefused)
+        /// The server's answer lacked a token, or was not JSON (``message``).
+        public static let unexpectedAnswer = Code(.unexpectedAnswer)
+
+        public var description: String { base.rawValue }
+    }
+
+    /// What kind of failure this is.
+    public let code: Code
+    /// The HTTP status of the refusal, for ``Code/refreshRefused``.
+    public let status: Int?
+    /// The server's message (``Code/refreshRefused``), or what was wrong with its answer
+    /// (``Code/unexpectedAnswer``).
+    public let message: String?
+
+    private init(_ code: Code, status: Int? = nil, message: String? = nil) { (self.code, self.status, self.message) = (code, status, message) }
+
     /// There are no tokens: sign in first.
-    case notSignedIn
-    /// The server refused the refresh token (400 or 401: expired, revoked, used already): the
-    /// session has ended and its tokens are forgotten. Sign in again.
-    case refreshRefused(status: Int, message: String)
+    public static let notSignedIn = AccountSessionError(.notSignedIn)
+    /// The server refused the refresh token with `status`: the session has ended.
+    public static func refreshRefused(status: Int, message: String) -> AccountSessionError {
+        AccountSessionError(.refreshRefused, status: status, message: message)
+    }
     /// The server's answer lacked a token, or was not JSON.
-    case unexpectedAnswer(String)
+    public static func unexpectedAnswer(_ what: String) -> AccountSessionError { AccountSessionError(.unexpectedAnswer, message: what) }
 
     public var description: String {
-        switch self {
+        switch code {
         case .notSignedIn: "not signed in"
-        case .refreshRefused(let status, let message): "the server refused the refresh token (HTTP \(status)): \(message); sign in again"
-        case .unexpectedAnswer(let what): "unexpected answer: \(what)"
+        case .refreshRefused: "the server refused the refresh token (HTTP \(status ?? 0)): \(message ?? ""); sign in again"
+        default: "unexpected answer: \(message ?? "")"
         }
     }
 }

@@ -102,28 +102,147 @@ public struct DecodingFailure: Sendable, CustomStringConvertible {
 }
 
 /// Every way a remote call fails. A failed call never changes the model the caller holds.
-public enum RemoteError: Error, Sendable, CustomStringConvertible {
+///
+/// A struct over a private code, as postgres-nio's `PSQLError` is, not an enum: a new kind of
+/// failure is then a new ``Code`` value, which breaks no caller's exhaustive `switch`. Compare
+/// ``code`` with the static members (`error.code == .status`), and read the failure's data
+/// from the properties (``statusError``, ``request``, …), each nil where the code has none.
+///
+/// ```swift
+/// do { try await api.fetch(Post.self, id: 1) }
+/// catch let error as RemoteError where error.code == .status && error.status == 404 { ... }
+/// catch let error as RemoteError where error.code == .transport { ... }   // no answer
+/// ```
+public struct RemoteError: Error, Sendable, CustomStringConvertible {
+    /// The kind of a ``RemoteError``; compare it with the static members.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Base: String, Sendable, Hashable {
+            case transport, timeout, status, decoding, missingID, invalidURL, unexpectedContentType, redirectLoop
+        }
+
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// No response arrived: connection refused or dropped, DNS failure, … (``transportFailure``).
+        public static let transport = Code(.transport)
+        /// No response arrived in time (``request``).
+        public static let timeout = Code(.timeout)
+        /// The server answered with a non-2xx status (``statusError``, ``status``).
+        public static let status = Code(.status)
+        /// The response body is not the expected JSON (``decodingFailure``).
+        public static let decoding = Code(.decoding)
+        /// The model has no primary key value where the URL needs one (`PUT`, `DELETE`, nested)
+        /// (``model``).
+        public static let missingID = Code(.missingID)
+        /// The URL could not be built: a base URL that will not parse, or an id that cannot be a
+        /// path (too few or too many parts for the primary key, a composite part holding the `,`
+        /// that joins the parts, an empty segment from ``RemoteResource/remotePath(for:)``).
+        /// Nothing was sent (``invalidURLDescription``).
+        public static let invalidURL = Code(.invalidURL)
+        /// A response to be decoded is not labelled as JSON (see ``RemoteStore`` on which labels
+        /// are accepted); nothing was decoded (``contentTypeMismatch``).
+        public static let unexpectedContentType = Code(.unexpectedContentType)
+        /// The server redirected in a loop or more times than the transport follows. Not retried:
+        /// sending again would loop again (``request``).
+        public static let redirectLoop = Code(.redirectLoop)
+
+        public var description: String { base.rawValue }
+    }
+
+    /// The failure with its data; private, so that a new kind breaks no caller.
+    private enum Failure: Sendable {
+        case transport(TransportFailure)
+        case timeout(RequestSummary)
+        case status(HTTPStatusError)
+        case decoding(DecodingFailure)
+        case missingID(model: String)
+        case invalidURL(String)
+        case unexpectedContentType(ContentTypeMismatch)
+        case redirectLoop(RequestSummary)
+    }
+
+    private let failure: Failure
+
+    private init(_ failure: Failure) { self.failure = failure }
+
     /// No response arrived: connection refused or dropped, DNS failure, …
-    case transport(TransportFailure)
+    public static func transport(_ failure: TransportFailure) -> RemoteError { RemoteError(.transport(failure)) }
     /// No response arrived in time.
-    case timeout(RequestSummary)
+    public static func timeout(_ request: RequestSummary) -> RemoteError { RemoteError(.timeout(request)) }
     /// The server answered with a non-2xx status.
-    case status(HTTPStatusError)
+    public static func status(_ error: HTTPStatusError) -> RemoteError { RemoteError(.status(error)) }
     /// The response body is not the expected JSON.
-    case decoding(DecodingFailure)
-    /// The model has no primary key value where the URL needs one (`PUT`, `DELETE`, nested).
-    case missingID(model: String)
-    /// The URL could not be built: a base URL that will not parse, or an id that cannot be a
-    /// path (too few or too many parts for the primary key, a composite part holding the `,`
-    /// that joins the parts, an empty segment from ``RemoteResource/remotePath(for:)``).
-    /// Nothing was sent.
-    case invalidURL(String)
-    /// A response to be decoded is not labelled as JSON (see ``RemoteStore`` on which labels
-    /// are accepted); nothing was decoded.
-    case unexpectedContentType(ContentTypeMismatch)
-    /// The server redirected in a loop or more times than the transport follows. Not retried:
-    /// sending again would loop again.
-    case redirectLoop(RequestSummary)
+    public static func decoding(_ failure: DecodingFailure) -> RemoteError { RemoteError(.decoding(failure)) }
+    /// The model has no primary key value where the URL needs one.
+    public static func missingID(model: String) -> RemoteError { RemoteError(.missingID(model: model)) }
+    /// The URL could not be built; nothing was sent.
+    public static func invalidURL(_ description: String) -> RemoteError { RemoteError(.invalidURL(description)) }
+    /// A response to be decoded is not labelled as JSON.
+    public static func unexpectedContentType(_ mismatch: ContentTypeMismatch) -> RemoteError { RemoteError(.unexpectedContentType(mismatch)) }
+    /// The server redirected in a loop or more times than the transport follows.
+    public static func redirectLoop(_ request: RequestSummary) -> RemoteError { RemoteError(.redirectLoop(request)) }
+
+    /// What kind of failure this is.
+    public var code: Code {
+        switch failure {
+        case .transport: .transport
+        case .timeout: .timeout
+        case .status: .status
+        case .decoding: .decoding
+        case .missingID: .missingID
+        case .invalidURL: .invalidURL
+        case .unexpectedContentType: .unexpectedContentType
+        case .redirectLoop: .redirectLoop
+        }
+    }
+
+    /// The request that failed; nil for ``Code/missingID`` and ``Code/invalidURL``, which send none.
+    public var request: RequestSummary? {
+        switch failure {
+        case .transport(let failure): failure.request
+        case .timeout(let request), .redirectLoop(let request): request
+        case .status(let error): error.request
+        case .decoding(let failure): failure.request
+        case .unexpectedContentType(let mismatch): mismatch.request
+        case .missingID, .invalidURL: nil
+        }
+    }
+
+    /// For ``Code/transport``: what the transport reported.
+    public var transportFailure: TransportFailure? {
+        if case .transport(let failure) = failure { return failure }
+        return nil
+    }
+
+    /// For ``Code/status``: the request, the whole response and its field errors.
+    public var statusError: HTTPStatusError? {
+        if case .status(let error) = failure { return error }
+        return nil
+    }
+
+    /// For ``Code/decoding``: the decoder's error and the response.
+    public var decodingFailure: DecodingFailure? {
+        if case .decoding(let failure) = failure { return failure }
+        return nil
+    }
+
+    /// For ``Code/missingID``: the model without an id.
+    public var model: String? {
+        if case .missingID(let model) = failure { return model }
+        return nil
+    }
+
+    /// For ``Code/invalidURL``: the URL, or what made the id no path.
+    public var invalidURLDescription: String? {
+        if case .invalidURL(let description) = failure { return description }
+        return nil
+    }
+
+    /// For ``Code/unexpectedContentType``: the response and its `Content-Type`.
+    public var contentTypeMismatch: ContentTypeMismatch? {
+        if case .unexpectedContentType(let mismatch) = failure { return mismatch }
+        return nil
+    }
 
     /// The server's field errors (400 / 422) as a ``/ModelSyncCore/ValidationError``, by property
     /// name like the failures of ``/ModelSyncCore/Model/validated()``; nil for other errors.
@@ -134,18 +253,16 @@ public enum RemoteError: Error, Sendable, CustomStringConvertible {
     /// catch let error as RemoteError where error.validationError != nil { ... }   // the server's
     /// ```
     public var validationError: ValidationError? {
-        if case .status(let error) = self { return error.validationError }
-        return nil
+        statusError?.validationError
     }
 
-    /// The status code, for ``status(_:)`` errors.
+    /// The status code, for ``Code/status`` errors.
     public var status: Int? {
-        if case .status(let error) = self { return error.status }
-        return nil
+        statusError?.status
     }
 
     public var description: String {
-        switch self {
+        switch failure {
         case .transport(let failure): "\(failure.request) failed: \(failure.reason)"
         case .timeout(let request): "\(request) timed out"
         case .status(let error): error.description

@@ -584,10 +584,7 @@ public final class RemoteStore: Sendable {
 extension RemoteError {
     /// Whether sending again may succeed: no answer, or none in time.
     var isRetryableTransportFailure: Bool {
-        switch self {
-        case .transport, .timeout: true
-        default: false
-        }
+        code == .transport || code == .timeout
     }
 }
 

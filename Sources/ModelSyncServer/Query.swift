@@ -136,6 +136,18 @@ package struct ListQuery: Sendable {
         }
     }
 
+    /// Whether anything filters: a field, a comparison or `q`.
+    package var filters: Bool { !equal.isEmpty || !conditions.isEmpty || search != nil }
+
+    /// Whether the query takes time the caller controls per item: a pattern or a search.
+    package var scansText: Bool { search != nil || conditions.contains { $0.comparison == .like } }
+
+    /// The test of one item against the filters (sorting aside), built once for many items.
+    package func matcher() -> @Sendable (JSONValue) -> Bool {
+        let tests = conditions.map { condition in (condition.field, Self.test(condition.comparison, condition.text, condition.pattern)) }
+        return { [self] item in matches(item, tests) }
+    }
+
     /// The matching items, sorted (stable: ties keep the data's order).
     package func apply(to items: [JSONValue]) -> [JSONValue] {
         let tests = conditions.map { condition in (condition.field, Self.test(condition.comparison, condition.text, condition.pattern)) }
@@ -153,7 +165,7 @@ package struct ListQuery: Sendable {
         return result
     }
 
-    private static func test(_ comparison: Comparison, _ text: String, _ pattern: LikePattern?) -> (JSONValue) -> Bool {
+    private static func test(_ comparison: Comparison, _ text: String, _ pattern: LikePattern?) -> @Sendable (JSONValue) -> Bool {
         switch comparison {
         case .gte: return { compare($0, text).map { $0 != .orderedAscending } ?? false }
         case .lte: return { compare($0, text).map { $0 != .orderedDescending } ?? false }
@@ -166,7 +178,7 @@ package struct ListQuery: Sendable {
         }
     }
 
-    private func matches(_ item: JSONValue, _ tests: [(String, (JSONValue) -> Bool)]) -> Bool {
+    private func matches(_ item: JSONValue, _ tests: [(String, @Sendable (JSONValue) -> Bool)]) -> Bool {
         for (field, accepted) in equal {
             guard let found = value(of: item, at: field), let text = scalarText(found), accepted.contains(text) else {
                 return false

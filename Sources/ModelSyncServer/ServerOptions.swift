@@ -32,7 +32,7 @@ public struct ServerOptions: Sendable {
     /// streams one caller may open (``ChangeStreamLimits``).
     public var changeStreamLimits = ChangeStreamLimits()
     /// Middleware run on every request, in order, after CORS and before the routes: an app's
-    /// own (authentication, logging) or the test hooks (``FaultInjection``, ``RequestRecorder``).
+    /// own (authentication, logging) or the test hooks (``FaultInjectionMiddleware``, ``RequestRecorderMiddleware``).
     public var middleware: [any SyncServerMiddleware]
     /// The level at which each request and its answer are logged (to the server's logger). A
     /// logger set to a higher level logs none, and the server then installs no request logging.
@@ -87,35 +87,76 @@ public struct ServerOptions: Sendable {
     }
 }
 
-/// Why a server could not start.
-public enum ServerError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The data is not a JSON object (its top-level arrays are collections, objects singular
-    /// resources).
-    case notAnObject
-    /// The database file could not be read or parsed.
-    case unreadableFile(path: String, reason: String)
-    /// The server stopped before it started listening (e.g. the port is taken).
-    case couldNotStart(String)
-    /// A database URL that is not `postgres://user@host:port/database[?schema=…]`.
-    case invalidDatabaseURL(String)
+/// Why a server could not start, or could not move its data.
+///
+/// A struct with static members, not an enum (as Hummingbird's `HTTPError` and postgres-nio's
+/// `PSQLError`): a new kind of failure is a new ``Code`` value, which breaks no caller's exhaustive
+/// `switch`. Compare ``code`` with the static members, or the whole error for equality.
+public struct ServerError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of a ``ServerError``; compare it with the static members.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Base: String, Sendable, Hashable {
+            case notAnObject, unreadableFile, couldNotStart, invalidDatabaseURL, database, cannotImport, unsupported
+        }
+
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// The data is not a JSON object (its top-level arrays are collections, objects singular
+        /// resources).
+        public static let notAnObject = Code(.notAnObject)
+        /// The database file could not be read or parsed (``path``, ``reason``).
+        public static let unreadableFile = Code(.unreadableFile)
+        /// The server stopped before it started listening (e.g. the port is taken) (``reason``).
+        public static let couldNotStart = Code(.couldNotStart)
+        /// A database URL that is not `postgres://user@host:port/database[?schema=…]` (``reason``: the URL).
+        public static let invalidDatabaseURL = Code(.invalidDatabaseURL)
+        /// PostgreSQL could not be reached, or refused what was asked (``reason``).
+        public static let database = Code(.database)
+        /// Data that cannot be imported as it is (two items with one id, a NUL character, a
+        /// database that already holds data) (``reason``).
+        public static let cannotImport = Code(.cannotImport)
+        /// A combination of options this server cannot honour (``reason``).
+        public static let unsupported = Code(.unsupported)
+
+        public var description: String { base.rawValue }
+    }
+
+    /// What kind of failure this is.
+    public let code: Code
+    /// The file, for ``Code/unreadableFile``.
+    public let path: String?
+    /// What went wrong, in words; for ``Code/invalidDatabaseURL``, the URL.
+    public let reason: String?
+
+    private init(_ code: Code, path: String? = nil, reason: String? = nil) { (self.code, self.path, self.reason) = (code, path, reason) }
+
+    /// The data is not a JSON object.
+    public static let notAnObject = ServerError(.notAnObject)
+    /// The database file at `path` could not be read or parsed.
+    public static func unreadableFile(path: String, reason: String) -> ServerError { ServerError(.unreadableFile, path: path, reason: reason) }
+    /// The server stopped before it started listening.
+    public static func couldNotStart(_ reason: String) -> ServerError { ServerError(.couldNotStart, reason: reason) }
+    /// A database URL that is not a PostgreSQL URL.
+    public static func invalidDatabaseURL(_ url: String) -> ServerError { ServerError(.invalidDatabaseURL, reason: url) }
     /// PostgreSQL could not be reached, or refused what was asked.
-    case database(String)
-    /// Data that cannot be imported into PostgreSQL as it is (two items with one id, a NUL
-    /// character, a database that already holds data).
-    case cannotImport(String)
+    public static func database(_ reason: String) -> ServerError { ServerError(.database, reason: reason) }
+    /// Data that cannot be imported as it is.
+    public static func cannotImport(_ reason: String) -> ServerError { ServerError(.cannotImport, reason: reason) }
     /// A combination of options this server cannot honour.
-    case unsupported(String)
+    public static func unsupported(_ reason: String) -> ServerError { ServerError(.unsupported, reason: reason) }
 
     /// A sentence saying what went wrong, for logs and the command line.
     public var description: String {
-        switch self {
+        let reason = reason ?? ""
+        return switch code {
         case .notAnObject: "the database must be a JSON object whose arrays are collections"
-        case .unreadableFile(let path, let reason): "cannot read \(path): \(reason)"
-        case .couldNotStart(let reason): "the server could not start: \(reason)"
-        case .invalidDatabaseURL(let url): "not a PostgreSQL URL (postgres://user@host:port/database): \(url)"
-        case .database(let reason): "PostgreSQL: \(reason)"
-        case .cannotImport(let reason): "cannot import: \(reason)"
-        case .unsupported(let reason): "unsupported: \(reason)"
+        case .unreadableFile: "cannot read \(path ?? ""): \(reason)"
+        case .couldNotStart: "the server could not start: \(reason)"
+        case .invalidDatabaseURL: "not a PostgreSQL URL (postgres://user@host:port/database): \(reason)"
+        case .database: "PostgreSQL: \(reason)"
+        case .cannotImport: "cannot import: \(reason)"
+        default: "unsupported: \(reason)"
         }
     }
 }

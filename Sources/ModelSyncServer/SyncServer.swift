@@ -23,7 +23,7 @@ import UnixSignals
 /// ```
 ///
 /// With a file, every write is saved back to it atomically. Middleware of your own (auth,
-/// logging, the test hooks ``FaultInjection`` and ``RequestRecorder``) goes in
+/// logging, the test hooks ``FaultInjectionMiddleware`` and ``RequestRecorderMiddleware``) goes in
 /// ``ServerOptions/middleware``.
 public final class SyncServer: Sendable {
     /// The address the server listens on.
@@ -33,11 +33,11 @@ public final class SyncServer: Sendable {
     /// `http://host:port`.
     public let baseURL: URL
 
-    private let backend: any ServerBackend
+    private let backend: any ServerBackend & ServerAccountStore
     private let group: ServiceGroup
     private let running: Task<Void, Never>
 
-    private init(host: String, port: Int, backend: any ServerBackend, group: ServiceGroup, running: Task<Void, Never>) {
+    private init(host: String, port: Int, backend: any ServerBackend & ServerAccountStore, group: ServiceGroup, running: Task<Void, Never>) {
         self.host = host
         self.port = port
         self.baseURL = URL(string: "http://\(host.contains(":") ? "[\(host)]" : host):\(port)") ?? URL(fileURLWithPath: "/")
@@ -90,11 +90,11 @@ public final class SyncServer: Sendable {
 
     /// Starts a server over `backend` (the JSON file here; PostgreSQL in `ModelSyncServerPostgres`).
     package static func start(
-        backend: any ServerBackend, host: String, port: Int, options: ServerOptions, logger: Logger, stopsOnSignals: Bool = false
+        backend: any ServerBackend & ServerAccountStore, host: String, port: Int, options: ServerOptions, logger: Logger, stopsOnSignals: Bool = false
     ) async throws -> SyncServer {
         if let access = options.access, let accounts = access.accounts {
             do {
-                try await AccountService.prepare(backend: backend, accounts: accounts, collection: access.rules.accountsCollection, logger: logger)
+                try await AccountService.prepare(store: backend, accounts: accounts, collection: access.rules.accountsCollection, logger: logger)
             } catch {
                 await backend.close()
                 throw error
@@ -176,7 +176,7 @@ public final class SyncServer: Sendable {
     }
 
     /// The router: the middleware every request passes, outermost first, then the routes.
-    private static func router(backend: any ServerBackend, options: ServerOptions, logger: Logger) -> Router<SyncServerContext> {
+    private static func router(backend: any ServerBackend & ServerAccountStore, options: ServerOptions, logger: Logger) -> Router<SyncServerContext> {
         let router = Router(context: SyncServerContext.self)
         // Observability first, so that it sees every answer, refusals included; each only when
         // asked for, since each costs every request (measured: docs/PERFORMANCE.md).
@@ -197,12 +197,12 @@ public final class SyncServer: Sendable {
         router.add(middleware: DeclaredBodyLimitMiddleware(limit: options.maxBodySize))
         for middleware in options.middleware { router.add(middleware: middleware) }
         if let access = options.access {
-            let accounts = access.accounts.map { _ in CurrentAccounts(backend: backend, collection: access.rules.accountsCollection) }
+            let accounts = access.accounts.map { _ in CurrentAccounts(store: backend, collection: access.rules.accountsCollection) }
             router.add(middleware: AuthenticationMiddleware(tokens: access.tokens, accounts: accounts))
         }
         router.add(middleware: ProtocolNegotiationMiddleware())
         router.add(middleware: ErrorAnswerMiddleware())
-        ServerRoutes(backend: backend, options: options).route(into: router)
+        ServerRoutes(backend: backend, accounts: backend, options: options).route(into: router)
         return router
     }
 }

@@ -111,23 +111,53 @@ public struct BcryptPasswordHasher: PasswordHasher {
 }
 
 /// Why ``BcryptPasswordHasher`` refused a cost or a password.
-public enum PasswordHashingError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// A cost outside ``BcryptPasswordHasher/minimumCost`` to ``BcryptPasswordHasher/maximumCost``.
-    case costOutOfRange(Int)
-    /// A password longer than ``BcryptPasswordHasher/maximumPasswordLength`` UTF-8 bytes, which
-    /// bcrypt would cut.
-    case passwordTooLong(byteCount: Int)
-    /// A password with a NUL byte, where bcrypt would stop reading.
-    case passwordContainsNUL
+///
+/// A struct with static members, not an enum (as Hummingbird's `HTTPError` and postgres-nio's
+/// `PSQLError`): a new kind of failure is a new ``Code`` value, which breaks no caller's exhaustive
+/// `switch`. Compare ``code`` with the static members, or the whole error for equality.
+public struct PasswordHashingError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of a ``PasswordHashingError``; compare it with the static members.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Base: String, Sendable, Hashable { case costOutOfRange, passwordTooLong, passwordContainsNUL }
+
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// A cost outside ``BcryptPasswordHasher/minimumCost`` to ``BcryptPasswordHasher/maximumCost`` (``cost``).
+        public static let costOutOfRange = Code(.costOutOfRange)
+        /// A password longer than ``BcryptPasswordHasher/maximumPasswordLength`` UTF-8 bytes, which
+        /// bcrypt would cut (``byteCount``).
+        public static let passwordTooLong = Code(.passwordTooLong)
+        /// A password with a NUL byte, where bcrypt would stop reading.
+        public static let passwordContainsNUL = Code(.passwordContainsNUL)
+
+        public var description: String { base.rawValue }
+    }
+
+    /// What was refused.
+    public let code: Code
+    /// The cost refused, for ``Code/costOutOfRange``.
+    public let cost: Int?
+    /// The password's length in UTF-8 bytes, for ``Code/passwordTooLong``.
+    public let byteCount: Int?
+
+    private init(_ code: Code, cost: Int? = nil, byteCount: Int? = nil) { (self.code, self.cost, self.byteCount) = (code, cost, byteCount) }
+
+    /// A cost outside the range bcrypt takes.
+    public static func costOutOfRange(_ cost: Int) -> PasswordHashingError { PasswordHashingError(.costOutOfRange, cost: cost) }
+    /// A password longer than bcrypt reads.
+    public static func passwordTooLong(byteCount: Int) -> PasswordHashingError { PasswordHashingError(.passwordTooLong, byteCount: byteCount) }
+    /// A password with a NUL byte.
+    public static let passwordContainsNUL = PasswordHashingError(.passwordContainsNUL)
 
     /// The reason, in a sentence for a log or a command line.
     public var description: String {
-        switch self {
-        case .costOutOfRange(let cost):
-            "bcrypt cost \(cost) is outside \(BcryptPasswordHasher.minimumCost)...\(BcryptPasswordHasher.maximumCost)"
-        case .passwordTooLong(let count):
-            "the password has \(count) bytes; bcrypt reads at most \(BcryptPasswordHasher.maximumPasswordLength)"
-        case .passwordContainsNUL: "the password contains a NUL character"
+        switch code {
+        case .costOutOfRange:
+            "bcrypt cost \(cost ?? 0) is outside \(BcryptPasswordHasher.minimumCost)...\(BcryptPasswordHasher.maximumCost)"
+        case .passwordTooLong:
+            "the password has \(byteCount ?? 0) bytes; bcrypt reads at most \(BcryptPasswordHasher.maximumPasswordLength)"
+        default: "the password contains a NUL character"
         }
     }
 }

@@ -6,8 +6,26 @@ import ModelSyncServer
 import PostgresNIO
 
 /// Moving data between a JSON document and PostgreSQL, bookkeeping included: records keep their
-/// versions, so clients' feed cursors stay valid across the move.
+/// versions, so clients' feed cursors stay valid across the move. A reset is such a move.
 extension PostgresBackend {
+    /// Puts back the data the server started with (`SyncServer.start(data:database:)`), as an
+    /// import over it would, and rewinds the change streams.
+    func reset() async throws {
+        guard let initialData else {
+            throw ServerError.database("only a server started with data can be reset (SyncServer.start(data:database:))")
+        }
+        do {
+            let replacement = try await Self.replaceData(with: initialData, schema: schema, client: client, logger: logger)
+            // Before answering, so that a stream opened after the reset is not ended by it; the
+            // notification does the same on the other servers (and finds this one done).
+            await relay.rewind(replacement)
+            // The tables were made again: so are their policies.
+            try await Self.installRowSecurity(rowSecurity, schema: schema, tables: Self.collectionTables(resources), client: client, logger: logger)
+        } catch {
+            throw Self.serverError(error)
+        }
+    }
+
     /// Creates the tables in `schema` and loads `data` (a JSON document as the JSON backend
     /// saves it, with or without its `_modelsync` bookkeeping), in one transaction.
     ///

@@ -7,7 +7,7 @@ import ModelSyncServer
 
 /// The built-in accounts and their refresh tokens, in tables of their own (no route serves
 /// them): every lookup goes through an index (email, user id, token hash, family).
-extension SQLiteBackend {
+extension SQLiteBackend: ServerAccountStore {
     package func register(email: String, passwordHash: String, profile: JSONObject, in collection: String) async throws -> (user: JSONValue, account: StoredAccount) {
         let limits = feedLimits
         return try await writing { connection, state in

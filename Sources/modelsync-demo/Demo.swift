@@ -3,6 +3,7 @@
 import Foundation
 import ModelSync
 import ModelSyncServer
+import ModelSyncServerSQLite
 
 @main
 struct Demo {
@@ -19,6 +20,7 @@ struct Demo {
             try await IdentityCacheSection.run()
             try await OfflineWritesSection.run()
             try await UsersAndAccessSection.run()
+            try await SharingSection.run()
             print("\nDone.")
         } catch {
             print("\nThe demo failed: \(error)")
@@ -40,18 +42,27 @@ func step(_ title: String, _ result: Any) {
     }
 }
 
-/// Runs `body` with a fresh temporary directory, then shuts `server` down and removes the
-/// directory, whether `body` threw or not.
-func withServer(_ server: SyncServer, directory prefix: String, _ body: (URL) async throws -> Void) async throws {
+/// Starts a server on a SQLite file holding `data`, in a fresh temporary directory; runs
+/// `prepare` on the file before the server opens it and `body` while it serves (with the
+/// directory, for the clients' databases); then shuts the server down and removes the directory,
+/// whether `body` threw or not.
+func withSQLiteServer(
+    data: JSONValue, options: ServerOptions = ServerOptions(), directory prefix: String,
+    prepare: (String) async throws -> Void = { _ in }, _ body: (SyncServer, URL) async throws -> Void
+) async throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    // What `modelsync-server import data.json --database sqlite:server.sqlite` does.
+    let file = directory.appendingPathComponent("server.sqlite").path
+    try await SyncServer.importData(data, intoSQLite: file)
+    try await prepare(file)
+    let server = try await SyncServer.start(sqlite: file, options: options)
     do {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try await body(directory)
+        try await body(server, directory)
     } catch {
         await server.shutdown()
-        try? FileManager.default.removeItem(at: directory)
         throw error
     }
     await server.shutdown()
-    try? FileManager.default.removeItem(at: directory)
 }

@@ -27,15 +27,8 @@ extension CachedPost: RemoteResource {
 enum IdentityCacheSection {
     static func run() async throws {
         section("Identity map and offline cache")
-        let server = try await SyncServer.start(data: SyncServer.sampleData)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("modelsync-demo-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        do {
+        try await withSQLiteServer(data: SyncServer.sampleData, directory: "modelsync-demo-cache") { server, directory in
             try await tour(server, directory)
-        } catch {
-            await server.shutdown()
-            throw error
         }
     }
 

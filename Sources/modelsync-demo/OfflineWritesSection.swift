@@ -8,14 +8,14 @@ enum OfflineWritesSection {
     static func run() async throws {
         section("Offline writes with SyncStore")
         // A request log, to show what the client sent.
-        let recorder = RequestRecorder()
-        let server = try await SyncServer.start(data: SyncServer.sampleData, options: ServerOptions(middleware: [recorder]))
-        try await withServer(server, directory: "modelsync-demo-sync") { directory in
+        let recorder = RequestRecorderMiddleware()
+        try await withSQLiteServer(data: SyncServer.sampleData, options: ServerOptions(middleware: [recorder]), directory: "modelsync-demo-sync") {
+            server, directory in
             try await tour(server, recorder, databasePath: directory.appendingPathComponent("app.sqlite").path)
         }
     }
 
-    private static func tour(_ server: SyncServer, _ recorder: RequestRecorder, databasePath: String) async throws {
+    private static func tour(_ server: SyncServer, _ recorder: RequestRecorderMiddleware, databasePath: String) async throws {
         let database = try Database(path: databasePath, models: [DemoPost.self])
         let sync = SyncStore(remote: RemoteStore(baseURL: server.baseURL), database: database, models: [DemoPost.self])
 

@@ -27,23 +27,18 @@ extension DemoComment: RemoteResource {
 }
 
 /// REST: RemoteStore against the bundled json-server-compatible server, started in-process on a
-/// free port with jsonplaceholder-shaped sample data.
+/// free port over a SQLite file holding jsonplaceholder-shaped sample data.
 enum RemoteSection {
     static func run() async throws {
         section("REST with RemoteStore")
         // A request log, to show what the client sent.
-        let recorder = RequestRecorder()
-        let server = try await SyncServer.start(data: SyncServer.sampleData, options: ServerOptions(middleware: [recorder]))
-        do {
-            try await tour(server, recorder)
-            await server.shutdown()
-        } catch {
-            await server.shutdown()
-            throw error
+        let recorder = RequestRecorderMiddleware()
+        try await withSQLiteServer(data: SyncServer.sampleData, options: ServerOptions(middleware: [recorder]), directory: "modelsync-demo-rest") {
+            server, _ in try await tour(server, recorder)
         }
     }
 
-    private static func tour(_ server: SyncServer, _ recorder: RequestRecorder) async throws {
+    private static func tour(_ server: SyncServer, _ recorder: RequestRecorderMiddleware) async throws {
         step("Started modelsync-server in-process", "\(server.baseURL)  (users, posts, comments, profile)")
 
         var options = RemoteStore.Options()

@@ -2,6 +2,7 @@ import Foundation
 import ModelSync
 import ModelSyncServer
 import ModelSyncServerAuth
+import ModelSyncServerSQLite
 
 /// Users and access: a server with access rules and built-in accounts (bcrypt, JWTs, refresh
 /// tokens); two users sign in with `AccountSession` and sync through `SyncStore`, each device
@@ -17,12 +18,12 @@ enum UsersAndAccessSection {
         let access = AccessControl(rules: try AccessRules(json: ["posts": 600]), tokens: tokens, accounts: accounts)
         // The first admin is made offline, before the server starts (`modelsync-server admin`):
         // registering an email never makes an admin.
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("modelsync-demo-users-\(UUID().uuidString).json")
-        try Data(#"{"users": [], "posts": []}"#.utf8).write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
-        _ = try await SyncServer.makeAdmin(email: "admin@example.com", password: "correct horse battery", passwords: passwords, file: file)
-        let server = try await SyncServer.start(file: file, options: ServerOptions(access: access))
-        try await withServer(server, directory: "modelsync-demo-users") { directory in
+        try await withSQLiteServer(
+            data: ["users": [], "posts": []], options: ServerOptions(access: access), directory: "modelsync-demo-users",
+            prepare: { file in
+                _ = try await SyncServer.makeAdmin(email: "admin@example.com", password: "correct horse battery", passwords: passwords, sqlite: file)
+            }
+        ) { server, directory in
             try await tour(server.baseURL, directory)
         }
     }

@@ -217,7 +217,7 @@ struct Serve: AsyncParsableCommand {
         }
         // The test hooks, only when asked for: a production server carries none.
         if delay > 0 || failRate > 0 || dropRate > 0 || loseAnswerRate > 0 {
-            let faults = FaultInjection(delay: .milliseconds(delay))
+            let faults = FaultInjectionMiddleware(delay: .milliseconds(delay))
             if failRate > 0 { faults.inject(Fault(.status(failStatus), fraction: failRate)) }
             if dropRate > 0 { faults.inject(Fault(.dropConnection, fraction: dropRate)) }
             if loseAnswerRate > 0 { faults.inject(Fault(.loseAnswer, fraction: loseAnswerRate)) }

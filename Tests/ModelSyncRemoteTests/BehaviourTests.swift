@@ -118,7 +118,7 @@ struct BehaviourTests {
         options.retry = RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(1))
         let store = RemoteStore(baseURL: url, options: options)
         let error = await remoteError { _ = try await store.fetch(Post.self, id: 1) }
-        guard case .transport(let failure)? = error else { Issue.record("expected transport, got \(String(describing: error))"); return }
+        guard let failure = error?.transportFailure else { Issue.record("expected transport, got \(String(describing: error))"); return }
         #expect(failure.request.method == "GET")
         #expect(failure.request.url.path == "/posts/1")
     }
@@ -129,7 +129,7 @@ struct BehaviourTests {
             let error = await remoteError {
                 _ = try await store.fetch(Post.self, id: 1, options: RequestOptions(timeout: .milliseconds(40)))
             }
-            guard case .timeout(let request)? = error else { Issue.record("expected timeout, got \(String(describing: error))"); return }
+            guard error?.code == .timeout, let request = error?.request else { Issue.record("expected timeout, got \(String(describing: error))"); return }
             #expect(request.url.path == "/posts/1")
             #expect(try await store.fetch(Post.self, id: 1).id == 1)
         }

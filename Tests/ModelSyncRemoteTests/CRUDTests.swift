@@ -112,7 +112,7 @@ struct CRUDTests {
     @Test func aModelWithoutIDCannotBeDeleted() async throws {
         try await withStore { store, server async throws in
             let error = await remoteError { try await store.delete(Post(userId: 1, title: "", text: "")) }
-            guard case .missingID(let model)? = error else { Issue.record("expected missingID, got \(String(describing: error))"); return }
+            guard error?.code == .missingID, let model = error?.model else { Issue.record("expected missingID, got \(String(describing: error))"); return }
             #expect(model == "Post")
             #expect(server.recordedRequests.isEmpty)
         }

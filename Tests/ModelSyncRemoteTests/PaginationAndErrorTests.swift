@@ -72,7 +72,7 @@ struct RemoteErrorTests {
     @Test func statusErrorsCarryTheBody() async throws {
         try await withStore { store, _ async throws in
             let error = await remoteError { _ = try await store.fetch(Post.self, id: 12345) }
-            guard case .status(let status)? = error else { Issue.record("expected status, got \(String(describing: error))"); return }
+            guard let status = error?.statusError else { Issue.record("expected status, got \(String(describing: error))"); return }
             #expect(status.status == 404)
             #expect(status.response.text.contains("12345"))
             #expect(status.request.method == "GET")
@@ -86,7 +86,7 @@ struct RemoteErrorTests {
             server.inject(Fault(.status(422, body: ["errors": ["body": ["can't be blank"], "title": ["is too short", "is taken"]]])))
             var post = Post(userId: 1, title: "x", text: "")
             let error = await remoteError { try await store.save(&post) }
-            guard case .status(let status)? = error else { Issue.record("expected status, got \(String(describing: error))"); return }
+            guard let status = error?.statusError else { Issue.record("expected status, got \(String(describing: error))"); return }
             #expect(status.status == 422)
             #expect(status.fieldErrors == ["text": ["can't be blank"], "title": ["is too short", "is taken"]])
             #expect(post.id == nil)
@@ -103,7 +103,7 @@ struct RemoteErrorTests {
             for shape in shapes {
                 server.inject(Fault(.status(400, body: shape)))
                 let error = await remoteError { _ = try await store.list(Post.self) }
-                guard case .status(let status)? = error else { Issue.record("no status error for \(shape)"); continue }
+                guard let status = error?.statusError else { Issue.record("no status error for \(shape)"); continue }
                 #expect(status.fieldErrors == ["title": ["required"]], "\(shape)")
             }
         }
@@ -118,7 +118,7 @@ struct RemoteErrorTests {
             strict.decoder = JSONModelDecoder(mode: .strict)
             let strictStore = RemoteStore(baseURL: server.baseURL, options: strict)
             let error = await remoteError { _ = try await strictStore.list(User.self, parameters: ["_limit": 5]) }
-            guard case .decoding(let failure)? = error else { Issue.record("expected decoding, got \(String(describing: error))"); return }
+            guard let failure = error?.decodingFailure else { Issue.record("expected decoding, got \(String(describing: error))"); return }
             #expect(failure.error.path.description == "[2].name")
             #expect(failure.response.status == 200)
         }

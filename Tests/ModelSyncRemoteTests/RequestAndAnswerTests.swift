@@ -96,7 +96,7 @@ struct PathSegmentTests {
     @Test func anEmptyIdIsMissing() async throws {
         try await withStore { store, server async throws in
             let error = await remoteError { try await store.delete(Post.self, id: "") }
-            guard case .missingID? = error else { Issue.record("expected missingID, got \(String(describing: error))"); return }
+            guard error?.code == .missingID else { Issue.record("expected missingID, got \(String(describing: error))"); return }
             #expect(server.uris.isEmpty)
         }
     }
@@ -246,7 +246,7 @@ struct ContentTypeAndRedirectTests {
     @Test func jsonLabelledAsHTMLIsATypedError() async throws {
         try await RawHTTPPeer.with({ _ in [.response("200 OK", headers: ["Content-Type: text/html"], body: Self.user)] }) { peer in
             let error = await remoteError { _ = try await RemoteStore(baseURL: peer.baseURL).fetch(User.self, id: 1) }
-            guard case .unexpectedContentType(let mismatch)? = error else {
+            guard let mismatch = error?.contentTypeMismatch else {
                 Issue.record("expected unexpectedContentType, got \(String(describing: error))")
                 return
             }
@@ -259,7 +259,7 @@ struct ContentTypeAndRedirectTests {
             var options = RemoteStore.Options()
             options.retry = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(1))
             let error = await remoteError { _ = try await RemoteStore(baseURL: peer.baseURL, options: options).fetch(User.self, id: 1) }
-            guard case .redirectLoop(let request)? = error else { Issue.record("expected redirectLoop, got \(String(describing: error))"); return }
+            guard error?.code == .redirectLoop, let request = error?.request else { Issue.record("expected redirectLoop, got \(String(describing: error))"); return }
             #expect(request.url.path == "/users/1")
             let oneAttempt = peer.requests.current.count
             // A second call makes as many requests: the first was not retried.
@@ -284,7 +284,7 @@ struct BodyTimeoutTests {
     private func expectTimeout(_ transport: any HTTPTransport, _ peer: RawHTTPPeer) async throws {
         let request = RemoteRequest(method: .get, url: peer.baseURL.appendingPathComponent("users/1"), timeout: .seconds(1))
         let error = await remoteError { _ = try await transport.send(request) }
-        guard case .timeout(let summary)? = error else { Issue.record("expected timeout, got \(String(describing: error))"); return }
+        guard error?.code == .timeout, let summary = error?.request else { Issue.record("expected timeout, got \(String(describing: error))"); return }
         #expect(summary.url.path == "/users/1")
     }
 
@@ -342,7 +342,7 @@ struct BodyTimeoutTests {
             let error = await remoteError {
                 _ = try await RemoteStore(baseURL: peer.baseURL, options: options).fetch(User.self, id: 1, options: RequestOptions(timeout: .milliseconds(500)))
             }
-            guard case .timeout? = error else { Issue.record("expected timeout, got \(String(describing: error))"); return }
+            guard error?.code == .timeout else { Issue.record("expected timeout, got \(String(describing: error))"); return }
         }
     }
 
@@ -436,7 +436,7 @@ struct ErrorCauseTests {
         var options = RemoteStore.Options()
         options.retry = .none
         let error = await remoteError { _ = try await RemoteStore(baseURL: url, options: options).fetch(Post.self, id: 1) }
-        guard case .transport(let failure)? = error else { Issue.record("expected transport, got \(String(describing: error))"); return }
+        guard let failure = error?.transportFailure else { Issue.record("expected transport, got \(String(describing: error))"); return }
         let underlying = try #require(failure.underlyingError)
         #expect(failure.reason == String(describing: underlying))
     }

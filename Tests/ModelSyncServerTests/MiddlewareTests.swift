@@ -67,7 +67,7 @@ import Testing
 
     /// The test hooks are middleware: a production server carries them only when given.
     @Test func faultsAndRecordingAreMiddlewareOnAProductionServer() async throws {
-        let (faults, recorder) = (FaultInjection(), RequestRecorder(limit: 10))
+        let (faults, recorder) = (FaultInjectionMiddleware(), RequestRecorderMiddleware(limit: 10))
         let server = try await SyncServer.start(data: sampleData, options: ServerOptions(middleware: [recorder, faults]))
         let base = server.baseURL.absoluteString
         do {

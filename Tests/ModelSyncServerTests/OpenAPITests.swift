@@ -23,7 +23,7 @@ import Testing
     /// in the document's spelling: each must be in the document.
     static var routes: [(String, String)] {
         let backend = JSONFileBackend(root: [:], file: nil, feedLimits: FeedLimits())
-        let table = ServerRoutes(backend: backend, options: ServerOptions(prometheus: PrometheusCollectorRegistry())).routes
+        let table = ServerRoutes(backend: backend, accounts: backend, options: ServerOptions(prometheus: PrometheusCollectorRegistry())).routes
         return table.flatMap { route in
             let path = route.path.split(separator: "/").map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }.joined(separator: "/")
             return route.handlers.keys.map { ($0.rawValue.lowercased(), "/" + path) }

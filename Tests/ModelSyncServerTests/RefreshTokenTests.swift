@@ -353,7 +353,7 @@ import Testing
         }
     }
 
-    private func withBackend(_ backend: Backend, _ body: (any ServerBackend) async throws -> Void) async throws {
+    private func withBackend(_ backend: Backend, _ body: (any ServerAccountStore) async throws -> Void) async throws {
         switch backend {
         case .jsonDocument:
             try await body(JSONFileBackend(root: ["users": []], file: nil, feedLimits: FeedLimits()))

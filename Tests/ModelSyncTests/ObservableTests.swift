@@ -202,7 +202,7 @@ struct LoadableResourceTests {
             await story.refresh()
             await failed.happened()
             let error = try #require(story.error as? RemoteError)
-            guard case .status(let status) = error else {
+            guard let status = error.statusError else {
                 Issue.record("expected a status error, got \(error)")
                 return
             }

@@ -9,7 +9,10 @@ import Testing
 import SwiftUI
 #endif
 
-// The README's examples, verbatim where they are code, so that they cannot rot.
+// The README's examples, verbatim where they are code, so that they cannot rot; and those the
+// README moved to the DocC articles (nested resources: REST.md; column transformers, full-text
+// search, tracing, conflict clauses, hooks, timestamps: SQLiteFeatures.md; relations:
+// Relations.md), which keep them as they were.
 enum Readme {
     enum Role: String, ModelEnum { case admin, member }
 
@@ -34,6 +37,20 @@ enum Readme {
 
 @Suite struct ReadmeExamplesTests {
     typealias Post = Readme.Post
+
+    /// The README's sharing rules, verbatim: the server takes them.
+    @Test func sharingSection() throws {
+        let file = #"""
+        {
+          "boards":   {"owner": "ownerId",
+                       "members": {"collection": "memberships", "field": "boardId"},
+                       "create": "signedIn", "delete": "owner"},
+          "cards":    {"parent": {"collection": "boards", "field": "boardId"}},
+          "comments": {"parent": {"collection": "cards", "field": "cardId"}, "owner": "authorId"}
+        }
+        """#
+        _ = try AccessRules(json: JSONValue(parsing: Array(file.utf8)))
+    }
 
     @Test func jsonSection() throws {
         let json = #"{"data": {"id": "1", "userId": 7, "body": "Hi", "stats": {"views": 12}}}"#

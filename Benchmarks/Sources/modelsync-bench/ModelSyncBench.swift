@@ -66,9 +66,9 @@ struct ModelSyncBench: AsyncParsableCommand {
 
     func validate() throws {
         if serve != nil || serveConstant { return }
-        let known = Set(Workload.all.map(\.name) + WrkWorkloads.names)
+        let known = Workload.all.map(\.name) + WrkWorkloads.names + [DataSizeWorkloads.name]
         if let unknown = workloads.first(where: { !known.contains($0) }) {
-            throw ValidationError("unknown workload '\(unknown)'; known: \((Workload.all.map(\.name) + WrkWorkloads.names).joined(separator: ", "))")
+            throw ValidationError("unknown workload '\(unknown)'; known: \(known.joined(separator: ", "))")
         }
         if let duration, duration < 1 {
             throw ValidationError("--duration must be at least 1")
@@ -100,6 +100,7 @@ struct ModelSyncBench: AsyncParsableCommand {
                 print("\(workload.name)  [\(sizes); \(workload.unit.rawValue)]\n    \(workload.summary)")
             }
             print(WrkWorkloads.list())
+            print(DataSizeWorkloads.list() + " (only when named)")
             return
         }
 
@@ -117,6 +118,7 @@ struct ModelSyncBench: AsyncParsableCommand {
 
         var results: [WorkloadResult] = []
         var wrkResults: [WrkWorkloads.Result] = []
+        var dataSize: (measurements: [DataSizeWorkloads.Measurement], footprints: [DataSizeWorkloads.Footprint])?
         do {
             for workload in selected {
                 for workloadSize in workload.sizes where chosen(workloadSize) {
@@ -132,11 +134,15 @@ struct ModelSyncBench: AsyncParsableCommand {
                     selectedWrk, rounds: runs ?? (quick ? 1 : 3), seconds: duration ?? (quick ? 2 : 5), log: log)
                 for line in WrkWorkloads.resultLines(wrkResults) { log("  " + line) }
             }
+            // Long (imports of up to a million posts): only when named.
+            if workloads.contains(DataSizeWorkloads.name) {
+                dataSize = try await DataSizeWorkloads.run(seconds: duration ?? (quick ? 2 : 5), quick: quick, log: log)
+            }
         } catch {
             await ServerFleet.shared.stop()
             throw error
         }
-        guard !results.isEmpty || !wrkResults.isEmpty else {
+        guard !results.isEmpty || !wrkResults.isEmpty || dataSize != nil else {
             throw ValidationError("no workload has a size matching \(size.joined(separator: ", "))")
         }
 
@@ -149,7 +155,12 @@ struct ModelSyncBench: AsyncParsableCommand {
             print(WrkWorkloads.table(wrkResults))
             print()
         }
+        if let dataSize {
+            print(DataSizeWorkloads.table(dataSize.measurements, dataSize.footprints))
+            print()
+        }
         for line in TextReport.resultLines(results) + WrkWorkloads.resultLines(wrkResults) { print(line) }
+        if let dataSize { for line in DataSizeWorkloads.resultLines(dataSize.measurements, dataSize.footprints) { print(line) } }
         for line in ExtraReportLines.all { print(line) }
         for note in BenchmarkNotes.all { print("note: " + note) }
         if let json {

@@ -71,10 +71,6 @@ extension RemoteError {
     /// Whether the network failed (no answer, a timeout, or a 5xx status), as opposed to the
     /// server answering with an error.
     var isNetworkFailure: Bool {
-        switch self {
-        case .transport, .timeout: true
-        case .status(let error): error.status >= 500
-        case .decoding, .missingID, .invalidURL, .unexpectedContentType, .redirectLoop: false
-        }
+        code == .transport || code == .timeout || (status ?? 0) >= 500
     }
 }

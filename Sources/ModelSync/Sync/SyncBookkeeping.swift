@@ -142,6 +142,10 @@ enum SyncBookkeeping {
             for step in Format1.steps.dropFirst(Int(max(format, 0))) { try db.executeScript(step) }
             try db.execute("INSERT OR REPLACE INTO modelsync_counters (name, value) VALUES ('outbox_format', ?)", [.integer(Int64(Format1.steps.count))])
         }
+        // 2: subscriptions (``SyncStore/subscribe(_:where:ttl:)``) and the rows each holds.
+        migrator.register("modelsync:sync/2-subscriptions") { db in
+            try db.executeScript(SubscriptionBookkeeping.schema)
+        }
         return migrator
     }()
 

@@ -201,7 +201,7 @@ extension SyncStore {
     /// The server's current record after a 412 or a 404: the 412's `current` member when the
     /// server sends one (modelsync-server does), else a GET of the item; nil when it is gone.
     func currentRecord<M: SyncedModel>(_ type: M.Type, after error: RemoteError, id: String) async throws -> CurrentRecord {
-        if case .status(let failure) = error {
+        if let failure = error.statusError {
             if failure.status == 404 || failure.status == 410 { return CurrentRecord(record: nil, version: nil) }
             if let body = try? JSONValue(parsing: failure.response.body), let current = body["current"], current != .null {
                 return CurrentRecord(record: current, version: version(M.self, etag: failure.response.headers["ETag"], record: current))

@@ -7,26 +7,48 @@ import ModelSyncRemote
 import ModelSyncSQLite
 
 extension SyncStore {
-    /// Keeps `models` current while it runs: listens to the server's change stream
-    /// (`GET /_changes/stream`, Server-Sent Events) and pulls a model as soon as a change of its
-    /// collection arrives. Changes arriving during a pull are collected into the next one.
+    /// Keeps `models` and the subscriptions (``subscribe(_:where:ttl:)``) current while it runs:
+    /// listens to the server's change stream (`GET /_changes/stream`, Server-Sent Events) and
+    /// pulls a model, and the subscriptions of its collection, as soon as a change of that
+    /// collection arrives. Changes arriving during a pull are collected into the next one. A
+    /// subscription made later to another collection reconnects the stream to follow it too.
     /// Reconnects after a dropped connection with ``backoff``, resuming after the last event
     /// seen. Calling it again replaces the running subscription; it runs (and keeps the store)
     /// until ``stopLivePull()``.
     ///
     /// Needs a server with a change stream (`modelsync-server`); against others, call
-    /// ``pull(_:)`` when the app wants fresh data.
+    /// ``pull(_:)-(M.Type)`` when the app wants fresh data.
     public func startLivePull(_ models: [any SyncedModel.Type]) {
         for model in models { registerAny(model) }
         let collections = Dictionary(models.map { (Self.collection(of: $0), $0) }, uniquingKeysWith: { first, _ in first })
         let task = Task { [weak self] in
             guard let self else { return }
-            await self.listen(collections)
+            let subscribed = await self.subscribedCollections()
+            self.state.withLock { $0.liveCollections = Set(collections.keys).union(subscribed) }
+            await self.listen(collections, following: Set(collections.keys).union(subscribed))
         }
         state.withLock { state in
             state.livePull?.cancel()
             state.livePull = task
+            state.liveModels = models
         }
+    }
+
+    /// Has a running live pull follow `type`'s collection, for a subscription of it.
+    func followInLivePull<M: SyncedModel>(_ type: M.Type) {
+        let restart: [any SyncedModel.Type]? = state.withLock { state in
+            guard state.livePull != nil, !state.liveCollections.isEmpty, !state.liveCollections.contains(Self.collection(of: M.self)) else { return nil }
+            return state.liveModels
+        }
+        if let restart { startLivePull(restart) }
+    }
+
+    /// The collections of the subscriptions whose models the store knows.
+    private func subscribedCollections() async -> Set<String> {
+        guard let subscriptions = try? await subscriptions() else { return [] }
+        return Set(subscriptions.compactMap { subscription in
+            state.withLock { $0.models[subscription.model] }.map { Self.collection(of: $0) }
+        })
     }
 
     /// Stops the subscription started by ``startLivePull(_:)``.
@@ -34,6 +56,8 @@ extension SyncStore {
         state.withLock { state in
             state.livePull?.cancel()
             state.livePull = nil
+            state.liveModels = []
+            state.liveCollections = []
         }
     }
 
@@ -54,8 +78,8 @@ extension SyncStore {
         try await open(type)
     }
 
-    private func listen(_ collections: [String: any SyncedModel.Type]) async {
-        let dirty = Locked(Set<String>(collections.keys))
+    private func listen(_ collections: [String: any SyncedModel.Type], following: Set<String>) async {
+        let dirty = Locked(following)
         let (wakeUps, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         // A first pull of everything, then one per batch of changes.
         wake.yield()
@@ -67,9 +91,9 @@ extension SyncStore {
                         return names
                     }
                     for name in names.sorted() {
-                        guard let type = collections[name] else { continue }
                         do {
-                            try await self.pullAny(type)
+                            if let type = collections[name] { try await self.pullAny(type) }
+                            try await self.pullSubscriptions(ofCollection: name)
                         } catch {
                             self.logger.info("live pull failed; it is tried again with the next change", metadata: ["collection": "\(name)", "error": "\(error)"])
                             dirty.withLock { _ = $0.insert(name) }
@@ -78,7 +102,7 @@ extension SyncStore {
                 }
             }
             group.addTask {
-                await self.readChangeStream(collections: Array(collections.keys)) { collection in
+                await self.readChangeStream(collections: Array(following)) { collection in
                     dirty.withLock { _ = $0.insert(collection) }
                     wake.yield()
                 }

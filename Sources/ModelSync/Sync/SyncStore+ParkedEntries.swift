@@ -13,7 +13,7 @@ extension SyncStore {
     func handleFailure(_ error: any Error, of entry: OutboxRecord) async throws -> Bool {
         let text = "\(error)"
         let status = (error as? RemoteError)?.status
-        if case .status(let failure)? = error as? RemoteError, failure.status == 400,
+        if let failure = (error as? RemoteError)?.statusError, failure.status == 400,
            let body = (try? JSONValue(parsing: failure.response.body)).flatMap(SyncErrorBody.init(json:)),
            let versions = body.details["supportedVersions"]?.arrayValue {
             // Not this entry's fault: the whole queue waits for an update.
@@ -29,7 +29,7 @@ extension SyncStore {
         // entry waits for the app, and the others go on.
         case 400?, 403?, 422?:
             var errors = JSONValue.object(JSONObject())
-            if case .status(let failure)? = error as? RemoteError {
+            if let failure = (error as? RemoteError)?.statusError {
                 for (name, messages) in failure.fieldErrors { errors[name] = .array(messages.map(JSONValue.string)) }
             }
             let fieldErrors = errors
@@ -108,6 +108,8 @@ extension SyncStore {
             }
         }
         if let restored { identityMap.store(restored) } else if let key = entry.localKey.identityKey(of: M.self) { identityMap.remove(M.self, key: key) }
+        // A restored row that no subscription holds goes at the next subscription's pull.
+        state.withLock { _ = $0.sweptModels.remove(key.model) }
     }
 
     /// Restarts a queue paused by a 401, for example after refreshing a token.

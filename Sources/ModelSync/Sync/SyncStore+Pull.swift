@@ -6,7 +6,7 @@ import ModelSyncProtocol
 import ModelSyncRemote
 import ModelSyncSQLite
 
-/// What one ``SyncStore/pull(_:)`` did.
+/// What one ``SyncStore/pull(_:)-(M.Type)`` did.
 public struct PullSummary: Sendable, Hashable {
     /// Records stored (new or changed).
     public var upserted = 0
@@ -45,7 +45,7 @@ extension SyncStore {
         try await pull(M.self, stages: nil)
     }
 
-    /// ``pull(_:)``, timing where its time goes (for benchmarks; the plain `pull` times
+    /// ``pull(_:)-(M.Type)``, timing where its time goes (for benchmarks; the plain `pull` times
     /// nothing).
     @_spi(Benchmarks)
     public func pullTimingStages<M: SyncedModel>(_ type: M.Type) async throws -> (summary: PullSummary, stages: PullStageTimes) {
@@ -64,41 +64,55 @@ extension SyncStore {
     }
 
     private func pull<M: SyncedModel>(_ type: M.Type, stages: PullStageClock?) async throws -> PullSummary {
+        try await pull(M.self, from: PullSource(model: M.schema.name), stages: stages)
+    }
+
+    func pull<M: SyncedModel>(_ type: M.Type, from source: PullSource, stages: PullStageClock?) async throws -> PullSummary {
         register(M.self)
         let key = try SyncKey(M.self)
         return try await exclusively(.pulling) {
             var summary = PullSummary()
             try await prepareBookkeeping()
             let (cursor, knowsVersions) = try await database.write { db in
-                (try SyncBookkeeping.cursor(key.model, db), try SyncBookkeeping.hasVersions(model: key.model, db))
+                if let subscription = source.subscription, try SubscriptionBookkeeping.find(subscription, db) == nil {
+                    throw SyncFilterError(reason: "no subscription \(subscription): it was ended")
+                }
+                return (try SyncBookkeeping.cursor(source.cursorResource, db), try SyncBookkeeping.hasVersions(model: key.model, db))
             }
             let start = cursor ?? "0"
             // Without a known version when the pull starts (a first sync), no change can be the
             // echo of this client's own write (pushes wait for pulls), so no page looks versions
             // up: at a million rows, those lookups were a B-tree probe per row.
-            let pages = PullPages(knowsVersions: knowsVersions, stages: stages)
-            var fetched = await fetchFeed(M.self, key: key, after: start, stages: stages)
+            let pages = PullPages(knowsVersions: knowsVersions, source: source, stages: stages)
+            var fetched = await fetchFeed(M.self, key: key, source, after: start, stages: stages)
             summary.requests += 1
             while true {
                 switch try fetched.get() {
+                case .gone where source.subscription != nil:
+                    // Read again from the beginning (a filtered read carries only what matches);
+                    // what the subscription held and the read does not hold again goes at its end.
+                    summary.fullResync = true
+                    try await database.write { db in try self.markStale(source, db) }
+                    fetched = await fetchFeed(M.self, key: key, source, after: "0", stages: stages)
+                    summary.requests += 1
                 case .gone(let horizon):
-                    try await reconcile(M.self, key: key, feedCursor: horizon, &summary)
-                    fetched = await fetchFeed(M.self, key: key, after: horizon, stages: stages)
+                    try await reconcile(M.self, key: key, source, feedCursor: horizon, &summary)
+                    fetched = await fetchFeed(M.self, key: key, source, after: horizon, stages: stages)
                     summary.requests += 1
                 case .noFeed:
-                    try await reconcile(M.self, key: key, feedCursor: nil, &summary)
+                    try await reconcile(M.self, key: key, source, feedCursor: nil, &summary)
                     return summary
                 case .page(let pulled):
                     let page = pulled.feed
                     guard page.more else {
-                        try await apply(pulled, key: key, pages, &summary)
+                        try await apply(pulled, key: key, pages, &summary, last: true)
                         return finished(key, summary)
                     }
                     // The next page is fetched and decoded while this one is written: the
                     // server's and the decoder's time hide behind the database's, and at most
                     // two pages are in memory. A write that fails cancels the fetch.
-                    async let following = fetchFeed(M.self, key: key, after: page.next, stages: stages)
-                    try await apply(pulled, key: key, pages, &summary)
+                    async let following = fetchFeed(M.self, key: key, source, after: page.next, stages: stages)
+                    try await apply(pulled, key: key, pages, &summary, last: false)
                     let waitStart = stages?.now
                     fetched = await following
                     stages?.add(\.waiting, since: waitStart)
@@ -117,12 +131,13 @@ extension SyncStore {
     /// Asks the feed for the changes after `cursor` and decodes them. Never throws, so that a
     /// prefetch's error reaches the loop only when the loop gets to it.
     private func fetchFeed<M: SyncedModel>(
-        _ type: M.Type, key: SyncKey, after cursor: String, stages: PullStageClock?
+        _ type: M.Type, key: SyncKey, _ source: PullSource, after cursor: String, stages: PullStageClock?
     ) async -> Result<FetchedFeed<M>, any Error> {
         do {
-            let url = try await remote.resourceURL(for: M.self).appending(queryItems: [
+            var url = try await remote.resourceURL(for: M.self).appending(queryItems: [
                 URLQueryItem(name: "_since", value: cursor), URLQueryItem(name: "_limit", value: String(pullPageSize)),
             ])
+            if let filter = source.filter { url = try Self.appending(query: filter, to: url) }
             let response: RemoteResponse
             let httpStart = stages?.now
             do {
@@ -130,7 +145,7 @@ extension SyncStore {
             } catch let error as RemoteError where error.status == 410 {
                 // Tombstones older than the cursor are gone: read everything, then follow the
                 // feed from its horizon.
-                guard case .status(let failure) = error, let body = try? JSONValue(parsing: failure.response.body),
+                guard let failure = error.statusError, let body = try? JSONValue(parsing: failure.response.body),
                       let horizon = try? SyncFeedGone(json: body).horizon else {
                     throw error
                 }
@@ -157,16 +172,21 @@ extension SyncStore {
         }
     }
 
-    /// Applies one page of the feed and stores the cursor, in one transaction.
-    private func apply<M: SyncedModel>(_ pulled: PulledPage<M>, key: SyncKey, _ pages: PullPages, _ summary: inout PullSummary) async throws {
+    /// Applies one page of the feed and stores the cursor, in one transaction; `last`: the
+    /// feed's end (a subscription's first sync is done, and a read again has held all it will).
+    private func apply<M: SyncedModel>(
+        _ pulled: PulledPage<M>, key: SyncKey, _ pages: PullPages, _ summary: inout PullSummary, last: Bool
+    ) async throws {
         let applyStart = pages.stages?.now
         defer { pages.stages?.add(\.apply, since: applyStart) }
+        let source = pages.source
         let (outcomes, conflicts, followUps) = try await database.write { db in
             var outcomes: [RowOutcome<M>] = []
             var conflicts: [SyncConflict] = []
             var followUps: [@Sendable () -> Void] = []
             let changes = pulled.feed.changes
             let pending = try self.pendingKeys(key, db)
+            let holds = try source.subscription.map { try SubscriptionHolds(subscription: $0, model: key.model, db) }
             var ownCreates = try self.sentCreates(key, db)
             let keys = try changes.indices.map { try pulled.key(at: $0, path: key.path) }
             // The rows' versions in one statement, to skip the echoes of this client's own writes.
@@ -181,6 +201,10 @@ extension SyncStore {
                 }
                 let version = change.etag
                 let model = pulled.models[index]
+                if let holds {
+                    // A row leaving the filter goes only when nothing else keeps it.
+                    guard try holds.note(change, keyValue, pending: pending, db) else { continue }
+                }
                 if let origin = change.createdWith, let create = ownCreates.removeValue(forKey: origin), let model {
                     // This client's create, whose answer was lost: the record is its row.
                     try rows.write(db)
@@ -210,7 +234,15 @@ extension SyncStore {
                 if let conflict { conflicts.append(conflict) }
             }
             try rows.write(db)
-            try SyncBookkeeping.setCursor(pulled.feed.next, key.model, db)
+            try SyncBookkeeping.setCursor(pulled.feed.next, source.cursorResource, db)
+            if last, let subscription = source.subscription {
+                try self.releaseStale(subscription, M.self, key: key, &outcomes, db)
+                try SubscriptionBookkeeping.setSynced(subscription, db)
+            }
+            if last, source.subscription != nil, self.needsSweep(key.model) {
+                for removed in try Self.sweepUnheld(M.self, db) { outcomes.append(.removed(removed)) }
+                self.swept(key.model)
+            }
             return (outcomes, conflicts, followUps)
         }
         finish(outcomes, conflicts, &summary)
@@ -241,18 +273,24 @@ extension SyncStore {
 
     /// Reads the whole collection and makes the local table equal to it (pending local changes
     /// rebased on top), in one transaction; stores `feedCursor` when given.
-    private func reconcile<M: SyncedModel>(_ type: M.Type, key: SyncKey, feedCursor: String?, _ summary: inout PullSummary) async throws {
+    private func reconcile<M: SyncedModel>(
+        _ type: M.Type, key: SyncKey, _ source: PullSource, feedCursor: String?, _ summary: inout PullSummary
+    ) async throws {
         summary.fullResync = true
         var records: [JSONValue] = []
+        let parameters = source.listParameters
         if let pagination = state.withLock({ $0.paginations[key.model] }) {
-            let pages = remote.pages(M.self, pagination: pagination)
+            let pages = remote.pages(M.self, parameters: parameters, pagination: pagination)
             for try await page in pages {
                 summary.requests += 1
                 records += try page.map(codec.encode)
             }
         } else {
             summary.requests += 1
-            records = try await remote.list(M.self).map(codec.encode)
+            records = try await remote.list(M.self, parameters: parameters).map(codec.encode)
+        }
+        if let subscription = source.subscription {
+            return try await reconcile(M.self, key: key, subscription: subscription, records, feedCursor: feedCursor, source, &summary)
         }
         let serverRecords = records
         let (outcomes, conflicts) = try await database.write { db in
@@ -276,10 +314,57 @@ extension SyncStore {
                 outcomes.append(outcome)
                 if let conflict { conflicts.append(conflict) }
             }
-            if let feedCursor { try SyncBookkeeping.setCursor(feedCursor, key.model, db) }
+            if let feedCursor { try SyncBookkeeping.setCursor(feedCursor, source.cursorResource, db) }
             return (outcomes, conflicts)
         }
         finish(outcomes, conflicts, &summary)
+    }
+
+    /// A subscription's reconcile: the filtered list's records are its rows; those it held
+    /// before and the list lacks go, unless something else keeps them.
+    private func reconcile<M: SyncedModel>(
+        _ type: M.Type, key: SyncKey, subscription: String, _ records: [JSONValue], feedCursor: String?, _ source: PullSource,
+        _ summary: inout PullSummary
+    ) async throws {
+        let (outcomes, conflicts) = try await database.write { db in
+            var outcomes: [RowOutcome<M>] = []
+            var conflicts: [SyncConflict] = []
+            try self.markStale(source, db)
+            let pending = try self.pendingKeys(key, db)
+            for record in records {
+                guard let keyValue = record[key.path], keyValue != .null else { continue }
+                try SubscriptionBookkeeping.hold(subscription, model: key.model, key: keyValue.primaryKeySQLValue(model: key.model), db)
+                let (outcome, conflict) = try self.rebase(
+                    M.self, key: key, keyValue, server: record, version: self.version(M.self, etag: nil, record: record), pendingKeys: pending, db)
+                outcomes.append(outcome)
+                if let conflict { conflicts.append(conflict) }
+            }
+            try self.releaseStale(subscription, M.self, key: key, &outcomes, db)
+            try SubscriptionBookkeeping.setSynced(subscription, db)
+            if let feedCursor { try SyncBookkeeping.setCursor(feedCursor, source.cursorResource, db) }
+            return (outcomes, conflicts)
+        }
+        finish(outcomes, conflicts, &summary)
+    }
+
+    private func markStale(_ source: PullSource, _ db: SQLiteConnection) throws {
+        if let subscription = source.subscription { try SubscriptionBookkeeping.markStale(subscription, db) }
+    }
+
+    /// Releases the rows a read again did not hold again, removing those nothing else keeps.
+    private func releaseStale<M: SyncedModel>(
+        _ subscription: String, _ type: M.Type, key: SyncKey, _ outcomes: inout [RowOutcome<M>], _ db: SQLiteConnection
+    ) throws {
+        let stale = try SubscriptionBookkeeping.releaseStale(subscription, db)
+        for removed in try Self.removeUnheld(M.self, keys: stale, db) { outcomes.append(.removed(removed)) }
+    }
+
+    /// `url` with `query` (already percent-encoded) added to its query.
+    static func appending(query: String, to url: URL) throws -> URL {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { throw RemoteError.invalidURL(url.absoluteString) }
+        components.percentEncodedQuery = [components.percentEncodedQuery, query].compactMap { $0?.isEmpty == false ? $0 : nil }.joined(separator: "&")
+        guard let result = components.url else { throw RemoteError.invalidURL(url.absoluteString) }
+        return result
     }
 
     private func finish<M: SyncedModel>(_ outcomes: [RowOutcome<M>], _ conflicts: [SyncConflict], _ summary: inout PullSummary) {
@@ -306,7 +391,68 @@ extension SyncStore {
 private struct PullPages: Sendable {
     /// Whether a row of the model had a known server version when the pull started.
     let knowsVersions: Bool
+    let source: PullSource
     let stages: PullStageClock?
+}
+
+/// What a pull reads: a model's whole collection, or a subscription's part of it.
+struct PullSource: Sendable {
+    /// The subscription's id; nil for the whole collection.
+    var subscription: String?
+    var model: String
+    /// The filter's query string (a subscription's).
+    var filter: String?
+
+    /// Where its cursor is stored.
+    var cursorResource: String { subscription.map(SubscriptionBookkeeping.cursorResource) ?? model }
+
+    /// The filter as a list's parameters, for a server without a feed.
+    var listParameters: RemoteParameters {
+        var parameters: RemoteParameters = [:]
+        for pair in (filter ?? "").split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = parts[0].removingPercentEncoding else { continue }
+            let value = JSONValue.string(parts.count > 1 ? parts[1].removingPercentEncoding ?? "" : "")
+            switch parameters[name] {
+            case nil: parameters[name] = value
+            case .array(let values)?: parameters[name] = .array(values + [value])
+            case let first?: parameters[name] = .array([first, value])
+            }
+        }
+        return parameters
+    }
+}
+
+/// What a page of a subscription's feed does to the rows it holds.
+private struct SubscriptionHolds {
+    let subscription: String
+    let model: String
+    /// The model is pulled whole too: its rows stay whatever the subscription says.
+    let wholeCollection: Bool
+
+    init(subscription: String, model: String, _ db: SQLiteConnection) throws {
+        self.subscription = subscription
+        self.model = model
+        wholeCollection = try SyncBookkeeping.cursor(model, db) != nil
+    }
+
+    /// Records what `change` does to the subscription's rows; false when the page must leave the
+    /// row alone (it left the filter, and something else keeps it).
+    func note(_ change: SyncFeedDocument.Change, _ keyValue: JSONValue, pending: Set<String>, _ db: SQLiteConnection) throws -> Bool {
+        let key = try keyValue.primaryKeySQLValue(model: model)
+        if change.leftFilter {
+            try SubscriptionBookkeeping.release(subscription, key: key, db)
+            // A row kept for its pending change goes once it is sent (a sweep after the push).
+            if wholeCollection || pending.contains(keyValue.jsonText) { return false }
+            return try !SubscriptionBookkeeping.isHeld(model: model, key: key, db)
+        }
+        if change.isDeletion {
+            try SubscriptionBookkeeping.releaseEverywhere(model: model, key: key, db)
+        } else {
+            try SubscriptionBookkeeping.hold(subscription, model: model, key: key, db)
+        }
+        return true
+    }
 }
 
 extension SyncStore {

@@ -84,6 +84,8 @@ extension SyncStore {
         switch result {
         case .success(.acknowledged):
             summary.sent += 1
+            // A row kept only for this change, or created outside every subscription, may go now.
+            state.withLock { _ = $0.sweptModels.remove(entry.model) }
         case .success(.conflictResolved):
             // The entry was rewritten against the server's record; it goes again if needed.
             summary.conflicts += 1
@@ -254,7 +256,7 @@ extension SyncStore {
             do {
                 try await push()
                 return
-            } catch SyncError.paused {
+            } catch let error as SyncError where error.code == .paused {
                 return
             } catch {
                 try? await Task.sleep(for: delay)

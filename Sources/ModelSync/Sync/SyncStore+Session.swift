@@ -70,8 +70,8 @@ extension SyncStore {
 
     /// Deletes, in one transaction, every row of the synced models' tables (those given to
     /// ``init(remote:database:models:identityMap:backoff:maxConcurrentRequests:maxBatchSize:pullPageSize:logger:)``
-    /// or saved since), the outbox, the feed cursors, the row versions and the key rewrites; and
-    /// empties the identity map. The next pull reads everything again.
+    /// or saved since), the outbox, the feed cursors, the row versions, the key rewrites and the
+    /// subscriptions; and empties the identity map. The next pull reads everything again.
     public func clearLocalData() async throws {
         try await prepareBookkeeping()
         let tables = state.withLock { state in Array(Set(state.models.values.map { $0.sqlTable.name })).sorted() }
@@ -85,6 +85,7 @@ extension SyncStore {
                 for model in [OutboxRecord.self, KeyRewrite.self, RowVersion.self, PullCursor.self] as [any SQLModel.Type] {
                     try db.execute("DELETE FROM \(quoteIdentifier(model.sqlTable.name))")
                 }
+                try SubscriptionBookkeeping.removeAll(db)
                 self.outboxChanged()
             }
         }

@@ -69,6 +69,12 @@ public final class SyncStore: Sendable {
         var nextObserver = 0
         var automaticPush: Task<Void, Never>?
         var livePull: Task<Void, Never>?
+        /// The models ``startLivePull(_:)`` follows whole, and the collections it follows.
+        var liveModels: [any SyncedModel.Type] = []
+        var liveCollections: Set<String> = []
+        /// Models whose rows no subscription holds have been swept since the last push that
+        /// acknowledged anything (``sweepUnheld(_:_:)``).
+        var sweptModels: Set<String> = []
         /// Follows the session given to ``use(_:)``.
         var sessionWatch: Task<Void, Never>?
     }

@@ -108,36 +108,94 @@ public struct PushSummary: Sendable, Hashable {
 }
 
 /// Errors of the sync layer.
-public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
+///
+/// A struct over a private code, as postgres-nio's `PSQLError` is, not an enum: a new kind of
+/// failure is then a new ``Code`` value, which breaks no caller's exhaustive `switch`. Compare
+/// ``code`` with the static members (`error.code == .paused`), and read the failure's data from
+/// the properties (``status``, ``sequence``, …), each nil where the code has none.
+public struct SyncError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of a ``SyncError``; compare it with the static members.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Base: String, Sendable, Hashable {
+            case unsupportedKey, unknownModel, paused, noSuchEntry, corruptEntry, willRetry, unexpectedFeed, unsupportedProtocol
+        }
+
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// The model has no single-column, top-level primary key, which sync needs (``model``).
+        public static let unsupportedKey = Code(.unsupportedKey)
+        /// The outbox names a model type the store was not given (pass it in `models:`) (``model``).
+        public static let unknownModel = Code(.unknownModel)
+        /// The queue is paused after a 401; ``SyncStore/resume()`` restarts it (``status``).
+        public static let paused = Code(.paused)
+        /// No outbox entry has this sequence (``sequence``).
+        public static let noSuchEntry = Code(.noSuchEntry)
+        /// A stored outbox value could not be read (``sequence``, ``reason``).
+        public static let corruptEntry = Code(.corruptEntry)
+        /// Sending failed and the entry stays queued (``sequence``; ``reason``: the failure).
+        public static let willRetry = Code(.willRetry)
+        /// The server's change feed answered something a pull cannot use; nothing was changed
+        /// (``model``, ``reason``).
+        public static let unexpectedFeed = Code(.unexpectedFeed)
+        /// The server does not speak this package's sync protocol version; it names the ones it
+        /// does (``serverVersions``). The queue is paused: nothing is sent until the app (or the
+        /// server) is updated.
+        public static let unsupportedProtocol = Code(.unsupportedProtocol)
+
+        public var description: String { base.rawValue }
+    }
+
+    /// What kind of failure this is.
+    public let code: Code
+    /// The model, for ``Code/unsupportedKey``, ``Code/unknownModel`` and ``Code/unexpectedFeed``.
+    public let model: String?
+    /// The HTTP status the queue paused after, for ``Code/paused``.
+    public let status: Int?
+    /// The outbox entry, for ``Code/noSuchEntry``, ``Code/corruptEntry`` and ``Code/willRetry``.
+    public let sequence: Int64?
+    /// Why: what could not be read (``Code/corruptEntry``), the failure the entry stays queued
+    /// after (``Code/willRetry``), what the feed answered (``Code/unexpectedFeed``).
+    public let reason: String?
+    /// The protocol versions the server speaks, for ``Code/unsupportedProtocol``.
+    public let serverVersions: [Int]?
+
+    private init(
+        _ code: Code, model: String? = nil, status: Int? = nil, sequence: Int64? = nil, reason: String? = nil, serverVersions: [Int]? = nil
+    ) {
+        (self.code, self.model, self.status, self.sequence, self.reason, self.serverVersions) = (code, model, status, sequence, reason, serverVersions)
+    }
+
     /// The model has no single-column, top-level primary key, which sync needs.
-    case unsupportedKey(model: String)
-    /// The outbox names a model type the store was not given (pass it in `models:`).
-    case unknownModel(String)
-    /// The queue is paused after a 401; ``SyncStore/resume()`` restarts it.
-    case paused(status: Int)
+    public static func unsupportedKey(model: String) -> SyncError { SyncError(.unsupportedKey, model: model) }
+    /// The outbox names a model type the store was not given.
+    public static func unknownModel(_ model: String) -> SyncError { SyncError(.unknownModel, model: model) }
+    /// The queue is paused after `status` (a 401).
+    public static func paused(status: Int) -> SyncError { SyncError(.paused, status: status) }
     /// No outbox entry has this sequence.
-    case noSuchEntry(Int64)
+    public static func noSuchEntry(_ sequence: Int64) -> SyncError { SyncError(.noSuchEntry, sequence: sequence) }
     /// A stored outbox value could not be read.
-    case corruptEntry(sequence: Int64, reason: String)
+    public static func corruptEntry(sequence: Int64, reason: String) -> SyncError { SyncError(.corruptEntry, sequence: sequence, reason: reason) }
     /// Sending failed and the entry stays queued; `underlying` is the failure.
-    case willRetry(sequence: Int64, underlying: String)
-    /// The server's change feed answered something a pull cannot use (nothing was changed).
-    case unexpectedFeed(model: String, reason: String)
-    /// The server does not speak this package's sync protocol version; it names the ones it
-    /// does. The queue is paused: nothing is sent until the app (or the server) is updated.
-    case unsupportedProtocol(serverSupports: [Int])
+    public static func willRetry(sequence: Int64, underlying: String) -> SyncError { SyncError(.willRetry, sequence: sequence, reason: underlying) }
+    /// The server's change feed answered something a pull cannot use.
+    public static func unexpectedFeed(model: String, reason: String) -> SyncError { SyncError(.unexpectedFeed, model: model, reason: reason) }
+    /// The server does not speak this package's sync protocol version.
+    public static func unsupportedProtocol(serverSupports versions: [Int]) -> SyncError { SyncError(.unsupportedProtocol, serverVersions: versions) }
 
     public var description: String {
-        switch self {
-        case .unsupportedKey(let model): "\(model): sync needs a single top-level primary key"
-        case .unknownModel(let model): "the outbox names \(model), which the SyncStore was not given"
-        case .paused(let status): "sync paused after HTTP \(status); call resume()"
-        case .noSuchEntry(let sequence): "no outbox entry \(sequence)"
-        case .corruptEntry(let sequence, let reason): "outbox entry \(sequence) cannot be read: \(reason)"
-        case .willRetry(let sequence, let underlying): "outbox entry \(sequence) stays queued: \(underlying)"
-        case .unexpectedFeed(let model, let reason): "pulling \(model): \(reason)"
-        case .unsupportedProtocol(let versions):
-            "the server does not speak sync protocol \(SyncProtocol.version); it speaks \(versions.map(String.init).joined(separator: ", "))"
+        let (model, sequence, reason) = (model ?? "?", sequence.map(String.init) ?? "?", reason ?? "?")
+        return switch code {
+        case .unsupportedKey: "\(model): sync needs a single top-level primary key"
+        case .unknownModel: "the outbox names \(model), which the SyncStore was not given"
+        case .paused: "sync paused after HTTP \(status.map(String.init) ?? "?"); call resume()"
+        case .noSuchEntry: "no outbox entry \(sequence)"
+        case .corruptEntry: "outbox entry \(sequence) cannot be read: \(reason)"
+        case .willRetry: "outbox entry \(sequence) stays queued: \(reason)"
+        case .unexpectedFeed: "pulling \(model): \(reason)"
+        case .unsupportedProtocol:
+            "the server does not speak sync protocol \(SyncProtocol.version); it speaks \((serverVersions ?? []).map(String.init).joined(separator: ", "))"
+        default: "sync error \(code)"
         }
     }
 }

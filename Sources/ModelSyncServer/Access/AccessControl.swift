@@ -116,12 +116,12 @@ struct AuthenticationMiddleware: RouterMiddleware {
 /// role is the one stored now, not the one the token was issued with. One lookup by user id:
 /// in memory for the JSON file, an indexed read for PostgreSQL.
 struct CurrentAccounts: Sendable {
-    let backend: any ServerBackend
+    let store: any ServerAccountStore
     let collection: String
 
     func current(_ caller: Caller) async throws -> Caller {
         guard let generation = caller.accountGeneration, let userID = caller.userID else { return caller }
-        guard let account = try await backend.currentAccount(userID: userID, in: collection), account.generation == generation else {
+        guard let account = try await store.currentAccount(userID: userID, in: collection), account.generation == generation else {
             throw APIError.unauthenticated("the token was revoked (account deleted, password changed or signed out everywhere); sign in again", invalidToken: true)
         }
         var current = caller

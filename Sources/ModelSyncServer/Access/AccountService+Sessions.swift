@@ -14,12 +14,12 @@ extension AccountService {
         let hash = token.hash(policy.digest)
         if caller.isSignedIn {
             // A token presented with someone else's access token is refused, and left alone.
-            guard let stored = try await backend.refreshToken(hash: hash), caller.userID.map(stored.userID.isIdentical) == true else { throw Self.invalidGrant }
+            guard let stored = try await store.refreshToken(hash: hash), caller.userID.map(stored.userID.isIdentical) == true else { throw Self.invalidGrant }
         }
         let successor = RefreshToken(family: token.family)
         let sealed = Base64URL.encode(token.seal(successor.bytes, policy.digest))
         let now = Date()
-        let exchange = try await backend.exchangeRefreshToken(
+        let exchange = try await store.exchangeRefreshToken(
             hash: hash, family: token.family, successorHash: successor.hash(policy.digest), sealedSuccessor: sealed,
             successorExpires: now.addingTimeInterval(policy.lifetime.timeInterval), now: now, retryWindow: policy.retryWindow)
         let (userID, given): (String, [UInt8])
@@ -36,8 +36,8 @@ extension AccountService {
         }
         // The role as it is now: a change reaches the next access token. An account whose record
         // is gone signs no one in (as at login): its tokens go.
-        guard let account = try await backend.account(userID: userID, in: collection) else {
-            try await backend.revokeRefreshTokens(family: token.family)
+        guard let account = try await store.account(userID: userID, in: collection) else {
+            try await store.revokeRefreshTokens(family: token.family)
             throw Self.invalidGrant
         }
         var answer = try await tokens(for: account)
@@ -51,11 +51,11 @@ extension AccountService {
     func logOut(_ body: JSONValue, caller: Caller) async throws -> Response {
         guard let policy = accounts.refreshTokens else { throw APIError.notFound("no refresh tokens here") }
         let sent = try refreshToken(in: body)
-        guard let token = RefreshToken(text: sent), let stored = try await backend.refreshToken(hash: token.hash(policy.digest)) else {
+        guard let token = RefreshToken(text: sent), let stored = try await store.refreshToken(hash: token.hash(policy.digest)) else {
             return Response(status: .noContent)
         }
         if let userID = caller.userID, !stored.userID.isIdentical(to: userID) { throw Self.invalidGrant }
-        try await backend.revokeRefreshTokens(family: stored.family)
+        try await store.revokeRefreshTokens(family: stored.family)
         return Response(status: .noContent)
     }
 
@@ -74,10 +74,10 @@ extension AccountService {
         guard new.count >= accounts.minimumPasswordLength else {
             throw APIError.badRequest("the password must have at least \(accounts.minimumPasswordLength) characters")
         }
-        guard let account = try await backend.account(userID: userID, in: collection) else { throw APIError.notFound("no account with id \(userID)") }
+        guard let account = try await store.account(userID: userID, in: collection) else { throw APIError.notFound("no account with id \(userID)") }
         guard try await hashed({ try await accounts.passwords.verify(current, against: account.passwordHash) }) else { throw Self.incorrect }
         let hash = try await hashed { try await accounts.passwords.hash(new) }
-        guard let changed = try await backend.endSessions(userID: userID, newPasswordHash: hash) else { throw APIError.notFound("no account with id \(userID)") }
+        guard let changed = try await store.endSessions(userID: userID, newPasswordHash: hash) else { throw APIError.notFound("no account with id \(userID)") }
         return ServerRoutes.json(.object(try await signedIn(changed)), status: .ok)
     }
 
@@ -92,9 +92,9 @@ extension AccountService {
         guard new.count >= accounts.minimumPasswordLength else {
             throw APIError.badRequest("the password must have at least \(accounts.minimumPasswordLength) characters")
         }
-        guard try await backend.account(userID: userID, in: collection) != nil else { throw APIError.notFound("no account with id \(userID)") }
+        guard try await store.account(userID: userID, in: collection) != nil else { throw APIError.notFound("no account with id \(userID)") }
         let hash = try await hashed { try await accounts.passwords.hash(new) }
-        guard try await backend.endSessions(userID: userID, newPasswordHash: hash) != nil else { throw APIError.notFound("no account with id \(userID)") }
+        guard try await store.endSessions(userID: userID, newPasswordHash: hash) != nil else { throw APIError.notFound("no account with id \(userID)") }
         return Response(status: .noContent)
     }
 
@@ -106,7 +106,7 @@ extension AccountService {
         guard callerID.isIdentical(to: userID) || caller.isAdmin else {
             throw APIError(status: .forbidden, message: "only the account's own user or an admin signs it out")
         }
-        guard try await backend.endSessions(userID: userID, newPasswordHash: nil) != nil else { throw APIError.notFound("no account with id \(userID)") }
+        guard try await store.endSessions(userID: userID, newPasswordHash: nil) != nil else { throw APIError.notFound("no account with id \(userID)") }
         return Response(status: .noContent)
     }
 
@@ -121,7 +121,7 @@ extension AccountService {
         case .string(let text) where Self.isRole(text): role = text
         default: throw APIError.badRequest("a role is text of 1 to 64 characters without control characters, or null")
         }
-        guard let account = try await backend.setRole(role, userID: userID) else { throw APIError.notFound("no account with id \(userID)") }
+        guard let account = try await store.setRole(role, userID: userID) else { throw APIError.notFound("no account with id \(userID)") }
         return ServerRoutes.json(["id": .string(account.userID), "role": account.role.map(JSONValue.string) ?? .null], status: .ok)
     }
 

@@ -51,9 +51,9 @@ extension SyncServerContext {
     }
 }
 
-/// Registration and login over a backend.
+/// Registration and login over a backend's account store.
 struct AccountService: Sendable {
-    let backend: any ServerBackend
+    let store: any ServerAccountStore
     let accounts: BuiltInAccounts
     let collection: String
     /// A hash of no one's password, checked when a login names an unknown email, so that such
@@ -64,8 +64,8 @@ struct AccountService: Sendable {
     /// Bounds the password hashes running at once (``AccountRateLimits/concurrentPasswordHashes``).
     private let hashing: AsyncSemaphore?
 
-    init(backend: any ServerBackend, accounts: BuiltInAccounts, collection: String) {
-        (self.backend, self.accounts, self.collection) = (backend, accounts, collection)
+    init(store: any ServerAccountStore, accounts: BuiltInAccounts, collection: String) {
+        (self.store, self.accounts, self.collection) = (store, accounts, collection)
         let passwords = accounts.passwords
         decoy = Task { try await passwords.hash(UUID().uuidString) }
         hashing = accounts.rateLimits.map { AsyncSemaphore(permits: $0.concurrentPasswordHashes) }
@@ -74,15 +74,15 @@ struct AccountService: Sendable {
     /// At the start, before requests: moves json-server-auth's password hashes out of the
     /// records into the credentials, and makes the ``BuiltInAccounts/admins`` that exist admins
     /// (logging each, and each email with no account).
-    static func prepare(backend: any ServerBackend, accounts: BuiltInAccounts, collection: String, logger: Logger) async throws {
-        let moved = try await backend.adoptPasswordHashes(in: collection) { Self.isPasswordHash($0) }
+    static func prepare(store: any ServerAccountStore, accounts: BuiltInAccounts, collection: String, logger: Logger) async throws {
+        let moved = try await store.adoptPasswordHashes(in: collection) { Self.isPasswordHash($0) }
         if moved > 0 { logger.notice("moved the passwords of \(moved) \(collection) records to their accounts' credentials") }
         for email in accounts.admins.sorted() {
-            guard let (_, account) = try await backend.account(email: email, in: collection) else {
+            guard let (_, account) = try await store.account(email: email, in: collection) else {
                 logger.warning("--admin \(email): no account has this email, so none was made an admin (create it with `modelsync-server admin \(email)`)")
                 continue
             }
-            if account.role != Caller.adminRole { _ = try await backend.setRole(Caller.adminRole, userID: account.userID) }
+            if account.role != Caller.adminRole { _ = try await store.setRole(Caller.adminRole, userID: account.userID) }
             logger.notice("--admin \(email): the account \(account.userID) is an admin")
         }
     }
@@ -104,14 +104,14 @@ struct AccountService: Sendable {
         for member in ["password", "role", "id"] { profile[member] = nil }
         profile["email"] = .string(email)
         let hash = try await hashed { try await accounts.passwords.hash(password) }
-        let (user, account) = try await backend.register(email: email, passwordHash: hash, profile: profile, in: collection)
+        let (user, account) = try await store.register(email: email, passwordHash: hash, profile: profile, in: collection)
         return try await answer(user: user, account: account, status: .created)
     }
 
     func login(_ body: JSONValue, from address: String) async throws -> Response {
         let (email, password) = try credentials(body)
         try limit(address: address, account: email)
-        guard let (user, account) = try await backend.account(email: email, in: collection) else {
+        guard let (user, account) = try await store.account(email: email, in: collection) else {
             let decoy = try await decoy.value
             _ = try await hashed { try await accounts.passwords.verify(password, against: decoy) }
             throw Self.incorrect
@@ -163,7 +163,7 @@ struct AccountService: Sendable {
         var answer = try await tokens(for: account)
         if let policy = accounts.refreshTokens {
             let token = RefreshToken()
-            try await backend.storeRefreshToken(StoredRefreshToken(
+            try await store.storeRefreshToken(StoredRefreshToken(
                 hash: token.hash(policy.digest), userID: account.userID, family: token.family, expires: Date().addingTimeInterval(policy.lifetime.timeInterval)))
             answer["refreshToken"] = .string(token.text)
         }
@@ -185,14 +185,14 @@ extension AccountService {
     /// (and its record in `collection`) when there is none: the first admin, made offline. An
     /// existing account's sessions end (its password changed). Returns the account's user id and
     /// whether it was created.
-    static func makeAdmin(email: String, passwordHash: String, collection: String, backend: any ServerBackend) async throws -> (userID: String, created: Bool) {
-        if let (_, account) = try await backend.account(email: email, in: collection) {
-            _ = try await backend.endSessions(userID: account.userID, newPasswordHash: passwordHash)
-            _ = try await backend.setRole(Caller.adminRole, userID: account.userID)
+    static func makeAdmin(email: String, passwordHash: String, collection: String, store: any ServerAccountStore) async throws -> (userID: String, created: Bool) {
+        if let (_, account) = try await store.account(email: email, in: collection) {
+            _ = try await store.endSessions(userID: account.userID, newPasswordHash: passwordHash)
+            _ = try await store.setRole(Caller.adminRole, userID: account.userID)
             return (account.userID, false)
         }
-        let (_, account) = try await backend.register(email: email, passwordHash: passwordHash, profile: ["email": .string(email)], in: collection)
-        _ = try await backend.setRole(Caller.adminRole, userID: account.userID)
+        let (_, account) = try await store.register(email: email, passwordHash: passwordHash, profile: ["email": .string(email)], in: collection)
+        _ = try await store.setRole(Caller.adminRole, userID: account.userID)
         return (account.userID, true)
     }
 }
@@ -216,12 +216,12 @@ extension SyncServer {
     /// ``makeAdmin(email:password:passwords:file:accountsCollection:)`` over any backend (the
     /// JSON file's, PostgreSQL's, SQLite's), which it closes when done, whether or not it succeeded.
     package static func makeAdmin(
-        email: String, password: String, passwords: any PasswordHasher, closing backend: any ServerBackend, accountsCollection: String
+        email: String, password: String, passwords: any PasswordHasher, closing backend: any ServerBackend & ServerAccountStore, accountsCollection: String
     ) async throws -> (userID: String, created: Bool) {
         do {
             guard let email = StoredAccount.normalizedEmail(email) else { throw ServerError.unsupported("an admin needs an email address, not \(email)") }
             let hash = try await passwords.hash(password)
-            let made = try await AccountService.makeAdmin(email: email, passwordHash: hash, collection: accountsCollection, backend: backend)
+            let made = try await AccountService.makeAdmin(email: email, passwordHash: hash, collection: accountsCollection, store: backend)
             await backend.close()
             return made
         } catch {

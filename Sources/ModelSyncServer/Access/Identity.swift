@@ -79,36 +79,77 @@ public protocol PasswordHasher: Sendable {
     func verify(_ password: String, against hash: String) async throws -> Bool
 }
 
-/// Why a token was refused. Every case is answered 401 with `WWW-Authenticate: Bearer`.
-public enum AccessTokenError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Not a token at all: not three base64url parts, a header or payload that is not JSON, too
-    /// long.
-    case malformed
-    /// An algorithm the verifier does not accept (`none` among them).
-    case unsupportedAlgorithm(String)
-    /// A key id (`kid`) the verifier has no key for.
-    case unknownKey
+/// Why a token was refused. Every kind is answered 401 with `WWW-Authenticate: Bearer`.
+///
+/// A struct with static members, not an enum (as Hummingbird's `HTTPError` and postgres-nio's
+/// `PSQLError`): a new kind of failure is a new ``Code`` value, which breaks no caller's exhaustive
+/// `switch`. Compare ``code`` with the static members, or the whole error for equality.
+public struct AccessTokenError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of an ``AccessTokenError``; compare it with the static members.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Base: String, Sendable, Hashable {
+            case malformed, unsupportedAlgorithm, unknownKey, badSignature, expired, notYetValid, wrongIssuerOrAudience, noSubject
+        }
+
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// Not a token at all: not three base64url parts, a header or payload that is not JSON,
+        /// too long.
+        public static let malformed = Code(.malformed)
+        /// An algorithm the verifier does not accept (`none` among them) (``algorithm``).
+        public static let unsupportedAlgorithm = Code(.unsupportedAlgorithm)
+        /// A key id (`kid`) the verifier has no key for.
+        public static let unknownKey = Code(.unknownKey)
+        /// The signature does not verify.
+        public static let badSignature = Code(.badSignature)
+        /// `exp` has passed.
+        public static let expired = Code(.expired)
+        /// `nbf` is still to come.
+        public static let notYetValid = Code(.notYetValid)
+        /// `iss` or `aud` is not the one configured.
+        public static let wrongIssuerOrAudience = Code(.wrongIssuerOrAudience)
+        /// No `sub`, or one that is not a string or number.
+        public static let noSubject = Code(.noSubject)
+
+        public var description: String { base.rawValue }
+    }
+
+    /// What kind of refusal this is.
+    public let code: Code
+    /// The algorithm refused, for ``Code/unsupportedAlgorithm``.
+    public let algorithm: String?
+
+    private init(_ code: Code, algorithm: String? = nil) { (self.code, self.algorithm) = (code, algorithm) }
+
+    /// Not a token at all.
+    public static let malformed = AccessTokenError(.malformed)
+    /// An algorithm the verifier does not accept.
+    public static func unsupportedAlgorithm(_ algorithm: String) -> AccessTokenError { AccessTokenError(.unsupportedAlgorithm, algorithm: algorithm) }
+    /// A key id the verifier has no key for.
+    public static let unknownKey = AccessTokenError(.unknownKey)
     /// The signature does not verify.
-    case badSignature
+    public static let badSignature = AccessTokenError(.badSignature)
     /// `exp` has passed.
-    case expired
+    public static let expired = AccessTokenError(.expired)
     /// `nbf` is still to come.
-    case notYetValid
+    public static let notYetValid = AccessTokenError(.notYetValid)
     /// `iss` or `aud` is not the one configured.
-    case wrongIssuerOrAudience
-    /// No `sub`, or one that is not a string or number.
-    case noSubject
+    public static let wrongIssuerOrAudience = AccessTokenError(.wrongIssuerOrAudience)
+    /// No usable `sub`.
+    public static let noSubject = AccessTokenError(.noSubject)
 
     public var description: String {
-        switch self {
+        switch code {
         case .malformed: "the token is malformed"
-        case .unsupportedAlgorithm(let algorithm): "the token's algorithm \(algorithm) is not accepted"
+        case .unsupportedAlgorithm: "the token's algorithm \(algorithm ?? "?") is not accepted"
         case .unknownKey: "the token names an unknown key"
         case .badSignature: "the token's signature does not verify"
         case .expired: "the token has expired"
         case .notYetValid: "the token is not valid yet"
         case .wrongIssuerOrAudience: "the token is for another issuer or audience"
         case .noSubject: "the token names no subject"
+        default: "the token was refused (\(code))"
         }
     }
 }

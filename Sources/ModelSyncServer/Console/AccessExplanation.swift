@@ -168,7 +168,7 @@ extension ServerRoutes {
             var role = parameters.first("role").flatMap { $0.isEmpty ? nil : $0 }
             // The role the user's account has now, unless the question names one.
             if role == nil, let user, access.accounts != nil {
-                role = try await backend.account(userID: user, in: access.rules.accountsCollection)?.role
+                role = try await accounts.account(userID: user, in: access.rules.accountsCollection)?.role
             }
             guard try await backend.resource(named: collection) == .collection else { throw APIError.notFound("no collection named \(collection)") }
             let row = try await backend.item(collection, id: id, embeds: [], expands: [], visibility: visibility(context))
@@ -201,7 +201,7 @@ extension AccountService {
     /// `GET /_accounts/<id>/role`: the account's role (null: none), for admins.
     func role(userID: String, caller: Caller) async throws -> Response {
         try ServerRoutes.requireAdmin(caller)
-        guard let account = try await backend.account(userID: userID, in: collection) else { throw APIError.notFound("no account with id \(userID)") }
+        guard let account = try await store.account(userID: userID, in: collection) else { throw APIError.notFound("no account with id \(userID)") }
         return ServerRoutes.json(["id": .string(account.userID), "role": account.role.map(JSONValue.string) ?? .null], status: .ok)
     }
 }

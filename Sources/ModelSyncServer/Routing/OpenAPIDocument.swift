@@ -416,6 +416,7 @@ package enum OpenAPIDocument {
                     "collection": ["type": "string"], "id": id, "deleted": ["type": "boolean"],
                     "record": ["type": "object", "description": "The record now; absent for a deletion"],
                     "createdWith": ["type": "string", "description": "The Idempotency-Key of the create that made the record"],
+                    "left": ["type": "boolean", "description": "In a filtered feed, with deleted: the record changed and no longer matches the filter"],
                 ],
             ],
             // One event of the stream, as a reader of Server-Sent Events parses it (a comment, the
@@ -472,7 +473,7 @@ package enum OpenAPIDocument {
         // Counts and indexes are 64-bit: a larger number is refused (400), not read as a smaller one.
         let count: JSONValue = ["type": "integer", "minimum": 0, "maximum": .number(JSONNumber(Int.max))]
         let positive: JSONValue = ["type": "integer", "minimum": 1, "maximum": .number(JSONNumber(Int.max))]
-        let cursor: JSONValue = ["type": "string", "pattern": #"^([0-9]+(\.[0-9a-f]{16}(\.[0-9]+(\.[0-9]+\.[0-9]+)?)?)?|now)?$"#]
+        let cursor: JSONValue = ["type": "string", "pattern": #"^([0-9]+(\.[0-9a-f]{16}(\.[0-9]+(\.[0-9]+\.[0-9]+)?)?|\.\.[0-9]+)?|now)?$"#]
         let table: [(String, String, String, JSONValue)] = [
             ("resource", "path", "A collection (a top-level array) or singular resource (a top-level object); see the examples", ["type": "string", "examples": ["posts"]]),
             ("id", "path", "A record's id", ["type": "string", "examples": ["1"]]),
@@ -487,7 +488,7 @@ package enum OpenAPIDocument {
             ("_per_page", "query", "The page length with _page", positive),
             ("_embed", "query", "Child collections to embed, comma-separated", text),
             ("_expand", "query", "Parents to expand (`post` from `postId`), comma-separated", text),
-            ("_since", "query", "A feed cursor: answers the collection's SyncFeedPage instead of the list", cursor),
+            ("_since", "query", "A feed cursor: answers the collection's SyncFeedPage instead of the list; the list's filters and q then filter the feed", cursor),
             ("since", "query", "A feed cursor: empty or 0 the beginning, now the current end", cursor),
             ("limit", "query", "The most changes in a page (default \(ServerRoutes.defaultFeedLimit), at most \(ServerRoutes.maximumFeedLimit))", positive),
             ("collections", "query", "Only the changes of these collections, comma-separated", text),

@@ -6,7 +6,7 @@ import ModelSyncProtocol
 extension ServerRoutes {
     /// `POST /register` (`/signup`) and `POST /login` (`/signin`), json-server-auth's routes.
     func accountRoutes(_ accounts: BuiltInAccounts, rules: AccessRules) -> [Route] {
-        let service = AccountService(backend: backend, accounts: accounts, collection: rules.accountsCollection)
+        let service = AccountService(store: self.accounts, accounts: accounts, collection: rules.accountsCollection)
         let register: Handler = { request, context in try await service.register(try await readBody(request), from: context.clientAddress) }
         let login: Handler = { request, context in try await service.login(try await readBody(request), from: context.clientAddress) }
         return [

@@ -23,7 +23,8 @@ extension ServerRoutes {
         let cursor = try await feedCursor(cursorText, visibility)
         let names = collections ?? Self.collectionFilter(parameters)
         let pageLimit = min(limit, Self.maximumFeedLimit)
-        guard MembershipMoves(backend: backend, visibility: visibility) != nil, case .after(let since) = cursor else {
+        let filter = isCollection ? try FeedFilter(parameters) : nil
+        guard MembershipMoves(backend: backend, visibility: visibility) != nil || filter != nil, case .after(let since) = cursor else {
             let page = try await withHorizonBound(to: visibility) {
                 try await backend.encodedChanges(after: cursor, in: names, limit: pageLimit, visibility: visibility)
             }
@@ -31,11 +32,20 @@ extension ServerRoutes {
         }
         let mark = try await catchUpMark(cursorText, since: since, visibility)
         let pending = try cursorText.flatMap { try Self.parseCursor($0).pending }
-        let (page, rest) = try await changes(after: cursor, in: names, limit: pageLimit, visibility, movesAfter: mark, pending: pending)
+        let (unfiltered, rest) = try await changes(after: cursor, in: names, limit: pageLimit, visibility, movesAfter: mark, pending: pending)
+        var page = unfiltered
+        if let filter {
+            let changes = page.changes
+            // A pattern or a search costs what the caller asks: off the cooperative pool.
+            page.changes = filter.query.scansText
+                ? try await feedFilters.runOffPool { filter.apply(to: changes, departuresAfter: mark) }
+                : filter.apply(to: changes, departuresAfter: mark)
+        }
         // A page of a catch-up (more follow) names where it started, so that the next pages move
-        // no rows the reader got already; and where the rows moving in that did not fit go on.
+        // no rows the reader got already, and send no departures of rows it never sent; and
+        // where the rows moving in that did not fit go on.
         var next = Self.cursorText(page.next, visibility)
-        if page.more { next += ".\(mark)" }
+        if page.more { next += (visibility.cursorTag == nil ? ".." : ".") + String(mark) }
         if let rest { next += ".\(rest.since).\(rest.after)" }
         return Self.json(bytes: EncodedFeedPage(page).body(next: next), status: .ok)
     }
@@ -69,7 +79,8 @@ extension ServerRoutes {
     }
 
     /// A cursor's sequence, tag, catch-up mark and rows moving in still to send
-    /// (`<seq>.<tag>.<mark>.<since>.<after>`, ``PendingMoves``), checked against the document's
+    /// (`<seq>.<tag>.<mark>`, or `<seq>..<mark>` for a reader without a tag; under sharing rules
+    /// `<seq>.<tag>.<mark>.<since>.<after>`, ``PendingMoves``), checked against the document's
     /// cursor pattern (a tag is what `cursorText` writes: 16 hex digits; the rest, digits, with
     /// `after` ≤ `since` < `seq`); a 400 otherwise.
     static func parseCursor(_ text: String) throws -> (FeedCursor, tag: Substring?, mark: Int?, pending: PendingMoves?) {
@@ -78,6 +89,7 @@ extension ServerRoutes {
         let numbers = parts.dropFirst(2).map { part in
             part.isEmpty || !part.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } ? nil : Int(part) ?? Int.max
         }
+        let tagged = parts.count >= 2 && !parts[1].isEmpty
         var pending: PendingMoves?
         if numbers.count == 3, let since = numbers[1], let after = numbers[2] { pending = PendingMoves(since: since, after: after) }
         var orderly = true
@@ -85,10 +97,10 @@ extension ServerRoutes {
             guard case .after(let through) = sequence else { throw APIError.badRequest("a feed cursor of rows moving in has a sequence number: got \(text)") }
             orderly = pending.after <= pending.since && pending.since < through
         }
-        if parts.count >= 2 && (sequence == .now || !isCursorTag(parts[1])) || numbers.contains(nil) || numbers.count == 2 || !orderly {
+        if parts.count >= 2 && (sequence == .now || !(tagged ? isCursorTag(parts[1]) : parts.count == 3)) || numbers.contains(nil) || numbers.count == 2 || !orderly {
             throw APIError.badRequest("a feed cursor is a sequence number, optionally with a 16-digit hex tag, a mark and a place in the rows moving in: got \(text)")
         }
-        return (sequence, parts.count >= 2 ? parts[1] : nil, numbers.first ?? nil, pending)
+        return (sequence, tagged ? parts[1] : nil, numbers.first ?? nil, pending)
     }
 
     private static func isCursorTag(_ text: Substring) -> Bool {

@@ -13,6 +13,8 @@ import Prometheus
 /// a handler on Hummingbird's router (``route(into:)``).
 package struct ServerRoutes: Sendable {
     package let backend: any ServerBackend
+    /// The built-in accounts' credentials and refresh tokens (the same backend).
+    package let accounts: any ServerAccountStore
     package let options: ServerOptions
     /// The change streams open per caller (``ChangeStreamLimits/streamsPerCaller``).
     package let openStreams = OpenStreams()
@@ -20,6 +22,8 @@ package struct ServerRoutes: Sendable {
     package let activity = SyncActivity()
     /// The backup being made or sent (`GET /_admin/backup`, one at a time).
     package let backupDownloads = OpenStreams()
+    /// Filtered feeds whose patterns or searches cost what the caller asks take turns here.
+    let feedFilters = CostlyReads()
 
     package typealias Handler = @Sendable (Request, SyncServerContext) async throws -> Response
 

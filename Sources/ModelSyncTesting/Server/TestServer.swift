@@ -14,18 +14,18 @@ import ModelSyncServer
 /// await server.shutdown()
 /// ```
 ///
-/// The hooks are the server's middleware ``/ModelSyncServer/FaultInjection`` and
-/// ``/ModelSyncServer/RequestRecorder``; a production server has neither unless it installs them.
+/// The hooks are the server's middleware ``/ModelSyncServer/FaultInjectionMiddleware`` and
+/// ``/ModelSyncServer/RequestRecorderMiddleware``; a production server has neither unless it installs them.
 public final class TestServer: Sendable {
     /// The server itself.
     public let server: SyncServer
     /// Its fault injection and delay.
-    public let faults: FaultInjection
+    public let faults: FaultInjectionMiddleware
     /// Its request log.
-    public let recorder: RequestRecorder
+    public let recorder: RequestRecorderMiddleware
     private let initialDelay: Duration
 
-    private init(server: SyncServer, faults: FaultInjection, recorder: RequestRecorder, initialDelay: Duration) {
+    private init(server: SyncServer, faults: FaultInjectionMiddleware, recorder: RequestRecorderMiddleware, initialDelay: Duration) {
         self.server = server
         self.faults = faults
         self.recorder = recorder
@@ -44,7 +44,7 @@ public final class TestServer: Sendable {
         options: ServerOptions = ServerOptions(), delay: Duration = .zero, requestLogLimit: Int = 1_000,
         _ start: (ServerOptions) async throws -> SyncServer
     ) async throws -> TestServer {
-        let (faults, recorder) = (FaultInjection(delay: delay), RequestRecorder(limit: requestLogLimit))
+        let (faults, recorder) = (FaultInjectionMiddleware(delay: delay), RequestRecorderMiddleware(limit: requestLogLimit))
         var options = options
         options.middleware += [recorder, faults]
         return TestServer(server: try await start(options), faults: faults, recorder: recorder, initialDelay: delay)

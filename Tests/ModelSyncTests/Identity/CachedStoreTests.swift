@@ -132,7 +132,7 @@ struct CacheFixture {
             let offline = try await fixture.store.fetch(Story.self, id: 2, policy: .remoteElseCache)
             #expect(offline.value == online.value)
             #expect(offline.source == .cache && offline.isFallback)
-            guard case .transport = offline.networkError else {
+            guard offline.networkError?.code == .transport else {
                 Issue.record("expected a transport failure, got \(String(describing: offline.networkError))")
                 return
             }
@@ -196,7 +196,7 @@ struct CacheFixture {
             }
             #expect(updates.count == 1)
             #expect(updates.first?.value?.map(\.id) == [1, 2, 3])
-            guard case .transport = error else {
+            guard error?.code == .transport else {
                 Issue.record("expected a transport failure, got \(String(describing: error))")
                 return
             }

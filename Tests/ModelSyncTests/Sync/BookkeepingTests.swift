@@ -52,7 +52,7 @@ import Testing
             let recorded = try await database.read { db throws in
                 try db.rows("SELECT id FROM modelsync_migrations ORDER BY rowid").compactMap { $0[0].textValue }
             }
-            #expect(recorded == ["1-create-notes", "modelsync:sync/1-outbox-format-1"] + (round < 3 ? [] : ["2-index-titles"]))
+            #expect(recorded == ["1-create-notes", "modelsync:sync/1-outbox-format-1", "modelsync:sync/2-subscriptions"] + (round < 3 ? [] : ["2-index-titles"]))
             #expect(try await database.read { db in try migrations.appliedMigrations(db) } == migrations.ids)
             // The app's migrator, run again on the open file, finds nothing to do.
             try migrations.migrate(database)

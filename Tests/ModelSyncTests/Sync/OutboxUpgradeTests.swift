@@ -137,7 +137,7 @@ import Testing
             let applied = try await sync.database.read { db in
                 try db.rows("SELECT id FROM modelsync_migrations ORDER BY rowid").compactMap { $0[0].textValue }
             }
-            #expect(applied == ["modelsync:sync/1-outbox-format-1"])
+            #expect(applied == ["modelsync:sync/1-outbox-format-1", "modelsync:sync/2-subscriptions"])
             let format = try await sync.database.read { db in try db.scalar("SELECT value FROM modelsync_counters WHERE name = 'outbox_format'") }
             #expect(format == .integer(1))
             let again = SyncStore(remote: RemoteStore(baseURL: server.baseURL), database: try Database(path: path, models: [SyncNote.self]), models: [SyncNote.self])

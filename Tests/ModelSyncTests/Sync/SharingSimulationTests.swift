@@ -24,6 +24,17 @@ import Testing
         }
     }
 
+    /// The same, with each device holding cards through overlapping subscriptions (a board, two
+    /// boards) that it ends and makes again, while an admin moves cards between boards: every
+    /// device must hold exactly the cards its user may read on the boards it subscribes to.
+    @Test(.timeLimit(.minutes(20)), arguments: [SimulationBackend.jsonDocument, .sqlite])
+    func subscribedDevicesHoldWhatTheirSubscriptionsReach(backend: SimulationBackend) async throws {
+        for seed in (0..<UInt64(StressMode.count(4, stress: 60))).map({ $0 &* 0x9E37_79B9 &+ 93 }) {
+            let violations = try await SharingSimulation(seed: seed, steps: Self.steps, backend: backend, subscribes: true).run()
+            #expect(violations.isEmpty, "seed \(seed) on \(backend): \(violations.joined(separator: "; "))")
+        }
+    }
+
     @Test(
         .enabled(if: SimulationDatabase.url != nil || StressMode.componentsRequired, "PostgreSQL is not available: set MODELSYNC_POSTGRES_URL"),
         .timeLimit(.minutes(20)))
@@ -57,6 +68,15 @@ struct SharingSimulation {
     let seed: UInt64
     let steps: Int
     let backend: SimulationBackend
+    /// Devices hold cards through subscriptions (``subscriptions``) instead of whole pulls.
+    var subscribes = false
+
+    /// Each user's subscriptions to cards: the boards each holds.
+    static let subscriptions: [String: [[Int]]] = ["1": [[1]], "2": [[1, 2], [2]], "3": [[2]]]
+
+    static func filter(_ boards: [Int]) -> SyncFilter<BoardCard> {
+        boards.count == 1 ? .field(\.boardId, equals: boards[0]) : .field(\.boardId, isOneOf: boards)
+    }
 
     static let users = ["1", "2", "3"]
     static let boards = [1, 2]
@@ -117,6 +137,11 @@ struct SharingSimulation {
             return Device(user: user, sync: sync, faults: faults)
         }
         let admin = Admin(base: server.baseURL)
+        if subscribes {
+            for device in devices {
+                for boards in Self.subscriptions[device.user] ?? [] { try await device.sync.subscribe(BoardCard.self, where: Self.filter(boards)) }
+            }
+        }
         var savedTitles = Set((1...6).map { "seed \($0)" })
         var createdTags: [String] = []
         for step in 0..<steps {
@@ -143,28 +168,42 @@ struct SharingSimulation {
                 try await device.sync.save(&card)
             case ..<75:
                 _ = try? await device.sync.push()
+            case ..<80 where subscribes:
+                // An admin moves a card to the other board.
+                let card = Int.random(in: 1...6, using: &random)
+                _ = try await admin.send(.patch, "cards/\(card)", body: #"{"boardId": \#(Self.boards.randomElement(using: &random) ?? 1)}"#)
+            case ..<84 where subscribes:
+                // The device ends one of its subscriptions, or makes it again.
+                let boards = (Self.subscriptions[device.user] ?? [[1]]).randomElement(using: &random) ?? [1]
+                let held = try await device.sync.subscriptions().first { $0.filter == Self.filter(boards).query }
+                if let held { try await device.sync.unsubscribe(held) } else { try await device.sync.subscribe(BoardCard.self, where: Self.filter(boards)) }
             case ..<95:
-                _ = try? await Self.pullAll(device.sync)
+                _ = try? await Self.pullAll(device.sync, subscribes: subscribes)
             default:
                 for entry in try await device.sync.parkedEntries() { try? await device.sync.discard(entry) }
             }
         }
         // Quiet: no faults; each device puts back what the rules refused, pushes, and pulls.
         for device in devices { device.faults.disarm() }
+        if subscribes {
+            for device in devices {
+                for boards in Self.subscriptions[device.user] ?? [] { try await device.sync.subscribe(BoardCard.self, where: Self.filter(boards)) }
+            }
+        }
         for _ in 0..<4 {
             for device in devices {
                 for entry in try await device.sync.parkedEntries() { try await device.sync.discard(entry) }
                 _ = try await device.sync.push()
-                try await Self.pullAll(device.sync)
+                try await Self.pullAll(device.sync, subscribes: subscribes)
             }
         }
         return try await check(devices, admin, savedTitles: savedTitles, createdTags: createdTags)
     }
 
-    static func pullAll(_ sync: SyncStore) async throws {
+    static func pullAll(_ sync: SyncStore, subscribes: Bool) async throws {
         _ = try await sync.pull(SharedBoard.self)
         _ = try await sync.pull(BoardMembership.self)
-        _ = try await sync.pull(BoardCard.self)
+        if subscribes { _ = try await sync.pullSubscriptions() } else { _ = try await sync.pull(BoardCard.self) }
         _ = try await sync.pull(CardComment.self)
     }
 
@@ -180,10 +219,12 @@ struct SharingSimulation {
                     try CardComment.all(db, order: "id").map { "\($0.id ?? 0)" }
                 )
             }
+            let subscribed = Set((Self.subscriptions[device.user] ?? []).joined())
             let server = (
                 try await reader.rows("boards").map { "\($0["id"]?.intValue ?? 0)" },
                 try await reader.rows("memberships").map { "\($0["id"]?.intValue ?? 0):\(scalar($0["userId"])):\($0["role"]?.stringValue ?? "")" },
-                try await reader.rows("cards").map { "\($0["id"]?.intValue ?? 0):\($0["boardId"]?.intValue ?? 0):\($0["title"]?.stringValue ?? "")" },
+                try await reader.rows("cards").filter { !subscribes || subscribed.contains($0["boardId"]?.intValue ?? 0) }
+                    .map { "\($0["id"]?.intValue ?? 0):\($0["boardId"]?.intValue ?? 0):\($0["title"]?.stringValue ?? "")" },
                 try await reader.rows("comments").map { "\($0["id"]?.intValue ?? 0)" }
             )
             if held.0 != server.0 { violations.append("user \(device.user) holds boards \(held.0), may read \(server.0)") }

@@ -54,11 +54,9 @@ struct InitialSyncFeedPage {
 enum InitialSyncWorkloads {
     static let pageSize = 5_000
 
-    static let initial = Workload(
+    static let initial = workload(
         name: "sync_initial",
-        summary: "a new device pulls every post (8 fields) from modelsync-server over PostgreSQL into an empty SQLite file; peer: decode_and_raw_insert (the limit)",
-        unit: .rowsPerSecond,
-        sizes: [WorkloadSize(100_000, quick: true), WorkloadSize(1_000_000)]
+        summary: "a new device pulls every post (8 fields) from modelsync-server over PostgreSQL into an empty SQLite file; peer: decode_and_raw_insert (the limit)"
     ) { size in
         guard let url = ProcessInfo.processInfo.environment["MODELSYNC_POSTGRES_URL"], !url.isEmpty else {
             throw BenchmarkError("sync_initial needs PostgreSQL: set MODELSYNC_POSTGRES_URL (source .ci/postgres.sh starts one)")
@@ -67,14 +65,34 @@ enum InitialSyncWorkloads {
         try await SyncServer.importData(data(posts: size.count), into: try ServerDatabase(url: url).withSchema(schema), replacing: true)
         var components = URLComponents(string: url) ?? URLComponents()
         components.queryItems = (components.queryItems ?? []).filter { $0.name != "schema" } + [URLQueryItem(name: "schema", value: schema)]
-        let base = try await ServerFleet.shared.launch(URL(fileURLWithPath: CommandLine.arguments[0]), ["--serve", components.string ?? url])
-        guard let baseURL = URL(string: base) else { throw BenchmarkError("sync_initial: no server address") }
+        return try await ServerFleet.shared.launch(URL(fileURLWithPath: CommandLine.arguments[0]), ["--serve", components.string ?? url])
+    }
+
+    /// `sync_initial` from the server over a SQLite file (imported once, untimed).
+    static let initialFromSQLite = workload(
+        name: "sync_initial_sqlite",
+        summary: "sync_initial from modelsync-server over a SQLite file; peer: decode_and_raw_insert (the limit)"
+    ) { size in
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("modelsync-bench-initial-\(size.label)-\(UUID().uuidString).sqlite").path
+        try await SyncServer.importData(data(posts: size.count), intoSQLite: file)
+        return try await ServerFleet.shared.launch(URL(fileURLWithPath: CommandLine.arguments[0]), ["--serve", file])
+    }
+
+    /// The workload over the server `serve` starts with `size` posts (its address).
+    private static func workload(name: String, summary: String, serve: @escaping @Sendable (WorkloadSize) async throws -> String) -> Workload {
+        Workload(name: name, summary: summary, unit: .rowsPerSecond, sizes: [WorkloadSize(100_000, quick: true), WorkloadSize(1_000_000)]) { size in
+            try await prepare(name: name, size: size, base: try await serve(size))
+        }
+    }
+
+    private static func prepare(name: String, size: WorkloadSize, base: String) async throws -> PreparedWorkload {
+        guard let baseURL = URL(string: base) else { throw BenchmarkError("\(name): no server address") }
         var remoteOptions = RemoteStore.Options()
         remoteOptions.caching = false
         let remote = RemoteStore(baseURL: baseURL, options: remoteOptions)
         let pages = try await fetchPages(remote)
         let files = try Files()
-        let report = InitialSyncReport(label: "sync_initial_\(size.label)", count: size.count)
+        let report = InitialSyncReport(label: "\(name)_\(size.label)", count: size.count)
 
         let queued = SyncWorkloads.QueuedSync()
         let ours = Contender.ours(reset: {
@@ -128,7 +146,7 @@ enum InitialSyncWorkloads {
         }
     }
 
-    static let all = [initial]
+    static let all = [initial, initialFromSQLite]
 
     /// Post `id` as the server holds it.
     static func post(_ id: Int) -> InitialSyncPost {

@@ -249,6 +249,13 @@ actor ServerFleet {
     /// Starts a process, stopped with the others by ``stop()``; for ours, returns the address it
     /// prints.
     func launch(_ executable: URL, _ arguments: [String], announcesAddress: Bool = true, quota: CPUQuota? = nil) async throws -> String {
+        try await launchProcess(executable, arguments, announcesAddress: announcesAddress, quota: quota).address
+    }
+
+    /// ``launch(_:_:announcesAddress:quota:)``, with the process's id (to read its memory).
+    func launchProcess(
+        _ executable: URL, _ arguments: [String], announcesAddress: Bool = true, quota: CPUQuota? = nil
+    ) async throws -> (address: String, pid: Int32) {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -261,7 +268,7 @@ actor ServerFleet {
             try quota.place(process.processIdentifier)
             quotas.append(quota)
         }
-        guard announcesAddress else { return "" }
+        guard announcesAddress else { return ("", process.processIdentifier) }
         let (lines, continuation) = AsyncStream<String>.makeStream()
         output.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
@@ -275,7 +282,7 @@ actor ServerFleet {
         var text = ""
         for await chunk in lines {
             text += chunk
-            if let range = text.range(of: #"http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression) { return String(text[range]) }
+            if let range = text.range(of: #"http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression) { return (String(text[range]), process.processIdentifier) }
         }
         throw BenchmarkError("\(executable.lastPathComponent) \(arguments.joined(separator: " ")) exited before listening")
     }

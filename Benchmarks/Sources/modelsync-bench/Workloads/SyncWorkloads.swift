@@ -36,7 +36,7 @@ enum SyncWorkloads {
         sizes: [WorkloadSize(2_000, quick: true)]
     ) { size in
         let edits = Edit.script(count: size.count)
-        let recorder = RequestRecorder(limit: 100_000)
+        let recorder = RequestRecorderMiddleware(limit: 100_000)
         let server = try await FreshServer.start(data: seedData(posts: existingPosts), options: ServerOptions(middleware: [recorder]))
         var remoteOptions = RemoteStore.Options()
         remoteOptions.caching = false

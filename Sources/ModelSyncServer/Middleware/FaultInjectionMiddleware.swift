@@ -11,13 +11,13 @@ import NIOCore
 /// `modelsync-server --fail-rate`.
 ///
 /// ```swift
-/// let faults = FaultInjection()
+/// let faults = FaultInjectionMiddleware()
 /// let server = try await SyncServer.start(data: data, options: ServerOptions(middleware: [faults]))
 /// faults.inject(Fault(.status(503, retryAfter: 1), times: 2))   // the next two requests
 /// faults.inject(Fault(.dropConnection, fraction: 0.25))          // a quarter of all requests
 /// faults.inject(Fault(.loseAnswer, fraction: 0.1))               // applied, but never answered
 /// ```
-public final class FaultInjection: RouterMiddleware, Sendable {
+public final class FaultInjectionMiddleware: RouterMiddleware, Sendable {
     public typealias Context = SyncServerContext
 
     private let faults = Locked<[Fault]>([])
@@ -83,7 +83,7 @@ public final class FaultInjection: RouterMiddleware, Sendable {
     }
 }
 
-/// A failure ``FaultInjection`` puts into a server's answers.
+/// A failure ``FaultInjectionMiddleware`` puts into a server's answers.
 public struct Fault: Sendable {
     /// What the server does instead of (or before) answering.
     public enum Action: Sendable, Equatable {
@@ -119,3 +119,7 @@ public struct Fault: Sendable {
         self.init(action, times: nil, fraction: fraction)
     }
 }
+
+/// The former name of ``FaultInjectionMiddleware``.
+@available(*, deprecated, renamed: "FaultInjectionMiddleware")
+public typealias FaultInjection = FaultInjectionMiddleware

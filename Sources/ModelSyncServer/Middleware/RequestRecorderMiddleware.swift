@@ -6,12 +6,12 @@ import ModelSyncCore
 /// `TestServer` does.
 ///
 /// ```swift
-/// let recorder = RequestRecorder()
+/// let recorder = RequestRecorderMiddleware()
 /// let server = try await SyncServer.start(data: data, options: ServerOptions(middleware: [recorder]))
 /// // … requests …
 /// recorder.requests.last?.header("If-Match")
 /// ```
-public final class RequestRecorder: RouterMiddleware, Sendable {
+public final class RequestRecorderMiddleware: RouterMiddleware, Sendable {
     public typealias Context = SyncServerContext
 
     private let log: Locked<RequestLog>
@@ -82,3 +82,7 @@ package struct RequestLog: Sendable {
         recorded.removeAll()
     }
 }
+
+/// The former name of ``RequestRecorderMiddleware``.
+@available(*, deprecated, renamed: "RequestRecorderMiddleware")
+public typealias RequestRecorder = RequestRecorderMiddleware

@@ -1,9 +1,40 @@
 import Foundation
 import ModelSyncJSON
 
-/// Roles and refresh tokens in the bookkeeping (``Bookkeeping/accounts``,
-/// ``Bookkeeping/refreshTokens``), each change saved with the data by one atomic write.
-extension JSONFileBackend {
+/// The built-in accounts in the bookkeeping (``Bookkeeping/accounts``,
+/// ``Bookkeeping/refreshTokens``): credentials, roles and refresh tokens, each change saved with
+/// the data by one atomic write.
+extension JSONFileBackend: ServerAccountStore {
+    package func register(
+        email: String, passwordHash: String, profile: JSONObject, in collection: String
+    ) async throws -> (user: JSONValue, account: StoredAccount) {
+        let (now, limits) = (Date(), feedLimits)
+        return try await write { root, book in
+            let records = root[collection]?.arrayValue ?? []
+            // A record's email counts only for a record without an account (data imported without
+            // accounts): an account's own record is its user's to edit, and an email typed there
+            // must not take another's registration.
+            let taken = records.contains { record in
+                record["email"]?.stringValue.flatMap(StoredAccount.normalizedEmail) == email && recordID(of: record).map { book.account(userID: $0) == nil } ?? true
+            }
+            guard book.accounts[email] == nil, !taken else { throw APIError(status: 409, message: "an account with this email exists") }
+            if root[collection] == nil { root[collection] = .array([]) }
+            let created = try ItemWrite.create(collection: collection, body: profile)
+                .apply(ItemOperation(write: .create(collection: collection, body: profile)), to: &root, &book, now: now, limits: limits)
+            guard let userID = recordID(of: created.body) else { throw APIError(status: 500, message: "the account's record has no id") }
+            let account = StoredAccount(userID: userID, passwordHash: passwordHash)
+            book.setAccount(account, email: email)
+            return (created.body, account)
+        }
+    }
+
+    package func account(email: String, in collection: String) -> (user: JSONValue, account: StoredAccount)? {
+        guard let account = book.accounts[email],
+              let user = root[collection]?.arrayValue?.first(where: { hasID($0, account.userID) })
+        else { return nil }
+        return (user, account)
+    }
+
     package func account(userID: String, in collection: String) -> StoredAccount? {
         guard root[collection]?.arrayValue?.contains(where: { hasID($0, userID) }) == true else { return nil }
         return book.account(userID: userID)?.account
