@@ -100,13 +100,15 @@ extension PostgresBackend {
                     sharingPolicyCondition(collection, reaching: needed, rules: security.rules, shared: shared, countingOwner: countingOwner)
                 }
                 // A create counts only the standing the new row inherits (its owner field is the
-                // caller's); a member reads their own memberships (``AccessRules/access(to:for:)``).
-                var listed = rows(min(sharing.list, sharing.view))
+                // caller's); a member reads their own memberships, and may delete them (leave),
+                // never update them (``AccessRules/access(to:for:)``).
+                var (listed, deleted) = (rows(min(sharing.list, sharing.view)), rows(sharing.delete))
                 if let membership = security.rules.membershipLink(of: collection) {
                     let own = shared.field(membership.link.user, of: .table(collection: collection, alias: nil))
-                    listed = "(\(listed)) OR (\(policyUser) IS NOT NULL AND \(own) = \(policyUser))"
+                    let named = "(\(policyUser) IS NOT NULL AND \(own) = \(policyUser))"
+                    (listed, deleted) = ("(\(listed)) OR \(named)", "(\(deleted)) OR \(named)")
                 }
-                (read, create, update, delete) = (listed, rows(sharing.create, countingOwner: false), rows(sharing.update), rows(sharing.delete))
+                (read, create, update, delete) = (listed, rows(sharing.create, countingOwner: false), rows(sharing.update), deleted)
             } else {
                 let write = policyCondition(rule, needed: .readWrite, schema: schema)
                 (read, create, update, delete) = (policyCondition(rule, needed: .read, schema: schema), write, write, write)

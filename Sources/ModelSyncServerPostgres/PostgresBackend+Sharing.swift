@@ -87,22 +87,40 @@ extension PostgresBackend {
     }
 
     func currentChanges(of collection: String, where field: String, isOneOf values: [String], visibility: Visibility) async throws -> [SyncChange] {
-        guard let table = resources[collection]?.table, !values.isEmpty else { return [] }
+        try await currentChanges(of: collection, where: field, isOneOf: values, visibility: visibility, versions: 0...Int.max, limit: Int.max)
+    }
+
+
+    /// The same at versions in `versions`, oldest first, at most `limit`, read by version in
+    /// batches until `limit` are shown or none are left.
+    func currentChanges(
+        of collection: String, where field: String, isOneOf values: [String], visibility: Visibility, versions: ClosedRange<Int>, limit: Int
+    ) async throws -> [SyncChange] {
+        guard let table = resources[collection]?.table, !values.isEmpty, limit > 0 else { return [] }
         let rows = visibility.rows(of: collection)
         if rows == .nothing { return [] }
         // Open visibility reads every row: the server's own work, whatever the policies say.
         return try await reading(as: visibility.caller, system: visibility.isOpen) { connection in
-            var select = BoundSQL("SELECT version, record::text, created_with FROM \(table) WHERE ")
-            select.append("\(shared.field(field, of: .table(collection: collection, alias: nil))) = ANY(\(select.bind(values))::text[]) ")
-            select.append("AND \(rowCondition(rows, &select, of: collection)) ORDER BY version")
             var changes: [SyncChange] = []
-            for try await (version, text, createdWith) in try await connection.guardedQuery(select.query, logger: logger).decode((Int64, String, String?).self) {
-                let record = try JSONValue(parsing: Array(text.utf8))
-                let change = SyncChange(sequence: Int(version), collection: collection, id: record["id"] ?? .null, record: record, createdWith: createdWith)
-                // The statement admitted the row: only the create's key is left to decide.
-                if let shown = try visibility.shown(change, rows: .everything, RowFacts(NoRowLookups())) { changes.append(shown) }
+            var after = versions.lowerBound - 1
+            while true {
+                var select = BoundSQL("SELECT version, record::text, created_with FROM \(table) WHERE ")
+                select.append("\(shared.field(field, of: .table(collection: collection, alias: nil))) = ANY(\(select.bind(values))::text[]) ")
+                select.append("AND version > \(select.bind(after)) AND version <= \(select.bind(versions.upperBound)) ")
+                select.append("AND \(rowCondition(rows, &select, of: collection)) ORDER BY version")
+                select.append(" LIMIT \(select.bind(limit))")
+                var read = 0
+                for try await (version, text, createdWith) in try await connection.guardedQuery(select.query, logger: logger).decode((Int64, String, String?).self) {
+                    read += 1
+                    after = Int(version)
+                    let record = try JSONValue(parsing: Array(text.utf8))
+                    let change = SyncChange(sequence: Int(version), collection: collection, id: record["id"] ?? .null, record: record, createdWith: createdWith)
+                    // The statement admitted the row: only the create's key is left to decide.
+                    if let shown = try visibility.shown(change, rows: .everything, RowFacts(NoRowLookups())) { changes.append(shown) }
+                }
+                guard read == limit, changes.count < limit else { break }
             }
-            return changes
+            return Array(changes.prefix(limit))
         }
     }
 

@@ -204,7 +204,7 @@ extension PostgresBackend {
             update.append("\(update.bind(json: .object(updated))), version = \(update.bind(newVersion)) WHERE row_id = \(update.bind(rowID)) RETURNING record::text")
             let stored = try await records(connection, update.query).first ?? .object(updated)
             let formerOwner = operation.departure(from: current, to: updated)
-            let formerFields = operation.sharedDeparture(from: current, to: updated)
+            let formerFields = operation.sharedDeparture(from: current, to: updated, version: version)
             if formerOwner != nil || formerFields != nil {
                 // Given to another owner (by an admin), or moved where a sharing rule reads (a card
                 // to another board): the feeds of those who saw it, and cannot now, show it leave.

@@ -61,8 +61,17 @@ extension SQLiteBackend {
     /// index on the parent field (made at start); Swift keeps the rows whose field's text is
     /// one of `values`, byte for byte.
     package func currentChanges(of collection: String, where field: String, isOneOf values: [String], visibility: Visibility) async throws -> [SyncChange] {
+        try await currentChanges(of: collection, where: field, isOneOf: values, visibility: visibility, versions: 0...Int.max, limit: Int.max)
+    }
+
+    /// The same at versions in `versions`, oldest first, at most `limit`: read by version in
+    /// batches (the rows SQL returns may not all be shown, so a batch's length says nothing of
+    /// the rest), until `limit` are shown or none are left.
+    package func currentChanges(
+        of collection: String, where field: String, isOneOf values: [String], visibility: Visibility, versions: ClosedRange<Int>, limit: Int
+    ) async throws -> [SyncChange] {
         let rows = visibility.rows(of: collection)
-        guard !values.isEmpty, rows != .nothing else { return [] }
+        guard !values.isEmpty, rows != .nothing, limit > 0 else { return [] }
         return try await reading { connection in
             let wanted = Set(values.map(ExactText.init))
             let (condition, arguments) = SharingSQL.fieldIsOneOf(field, values)
@@ -71,27 +80,37 @@ extension SQLiteBackend {
             var sureArguments: [SQLValue] = []
             let sure = rows == .everything ? "1" : SharingSQL.vouch(rows, row: "moved", &sureArguments)
             let facts = RowFacts.sqlite(connection)
+            let batch = max(limit, 100)
             var changes: [SyncChange] = []
-            try connection.withStatement(
-                """
-                SELECT version, record, created_with, \(sure) FROM \(SQLiteSchema.records) AS moved \
-                WHERE collection = \(SharingSQL.literal(collection)) AND \(condition) ORDER BY version
-                """, sureArguments + arguments
-            ) { statement in
-                while try statement.step() {
-                    let record = try Self.parsed(statement.value(at: 1))
-                    guard let text = (field == "id" ? recordID(of: record) : record[field].flatMap(scalarText)), wanted.contains(ExactText(text)) else { continue }
-                    let change = SyncChange(
-                        sequence: Int(statement.value(at: 0).integerValue ?? 0), collection: collection, id: record["id"] ?? .null, record: record,
-                        createdWith: statement.value(at: 2).textValue)
-                    if statement.value(at: 3).integerValue == 1 {
-                        if let shown = try visibility.shown(change, rows: .everything, facts) { changes.append(shown) }
-                    } else if let shown = try visibility.shown(change, rows: rows, facts) {
-                        changes.append(shown)
+            var after = versions.lowerBound - 1
+            while true {
+                let bounds: [SQLValue] = [.integer(Int64(after)), .integer(Int64(versions.upperBound))]
+                var read = 0
+                try connection.withStatement(
+                    """
+                    SELECT version, record, created_with, \(sure) FROM \(SQLiteSchema.records) AS moved \
+                    WHERE collection = \(SharingSQL.literal(collection)) AND \(condition) AND version > ? AND version <= ? ORDER BY version LIMIT \(batch)
+                    """, sureArguments + arguments + bounds
+                ) { statement in
+                    while try statement.step() {
+                        read += 1
+                        let version = Int(statement.value(at: 0).integerValue ?? 0)
+                        after = version
+                        let record = try Self.parsed(statement.value(at: 1))
+                        guard let text = (field == "id" ? recordID(of: record) : record[field].flatMap(scalarText)), wanted.contains(ExactText(text)) else { continue }
+                        let change = SyncChange(
+                            sequence: version, collection: collection, id: record["id"] ?? .null, record: record,
+                            createdWith: statement.value(at: 2).textValue)
+                        if statement.value(at: 3).integerValue == 1 {
+                            if let shown = try visibility.shown(change, rows: .everything, facts) { changes.append(shown) }
+                        } else if let shown = try visibility.shown(change, rows: rows, facts) {
+                            changes.append(shown)
+                        }
                     }
                 }
+                guard read == batch, changes.count < limit else { break }
             }
-            return changes
+            return Array(changes.prefix(limit))
         }
     }
 

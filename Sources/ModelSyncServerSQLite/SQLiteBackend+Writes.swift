@@ -116,7 +116,7 @@ extension SQLiteBackend {
             try operation.checkAccess(to: current.record, replacement: updated, RowFacts.sqlite(connection))
             try checkIfMatch(current.record, version: current.version, operation.ifMatch)
             let formerOwner = operation.departure(from: current.record, to: updated)
-            let formerFields = operation.sharedDeparture(from: current.record, to: updated)
+            let formerFields = operation.sharedDeparture(from: current.record, to: updated, version: current.version)
             let stored = JSONValue.object(updated)
             let version = state.next()
             try connection.execute(

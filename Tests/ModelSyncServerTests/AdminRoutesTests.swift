@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NIOCore
 import ModelSyncJSON
 @testable import ModelSyncServer
 import ModelSyncServerSQLite
@@ -230,6 +231,66 @@ import Testing
             let answer = try await send(.GET, base + "/_admin/backup")
             #expect(answer.status == 404 && answer.json?["error"]?.stringValue?.contains("SQLite") == true)
             #expect(try await send(.GET, base + "/_admin/backup", headers: [("Host", "evil.example")]).status == 403)
+        }
+    }
+
+    /// One backup at a time, and a download that stalls holds no named copy: while a client that
+    /// stopped reading holds the first download open, the copy's name is gone from beside the
+    /// file and another request is answered 503 with `Retry-After`; once that client goes, the
+    /// next backup is made.
+    @Test(.timeLimit(.minutes(10))) func oneBackupAtATimeAndAStalledOneLeavesNoCopy() async throws {
+        let directory = try TemporaryDirectory(prefix: "modelsync-backup")
+        defer { directory.remove() }
+        let database = directory.url.appendingPathComponent("data.sqlite")
+        // About 20 MB: more than the sockets between server and client hold, so the server waits
+        // on a client that reads no more.
+        let filler = JSONValue.string(String(repeating: "x", count: 2_000))
+        let data: JSONValue = ["notes": .array((1...10_000).map { ["id": .number(JSONNumber($0)), "text": filler] })]
+        let server = try await TestServer.start(options: ServerOptions()) { try await SyncServer.start(data: data, sqlite: database.path, options: $0) }
+        let base = server.baseURL.absoluteString
+        func copies() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.contains(".backup-") } }
+        do {
+            let stalled = try await RawConnection.open(port: server.baseURL.port ?? 0)
+            try await stalled.channel.executeThenClose { inbound, outbound in
+                try await outbound.write(ByteBuffer(string: "GET /_admin/backup HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"))
+                // Its head and the first bytes of the copy, then nothing more read.
+                var (received, chunks) = ([UInt8](), inbound.makeAsyncIterator())
+                func bodyBegun() -> Bool { received.firstRange(of: Array("\r\n\r\n".utf8)).map { $0.upperBound < received.count } ?? false }
+                while !bodyBegun(), let chunk = try await chunks.next() { received += chunk.readableBytesView }
+                #expect(String(decoding: received.prefix(12), as: UTF8.self) == "HTTP/1.1 200")
+                #expect(try copies().isEmpty)
+                let second = try await send(.GET, base + "/_admin/backup")
+                #expect(second.status == 503 && second.header("Retry-After") != nil && second.json?["error"]?.stringValue?.contains("backup") == true)
+            }
+            // That client gone, its download ends, and the next one is made (read whole here:
+            // larger than the test client's answers).
+            var answer = ""
+            for _ in 0..<600 where !answer.hasPrefix("HTTP/1.1 200") {
+                answer = try await RawConnection.open(port: server.baseURL.port ?? 0)
+                    .exchange(head: "GET /_admin/backup HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                if !answer.hasPrefix("HTTP/1.1 200") { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(answer.hasPrefix("HTTP/1.1 200") && answer.utf8.count > 16_000_000)
+            #expect(try copies().isEmpty)
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+        await server.shutdown()
+    }
+
+    /// Without access rules, a proxy on this machine does not pass the loopback check: a request
+    /// that says it was forwarded is refused by the console and the admin routes.
+    @Test func aForwardedRequestIsNoLoopbackRequest() async throws {
+        try await withServer(options: ServerOptions()) { _, base in
+            #expect(try await send(.GET, base + "/_console").status == 200)
+            #expect(try await send(.GET, base + "/_admin/collections").status == 200)
+            for header in [("X-Forwarded-For", "203.0.113.9"), ("Forwarded", "for=203.0.113.9;proto=https")] {
+                for path in ["/_console", "/_admin/collections", "/_admin/backup"] {
+                    let refused = try await send(.GET, base + path, headers: [header])
+                    #expect(refused.status == 403 && refused.json?["error"]?.stringValue?.contains("Forwarded") == true, "\(header.0) \(path)")
+                }
+            }
         }
     }
 }

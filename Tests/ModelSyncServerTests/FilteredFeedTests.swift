@@ -76,7 +76,7 @@ import Testing
     }
 
     @Test func aCatchUpCursorWithoutATagKeepsItsMark() throws {
-        let (sequence, tag, mark) = try ServerRoutes.parseCursor("12..40")
+        let (sequence, tag, mark, _) = try ServerRoutes.parseCursor("12..40")
         #expect(sequence == .after(12) && tag == nil && mark == 40)
         #expect(throws: APIError.self) { try ServerRoutes.parseCursor("12..") }
         #expect(throws: APIError.self) { try ServerRoutes.parseCursor("12.") }

@@ -73,6 +73,9 @@ import Testing
                 }
                 // Bob may not make himself an editor: changing memberships takes a manager.
                 #expect(try await asCaller(connection, "2", "UPDATE \(tables["memberships"] ?? "") SET record = record || '{\"role\":\"manager\"}' RETURNING id_text") == [])
+                // But he may leave: of the memberships, each deletes their own only (each statement rolled back).
+                #expect(try await asCaller(connection, "2", "DELETE FROM \(tables["memberships"] ?? "") RETURNING id_text") == ["1"])
+                #expect(try await asCaller(connection, "5", "DELETE FROM \(tables["memberships"] ?? "") RETURNING id_text") == ["2"])
             }
         }
     }
@@ -114,13 +117,13 @@ import Testing
             #expect(seen == ["boards/1", "cards/1", "cards/3", "comments/1", "memberships/1", "memberships/2", "users/2"])
             let cursor = first.json?["next"]?.stringValue ?? ""
             let strangerCursor = try await get("/_changes", 4).json?["next"]?.stringValue ?? ""
-            // Ann makes a board of her own, moves card 1 there, and deletes card 3.
+            // Ann makes a board of her own, moves card 1 there (its comment goes with it), and deletes card 3.
             #expect(try await write(.POST, "/boards", #"{"id":3,"name":"Ann's private"}"#, 1).status == 201)
             #expect(try await write(.PATCH, "/cards/1", #"{"boardId":3}"#, 1).status == 200)
             #expect(try await write(.DELETE, "/cards/3", nil, 1).status == 200)
             let after = try await get("/_changes?since=\(cursor)", 2).json?["changes"]?.arrayValue ?? []
             #expect(after.map { "\($0["collection"]?.stringValue ?? "")/\(scalarText($0["id"] ?? .null) ?? ""):\($0["deleted"]?.boolValue ?? false)" }.sorted()
-                == ["cards/1:true", "cards/3:true"])
+                == ["cards/1:true", "cards/3:true", "comments/1:true"])
             let stranger = try await get("/_changes?since=\(strangerCursor)", 4).json?["changes"]?.arrayValue ?? []
             #expect(stranger.isEmpty)
             // A card whose board went first: its deletion still reaches the board's members, by
@@ -130,8 +133,9 @@ import Testing
             #expect(try await write(.DELETE, "/boards/1", nil, 1).status == 200)
             #expect(try await send(.DELETE, base + "/cards/4", headers: [("Authorization", "Bearer test:9:admin")]).status == 200)
             let gone = try await get("/_changes?since=\(eveCursor)", 5).json?["changes"]?.arrayValue ?? []
-            #expect(gone.map { "\($0["collection"]?.stringValue ?? "")/\(scalarText($0["id"] ?? .null) ?? ""):\($0["deleted"]?.boolValue ?? false)" }
-                == ["boards/1:true", "cards/4:true"])
+            // (And Bob's membership of the board, which she no longer reads.)
+            #expect(gone.map { "\($0["collection"]?.stringValue ?? "")/\(scalarText($0["id"] ?? .null) ?? ""):\($0["deleted"]?.boolValue ?? false)" }.sorted()
+                == ["boards/1:true", "cards/4:true", "memberships/1:true"])
             // Dan made a viewer of board 3: his next read brings the board, the card moved there
             // and its comment, without reading everything again.
             let danCursor = try await get("/_changes", 4).json?["next"]?.stringValue ?? ""

@@ -117,6 +117,12 @@ import Testing
         ("DELETE", "cards/1", "", .cy, 403),
         ("DELETE", "comments/1", "", .bob, 200),
         ("DELETE", "boards/2", "", .admin, 200),
+        // A member leaves: they delete their own membership, whatever its role, and no other;
+        // they never change it.
+        ("PATCH", "memberships/2", #"{"role":"editor"}"#, .cy, 403),
+        ("PUT", "memberships/2", #"{"id":2,"boardId":1,"userId":3,"role":"manager"}"#, .cy, 403),
+        ("DELETE", "memberships/1", "", .cy, 403),
+        ("DELETE", "memberships/2", "", .cy, 200),
     ]
 
     @Test(arguments: Backend.allCases) func writesNeedTheStandingTheirOperationNames(backend: Backend) async throws {
@@ -129,6 +135,18 @@ import Testing
             let card = try await send(.GET, "\(base)/cards/1", headers: Who.ann.headers)
             #expect(card.json?["title"] == "editor" && card.json?["boardId"] == 1)
             #expect(try await send(.GET, "\(base)/memberships/1", headers: Who.ann.headers).json?["role"] == "editor")
+            #expect(try await send(.GET, "\(base)/memberships/2", headers: Who.ann.headers).status == 404)
+            #expect(try await send(.GET, "\(base)/cards/1", headers: Who.cy.headers).status == 404)
+        }
+    }
+
+    /// The check says what the server does: a member may delete (leave), not update, their membership.
+    @Test(arguments: Backend.allCases) func theCheckLetsAMemberLeave(backend: Backend) async throws {
+        try await withTracker(backend) { base async throws in
+            let cy = try await send(.GET, "\(base)/_access/check?collection=memberships&id=2&user=3", headers: Who.admin.headers)
+            #expect(cy.json?["operations"]?["delete"]?["allowed"] == true && cy.json?["operations"]?["update"]?["allowed"] == false)
+            let other = try await send(.GET, "\(base)/_access/check?collection=memberships&id=1&user=3", headers: Who.admin.headers)
+            #expect(other.json?["operations"]?["delete"]?["allowed"] == false)
         }
     }
 
@@ -284,6 +302,115 @@ import Testing
             #expect(entries(try await feed(base, since: danCursor, as: .dan)) == [])
             #expect(ids(try await send(.GET, "\(base)/cards", headers: Who.ann.headers)) == [1, 3])
             #expect(ids(try await send(.GET, "\(base)/cards", headers: Who.cy.headers)) == [1])
+        }
+    }
+
+    /// The changes of a feed read page by page from `cursor` with `limit`, until no more follow;
+    /// `between` runs after the first page.
+    func readPages(
+        _ base: String, from cursor: String, limit: Int, as who: Who, of collection: String? = nil, between: () async throws -> Void = {}
+    ) async throws -> (pages: [[JSONValue]], next: String) {
+        var (cursor, pages) = (cursor, [[JSONValue]]())
+        for _ in 0..<200 {
+            let path = collection.map { "\($0)?_since=\(cursor)&_limit=\(limit)" } ?? "_changes?since=\(cursor)&limit=\(limit)"
+            let page = try await send(.GET, "\(base)/\(path)", headers: who.headers)
+            #expect(page.status == 200, "\(String(decoding: page.body, as: UTF8.self))")
+            pages.append(page.json?["changes"]?.arrayValue ?? [])
+            cursor = try #require(page.json?["next"]?.stringValue)
+            if pages.count == 1 { try await between() }
+            if page.json?["more"] != true { break }
+        }
+        return (pages, cursor)
+    }
+
+    /// A board of 45 cards: Dan, added to it, gets them in pages of at most the limit, as a
+    /// first sync would, each row once; rows changed between the pages come at their new
+    /// versions and a row deleted meanwhile comes as its deletion; nothing is lost.
+    @Test(arguments: Backend.allCases) func aMoveInLargerThanAPageComesInPages(backend: Backend) async throws {
+        var data = Self.data
+        let cards = (1...45).map { JSONValue.object(["id": .number(JSONNumber(100 + $0)), "boardId": 1, "title": .string("card \($0)")]) }
+        data["cards"] = .array((data["cards"]?.arrayValue ?? []) + cards)
+        try await withServer(data, options: try Self.options(), backend: backend) { _, base in
+            let cursor = try #require(try await feed(base, since: "0", as: .dan).json?["next"]?.stringValue)
+            let cardsCursor = try #require(try await send(.GET, "\(base)/cards?_since=0", headers: Who.dan.headers).json?["next"]?.stringValue)
+            #expect(try await send(.POST, "\(base)/memberships", body: #"{"boardId":1,"userId":4,"role":"viewer"}"#, headers: Who.ann.headers).status == 201)
+            // A feed of the cards alone: the 46 cards in pages of ten.
+            let cardPages = try await readPages(base, from: cardsCursor, limit: 10, as: .dan, of: "cards").pages
+            #expect(cardPages.map(\.count) == [10, 10, 10, 10, 6], "\(cardPages.map(\.count))")
+            #expect(Set(cardPages.joined().compactMap { $0["id"]?.intValue }) == Set([1] + Array(101...145)))
+            let (pages, next) = try await readPages(base, from: cursor, limit: 10, as: .dan) { () async throws in
+                // Between the pages: a card that has not come yet changes, another goes.
+                #expect(try await send(.PATCH, "\(base)/cards/145", body: #"{"title":"changed"}"#, headers: Who.ann.headers).status == 200)
+                #expect(try await send(.DELETE, "\(base)/cards/144", headers: Who.ann.headers).status == 200)
+            }
+            // 50 rows move in (the board, 46 cards, a comment, two memberships), with Dan's
+            // membership and the two changes: six pages of ten, none larger.
+            #expect(pages.allSatisfy { $0.count <= 10 }, "\(pages.map(\.count))")
+            #expect(pages.count >= 5 && pages.count <= 7, "\(pages.map(\.count))")
+            var held: [String: JSONValue] = [:]
+            var seen: [String: Int] = [:]
+            for change in pages.joined() {
+                let key = "\(change["collection"]?.stringValue ?? "")/\(change["id"]?.intValue ?? 0)"
+                seen[key, default: 0] += 1
+                held[key] = change["deleted"] == true ? nil : change["record"]
+            }
+            let expected = ["boards/1", "comments/1", "memberships/1", "memberships/2", "memberships/3", "cards/1"] + (101...143).map { "cards/\($0)" } + ["cards/145"]
+            #expect(held.keys.filter { $0 != "users/4" }.sorted() == expected.sorted())
+            #expect(held["cards/145"]?["title"] == "changed")
+            // Each row once, but for the two that changed after their move began.
+            #expect(seen.filter { $0.value > 1 && !["cards/144", "cards/145"].contains($0.key) }.isEmpty, "\(seen.filter { $0.value > 1 })")
+            // The feed goes on from the end of the moves.
+            #expect(try await send(.PATCH, "\(base)/cards/101", body: #"{"title":"later"}"#, headers: Who.ann.headers).status == 200)
+            #expect(entries(try await feed(base, since: next, as: .dan)) == ["cards/101"])
+        }
+    }
+
+    /// A cursor in the middle of rows moving in is checked like any other.
+    @Test func aCursorOfPendingMovesIsChecked() async throws {
+        let tag = "0123456789abcdef"
+        #expect(try ServerRoutes.parseCursor("50.\(tag).40.30.20").pending == PendingMoves(since: 30, after: 20))
+        #expect(try ServerRoutes.parseCursor("50.\(tag).40").pending == nil)
+        for bad in ["50.\(tag).40.30", "50.\(tag).40.30.31", "50.\(tag).40.50.20", "now.\(tag).40.30.20", "50.\(tag).40.x.20", "50.\(tag).40.30.20.1", "50..40.30.20"] {
+            #expect(throws: APIError.self, "\(bad)") { try ServerRoutes.parseCursor(bad) }
+        }
+    }
+
+    /// A card moved to another board takes its comments along: into the feed (and stream) of
+    /// the new board's readers, out of the old board's.
+    @Test(.timeLimit(.minutes(5)), arguments: Backend.allCases) func rowsInheritingFromAMovedRowMoveWithIt(backend: Backend) async throws {
+        try await withServer(Self.data, options: try Self.options(), backend: backend) { server, base async throws in
+            let cyCursor = try #require(try await feed(base, since: "0", as: .cy).json?["next"]?.stringValue)
+            let danCursor = try #require(try await feed(base, since: "0", as: .dan).json?["next"]?.stringValue)
+            let url = try #require(URL(string: "\(base)/_changes/stream?since=\(danCursor)"))
+            var events = RemoteStore(baseURL: server.baseURL).events(at: url, headers: ["Authorization": "Bearer test:4:"]).makeAsyncIterator()
+            #expect(try await send(.PATCH, "\(base)/cards/1", body: #"{"boardId":2}"#, headers: Who.admin.headers).status == 200)
+            #expect(entries(try await feed(base, since: danCursor, as: .dan)) == ["cards/1", "comments/1"])
+            let cy = try await feed(base, since: cyCursor, as: .cy)
+            #expect(entries(cy) == ["cards/1-", "comments/1-"], "\(String(decoding: cy.body, as: UTF8.self))")
+            var seen: [String] = []
+            while seen.count < 2, let event = try await events.next() {
+                let change = try JSONValue(parsing: Array(event.data.utf8))
+                seen.append("\(change["collection"]?.stringValue ?? "")/\(change["id"]?.intValue ?? 0)")
+            }
+            #expect(seen.sorted() == ["cards/1", "comments/1"])
+            // Its readers' lists agree.
+            #expect(ids(try await send(.GET, "\(base)/comments", headers: Who.dan.headers)) == [1, 2])
+            #expect(ids(try await send(.GET, "\(base)/comments", headers: Who.cy.headers)) == [])
+        }
+    }
+
+    /// A role changed between two that read moves nothing: Cy has the board's rows already.
+    @Test(arguments: Backend.allCases) func aRoleChangedAloneMovesNothing(backend: Backend) async throws {
+        try await withTracker(backend) { base async throws in
+            let cursor = try #require(try await feed(base, since: "0", as: .cy).json?["next"]?.stringValue)
+            #expect(try await send(.PATCH, "\(base)/memberships/2", body: #"{"role":"editor"}"#, headers: Who.ann.headers).status == 200)
+            let cy = try await feed(base, since: cursor, as: .cy)
+            #expect(entries(cy) == ["memberships/2"], "\(String(decoding: cy.body, as: UTF8.self))")
+            // Moved to another board, it still moves that board in.
+            let next = try #require(cy.json?["next"]?.stringValue)
+            #expect(try await send(.PATCH, "\(base)/memberships/2", body: #"{"boardId":3}"#, headers: Who.ann.headers).status == 200)
+            let moved = try await feed(base, since: next, as: .cy)
+            #expect(entries(moved).contains("boards/3") && entries(moved).contains("boards/1-"), "\(String(decoding: moved.body, as: UTF8.self))")
         }
     }
 }

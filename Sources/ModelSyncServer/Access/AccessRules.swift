@@ -192,17 +192,23 @@ public struct AccessRules: Sendable, Equatable {
         let ownerField = rule.map { $0.sharing == nil ? $0.ownerField : $0.sharing?.owner } ?? nil
         let membership = membershipLink(of: collection)
         var sharedFields = rule?.sharing.map { [$0.owner, $0.parent?.field, $0.members == nil ? nil : "id"].compactMap { $0 } } ?? []
-        if let membership { sharedFields.append(membership.link.user) }
+        // A membership's tombstone, or its departure when an update changes one of them, keeps
+        // whose it was, on what and with which role: a role changed alone moves no rows.
+        if let membership {
+            for field in [membership.link.user, membership.link.field, membership.link.role] where !sharedFields.contains(field) { sharedFields.append(field) }
+        }
         var access = accessOfRule(rule, collection, caller, ownerField: ownerField)
         access.holdsAccounts = holdsAccounts
         access.sharedFields = sharedFields
         // A member reads their own memberships (and sees one of them go): the feed moves the
-        // rows it grants in and out of their view by them. Reading only: owning a membership
+        // rows it grants in and out of their view by them. And a member may leave, deleting a
+        // membership that names them whatever its role; never update it: owning a membership
         // would let its member change their own role.
         if let membership, let userID = caller.userID, !caller.isAdmin {
             let own = RowFilter.ownedBy(field: membership.link.user, userID: userID)
             access.read = .anyOf([access.read, own])
             access.view = .anyOf([access.view, own])
+            access.delete = .anyOf([access.delete, own])
         }
         return access
     }

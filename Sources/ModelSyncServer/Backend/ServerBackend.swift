@@ -80,6 +80,13 @@ package protocol ServerBackend: Sendable {
     /// read (the fields the sharing rules name are indexed); nothing for a missing collection.
     func currentChanges(of collection: String, where field: String, isOneOf values: [String], visibility: Visibility) async throws -> [SyncChange]
 
+    /// ``currentChanges(of:where:isOneOf:visibility:)`` at versions in `versions` only, oldest
+    /// first, at most `limit`: a page of the rows a membership moves in. The default reads them
+    /// all and keeps those; a backend that can, reads only those.
+    func currentChanges(
+        of collection: String, where field: String, isOneOf values: [String], visibility: Visibility, versions: ClosedRange<Int>, limit: Int
+    ) async throws -> [SyncChange]
+
     /// The deletions and departures after `since` of rows of `collection` whose kept shared
     /// `field` (``tombstoneFields(in:id:sequence:)``; `id` for the rows themselves) was one of
     /// `values`: rows that left a board before its reader lost it, which the reader's feed can no
@@ -94,6 +101,13 @@ package protocol ServerBackend: Sendable {
 extension ServerBackend {
     /// None: only the SQLite backend makes backups.
     package func backupFile() async throws -> URL? { nil }
+
+    package func currentChanges(
+        of collection: String, where field: String, isOneOf values: [String], visibility: Visibility, versions: ClosedRange<Int>, limit: Int
+    ) async throws -> [SyncChange] {
+        let all = try await currentChanges(of: collection, where: field, isOneOf: values, visibility: visibility)
+        return Array(all.filter { versions.contains($0.sequence) }.sorted { $0.sequence < $1.sequence }.prefix(limit))
+    }
 }
 
 /// The strong ETag of a record's version.
@@ -195,11 +209,17 @@ extension ItemOperation {
 
     /// Under a sharing rule, the shared fields of `current` when an update changes one of them
     /// (a card moved to another board): the readers who saw the row through them, and cannot
-    /// see it now, get its deletion. Nil when none changes.
-    package func sharedDeparture(from current: JSONValue, to replacement: JSONObject) -> JSONObject? {
-        guard let before = sharedFields(of: current) else { return nil }
-        return sharedFields(of: .object(replacement)) == before ? nil : before
+    /// see it now, get its deletion. Nil when none changes. With `version`, the version
+    /// `current` has held its fields since (``keptVersionField``): whether a reader's cursor
+    /// saw them (a membership's role changed alone moves no rows).
+    package func sharedDeparture(from current: JSONValue, to replacement: JSONObject, version: Int? = nil) -> JSONObject? {
+        guard var before = sharedFields(of: current), sharedFields(of: .object(replacement)) != before else { return nil }
+        if let version { before[Self.keptVersionField] = .number(JSONNumber(version)) }
+        return before
     }
+
+    /// The member of a departure's kept fields holding the version the row had them since.
+    package static let keptVersionField = "_modelsyncSince"
 
     /// The owner an update takes `current` from, if it gives the row to another owner (only an
     /// admin may): that owner's feed must show the row deleted. Nil without access rules.

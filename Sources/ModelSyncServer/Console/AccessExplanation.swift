@@ -87,15 +87,20 @@ package struct AccessExplanation: Sendable {
         }
         answer["standing"] = .string(standing.description)
         answer["because"] = .string(reason)
+        // A member reads, and may delete (leave), a membership row that names them, whatever its role.
+        let named = rules.membershipLink(of: collection).map { link in
+            user.map { record[link.link.user].flatMap(scalarText)?.isIdentical(to: $0) == true } ?? false
+        } ?? false
         var operations = JSONObject()
         for operation in SharingRule.Operation.allCases {
             let needed = sharing.needed(for: operation)
             // A create stands where the row's parents put it (the caller becomes its owner).
             let counted = operation == .create ? max(inherited, user == nil ? .everyone : .signedIn) : standing
-            operations[operation.rawValue] = ["allowed": .bool(admin || counted >= needed), "needs": .string(needed.description)]
+            let own = named && [.list, .view, .delete].contains(operation)
+            operations[operation.rawValue] = ["allowed": .bool(admin || own || counted >= needed), "needs": .string(needed.description)]
         }
         answer["operations"] = .object(operations)
-        answer["read"] = .bool(standing >= sharing.view)
+        answer["read"] = .bool(named || standing >= sharing.view)
         answer["write"] = .bool(standing >= sharing.update)
         return .object(answer)
     }

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import ModelSyncJSON
 import NIOCore
+import _NIOFileSystem
 
 // The admin routes behind the console beyond the documented API (`/_admin/…`): collections with
 // their row counts, the open change streams, the latest writes' answers, and (SQLite) a backup.
@@ -10,11 +11,14 @@ import NIOCore
 extension ServerRoutes {
     /// Refuses a request to an admin route (`/_admin/…`, `/_metrics`) that is not an admin's:
     /// under access rules 401 anonymous and 403 for a non-admin; without rules, the console's
-    /// own policy (``ConsolePolicy``): a client on this machine naming this machine only.
+    /// own policy (``ConsolePolicy``): a client on this machine naming this machine only, and
+    /// not through a proxy that says it forwarded the request.
     func requireAdminAccess(_ request: Request, _ context: SyncServerContext) throws {
         if options.access != nil {
             try Self.requireAdmin(context.caller)
-        } else if !ConsolePolicy.admits(accessRules: false, clientAddress: context.remoteAddress?.ipAddress, host: request.head.authority) {
+        } else if !ConsolePolicy.admits(
+            accessRules: false, clientAddress: context.remoteAddress?.ipAddress, host: request.head.authority, forwarded: ConsolePolicy.isForwarded(request.headers))
+        {
             throw ConsolePolicy.refusal
         }
     }
@@ -74,37 +78,49 @@ extension ServerRoutes {
     /// `GET /_admin/backup`: a consistent copy of the data as a file the server serves again
     /// (SQLite: `VACUUM INTO` a temporary file beside the data), streamed to the client, then
     /// deleted. 404 on a backend that makes none.
+    ///
+    /// One at a time: each copy is as large as the data, on the data's own disk; another request
+    /// meanwhile is answered 503 with `Retry-After`. The copy is opened and its name removed
+    /// before its first byte is sent, so that it goes when the download ends however it ends (a
+    /// client that stops reading holds only an open file, until its connection closes).
     private func backup(_ context: SyncServerContext) async throws -> Response {
+        guard let place = backupDownloads.open(for: "backup", limit: 1) else {
+            var error = APIError(status: .serviceUnavailable, message: "a backup is being made or sent; try again once it is done")
+            error.headers[.retryAfter] = "10"
+            throw error
+        }
         guard let file = try await backend.backupFile() else {
             throw APIError.notFound("this server's backend makes no backups to download: only the SQLite backend does")
         }
-        let remove: @Sendable () -> Void = { try? FileManager.default.removeItem(at: file) }
-        let body: ResponseBody
-        let size: Int?
+        let path = FilePath(file.path)
+        let size: Int
         do {
-            size = (try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.intValue
-            body = try await FileIO().loadFile(path: file.path, context: context)
+            guard let info = try await FileSystem.shared.info(forFileAt: path) else { throw APIError(status: .internalServerError, message: "the backup's copy is missing") }
+            size = Int(info.size)
         } catch {
-            remove()
+            try? await FileSystem.shared.removeItem(at: path)
             throw error
         }
         var headers = HTTPFields()
         headers[.contentType] = "application/vnd.sqlite3"
         headers[.cacheControl] = "no-store"
-        if let size { headers[.contentLength] = String(size) }
+        headers[.contentLength] = String(size)
         if let disposition = HTTPField.Name("Content-Disposition") {
             let stamp = Date().formatted(Date.ISO8601FormatStyle().year().month().day().time(includingFractionalSeconds: false).timeSeparator(.omitted))
             headers[disposition] = #"attachment; filename="modelsync-backup-\#(stamp).sqlite""#
         }
-        // The copy goes once its bytes are written, or the client is gone.
+        // A body never written leaves the copy named: the next start removes it
+        // (``SQLiteBackend``'s sweep of copies left beside the file).
         return Response(status: .ok, headers: headers, body: ResponseBody(contentLength: size) { writer in
-            do {
-                try await body.write(writer)
-            } catch {
-                remove()
-                throw error
+            // Held until the body ends (or is dropped unwritten): the one backup at a time.
+            defer { withExtendedLifetime(place) {} }
+            try await FileSystem.shared.withFileHandle(forReadingAt: path) { handle in
+                try await FileSystem.shared.removeItem(at: path)
+                for try await chunk in handle.readChunks(in: 0..<Int64(size), chunkLength: .kibibytes(128)) {
+                    try await writer.write(chunk)
+                }
             }
-            remove()
+            try await writer.finish(nil)
         })
     }
 
@@ -148,7 +164,7 @@ extension OpenAPIDocument {
         let text: JSONValue = ["type": "string"]
         let optionalText: JSONValue = ["type": ["string", "null"]]
         let time: JSONValue = ["type": "string", "format": "date-time"]
-        let admin = " Admins only under access rules; without rules, only a client on this machine (loopback), as the console."
+        let admin = " Admins only under access rules; without rules, only a client on this machine (loopback, not through a proxy that sends Forwarded or X-Forwarded-For), as the console."
         let collection: JSONValue = [
             "type": "object", "required": ["name", "kind", "rows"],
             "properties": ["name": text, "kind": ["enum": ["collection", "singular"]], "rows": ["type": ["integer", "null"], "minimum": 0]],
@@ -185,10 +201,15 @@ extension OpenAPIDocument {
         ]
         var backupResponses = refusals(["401", "403", "404"])
         backupResponses["200"] = ["description": "a SQLite database file, one consistent snapshot", "content": ["application/vnd.sqlite3": ["schema": ["type": "string", "format": "binary"]]]]
+        backupResponses["503"] = [
+            "description": "a backup is being made or sent (one at a time): try again after Retry-After seconds",
+            "headers": ["Retry-After": ["description": "Seconds to wait", "schema": ["type": "string"]]],
+            "content": ["application/json": ["schema": ["$ref": "#/components/schemas/Error"]]],
+        ]
         paths["/_admin/backup"] = [
             "get": [
                 "operationId": "downloadBackup", "x-modelsync-requires": "sqlite",
-                "summary": .string("A backup of the data to download (VACUUM INTO, then streamed and deleted): the SQLite backend only, 404 on the others." + admin),
+                "summary": .string("A backup of the data to download (VACUUM INTO, then streamed and deleted), one at a time: the SQLite backend only, 404 on the others." + admin),
                 "responses": .object(backupResponses),
             ],
             "options": preflight("preflightBackup"),

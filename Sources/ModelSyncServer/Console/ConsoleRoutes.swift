@@ -85,10 +85,17 @@ package enum ConsolePolicy {
     ///   - accessRules: Whether the server has access rules.
     ///   - clientAddress: The client's IP address, without the port; nil when unknown.
     ///   - host: The request's `Host` (its authority), port included or not.
-    package static func admits(accessRules: Bool, clientAddress: String?, host: String?) -> Bool {
+    ///   - forwarded: Whether the request carries `Forwarded` or `X-Forwarded-For`: a proxy on
+    ///     this machine passed it on from a client whose address the server does not see.
+    package static func admits(accessRules: Bool, clientAddress: String?, host: String?, forwarded: Bool = false) -> Bool {
         if accessRules { return true }
-        guard let clientAddress, let host else { return false }
+        guard let clientAddress, let host, !forwarded else { return false }
         return isLoopback(address: clientAddress) && isLoopback(host: host)
+    }
+
+    /// Whether a request came through a proxy that said so (`Forwarded`, `X-Forwarded-For`).
+    package static func isForwarded(_ headers: HTTPFields) -> Bool {
+        ["Forwarded", "X-Forwarded-For"].contains { name in HTTPField.Name(name).map { headers[$0] != nil } ?? false }
     }
 
     /// Whether an IP address is a loopback address: 127.0.0.0/8, ::1, or 127.x mapped to IPv6.
@@ -122,7 +129,7 @@ package enum ConsolePolicy {
     /// The refusal of a request the console does not answer.
     static let refusal = APIError(
         status: .forbidden,
-        message: "this server has no access rules, so its console and admin routes (/_console, /_admin, /_metrics) answer only this machine (loopback, as http://127.0.0.1 or http://localhost); start it with access rules, and use an admin's token, to reach them from elsewhere"
+        message: "this server has no access rules, so its console and admin routes (/_console, /_admin, /_metrics) answer only this machine (loopback, as http://127.0.0.1 or http://localhost), and no request a proxy forwarded (Forwarded, X-Forwarded-For); start it with access rules, and use an admin's token, to reach them from elsewhere"
     )
 }
 
@@ -134,7 +141,10 @@ extension ServerRoutes {
         return ConsoleAsset.allCases.map { asset in
             let bytes = asset.bytes(accessRules: accessRules, accountsCollection: accounts)
             let handler: Handler = { request, context in
-                guard ConsolePolicy.admits(accessRules: accessRules, clientAddress: context.remoteAddress?.ipAddress, host: request.head.authority) else {
+                guard ConsolePolicy.admits(
+                    accessRules: accessRules, clientAddress: context.remoteAddress?.ipAddress, host: request.head.authority,
+                    forwarded: ConsolePolicy.isForwarded(request.headers))
+                else {
                     throw ConsolePolicy.refusal
                 }
                 var headers = HTTPFields()

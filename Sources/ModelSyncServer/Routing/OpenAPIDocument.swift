@@ -473,7 +473,7 @@ package enum OpenAPIDocument {
         // Counts and indexes are 64-bit: a larger number is refused (400), not read as a smaller one.
         let count: JSONValue = ["type": "integer", "minimum": 0, "maximum": .number(JSONNumber(Int.max))]
         let positive: JSONValue = ["type": "integer", "minimum": 1, "maximum": .number(JSONNumber(Int.max))]
-        let cursor: JSONValue = ["type": "string", "pattern": #"^([0-9]+(\.[0-9a-f]{16}(\.[0-9]+)?|\.\.[0-9]+)?|now)?$"#]
+        let cursor: JSONValue = ["type": "string", "pattern": #"^([0-9]+(\.[0-9a-f]{16}(\.[0-9]+(\.[0-9]+\.[0-9]+)?)?|\.\.[0-9]+)?|now)?$"#]
         let table: [(String, String, String, JSONValue)] = [
             ("resource", "path", "A collection (a top-level array) or singular resource (a top-level object); see the examples", ["type": "string", "examples": ["posts"]]),
             ("id", "path", "A record's id", ["type": "string", "examples": ["1"]]),

@@ -31,7 +31,9 @@ extension ServerRoutes {
             return Self.json(bytes: page.body(next: Self.cursorText(page.next, visibility)), status: .ok)
         }
         let mark = try await catchUpMark(cursorText, since: since, visibility)
-        var page = try await changes(after: cursor, in: names, limit: pageLimit, visibility, movesAfter: mark)
+        let pending = try cursorText.flatMap { try Self.parseCursor($0).pending }
+        let (unfiltered, rest) = try await changes(after: cursor, in: names, limit: pageLimit, visibility, movesAfter: mark, pending: pending)
+        var page = unfiltered
         if let filter {
             let changes = page.changes
             // A pattern or a search costs what the caller asks: off the cooperative pool.
@@ -40,9 +42,11 @@ extension ServerRoutes {
                 : filter.apply(to: changes, departuresAfter: mark)
         }
         // A page of a catch-up (more follow) names where it started, so that the next pages move
-        // no rows the reader got already, and send no departures of rows it never sent.
+        // no rows the reader got already, and send no departures of rows it never sent; and
+        // where the rows moving in that did not fit go on.
         var next = Self.cursorText(page.next, visibility)
         if page.more { next += (visibility.cursorTag == nil ? ".." : ".") + String(mark) }
+        if let rest { next += ".\(rest.since).\(rest.after)" }
         return Self.json(bytes: EncodedFeedPage(page).body(next: next), status: .ok)
     }
 
@@ -64,7 +68,7 @@ extension ServerRoutes {
     /// feed from there. The beginning (absent, empty, `0`) and `now` suit any reader.
     func feedCursor(_ text: String?, _ visibility: Visibility) async throws -> FeedCursor {
         guard let text, text != "now" else { return try FeedCursor(text) }
-        let (sequence, given, _) = try Self.parseCursor(text)
+        let (sequence, given, _, _) = try Self.parseCursor(text)
         // A tagged cursor on an open server comes from before its rules were lifted.
         let tag = visibility.cursorTag
         let issuedHere = given.map { given in tag.map { given.utf8.elementsEqual($0.utf8) } ?? false } ?? (tag == nil)
@@ -74,19 +78,29 @@ extension ServerRoutes {
                        details: ["horizon": .string(Self.cursorText(now, visibility))])
     }
 
-    /// A cursor's sequence, tag and catch-up mark (`<seq>.<tag>.<mark>`, or `<seq>..<mark>` for
-    /// a reader without a tag), checked against the document's cursor pattern (a tag is what
-    /// `cursorText` writes: 16 hex digits; a mark, digits); a 400 otherwise.
-    static func parseCursor(_ text: String) throws -> (FeedCursor, tag: Substring?, mark: Int?) {
-        let parts = text.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
+    /// A cursor's sequence, tag, catch-up mark and rows moving in still to send
+    /// (`<seq>.<tag>.<mark>`, or `<seq>..<mark>` for a reader without a tag; under sharing rules
+    /// `<seq>.<tag>.<mark>.<since>.<after>`, ``PendingMoves``), checked against the document's
+    /// cursor pattern (a tag is what `cursorText` writes: 16 hex digits; the rest, digits, with
+    /// `after` ≤ `since` < `seq`); a 400 otherwise.
+    static func parseCursor(_ text: String) throws -> (FeedCursor, tag: Substring?, mark: Int?, pending: PendingMoves?) {
+        let parts = text.split(separator: ".", maxSplits: 4, omittingEmptySubsequences: false)
         let sequence = try FeedCursor(String(parts[0]))
-        let digits = parts.count == 3 && !parts[2].isEmpty && parts[2].utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
-        let tagged = parts.count >= 2 && !parts[1].isEmpty
-        if parts.count >= 2 && (sequence == .now || !(tagged ? isCursorTag(parts[1]) : parts.count == 3)) || parts.count == 3 && !digits {
-            throw APIError.badRequest("a feed cursor is a sequence number, optionally with a 16-digit hex tag and a mark: got \(text)")
+        let numbers = parts.dropFirst(2).map { part in
+            part.isEmpty || !part.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } ? nil : Int(part) ?? Int.max
         }
-        let mark = parts.count == 3 ? Int(parts[2]) ?? Int.max : nil
-        return (sequence, tagged ? parts[1] : nil, mark)
+        let tagged = parts.count >= 2 && !parts[1].isEmpty
+        var pending: PendingMoves?
+        if numbers.count == 3, let since = numbers[1], let after = numbers[2] { pending = PendingMoves(since: since, after: after) }
+        var orderly = true
+        if let pending {
+            guard case .after(let through) = sequence else { throw APIError.badRequest("a feed cursor of rows moving in has a sequence number: got \(text)") }
+            orderly = pending.after <= pending.since && pending.since < through
+        }
+        if parts.count >= 2 && (sequence == .now || !(tagged ? isCursorTag(parts[1]) : parts.count == 3)) || numbers.contains(nil) || numbers.count == 2 || !orderly {
+            throw APIError.badRequest("a feed cursor is a sequence number, optionally with a 16-digit hex tag, a mark and a place in the rows moving in: got \(text)")
+        }
+        return (sequence, tagged ? parts[1] : nil, numbers.first ?? nil, pending)
     }
 
     private static func isCursorTag(_ text: Substring) -> Bool {
@@ -103,13 +117,24 @@ extension ServerRoutes {
     }
 
     /// The backend's changes, a 410's horizon bound to the reader, with the rows its membership
-    /// changes after `mark` (nil: after the cursor) move in and out (``MembershipMoves``).
+    /// changes after `mark` (nil: after the cursor) move in and out (``MembershipMoves``), at
+    /// most `limit` rows moving in a page: first those `pending` from the page before, then the
+    /// feed after the cursor. The rows moving in that did not fit are pending for the next page.
     private func changes(
-        after cursor: FeedCursor, in names: Set<String>?, limit: Int, _ visibility: Visibility, movesAfter mark: Int? = nil
-    ) async throws -> FeedPage {
-        let page = try await withHorizonBound(to: visibility) { try await backend.changes(after: cursor, in: names, limit: limit, visibility: visibility) }
-        guard let moves = MembershipMoves(backend: backend, visibility: visibility), case .after(let since) = cursor else { return page }
-        return try await moves.page(page, after: since, movesAfter: mark ?? since, in: names)
+        after cursor: FeedCursor, in names: Set<String>?, limit: Int, _ visibility: Visibility, movesAfter mark: Int? = nil, pending: PendingMoves? = nil
+    ) async throws -> (FeedPage, PendingMoves?) {
+        guard let moves = MembershipMoves(backend: backend, visibility: visibility), case .after(let since) = cursor else {
+            return (try await withHorizonBound(to: visibility) { try await backend.changes(after: cursor, in: names, limit: limit, visibility: visibility) }, nil)
+        }
+        guard let pending else {
+            let page = try await withHorizonBound(to: visibility) { try await backend.changes(after: cursor, in: names, limit: limit, visibility: visibility) }
+            return try await moves.page(page, after: since, movesAfter: mark ?? since, in: names, limit: limit)
+        }
+        let (moved, rest) = try await moves.pendingPage(pending, through: since, movesAfter: mark ?? pending.since, in: names, limit: limit)
+        guard rest == nil, moved.count < limit else { return (FeedPage(changes: moved, more: true, next: since), rest) }
+        // The moves done, the page goes on with the feed after them.
+        let (page, next) = try await changes(after: cursor, in: names, limit: limit - moved.count, visibility, movesAfter: mark)
+        return (FeedPage(changes: MembershipMoves.deduplicated(moved + page.changes), more: page.more, next: page.next), next)
     }
 
     /// Runs a read of the feed, binding a 410's horizon to the reader.
@@ -161,10 +186,10 @@ extension ServerRoutes {
             if case .after(let given) = cursor, MembershipMoves(backend: backend, visibility: visibility) != nil {
                 mark = try await catchUpMark(request.headers[.lastEventID] ?? parameters.values("since").first, since: given, visibility)
             }
-            var page = try await changes(after: cursor, in: names, limit: Self.maximumFeedLimit, visibility, movesAfter: mark)
+            var (page, pending) = try await changes(after: cursor, in: names, limit: Self.maximumFeedLimit, visibility, movesAfter: mark)
             backlog = page.changes
             while page.more {
-                page = try await changes(after: .after(page.next), in: names, limit: Self.maximumFeedLimit, visibility, movesAfter: mark)
+                (page, pending) = try await changes(after: .after(page.next), in: names, limit: Self.maximumFeedLimit, visibility, movesAfter: mark, pending: pending)
                 backlog += page.changes
             }
             // What the client has seen: its cursor, resolved (`now` is the current sequence).
@@ -227,11 +252,11 @@ extension ServerRoutes {
                             guard names?.contains(change.collection) ?? true else { continue }
                             try await writer.write(Self.event(change, tag: tag))
                         case .change(let change) where change.sequence > sent:
-                            var more = true
+                            var (more, pending): (Bool, PendingMoves?) = (true, nil)
                             while more {
-                                let page = try await changes(after: .after(sent), in: names, limit: Self.maximumFeedLimit, visibility)
+                                let (page, rest) = try await changes(after: .after(sent), in: names, limit: Self.maximumFeedLimit, visibility, pending: pending)
                                 for change in page.changes { try await writer.write(Self.event(change, tag: tag)) }
-                                (sent, more) = (page.next, page.more)
+                                (sent, more, pending) = (page.next, page.more, rest)
                             }
                         case .change:
                             continue

@@ -20,6 +20,8 @@ package struct ServerRoutes: Sendable {
     package let openStreams = OpenStreams()
     /// The open streams and the latest writes' answers, for the console (``SyncActivity``).
     package let activity = SyncActivity()
+    /// The backup being made or sent (`GET /_admin/backup`, one at a time).
+    package let backupDownloads = OpenStreams()
     /// Filtered feeds whose patterns or searches cost what the caller asks take turns here.
     let feedFilters = CostlyReads()
 

@@ -63,7 +63,7 @@ extension ItemWrite {
             try operation.checkAccess(to: items[index], replacement: updated, RowFacts(InMemoryRowLookups(root)))
             try checkIfMatch(items[index], version: book.version(collection: name, id: id), ifMatch)
             let formerOwner = operation.departure(from: items[index], to: updated)
-            let formerFields = operation.sharedDeparture(from: items[index], to: updated)
+            let formerFields = operation.sharedDeparture(from: items[index], to: updated, version: book.version(collection: name, id: id))
             items[index] = .object(updated)
             root[name] = .array(items)
             let version = book.recordWrite(collection: name, record: items[index])
