@@ -98,7 +98,7 @@ extension ServerRoutes {
             guard let info = try await FileSystem.shared.info(forFileAt: path) else { throw APIError(status: .internalServerError, message: "the backup's copy is missing") }
             size = Int(info.size)
         } catch {
-            try? await FileSystem.shared.removeItem(at: path)
+            _ = try? await FileSystem.shared.removeItem(at: path)
             throw error
         }
         var headers = HTTPFields()
