@@ -45,10 +45,15 @@ extension SyncStore {
                 "sequence": "\(entry.sequence)", "model": "\(entry.model)", "status": "\(status ?? 0)"])
             return true
         case 401?:
-            state.withLock { state in
-                state.pausedStatus = status
+            let resumedSince = state.withLock { state -> Bool in
                 state.lastError = text
+                // The session refreshed while the request was on its way: the 401 answers the
+                // old token. The entry stays queued and goes again with the new one.
+                guard state.resumptions == state.resumptionsAtPush else { return true }
+                state.pausedStatus = status
+                return false
             }
+            if resumedSince { throw SyncError.willRetry(sequence: entry.sequence, underlying: text) }
             logger.notice("the server refused the credentials; the outbox is paused until resume()", metadata: ["status": "\(status ?? 0)"])
             throw SyncError.paused(status: status ?? 401)
         default:
@@ -114,7 +119,10 @@ extension SyncStore {
 
     /// Restarts a queue paused by a 401, for example after refreshing a token.
     public func resume() {
-        state.withLock { $0.pausedStatus = nil }
+        state.withLock { state in
+            state.pausedStatus = nil
+            state.resumptions += 1
+        }
         changed()
     }
 }

@@ -24,6 +24,7 @@ extension SyncStore {
     }
 
     private func pushQueued() async throws -> PushSummary {
+        state.withLock { $0.resumptionsAtPush = $0.resumptions }
         var summary = PushSummary()
         // The first failure that stops the push (a retryable error, a pause); entries already
         // sent are still awaited, so that their acknowledgements are applied.

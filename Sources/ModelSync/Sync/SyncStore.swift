@@ -58,6 +58,10 @@ public final class SyncStore: Sendable {
         /// own acknowledgements, so that a push knows its window is stale.
         var outboxGeneration = 0
         var pausedStatus: Int?
+        /// Bumped by every ``resume()``; a push notes it when it starts, so that a 401 answered
+        /// to a request sent before the session refreshed does not pause the queue again.
+        var resumptions = 0
+        var resumptionsAtPush = 0
         var lastError: String?
         var activity = SyncActivity.idle
         var tablesReady = false
