@@ -70,6 +70,9 @@ public final class SyncStore: Sendable {
         var conflictCount = 0
         var recentConflicts: [SyncConflict] = []
         var observers: [Int: AsyncStream<SyncStatus>.Continuation] = [:]
+        /// Bumped by each status publication when it starts, and the newest one delivered.
+        var statusGeneration = 0
+        var publishedGeneration = 0
         var nextObserver = 0
         var automaticPush: Task<Void, Never>?
         var livePull: Task<Void, Never>?
@@ -322,10 +325,20 @@ public final class SyncStore: Sendable {
     }
 
     private func publishStatus() {
-        guard !state.withLock({ $0.observers.isEmpty }) else { return }
+        guard let generation = state.withLock({ state -> Int? in
+            guard !state.observers.isEmpty else { return nil }
+            state.statusGeneration += 1
+            return state.statusGeneration
+        }) else { return }
         Task {
             guard let status = try? await self.status() else { return }
-            for observer in self.state.withLock({ Array($0.observers.values) }) { observer.yield(status) }
+            // The tasks read the status in any order: one read before a later change must not
+            // reach the observers after that change's status, or they keep a stale one.
+            self.state.withLock { state in
+                guard generation > state.publishedGeneration else { return }
+                state.publishedGeneration = generation
+                for observer in state.observers.values { observer.yield(status) }
+            }
         }
     }
 
