@@ -75,6 +75,19 @@ import Testing
         }
     }
 
+    /// A cursor the document's pattern admits but the server never issued (its place in rows
+    /// moving in out of order) is a 410, so that the client reads everything again.
+    @Test func aWellFormedCursorNeverIssuedIsGone() async throws {
+        let access = AccessControl(rules: try AccessRules(json: SharingRuleTests.tracker), tokens: TestTokens())
+        try await withServer(SharingTests.data, options: ServerOptions(access: access)) { _, base in
+            let page = try await send(.GET, "\(base)/_changes?since=0", headers: [("Authorization", "Bearer test:2:")])
+            let tag = try #require(page.json?["next"]?.stringValue?.split(separator: ".").last)
+            let reply = try await send(.GET, "\(base)/_changes?since=6800.\(tag).58.5756.386351", headers: [("Authorization", "Bearer test:2:")])
+            #expect(reply.status == 410, "\(String(decoding: reply.body, as: UTF8.self))")
+            #expect(try await send(.HEAD, "\(base)/_changes?since=6800.\(tag).58.5756.386351", headers: [("Authorization", "Bearer test:2:")]).status == 410)
+        }
+    }
+
     @Test func aCatchUpCursorWithoutATagKeepsItsMark() throws {
         let (sequence, tag, mark, _) = try ServerRoutes.parseCursor("12..40")
         #expect(sequence == .after(12) && tag == nil && mark == 40)

@@ -68,7 +68,16 @@ extension ServerRoutes {
     /// feed from there. The beginning (absent, empty, `0`) and `now` suit any reader.
     func feedCursor(_ text: String?, _ visibility: Visibility) async throws -> FeedCursor {
         guard let text, text != "now" else { return try FeedCursor(text) }
-        let (sequence, given, _, _) = try Self.parseCursor(text)
+        let sequence: FeedCursor, given: Substring?
+        do {
+            (sequence, given, _, _) = try Self.parseCursor(text)
+        } catch is DisorderedCursor {
+            // Well formed, but its place in the rows moving in cannot have been issued: like a
+            // cursor of another reader, read everything again.
+            let now = try await backend.changes(after: .now, in: [], limit: 1, visibility: visibility).next
+            throw APIError(status: 410, message: "the cursor's place in the rows moving in does not hold together; read everything again",
+                           details: ["horizon": .string(Self.cursorText(now, visibility))])
+        }
         // A tagged cursor on an open server comes from before its rules were lifted.
         let tag = visibility.cursorTag
         let issuedHere = given.map { given in tag.map { given.utf8.elementsEqual($0.utf8) } ?? false } ?? (tag == nil)
@@ -82,7 +91,7 @@ extension ServerRoutes {
     /// (`<seq>.<tag>.<mark>`, or `<seq>..<mark>` for a reader without a tag; under sharing rules
     /// `<seq>.<tag>.<mark>.<since>.<after>`, ``PendingMoves``), checked against the document's
     /// cursor pattern (a tag is what `cursorText` writes: 16 hex digits; the rest, digits, with
-    /// `after` ≤ `since` < `seq`); a 400 otherwise.
+    /// `after` ≤ `since` < `seq`, else ``DisorderedCursor``); a 400 otherwise.
     static func parseCursor(_ text: String) throws -> (FeedCursor, tag: Substring?, mark: Int?, pending: PendingMoves?) {
         let parts = text.split(separator: ".", maxSplits: 4, omittingEmptySubsequences: false)
         let sequence = try FeedCursor(String(parts[0]))
@@ -97,11 +106,17 @@ extension ServerRoutes {
             guard case .after(let through) = sequence else { throw APIError.badRequest("a feed cursor of rows moving in has a sequence number: got \(text)") }
             orderly = pending.after <= pending.since && pending.since < through
         }
-        if parts.count >= 2 && (sequence == .now || !(tagged ? isCursorTag(parts[1]) : parts.count == 3)) || numbers.contains(nil) || numbers.count == 2 || !orderly {
+        if parts.count >= 2 && (sequence == .now || !(tagged ? isCursorTag(parts[1]) : parts.count == 3)) || numbers.contains(nil) || numbers.count == 2 {
             throw APIError.badRequest("a feed cursor is a sequence number, optionally with a 16-digit hex tag, a mark and a place in the rows moving in: got \(text)")
         }
+        // The document's pattern cannot say how the numbers order: such a cursor is well formed
+        // (not a 400) but was never issued (``feedCursor(_:_:)`` answers 410).
+        if !orderly { throw DisorderedCursor() }
         return (sequence, tagged ? parts[1] : nil, numbers.first ?? nil, pending)
     }
+
+    /// A cursor of rows moving in whose numbers cannot have been issued together.
+    struct DisorderedCursor: Error {}
 
     private static func isCursorTag(_ text: Substring) -> Bool {
         text.utf8.count == 16 && text.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }

@@ -161,7 +161,9 @@ package struct ServerRoutes: Sendable {
             if let access = access(to: name, context), access.read != .everything { throw access.refusal }
             // A list's slicing and a feed cursor mean nothing here, but their bounds hold on every `/<name>`.
             _ = try Slice(parameters, count: 0, defaultPageSize: 1)
-            if options.servesSyncExtensions, let cursor = parameters.values("_since").first, cursor != "now" { _ = try Self.parseCursor(cursor) }
+            if options.servesSyncExtensions, let cursor = parameters.values("_since").first, cursor != "now" {
+                do { _ = try Self.parseCursor(cursor) } catch is DisorderedCursor {}
+            }
             guard let (value, modified) = try await backend.singular(name) else { throw APIError.notFound("no resource named \(name)") }
             return conditional(value, modified: modified, request)
         case nil where name == "db":
