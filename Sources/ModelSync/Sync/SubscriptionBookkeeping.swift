@@ -57,9 +57,11 @@ enum SubscriptionBookkeeping {
             """, [.text(id), .text(model), key])
     }
 
-    /// The subscription no longer holds the row.
-    static func release(_ id: String, key: SQLValue, _ db: SQLiteConnection) throws {
+    /// The subscription no longer holds the row; false when it did not hold it.
+    @discardableResult
+    static func release(_ id: String, key: SQLValue, _ db: SQLiteConnection) throws -> Bool {
         try db.execute("DELETE FROM modelsync_subscription_rows WHERE subscription = ? AND key = ?", [.text(id), key])
+        return db.changes > 0
     }
 
     /// The row is deleted: no subscription holds it.

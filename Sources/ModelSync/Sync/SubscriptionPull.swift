@@ -51,7 +51,9 @@ struct SubscriptionHolds {
     func note(_ change: SyncFeedDocument.Change, _ keyValue: JSONValue, pending: Set<String>, _ db: SQLiteConnection) throws -> Bool {
         let key = try keyValue.primaryKeySQLValue(model: model)
         if change.leftFilter {
-            try SubscriptionBookkeeping.release(subscription, key: key, db)
+            // A row this subscription did not hold is none of its business: another one may be
+            // about to hold it (a row this device created, say).
+            guard try SubscriptionBookkeeping.release(subscription, key: key, db) else { return false }
             // A row kept for its pending change goes once it is sent (a sweep after the push).
             if wholeCollection || pending.contains(keyValue.jsonText) { return false }
             return try !SubscriptionBookkeeping.isHeld(model: model, key: key, db)

@@ -239,10 +239,6 @@ extension SyncStore {
                 try self.releaseStale(subscription, M.self, key: key, &outcomes, db)
                 try SubscriptionBookkeeping.setSynced(subscription, db)
             }
-            if last, source.subscription != nil, self.needsSweep(key.model) {
-                for removed in try Self.sweepUnheld(M.self, db) { outcomes.append(.removed(removed)) }
-                self.swept(key.model)
-            }
             return (outcomes, conflicts, followUps)
         }
         finish(outcomes, conflicts, &summary)
@@ -314,7 +310,9 @@ extension SyncStore {
                 outcomes.append(outcome)
                 if let conflict { conflicts.append(conflict) }
             }
-            if let feedCursor { try SyncBookkeeping.setCursor(feedCursor, source.cursorResource, db) }
+            // A server without a feed gets the beginning, which it ignores: the cursor records
+            // that the model is pulled whole, which subscriptions read (``SubscriptionHolds``).
+            try SyncBookkeeping.setCursor(feedCursor ?? "0", source.cursorResource, db)
             return (outcomes, conflicts)
         }
         finish(outcomes, conflicts, &summary)

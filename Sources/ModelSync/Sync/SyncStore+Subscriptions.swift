@@ -135,6 +135,7 @@ extension SyncStore {
     @discardableResult
     func pullSubscriptions(ofCollection collection: String?) async throws -> PullSummary {
         var total = PullSummary()
+        var pulled: [String: any SyncedModel.Type] = [:]
         for subscription in try await subscriptions() {
             guard let type = state.withLock({ $0.models[subscription.model] }) else { continue }
             if let collection, Self.collection(of: type) != collection { continue }
@@ -144,6 +145,16 @@ extension SyncStore {
             total.conflicts += summary.conflicts
             total.requests += summary.requests
             total.fullResync = total.fullResync || summary.fullResync
+            pulled[subscription.model] = type
+        }
+        // Once every subscription of a model is current, a row none holds is one none will
+        // bring: swept then, not after one subscription's pull (a row another subscription is
+        // about to hold would vanish and come back).
+        for (model, type) in pulled.sorted(by: { $0.key < $1.key }) where needsSweep(model) {
+            let removed = try await exclusively(.pulling) { try await database.write { db in try Self.sweepUnheld(type, db) } }
+            swept(model)
+            forget(type, removed)
+            total.deleted += removed.count
         }
         return total
     }
@@ -212,8 +223,9 @@ extension SyncStore {
 
     /// Deletes `type`'s rows that nothing keeps (see ``removeUnheld(_:keys:_:)``): a row kept
     /// for its pending change once that change is sent, a row this device created that matches
-    /// no subscription once the server has it. Run at the end of a subscription's pull, after a
-    /// push acknowledged anything or a row was kept for a pending change.
+    /// no subscription once the server has it. Run by ``pullSubscriptions()`` once all of the
+    /// model's subscriptions are current, when none ran in this run or a push acknowledged
+    /// anything since.
     static func sweepUnheld(_ type: any SyncedModel.Type, _ db: SQLiteConnection) throws -> [JSONValue] {
         func open<M: SyncedModel>(_ type: M.Type) throws -> [JSONValue] {
             let key = try SyncKey(M.self)

@@ -78,6 +78,48 @@ import Testing
         }
     }
 
+    /// A card this device creates on a board it does not subscribe to leaves it once the server
+    /// has it and the subscriptions are current; one created on its board stays throughout, even
+    /// while a subscription that does not hold it pulls first.
+    @Test(.timeLimit(.minutes(5))) func aRowCreatedOutsideEverySubscriptionGoesOnceSent() async throws {
+        try await withDevice { store, _ in
+            _ = try await store.subscribe(BoardCard.self, where: .field(\.boardId, equals: 3))
+            _ = try await store.subscribe(BoardCard.self, where: .field(\.boardId, equals: 1))
+            try await store.pullSubscriptions()
+            var inside = BoardCard(boardId: 1, title: "mine")
+            var outside = BoardCard(boardId: 2, title: "elsewhere")
+            try await store.save(&inside)
+            try await store.save(&outside)
+            #expect(try await store.push().sent == 2)
+            func titles() async throws -> [String] {
+                try await store.database.read { db in try BoardCard.all(db, order: "id").map(\.title) }
+            }
+            // Board 3's subscription pulls first: it does not hold the new card, board 1's is
+            // about to; no single pull may drop it.
+            for subscription in try await store.subscriptions().reversed() {
+                try await store.pull(subscription)
+                #expect(try await titles().contains("mine"))
+            }
+            try await store.pullSubscriptions()
+            #expect(try await titles() == ["a", "c", "e", "mine"])
+        }
+    }
+
+    /// Against a server without a feed, a model pulled whole keeps its rows beside a subscription.
+    @Test(.timeLimit(.minutes(5))) func aModelPulledWholeFromAServerWithoutAFeedKeepsItsRows() async throws {
+        let directory = try TemporaryDirectory(prefix: "modelsync-subscriptions-nofeed")
+        defer { directory.remove() }
+        try await withTestServer(data: Self.seed, options: ServerOptions(servesSyncExtensions: false)) { server in
+            let database = try Database(path: directory.path("device.sqlite"), models: [BoardCard.self])
+            let store = SyncStore(remote: RemoteStore(baseURL: server.baseURL), database: database, models: [BoardCard.self])
+            #expect(try await store.pull(BoardCard.self).fullResync)
+            let board = try await store.subscribe(BoardCard.self, where: .field(\.boardId, equals: 1))
+            try await store.pullSubscriptions()
+            try await store.unsubscribe(board)
+            #expect(try await held(store) == [1, 2, 3, 4, 5])
+        }
+    }
+
     @Test(.timeLimit(.minutes(5))) func aModelPulledWholeKeepsItsRows() async throws {
         try await withDevice { store, _ in
             let board = try await store.subscribe(BoardCard.self, where: .field(\.boardId, equals: 1))
