@@ -16,6 +16,18 @@ extension MoveInCard: RemoteResource {
     static let remote = RemoteConfiguration(path: "cards")
 }
 
+/// The same card in a collection of one board's cards (`sync_subscribe_initial`'s peer).
+@Model
+struct BoardOnlyCard: SQLModel, Equatable {
+    var id: Int?
+    var boardId: Int
+    var title: String
+}
+
+extension BoardOnlyCard: RemoteResource {
+    static let remote = RemoteConfiguration(path: "boardcards")
+}
+
 /// What sharing rules cost, over the SQLite backend.
 ///
 /// - `sync_move_in`: a user added to a board of `size` cards pulls until they are local (the rows
@@ -121,7 +133,57 @@ enum MembershipWorkloads {
         }
     }
 
-    static let all = [moveIn, getFiltered]
+    /// `sync_subscribe_initial`: a device subscribes to board 1's cards (`size` of the 2×`size`
+    /// cards on two boards, no rules) and pulls them, against a whole pull of a collection
+    /// holding only those cards: what a subscription costs over the rows it brings (the server
+    /// filtering the feed, the holds the device records).
+    static let subscribeInitial = Workload(
+        name: "sync_subscribe_initial",
+        summary: "a subscription's first sync of one board's cards (half the collection) into SQLite; peer: whole_pull of a collection holding just those cards (SQLite backend)",
+        unit: .rowsPerSecond,
+        sizes: [WorkloadSize(10_000, quick: true)]
+    ) { size in
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("modelsync-bench-subscribe-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        func card(_ id: Int, board: Int) -> JSONValue {
+            ["id": .number(JSONNumber(id)), "boardId": .number(JSONNumber(board)), "title": .string("card \(id) " + String(repeating: "lorem ", count: 6))]
+        }
+        // `cards`: boards 1 and 2 interleaved; `boardcards`: board 1's alone, the same records.
+        let data: JSONValue = [
+            "cards": .array((1...2 * size.count).map { card($0, board: $0 % 2 == 1 ? 1 : 2) }),
+            "boardcards": .array((1...2 * size.count).filter { $0 % 2 == 1 }.map { card($0, board: 1) }),
+        ]
+        let server = try await SyncServer.start(data: data, sqlite: directory.appendingPathComponent("server.sqlite").path)
+        func device(_ name: String, _ type: any SyncedModel.Type) throws -> SyncStore {
+            var options = RemoteStore.Options()
+            options.caching = false
+            let path = directory.appendingPathComponent("\(name).sqlite").path
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+            let database = try Database(path: path, models: [type])
+            return SyncStore(remote: RemoteStore(baseURL: server.baseURL, options: options), database: database, models: [type], pullPageSize: 5_000)
+        }
+        let held = StoreBox(), peerHeld = StoreBox()
+        let ours = Contender.ours(reset: { await held.set(try device("subscriber", MoveInCard.self)) }) {
+            guard let store = await held.store else { throw BenchmarkError("sync_subscribe_initial: no store") }
+            let board = try await store.subscribe(MoveInCard.self, where: .field(\.boardId, equals: 1))
+            return try await store.pull(board).upserted
+        }
+        let peer = Contender(name: "whole_pull", reset: { await peerHeld.set(try device("whole", BoardOnlyCard.self)) }) {
+            guard let store = await peerHeld.store else { throw BenchmarkError("sync_subscribe_initial: no store") }
+            return try await store.pull(BoardOnlyCard.self).upserted
+        }
+        return PreparedWorkload(ours: ours, peers: [peer]) {
+            try await ours.reset()
+            let subscribed = try await ours.run()
+            try await peer.reset()
+            let whole = try await peer.run()
+            guard subscribed == size.count, whole == size.count else {
+                throw BenchmarkError("sync_subscribe_initial: subscribed \(subscribed), whole \(whole), expected \(size.count)")
+            }
+        }
+    }
+
+    static let all = [moveIn, getFiltered, subscribeInitial]
 }
 
 /// A store made in a contender's reset, for its run.
