@@ -121,7 +121,8 @@ public struct AccountSessionError: Error, Sendable, Hashable, CustomStringConver
         switch code {
         case .notSignedIn: "not signed in"
         case .refreshRefused: "the server refused the refresh token (HTTP \(status ?? 0)): \(message ?? ""); sign in again"
-        default: "unexpected answer: \(message ?? "")"
+        case .unexpectedAnswer: "unexpected answer: \(message ?? "")"
+        default: "account session error \(code)"
         }
     }
 }

@@ -156,7 +156,8 @@ public struct ServerError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidDatabaseURL: "not a PostgreSQL URL (postgres://user@host:port/database): \(reason)"
         case .database: "PostgreSQL: \(reason)"
         case .cannotImport: "cannot import: \(reason)"
-        default: "unsupported: \(reason)"
+        case .unsupported: "unsupported: \(reason)"
+        default: "server error \(code): \(reason)"
         }
     }
 }

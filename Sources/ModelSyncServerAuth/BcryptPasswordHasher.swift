@@ -157,7 +157,8 @@ public struct PasswordHashingError: Error, Sendable, Hashable, CustomStringConve
             "bcrypt cost \(cost ?? 0) is outside \(BcryptPasswordHasher.minimumCost)...\(BcryptPasswordHasher.maximumCost)"
         case .passwordTooLong:
             "the password has \(byteCount ?? 0) bytes; bcrypt reads at most \(BcryptPasswordHasher.maximumPasswordLength)"
-        default: "the password contains a NUL character"
+        case .passwordContainsNUL: "the password contains a NUL character"
+        default: "the password was refused (\(code))"
         }
     }
 }

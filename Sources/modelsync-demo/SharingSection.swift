@@ -103,10 +103,7 @@ enum SharingSection {
     }
 
     private static func pullAll(_ store: SyncStore) async throws {
-        try await store.pull(Board.self)
-        try await store.pull(Membership.self)
-        try await store.pull(Card.self)
-        try await store.pull(Comment.self)
+        for model in models { try await store.pull(model) }
     }
 
     /// What a device holds, as one line.
