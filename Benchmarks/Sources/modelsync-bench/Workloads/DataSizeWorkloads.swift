@@ -73,7 +73,7 @@ enum DataSizeWorkloads {
                 }
                 let onDisk = server.files.compactMap { try? FileManager.default.attributesOfItem(atPath: $0.path)[.size] as? Int }.reduce(0, +)
                 footprints.append(Footprint(size: size, contender: server.contender, peak: peakResidentMiB(pid) ?? 0, onDisk: Double(onDisk) / 1_048_576))
-                kill(pid, SIGTERM)
+                await ServerFleet.shared.stop(pid: pid)
             }
         }
         return (measurements, footprints)

@@ -74,6 +74,7 @@ enum InitialSyncWorkloads {
         summary: "sync_initial from modelsync-server over a SQLite file; peer: decode_and_raw_insert (the limit)"
     ) { size in
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("modelsync-bench-initial-\(size.label)-\(UUID().uuidString).sqlite").path
+        await ServerFleet.shared.removeWhenStopped(["", "-wal", "-shm"].map { URL(fileURLWithPath: file + $0) })
         try await SyncServer.importData(data(posts: size.count), intoSQLite: file)
         return try await ServerFleet.shared.launch(URL(fileURLWithPath: CommandLine.arguments[0]), ["--serve", file])
     }

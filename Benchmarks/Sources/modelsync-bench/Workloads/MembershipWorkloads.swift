@@ -52,6 +52,7 @@ enum MembershipWorkloads {
     ) { size in
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("modelsync-bench-move-in-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        await ServerFleet.shared.removeWhenStopped([directory])
         let cards = (1...size.count).map { id -> JSONValue in
             ["id": .number(JSONNumber(id)), "boardId": 1, "title": .string("card \(id) " + String(repeating: "lorem ", count: 6))]
         }
@@ -145,6 +146,7 @@ enum MembershipWorkloads {
     ) { size in
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("modelsync-bench-subscribe-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        await ServerFleet.shared.removeWhenStopped([directory])
         func card(_ id: Int, board: Int) -> JSONValue {
             ["id": .number(JSONNumber(id)), "boardId": .number(JSONNumber(board)), "title": .string("card \(id) " + String(repeating: "lorem ", count: 6))]
         }

@@ -170,6 +170,7 @@ actor ServerFleet {
     }
 
     private var addresses: Addresses?
+    private var temporaryFiles: [URL] = []
     private var processes: [Process] = []
     private var quotas: [CPUQuota] = []
 
@@ -224,6 +225,25 @@ actor ServerFleet {
         processes = []
         for quota in quotas { quota.remove() }
         quotas = []
+        for file in temporaryFiles { try? FileManager.default.removeItem(at: file) }
+        temporaryFiles = []
+    }
+
+    /// Stops the process `pid` alone and waits for it to exit (SIGKILL after 2 s), so that its
+    /// shutdown does not share the CPU with the next measurement.
+    func stop(pid: Int32) async {
+        guard let process = processes.first(where: { $0.processIdentifier == pid }) else { return }
+        process.terminate()
+        for _ in 0..<40 where process.isRunning {
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        if process.isRunning { kill(pid, SIGKILL) }
+        processes.removeAll { $0 === process }
+    }
+
+    /// Files a server was started over, removed by ``stop()`` once every server is gone.
+    func removeWhenStopped(_ files: [URL]) {
+        temporaryFiles += files
     }
 
     /// 1,000 posts by 100 users.
