@@ -282,6 +282,36 @@ private struct OtherProtocolServer: HTTPTransport {
     }
 }
 
+/// Answers 401, after the session refreshed while the request was on its way (`refreshed`
+/// resumes the store, as `SyncStore.use(_:)` does on a refresh).
+private struct RefusedAfterARefresh: HTTPTransport {
+    let refreshed: @Sendable () -> Void
+    func send(_ request: RemoteRequest) async throws -> RemoteResponse {
+        refreshed()
+        return RemoteResponse(status: 401, headers: ["Content-Type": "application/json"], body: Array(#"{"error":"expired"}"#.utf8))
+    }
+}
+
+/// A 401 that answers a token the session has since replaced is no reason to stop: the entry
+/// stays queued for the next push (with the new token), and the outbox is not paused.
+@Suite struct StaleCredentialTests {
+    @Test func aRefusalOfTheTokenBeforeARefreshDoesNotPauseTheQueue() async throws {
+        let directory = try TemporaryDirectory(prefix: "modelsync-stale-401")
+        defer { directory.remove() }
+        let database = try Database(path: directory.path("app.sqlite"), models: [SyncNote.self])
+        let store = Locked<SyncStore?>(nil)
+        let sync = SyncStore(
+            remote: RemoteStore(baseURL: try #require(URL(string: "http://127.0.0.1:9")), transport: RefusedAfterARefresh { store.withLock { $0 }?.resume() }),
+            database: database, models: [SyncNote.self], maxBatchSize: 1)
+        store.withLock { $0 = sync }
+        var note = SyncNote(id: nil, title: "waits")
+        try await sync.save(&note)
+        await #expect(throws: SyncError.self) { try await sync.push() }
+        let status = try await sync.status()
+        #expect(!status.isPaused && status.pendingCount == 1)
+    }
+}
+
 @Suite struct ProtocolVersionTests {
     @Test func aServerOfAnotherProtocolVersionPausesTheQueue() async throws {
         let directory = try TemporaryDirectory(prefix: "modelsync-protocol-version")
