@@ -379,6 +379,35 @@ import Testing
         }
     }
 
+    /// A page of some collections only may span any number of changes of the others; the
+    /// memberships and parents among them it reads to weigh its moves are bounded: the page
+    /// ends where they reach the window, and the next pages go on from there, losing nothing.
+    @Test func aPageOfFewCollectionsEndsWhereItsMovesFillTheWindow() async throws {
+        let root = try #require(Self.data.objectValue)
+        let backend = JSONFileBackend(root: root, file: nil, feedLimits: FeedLimits())
+        let bob = Visibility(rules: try AccessRules(json: SharingRuleTests.tracker), caller: Caller(userID: "2"))
+        let moves = try #require(MembershipMoves(backend: backend, visibility: bob))
+        func write(_ operation: ItemWrite) async throws { _ = try await backend.write([ItemOperation(write: operation)])[0].get() }
+        try await write(.update(collection: "boards", id: "3", body: ["name": "Ann's"], merge: true))
+        let since = try await backend.changes(after: .now, in: [], limit: 1, visibility: bob).next
+        // Six cards on Bob's board (a parent collection), then a comment: a feed of comments spans them all.
+        for card in 0..<6 { try await write(.create(collection: "cards", body: ["boardId": 1, "title": .string("Card \(card)")])) }
+        try await write(.create(collection: "comments", body: ["cardId": 1, "authorId": 2, "body": "Done"]))
+        let first = try await backend.changes(after: .after(since), in: ["comments"], limit: 100, visibility: bob)
+        #expect(first.changes.map(\.collection) == ["comments"] && !first.more)
+        var (page, _) = try await moves.page(first, after: since, movesAfter: since, in: ["comments"], limit: 100, window: 2)
+        #expect(page.more && page.next < first.next && page.changes.isEmpty, "the page ends inside the window")
+        var comments = page.changes.map(\.collection)
+        var pages = 1
+        while page.more && pages < 10 {
+            let next = try await backend.changes(after: .after(page.next), in: ["comments"], limit: 100, visibility: bob)
+            (page, _) = try await moves.page(next, after: page.next, movesAfter: since, in: ["comments"], limit: 100, window: 2)
+            comments += page.changes.map(\.collection)
+            pages += 1
+        }
+        #expect(comments == ["comments"] && !page.more && pages > 1)
+    }
+
     /// A card moved to another board takes its comments along: into the feed (and stream) of
     /// the new board's readers, out of the old board's.
     @Test(.timeLimit(.minutes(5)), arguments: Backend.allCases) func rowsInheritingFromAMovedRowMoveWithIt(backend: Backend) async throws {
