@@ -263,7 +263,8 @@ struct MembershipMoves {
             var next: [(collection: String, field: String, values: [String])] = []
             for (name, field, values) in level {
                 let all = try await read(name, where: field, isOneOf: values, .open)
-                let gone = try await deletions(name, where: field, isOneOf: values, after: since)
+                // All at once: each read scans the window's tombstones, whatever the values.
+                let gone = values.isEmpty ? [] : try await backend.deletions(of: name, where: field, isOneOf: values, after: since)
                 if names?.contains(name) ?? true {
                     let still = Set(try await read(name, where: field, isOneOf: values, visibility).map { RowKey($0) })
                     for change in all where !still.contains(RowKey(change)) {
@@ -281,10 +282,6 @@ struct MembershipMoves {
             level = next
         }
         return moved
-    }
-
-    private func deletions(_ collection: String, where field: String, isOneOf values: [String], after since: Int) async throws -> [SyncChange] {
-        try await inChunks(values) { try await backend.deletions(of: collection, where: field, isOneOf: $0, after: since) }
     }
 
     private func read(_ collection: String, where field: String, isOneOf values: [String], _ visibility: Visibility) async throws -> [SyncChange] {
