@@ -365,6 +365,30 @@ import Testing
         }
     }
 
+    /// A cursor in the middle of rows moving in whose moves began before the horizon is gone
+    /// like any other: 410 with a horizon that is the reader's own cursor, which it reads on from.
+    @Test func aPendingCursorBeforeTheHorizonIsGoneWithTheReadersHorizon() async throws {
+        var data = Self.data
+        let cards = (1...15).map { JSONValue.object(["id": .number(JSONNumber(100 + $0)), "boardId": 1, "title": .string("card \($0)")]) }
+        data["cards"] = .array((data["cards"]?.arrayValue ?? []) + cards)
+        var options = try Self.options()
+        options.feedLimits = FeedLimits(tombstoneCapacity: 2)
+        try await withServer(data, options: options) { _, base in
+            let cursor = try #require(try await feed(base, since: "0", as: .dan).json?["next"]?.stringValue)
+            #expect(try await send(.POST, "\(base)/memberships", body: #"{"boardId":1,"userId":4,"role":"viewer"}"#, headers: Who.ann.headers).status == 201)
+            let first = try await send(.GET, "\(base)/_changes?since=\(cursor)&limit=5", headers: Who.dan.headers)
+            let pending = try #require(first.json?["next"]?.stringValue)
+            #expect(pending.split(separator: ".", omittingEmptySubsequences: false).count == 5, "\(pending)")
+            // Deletions beyond the tombstones kept move the horizon past where the moves began.
+            for id in 101...104 { #expect(try await send(.DELETE, "\(base)/cards/\(id)", headers: Who.ann.headers).status == 200) }
+            let gone = try await send(.GET, "\(base)/_changes?since=\(pending)&limit=5", headers: Who.dan.headers)
+            #expect(gone.status == 410)
+            let horizon = try #require(gone.json?["horizon"]?.stringValue)
+            #expect(horizon.contains("."), "a horizon of Dan's, tagged: \(horizon)")
+            #expect(try await feed(base, since: horizon, as: .dan).status == 200)
+        }
+    }
+
     /// A cursor in the middle of rows moving in is checked like any other.
     @Test func aCursorOfPendingMovesIsChecked() async throws {
         let tag = "0123456789abcdef"
