@@ -365,6 +365,30 @@ import Testing
         }
     }
 
+    /// A cursor in the middle of rows moving in whose moves began before the horizon is gone
+    /// like any other: 410 with a horizon that is the reader's own cursor, which it reads on from.
+    @Test func aPendingCursorBeforeTheHorizonIsGoneWithTheReadersHorizon() async throws {
+        var data = Self.data
+        let cards = (1...15).map { JSONValue.object(["id": .number(JSONNumber(100 + $0)), "boardId": 1, "title": .string("card \($0)")]) }
+        data["cards"] = .array((data["cards"]?.arrayValue ?? []) + cards)
+        var options = try Self.options()
+        options.feedLimits = FeedLimits(tombstoneCapacity: 2)
+        try await withServer(data, options: options) { _, base in
+            let cursor = try #require(try await feed(base, since: "0", as: .dan).json?["next"]?.stringValue)
+            #expect(try await send(.POST, "\(base)/memberships", body: #"{"boardId":1,"userId":4,"role":"viewer"}"#, headers: Who.ann.headers).status == 201)
+            let first = try await send(.GET, "\(base)/_changes?since=\(cursor)&limit=5", headers: Who.dan.headers)
+            let pending = try #require(first.json?["next"]?.stringValue)
+            #expect(pending.split(separator: ".", omittingEmptySubsequences: false).count == 5, "\(pending)")
+            // Deletions beyond the tombstones kept move the horizon past where the moves began.
+            for id in 101...104 { #expect(try await send(.DELETE, "\(base)/cards/\(id)", headers: Who.ann.headers).status == 200) }
+            let gone = try await send(.GET, "\(base)/_changes?since=\(pending)&limit=5", headers: Who.dan.headers)
+            #expect(gone.status == 410)
+            let horizon = try #require(gone.json?["horizon"]?.stringValue)
+            #expect(horizon.contains("."), "a horizon of Dan's, tagged: \(horizon)")
+            #expect(try await feed(base, since: horizon, as: .dan).status == 200)
+        }
+    }
+
     /// A cursor in the middle of rows moving in is checked like any other.
     @Test func aCursorOfPendingMovesIsChecked() async throws {
         let tag = "0123456789abcdef"
@@ -377,6 +401,35 @@ import Testing
         for disordered in ["50.\(tag).40.30.31", "50.\(tag).40.50.20"] {
             #expect(throws: ServerRoutes.DisorderedCursor.self, "\(disordered)") { try ServerRoutes.parseCursor(disordered) }
         }
+    }
+
+    /// A page of some collections only may span any number of changes of the others; the
+    /// memberships and parents among them it reads to weigh its moves are bounded: the page
+    /// ends where they reach the window, and the next pages go on from there, losing nothing.
+    @Test func aPageOfFewCollectionsEndsWhereItsMovesFillTheWindow() async throws {
+        let root = try #require(Self.data.objectValue)
+        let backend = JSONFileBackend(root: root, file: nil, feedLimits: FeedLimits())
+        let bob = Visibility(rules: try AccessRules(json: SharingRuleTests.tracker), caller: Caller(userID: "2"))
+        let moves = try #require(MembershipMoves(backend: backend, visibility: bob))
+        func write(_ operation: ItemWrite) async throws { _ = try await backend.write([ItemOperation(write: operation)])[0].get() }
+        try await write(.update(collection: "boards", id: "3", body: ["name": "Ann's"], merge: true))
+        let since = try await backend.changes(after: .now, in: [], limit: 1, visibility: bob).next
+        // Six cards on Bob's board (a parent collection), then a comment: a feed of comments spans them all.
+        for card in 0..<6 { try await write(.create(collection: "cards", body: ["boardId": 1, "title": .string("Card \(card)")])) }
+        try await write(.create(collection: "comments", body: ["cardId": 1, "authorId": 2, "body": "Done"]))
+        let first = try await backend.changes(after: .after(since), in: ["comments"], limit: 100, visibility: bob)
+        #expect(first.changes.map(\.collection) == ["comments"] && !first.more)
+        var (page, _) = try await moves.page(first, after: since, movesAfter: since, in: ["comments"], limit: 100, window: 2)
+        #expect(page.more && page.next < first.next && page.changes.isEmpty, "the page ends inside the window")
+        var comments = page.changes.map(\.collection)
+        var pages = 1
+        while page.more && pages < 10 {
+            let next = try await backend.changes(after: .after(page.next), in: ["comments"], limit: 100, visibility: bob)
+            (page, _) = try await moves.page(next, after: page.next, movesAfter: since, in: ["comments"], limit: 100, window: 2)
+            comments += page.changes.map(\.collection)
+            pages += 1
+        }
+        #expect(comments == ["comments"] && !page.more && pages > 1)
     }
 
     /// A card moved to another board takes its comments along: into the feed (and stream) of

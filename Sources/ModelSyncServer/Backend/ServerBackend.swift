@@ -90,7 +90,9 @@ package protocol ServerBackend: Sendable {
     /// The deletions and departures after `since` of rows of `collection` whose kept shared
     /// `field` (``tombstoneFields(in:id:sequence:)``; `id` for the rows themselves) was one of
     /// `values`: rows that left a board before its reader lost it, which the reader's feed can no
-    /// longer show by its rules. Their own sequences; no record.
+    /// longer show by its rules. Their own sequences; no record. One read of the window's
+    /// tombstones whatever the number of `values` (they are matched in Swift, not bound in SQL):
+    /// callers pass them all at once.
     func deletions(of collection: String, where field: String, isOneOf values: [String], after since: Int) async throws -> [SyncChange]
 
     /// The shared fields (``ItemOperation/sharedFields(of:)``) the tombstone of this deletion

@@ -20,8 +20,10 @@ struct MembershipMoves {
     /// Values per read: an `IN` list stays well under the databases' limits on parameters.
     static let chunk = 500
 
-    /// The most changes of memberships and parents a page of pending moves reads again.
-    static let pendingWindow = 4 * ServerRoutes.maximumFeedLimit
+    /// The most changes of memberships and parents one page reads to weigh its moves: a page
+    /// whose span holds more ends where they reach it (the next page goes on from there), and a
+    /// page of pending moves, which reads them again up to now, is answered 410.
+    static let window = 4 * ServerRoutes.maximumFeedLimit
 
     /// Nil when nothing can move: no rules with members, an anonymous reader, or an admin (who
     /// reads every row).
@@ -44,9 +46,19 @@ struct MembershipMoves {
     /// A row that moves to another parent (a card to another board) moves the rows inheriting
     /// from it: out of the feed of the readers who no longer read it, into the feed of those
     /// who now do.
-    func page(_ page: FeedPage, after since: Int, movesAfter mark: Int, in names: Set<String>?, limit: Int) async throws -> (FeedPage, PendingMoves?) {
+    ///
+    /// A page of some collections only may span many changes of the others; it ends where its
+    /// membership and parent changes reach `window` (the caller chooses the span: its cursor
+    /// and its collections).
+    func page(
+        _ page: FeedPage, after since: Int, movesAfter mark: Int, in names: Set<String>?, limit: Int, window: Int = Self.window
+    ) async throws -> (FeedPage, PendingMoves?) {
         guard since > 0, page.next > max(since, mark) else { return (page, nil) }
-        let moving = try await movingChanges(page.changes, after: max(since, mark), through: page.next, in: names)
+        var page = page
+        let (moving, end) = try await movingChanges(page.changes, after: max(since, mark), through: page.next, in: names, atMost: window)
+        if let end {
+            page = FeedPage(changes: page.changes.filter { $0.sequence <= end }, more: true, next: end)
+        }
         let (into, outOf) = try await grants(moving, after: max(since, mark), through: page.next)
         var moved: [SyncChange] = []
         for (collection, out) in outOf { moved += try await moveOut(collection, out.rows, at: out.sequence, after: since, in: names) }
@@ -68,7 +80,12 @@ struct MembershipMoves {
         let start = max(pending.since, mark)
         // Bounded: a cursor is the caller's to write, and only a server whose memberships and
         // parents changed this much while its reader paged has more; that reader starts over.
-        let moving = try await movingChanges([], after: start, through: nil, in: [], atMost: Self.pendingWindow)
+        let (moving, end) = try await movingChanges([], after: start, through: nil, in: [], atMost: Self.window)
+        if end != nil {
+            let now = try await backend.changes(after: .now, in: [], limit: 1, visibility: visibility).next
+            throw APIError(status: 410, message: "too much changed in the memberships while this reader paged the rows they move; read everything again",
+                           details: ["horizon": .string(ServerRoutes.cursorText(now, visibility))])
+        }
         let (into, _) = try await grants(moving, after: start, through: through)
         let (moved, rest) = try await moveIn(into, upTo: pending.since, after: pending.after, in: names, room: limit)
         return (moved, rest.map { PendingMoves(since: pending.since, after: $0) })
@@ -159,24 +176,27 @@ struct MembershipMoves {
 
     /// The changes after `start` (through `through`; nil: up to now) of the membership
     /// collections and of the collections other rows inherit from: from `changes` (a page), and
-    /// read apart for those collections the page was not asked for (`names`; nil: all).
-    private func movingChanges(_ changes: [SyncChange], after start: Int, through: Int?, in names: Set<String>?, atMost bound: Int = Int.max) async throws -> [SyncChange] {
+    /// read apart for those collections the page was not asked for (`names`; nil: all); and,
+    /// when those read apart pass `bound` before `through`, the sequence they were read up to
+    /// (the changes returned are those up to it).
+    private func movingChanges(
+        _ changes: [SyncChange], after start: Int, through: Int?, in names: Set<String>?, atMost bound: Int
+    ) async throws -> (changes: [SyncChange], end: Int?) {
         let moving = Set(MembershipList.links(of: rules).map(\.collection)).union(rules.rules.keys.filter { !rules.children(of: $0).isEmpty })
         var found = changes.filter { moving.contains($0.collection) && $0.sequence > start }
         let unread = names.map { moving.subtracting($0) } ?? []
+        let through = through ?? Int.max
         var cursor = start
-        while !unread.isEmpty && cursor < through ?? Int.max {
-            let extra = try await backend.changes(after: .after(cursor), in: unread, limit: ServerRoutes.maximumFeedLimit, visibility: visibility)
-            found += extra.changes.filter { $0.sequence <= through ?? Int.max }
-            if found.count > bound {
-                let now = try await backend.changes(after: .now, in: [], limit: 1, visibility: visibility).next
-                throw APIError(status: 410, message: "too much changed in the memberships while this reader paged the rows they move; read everything again",
-                               details: ["horizon": .string(ServerRoutes.cursorText(now, visibility))])
-            }
+        while !unread.isEmpty && cursor < through {
+            let extra = try await backend.changes(after: .after(cursor), in: unread, limit: min(ServerRoutes.maximumFeedLimit, bound), visibility: visibility)
+            found += extra.changes.filter { $0.sequence <= through }
             guard extra.more, extra.next > cursor else { break }
             cursor = extra.next
+            if found.count > bound && cursor < through {
+                return (found.filter { $0.sequence <= cursor }.sorted { $0.sequence < $1.sequence }, cursor)
+            }
         }
-        return found.sorted { $0.sequence < $1.sequence }
+        return (found.sorted { $0.sequence < $1.sequence }, nil)
     }
 
     /// The rows `rowIDs` of each collection of `into` and the rows that inherit from them, those
@@ -243,7 +263,8 @@ struct MembershipMoves {
             var next: [(collection: String, field: String, values: [String])] = []
             for (name, field, values) in level {
                 let all = try await read(name, where: field, isOneOf: values, .open)
-                let gone = try await deletions(name, where: field, isOneOf: values, after: since)
+                // All at once: each read scans the window's tombstones, whatever the values.
+                let gone = values.isEmpty ? [] : try await backend.deletions(of: name, where: field, isOneOf: values, after: since)
                 if names?.contains(name) ?? true {
                     let still = Set(try await read(name, where: field, isOneOf: values, visibility).map { RowKey($0) })
                     for change in all where !still.contains(RowKey(change)) {
@@ -261,10 +282,6 @@ struct MembershipMoves {
             level = next
         }
         return moved
-    }
-
-    private func deletions(_ collection: String, where field: String, isOneOf values: [String], after since: Int) async throws -> [SyncChange] {
-        try await inChunks(values) { try await backend.deletions(of: collection, where: field, isOneOf: $0, after: since) }
     }
 
     private func read(_ collection: String, where field: String, isOneOf values: [String], _ visibility: Visibility) async throws -> [SyncChange] {

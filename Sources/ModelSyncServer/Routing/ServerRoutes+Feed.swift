@@ -141,11 +141,17 @@ extension ServerRoutes {
         guard let moves = MembershipMoves(backend: backend, visibility: visibility), case .after(let since) = cursor else {
             return (try await withHorizonBound(to: visibility) { try await backend.changes(after: cursor, in: names, limit: limit, visibility: visibility) }, nil)
         }
+        // The moves read the feed too (a pending page from where its moves began, before the
+        // horizon perhaps): their 410 names the reader's horizon as well.
         guard let pending else {
-            let page = try await withHorizonBound(to: visibility) { try await backend.changes(after: cursor, in: names, limit: limit, visibility: visibility) }
-            return try await moves.page(page, after: since, movesAfter: mark ?? since, in: names, limit: limit)
+            return try await withHorizonBound(to: visibility) {
+                let page = try await backend.changes(after: cursor, in: names, limit: limit, visibility: visibility)
+                return try await moves.page(page, after: since, movesAfter: mark ?? since, in: names, limit: limit)
+            }
         }
-        let (moved, rest) = try await moves.pendingPage(pending, through: since, movesAfter: mark ?? pending.since, in: names, limit: limit)
+        let (moved, rest) = try await withHorizonBound(to: visibility) {
+            try await moves.pendingPage(pending, through: since, movesAfter: mark ?? pending.since, in: names, limit: limit)
+        }
         guard rest == nil, moved.count < limit else { return (FeedPage(changes: moved, more: true, next: since), rest) }
         // The moves done, the page goes on with the feed after them.
         let (page, next) = try await changes(after: cursor, in: names, limit: limit - moved.count, visibility, movesAfter: mark)
