@@ -81,6 +81,7 @@ public struct SyncFilter<M: SyncedModel>: Sendable, Hashable {
     /// ignoring case (the server's `_like`; see docs/PROTOCOL.md for the syntax it takes).
     public static func field<V: JSONEncodable>(_ keyPath: KeyPath<M, V>, matches pattern: String) -> SyncFilter {
         guard let key = jsonKey(keyPath) else { return unknownField() }
+        if serverReadsOtherwise(key) { return unfilterable(key) }
         return SyncFilter([Parameter(name: key + "_like", value: pattern)])
     }
 
@@ -101,6 +102,7 @@ public struct SyncFilter<M: SyncedModel>: Sendable, Hashable {
 
     private static func condition<V: JSONEncodable>(_ keyPath: KeyPath<M, V>, _ suffix: String, _ values: [V]) -> SyncFilter {
         guard let key = jsonKey(keyPath) else { return unknownField() }
+        if serverReadsOtherwise(key) { return unfilterable(key) }
         var parameters: [Parameter] = []
         let encoder = JSONModelEncoder()
         for value in values {
@@ -116,8 +118,19 @@ public struct SyncFilter<M: SyncedModel>: Sendable, Hashable {
         M.schema.field(for: keyPath)?.jsonKey
     }
 
+    /// The server reads some names as something else: `_page`, `q`, `views_gte`. A filter on
+    /// such a field would be taken for that, and hold other rows than asked (all of them, for a
+    /// parameter the server ignores), so it is refused.
+    private static func serverReadsOtherwise(_ key: String) -> Bool {
+        key.hasPrefix("_") || key == "q" || ["_gte", "_lte", "_gt", "_lt", "_ne", "_like"].contains { key.hasSuffix($0) }
+    }
+
     private static func unknownField() -> SyncFilter {
         SyncFilter([], problem: "a key path of \(M.schema.name) that is no stored field")
+    }
+
+    private static func unfilterable(_ key: String) -> SyncFilter {
+        SyncFilter([], problem: "the server's list filters read the field name \(key) as a parameter of their own")
     }
 
     /// A scalar as the server's filters compare it: as in a URL, and `null` as written.

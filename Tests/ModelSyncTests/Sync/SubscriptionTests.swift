@@ -4,6 +4,17 @@ import ModelSyncServer
 import ModelSyncTesting
 import Testing
 
+/// A model whose field names the server's list filters read as their own parameters.
+@Model
+struct OddlyNamedCard: SQLModel {
+    var id: Int?
+    @JSON("_rank") var rank: Int
+    var q: String
+    @JSON("views_gte") var views: Int
+}
+
+extension OddlyNamedCard: RemoteResource { static let remote = RemoteConfiguration(path: "oddcards") }
+
 /// Partial sync: a device holds the cards of the boards it subscribes to. Rows arrive and leave
 /// with the filter, overlapping subscriptions share rows, unsubscribing removes only what
 /// nothing else keeps, and a subscription past its time to live ends.
@@ -210,6 +221,11 @@ import Testing
         #expect((SyncFilter<BoardCard>.field(\.title, matches: "^a+b") && .search("x y")).query == "q=x%20y&title_like=%5Ea%2Bb")
         try await withDevice { store, _ in
             await #expect(throws: SyncFilterError.self) { try await store.subscribe(BoardCard.self, where: .field(\.boardId, isOneOf: [])) }
+            // The server would read these as `_`-parameters, a search and a comparison: the
+            // subscription would hold other rows than asked.
+            await #expect(throws: SyncFilterError.self) { try await store.subscribe(OddlyNamedCard.self, where: .field(\.rank, equals: 1)) }
+            await #expect(throws: SyncFilterError.self) { try await store.subscribe(OddlyNamedCard.self, where: .field(\.q, equals: "x")) }
+            await #expect(throws: SyncFilterError.self) { try await store.subscribe(OddlyNamedCard.self, where: .field(\.views, matches: "1")) }
         }
     }
 }
