@@ -435,7 +435,7 @@ final class PostgresBackend: ServerBackend {
     }
 
     /// The `ORDER BY` of a list query: missing values last (first when descending), numbers by
-    /// value, the rest by text; ties keep the data's order.
+    /// value, the rest by text's bytes; ties keep the data's order.
     func ordering(_ query: ListQuery, _ sql: inout BoundSQL) -> String {
         var keys: [String] = []
         for (name, descending) in query.sort {
@@ -443,7 +443,9 @@ final class PostgresBackend: ServerBackend {
             let direction = descending ? "DESC" : "ASC"
             keys.append("(\(target) IS NULL) \(direction)")
             keys.append("(CASE WHEN jsonb_typeof(\(target)) = 'number' THEN (\(target))::numeric END) \(direction)")
-            keys.append("\(schema.textFunction)(\(target)) COLLATE \"C\" \(direction)")
+            // Text orders the values that are not numbers: numbers equal by value (`1`, `1.0`)
+            // tie, and keep the data's order, as they do in the JSON file.
+            keys.append("(CASE WHEN jsonb_typeof(\(target)) <> 'number' THEN \(schema.textFunction)(\(target)) END) COLLATE \"C\" \(direction)")
         }
         return (keys + ["row_id"]).joined(separator: ", ")
     }

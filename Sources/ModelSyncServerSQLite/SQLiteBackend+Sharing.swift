@@ -199,9 +199,10 @@ enum SharingSQL {
 
     /// The JSON path of the top-level member `field` (`$."boardId"`), as a literal: a quoted
     /// label is one member's name, dots and all, as `record[field]` reads it. Nil for a
-    /// name no path of SQLite spells (a `"`, NUL).
+    /// name no path of SQLite spells on every version (`ListSQL.isPlain(_:)`: a quote, a
+    /// backslash, a control character).
     static func path(_ field: String) -> String? {
-        guard !field.isEmpty, !field.contains("\""), !field.utf8.contains(0) else { return nil }
+        guard ListSQL.isPlain(Substring(field)) else { return nil }
         return literal("$.\"\(field)\"")
     }
 

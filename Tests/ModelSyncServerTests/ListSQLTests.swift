@@ -76,6 +76,17 @@ struct ListSQLTests {
         }
     }
 
+    /// Numbers equal by value but written apart (`1`, `1.0`, `1e0`) tie in a sort and keep the
+    /// data's order on every backend, as the JSON file compares them (by their `Double`).
+    @Test(arguments: Backend.allCases) func numbersEqualByValueTieInASort(backend: Backend) async throws {
+        let text = #"{"posts": [{"id": 1, "rank": 1.0}, {"id": 2, "rank": 0}, {"id": 3, "rank": 1}, {"id": 4, "rank": 1e0}]}"#
+        let data = try JSONValue(parsing: Array(text.utf8))
+        try await withServer(data, backend: backend) { _, base async throws in
+            #expect(try await send(.GET, "\(base)/posts?_sort=rank").ids == [2, 1, 3, 4])
+            #expect(try await send(.GET, "\(base)/posts?_sort=-rank").ids == [1, 3, 4, 2])
+        }
+    }
+
     /// A list reads into Swift only the records of its page: SQL filters, sorts and counts the
     /// others. A record Swift cannot read (nested past its depth limit, put in the file behind
     /// the server's back) outside the page leaves the page as it is.

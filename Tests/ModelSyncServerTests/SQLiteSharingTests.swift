@@ -196,6 +196,28 @@ import Testing
         }
     }
 
+    /// Rule fields named with a backslash (`own\er`) are members' names on every backend: SQLite's
+    /// paths spell them differently across versions, so SQL leaves those rows to Swift's check
+    /// rather than lose them.
+    @Test(arguments: Backend.allCases) func ruleFieldsWithABackslashKeepTheRowsTheyAdmit(backend: Backend) async throws {
+        let rules: JSONValue = [
+            "boards": ["owner": "own\\er", "members": ["collection": "memberships", "field": "board\\Id"]],
+            "cards": ["parent": ["collection": "boards", "field": "board\\Id"]],
+        ]
+        let data: JSONValue = [
+            "users": [["id": 1], ["id": 2], ["id": 3]],
+            "boards": [["id": 1, "own\\er": 1], ["id": 2, "own\\er": 2], ["id": 3, "own\\er": 3]],
+            "memberships": [["id": 1, "board\\Id": 2, "userId": 1, "role": "viewer"]],
+            "cards": [["id": 1, "board\\Id": 1], ["id": 2, "board\\Id": 2], ["id": 3, "board\\Id": 3]],
+        ]
+        let options = ServerOptions(access: AccessControl(rules: try AccessRules(json: rules), tokens: TestTokens()))
+        try await withServer(data, options: options, backend: backend) { _, base async throws in
+            // Ann owns board 1 and views board 2.
+            #expect(try await send(.GET, base + "/boards", headers: Self.ann).ids == [1, 2])
+            #expect(try await send(.GET, base + "/cards", headers: Self.ann).ids == [1, 2])
+        }
+    }
+
     /// Registration's check that an email is free reads the records' emails by the expression
     /// index made at start (not a scan of the users on the writer), and still finds an address
     /// typed another way.
