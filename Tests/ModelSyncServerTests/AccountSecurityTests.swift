@@ -15,6 +15,14 @@ import Testing
 /// answers that must not reveal rows. Real JWTs (the per-request check reads their generation),
 /// stand-in password hashes unless bcrypt is the point.
 @Suite struct AccountSecurityTests {
+    /// An email is normalized on every write of the accounts collection (SQLite's index): a
+    /// megabyte of text is refused before the linear work, and an ordinary address is kept.
+    @Test func anEmailIsBoundedBeforeItIsNormalized() {
+        #expect(StoredAccount.normalizedEmail(" Ann@Example.org ") == "ann@example.org")
+        #expect(StoredAccount.normalizedEmail("a@" + String(repeating: "b", count: 1_000_000)) == nil)
+        #expect(StoredAccount.normalizedEmail(String(repeating: " ", count: 5_000) + "ann@example.org") == nil)
+    }
+
     static let secret = Data("a test secret of at least thirty-two bytes".utf8)
 
     static func access(

@@ -35,6 +35,9 @@ package struct StoredAccount: Sendable, Equatable {
     /// lowercased, so that one address typed two ways is one account. Nil for text that is not
     /// an address (no `@`, a control character, longer than 254 bytes).
     package static func normalizedEmail(_ given: String) -> String? {
+        // Bounded before the linear work below (run on every write of the accounts collection on
+        // SQLite): no text this long trims and composes to 254 bytes but one padded absurdly.
+        guard given.utf8.count <= 4_096 else { return nil }
         let email = given.trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping.lowercased()
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty, email.utf8.count <= 254,
